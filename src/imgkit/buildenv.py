@@ -1,0 +1,92 @@
+"""Build-time trust settings (extra CA bundle, package index) served to build steps only.
+
+The legacy builder that docker-py drives has no secret mounts, and build args end up in
+the image history. Instead, while `imgkit build` runs, a small HTTP server on the Docker
+bridge hands these files to `imgkit-build-env` inside the RUN step, which deletes them
+before the step ends: no layer and no history entry keeps them.
+"""
+from __future__ import annotations
+
+import http.server
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+
+from .errors import HostError, UsageError
+
+HOSTNAME = "imgkit-build-secrets"
+PORT = 47419  # fixed: the helper in the image knows it, and it is not part of any cache key
+DEFAULT_CA_BUNDLE = Path("/etc/ssl/certs/ca-certificates.crt")
+
+
+@dataclass(frozen=True)
+class BuildEnv:
+    ca_bundle: Path | None = None
+    index_url: str | None = None
+    extra_index_url: str | None = None
+
+    def files(self) -> dict[str, bytes]:
+        out: dict[str, bytes] = {}
+        if self.ca_bundle is not None:
+            try:
+                out["ca.pem"] = self.ca_bundle.read_bytes()
+            except OSError as exc:
+                raise UsageError(f"--ca-bundle {self.ca_bundle}: {exc.strerror}")
+        if self.index_url:
+            out["index-url"] = self.index_url.encode()
+        if self.extra_index_url:
+            out["extra-index-url"] = self.extra_index_url.encode()
+        return out
+
+
+def default_ca_bundle(value: str | None) -> Path | None:
+    """'none' disables; unset means: trust what this host trusts, when it has a bundle."""
+    if value == "none":
+        return None
+    if value:
+        return Path(value)
+    return DEFAULT_CA_BUNDLE if DEFAULT_CA_BUNDLE.exists() else None
+
+
+class SecretServer:
+    """Serves BuildEnv files on the bridge gateway while builds run."""
+
+    def __init__(self, env: BuildEnv, bind_ip: str) -> None:
+        self.files = env.files()
+        self.bind_ip = bind_ip
+        self._server: http.server.ThreadingHTTPServer | None = None
+
+    @property
+    def extra_hosts(self) -> dict[str, str]:
+        return {HOSTNAME: self.bind_ip} if self.files else {}
+
+    def __enter__(self) -> "SecretServer":
+        if not self.files:
+            return self
+        files = self.files
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+                body = files.get(self.path.lstrip("/"))
+                self.send_response(200 if body is not None else 404)
+                self.end_headers()
+                if body is not None:
+                    self.wfile.write(body)
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        try:
+            self._server = http.server.ThreadingHTTPServer((self.bind_ip, PORT), Handler)
+        except OSError as exc:
+            raise HostError(f"cannot serve build settings on {self.bind_ip}:{PORT}: "
+                            f"{exc.strerror}", hint="is another `imgkit build` running?")
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()

@@ -1,0 +1,173 @@
+"""What is known to work: CUDA -> exact component pins, cuDNN/NCCL choices, minimum
+drivers, and which CUDA/cuDNN/NCCL each framework build was made for.
+
+The facts live in data/compat.yaml (with their sources); this module only reads and answers.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+import yaml
+
+from .errors import CompatError
+
+Version = tuple[int, ...]
+_VERSION = re.compile(r"^[0-9]+(\.[0-9]+)*$")
+
+
+def parse_version(text: str) -> Version:
+    if not _VERSION.match(text):
+        raise ValueError(f"not a dotted version: {text!r}")
+    return tuple(int(p) for p in text.split("."))
+
+
+def matches_prefix(version: str, series: str) -> bool:
+    """'8.6.0.163' is in series '8', '8.6' and '8.6.0.163'; not in '8.60'."""
+    v, s = parse_version(version), parse_version(series)
+    return v[: len(s)] == s
+
+
+def in_range(version: str, spec: str) -> bool:
+    """A tiny PEP 440 subset: comma-separated '>=A', '<B', '==C' clauses."""
+    v = parse_version(version)
+    for clause in (c.strip() for c in spec.split(",") if c.strip()):
+        op = re.match(r"^(>=|<=|==|<|>)\s*([0-9.]+)$", clause)
+        if not op:
+            raise ValueError(f"bad version range clause {clause!r}")
+        bound = parse_version(op.group(2))
+        width = max(len(v), len(bound))
+        a = v + (0,) * (width - len(v))
+        b = bound + (0,) * (width - len(bound))
+        ok = {">=": a >= b, "<=": a <= b, "==": a == b, "<": a < b, ">": a > b}[op.group(1)]
+        if not ok:
+            return False
+    return True
+
+
+@dataclass(frozen=True)
+class CudaRelease:
+    version: str
+    wheel_suffix: str
+    driver_toolkit: str
+    driver_minor_compat: str
+    components: tuple[tuple[str, str], ...]  # (component, exact version)
+    cudnn: tuple[str, ...]
+    nccl: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class FrameworkBuild:
+    name: str
+    version: str
+    pip: str
+    cuda: str
+    cudnn: str
+    nccl: str
+    python: tuple[str, ...]
+    apt: tuple[str, ...]
+    dlopen: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Compat:
+    cuda: dict[str, CudaRelease]
+    packages: dict[str, str]
+    os_python: dict[str, str]
+    frameworks: dict[str, dict[str, FrameworkBuild]]
+
+    # -- lookups that explain what would work ---------------------------------------
+    def release(self, cuda: str) -> CudaRelease:
+        if cuda not in self.cuda:
+            raise CompatError(
+                f"unknown CUDA version {cuda!r}",
+                hint=f"known CUDA versions: {', '.join(sorted(self.cuda, key=parse_version))}",
+            )
+        return self.cuda[cuda]
+
+    def package(self, component: str, cuda: str) -> str:
+        return self.packages[component].format(suffix=self.release(cuda).wheel_suffix)
+
+    def resolve_cudnn(self, cuda: str, series: str, within: str | None = None) -> str:
+        return self._resolve("cudnn", cuda, series, self.release(cuda).cudnn, within)
+
+    def resolve_nccl(self, cuda: str, series: str, within: str | None = None) -> str:
+        return self._resolve("nccl", cuda, series, self.release(cuda).nccl, within)
+
+    def _resolve(self, what: str, cuda: str, series: str, known: tuple[str, ...],
+                 within: str | None) -> str:
+        """Newest known pin in `series` ('default' = newest allowed), inside `within`."""
+        allowed = [v for v in known if within is None or in_range(v, within)]
+        if series != "default":
+            allowed = [v for v in allowed if matches_prefix(v, series)]
+        if not allowed:
+            choices = [v for v in known if within is None or in_range(v, within)]
+            why = f" for a framework needing {what} {within}" if within else ""
+            raise CompatError(
+                f"{what} {series} is not available with CUDA {cuda}{why}",
+                hint=f"{what} versions that work here: {', '.join(choices) or 'none'}",
+            )
+        return max(allowed, key=parse_version)
+
+    def framework(self, name: str, version: str) -> FrameworkBuild:
+        builds = self.frameworks.get(name)
+        if builds is None:
+            raise CompatError(f"unknown framework {name!r}",
+                              hint=f"known frameworks: {', '.join(sorted(self.frameworks))}")
+        if version not in builds:
+            raise CompatError(f"unknown {name} version {version!r}",
+                              hint=f"known {name} builds: {', '.join(sorted(builds))}")
+        return builds[version]
+
+    def python_for_os(self, os_name: str) -> str:
+        if os_name not in self.os_python:
+            raise CompatError(f"unknown OS {os_name!r}",
+                              hint=f"known: {', '.join(sorted(self.os_python))}")
+        return self.os_python[os_name]
+
+    def min_driver(self, cuda: str) -> tuple[str, str]:
+        """(driver for the full toolkit, driver under minor-version compatibility)."""
+        rel = self.release(cuda)
+        return rel.driver_toolkit, rel.driver_minor_compat
+
+    def cuda_supported_by_driver(self, driver: str) -> str | None:
+        """Newest known CUDA whose toolkit driver requirement `driver` meets."""
+        ok = [c for c, r in self.cuda.items()
+              if parse_version(driver) >= parse_version(r.driver_toolkit)]
+        return max(ok, key=parse_version) if ok else None
+
+
+def _from_dict(raw: dict[str, Any]) -> Compat:
+    cuda = {
+        ver: CudaRelease(
+            version=ver,
+            wheel_suffix=r["wheel_suffix"],
+            driver_toolkit=r["driver"]["toolkit"],
+            driver_minor_compat=r["driver"]["minor_compat"],
+            components=tuple(r["components"].items()),
+            cudnn=tuple(r["cudnn"]),
+            nccl=tuple(r["nccl"]),
+        )
+        for ver, r in raw["cuda"].items()
+    }
+    frameworks = {
+        name: {
+            ver: FrameworkBuild(name=name, version=ver, pip=b["pip"], cuda=b["cuda"],
+                                cudnn=b["cudnn"], nccl=b["nccl"], python=tuple(b["python"]),
+                                apt=tuple(b.get("apt", [])), dlopen=tuple(b.get("dlopen", [])))
+            for ver, b in builds.items()
+        }
+        for name, builds in raw["frameworks"].items()
+    }
+    return Compat(cuda=cuda, packages=dict(raw["packages"]),
+                  os_python={k: v["python"] for k, v in raw["os"].items()},
+                  frameworks=frameworks)
+
+
+@lru_cache(maxsize=1)
+def load() -> Compat:
+    text = resources.files("imgkit").joinpath("data/compat.yaml").read_text()
+    return _from_dict(yaml.safe_load(text))

@@ -1,0 +1,71 @@
+"""One error hierarchy for imgkit. Each error carries its evidence and its exit code.
+
+Exit codes: 0 ok, 1 the image (or a build) failed, 2 bad input/usage, 3 the host cannot
+do the job (no engine, no NVIDIA runtime, driver too old), 130 interrupted.
+"""
+from __future__ import annotations
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+EXIT_HOST = 3
+EXIT_INTERRUPTED = 130
+
+
+class ImgkitError(Exception):
+    """Base of every error imgkit reports to a user (never shown as a traceback)."""
+
+    exit_code = EXIT_FAILED
+
+    def __init__(self, message: str, *, hint: str = "") -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def __str__(self) -> str:
+        return f"{self.message}\n  hint: {self.hint}" if self.hint else self.message
+
+
+class SpecError(ImgkitError):
+    """A matrix file is malformed or a value is not allowed; names file and key."""
+
+    exit_code = EXIT_USAGE
+
+    def __init__(self, file: str, key: str, reason: str, *, hint: str = "") -> None:
+        super().__init__(f"{file}: {key}: {reason}", hint=hint)
+        self.file = file
+        self.key = key
+        self.reason = reason
+
+
+class CompatError(ImgkitError):
+    """A combination that is known not to work (or is unknown), with what would work."""
+
+    exit_code = EXIT_USAGE
+
+
+class UsageError(ImgkitError):
+    exit_code = EXIT_USAGE
+
+
+class EngineUnavailable(ImgkitError):
+    """The Docker engine cannot be reached."""
+
+    exit_code = EXIT_HOST
+
+
+class HostError(ImgkitError):
+    """The host cannot run the job (no NVIDIA runtime, driver too old, no debootstrap...)."""
+
+    exit_code = EXIT_HOST
+
+
+class BuildFailed(ImgkitError):
+    """One image failed to build: which image, which step, the last log lines."""
+
+    def __init__(self, tag: str, step: str, reason: str, log_tail: list[str]) -> None:
+        super().__init__(f"{tag}: {step}: {reason}")
+        self.tag = tag
+        self.step = step
+        self.reason = reason
+        self.log_tail = log_tail

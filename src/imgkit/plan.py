@@ -1,0 +1,196 @@
+"""Expand the spec into a DAG of build targets: resolve pins, parents, tags; select a slice.
+
+Layers, each a tagged image shared by every child that needs it:
+    base OS (imported) -> python -> cuda (runtime libs) -> cudnn -> nccl -> framework
+"""
+from __future__ import annotations
+
+import fnmatch
+from dataclasses import dataclass, field
+
+from .compat import Compat, FrameworkBuild, parse_version
+from .errors import CompatError, SpecError
+from .spec import CUDA_LIBS, Combo, Family, Spec
+
+LAYERS = ("python", "cuda", "cudnn", "nccl", "framework")
+VENV = "/opt/venv"
+# Directory of each NVIDIA wheel's libraries inside site-packages/nvidia/.
+WHEEL_DIRS = {"cudart": "cuda_runtime", "cublas": "cublas", "cufft": "cufft",
+              "curand": "curand", "cusolver": "cusolver", "cusparse": "cusparse",
+              "nvjitlink": "nvjitlink", "cudnn": "cudnn", "nccl": "nccl"}
+
+
+@dataclass(frozen=True)
+class Settings:
+    namespace: str = "imgkit"   # repository prefix of the shared layer images
+
+
+@dataclass(frozen=True)
+class Target:
+    tag: str                       # full reference, repository:tag
+    layer: str                     # one of LAYERS
+    family: str                    # family that first asked for it
+    parent: str | None             # parent target's tag; None for python (root) layers
+    base: str | None               # base OS image for root layers
+    os: str
+    python: str
+    cuda: str | None = None
+    # exact versions of everything this image holds, cumulative over its parents
+    components: tuple[tuple[str, str], ...] = ()
+    # pip requirements this layer installs (validated "name==version")
+    packages: tuple[str, ...] = ()
+    framework: FrameworkBuild | None = None
+
+    @property
+    def component_map(self) -> dict[str, str]:
+        return dict(self.components)
+
+    @property
+    def lib_dirs(self) -> tuple[str, ...]:
+        site = f"{VENV}/lib/python{self.python}/site-packages/nvidia"
+        return tuple(f"{site}/{WHEEL_DIRS[c]}/lib" for c, _ in self.components if c in WHEEL_DIRS)
+
+
+@dataclass(frozen=True)
+class Plan:
+    targets: tuple[Target, ...]    # parents always before children
+    finals: tuple[str, ...] = field(default=())  # tags a family asked for by name
+
+    def get(self, tag: str) -> Target:
+        for t in self.targets:
+            if t.tag == tag:
+                return t
+        raise KeyError(tag)
+
+    def children(self, tag: str) -> list[Target]:
+        return [t for t in self.targets if t.parent == tag]
+
+
+def base_ref(os_name: str, settings: Settings) -> str:
+    return f"{settings.namespace}/debian:{os_name}"
+
+
+def _short(version: str, parts: int = 2) -> str:
+    return ".".join(version.split(".")[:parts])
+
+
+def _chain(family: Family, combo: Combo, compat: Compat, settings: Settings) -> list[Target]:
+    """The list of targets (root first) that one matrix point needs."""
+    ns = settings.namespace
+    os_python = compat.python_for_os(combo.os)
+    python = combo.python or os_python
+    if python != os_python:
+        raise CompatError(f"python {python} is not what {combo.os} ships",
+                          hint=f"{combo.os} provides python {os_python}; use that or omit the axis")
+    rel = compat.release(combo.cuda)
+    build: FrameworkBuild | None = None
+    if family.framework:
+        assert combo.framework_version is not None  # spec guarantees it
+        build = compat.framework(family.framework, combo.framework_version)
+        if build.cuda != combo.cuda:
+            raise CompatError(
+                f"{build.name} {build.version} is built for CUDA {build.cuda}, not {combo.cuda}",
+                hint=f"use cuda {build.cuda} for {build.name} {build.version}")
+        if python not in build.python:
+            raise CompatError(f"{build.name} {build.version} has no wheel for python {python}",
+                              hint=f"pythons with wheels: {', '.join(build.python)}")
+        if combo.cudnn == "none" or combo.nccl == "none":
+            raise CompatError(f"{build.name} {build.version} needs cuDNN and NCCL",
+                              hint="set the cudnn and nccl axes (or 'default')")
+
+    suffix = f"py{python}-{combo.os}"
+    base = base_ref(combo.os, settings)
+    py_t = Target(tag=f"{ns}/python:{python}-{combo.os}", layer="python", family=family.name,
+                  parent=None, base=base, os=combo.os, python=python,
+                  components=(("os", combo.os), ("python", python)))
+    libs = family.cuda_libs or tuple(c for c in CUDA_LIBS if c in dict(rel.components))
+    missing = [c for c in libs if c not in dict(rel.components)]
+    if missing:
+        raise CompatError(f"CUDA {combo.cuda} has no {', '.join(missing)}")
+    pins = [(c, v) for c, v in rel.components if c in libs]
+    flavour = "runtime" if family.cuda_libs is None else "-".join(libs)
+    cuda_tag = f"{combo.cuda}-{flavour}"
+    chain = [py_t]
+    cuda_t = Target(tag=f"{ns}/cuda:{cuda_tag}-{suffix}", layer="cuda", family=family.name,
+                    parent=py_t.tag, base=None, os=combo.os, python=python, cuda=combo.cuda,
+                    components=py_t.components + (("cuda", combo.cuda),) + tuple(pins),
+                    packages=tuple(f"{compat.package(c, combo.cuda)}=={v}" for c, v in pins))
+    chain.append(cuda_t)
+    tag_so_far = cuda_tag
+    for layer, series, rng in (("cudnn", combo.cudnn, build.cudnn if build else None),
+                               ("nccl", combo.nccl, build.nccl if build else None)):
+        if series == "none":
+            continue
+        resolve = compat.resolve_cudnn if layer == "cudnn" else compat.resolve_nccl
+        pin = resolve(combo.cuda, series, rng)
+        tag_so_far += f"-{layer}{_short(pin)}"
+        parent = chain[-1]
+        chain.append(Target(
+            tag=f"{ns}/cuda:{tag_so_far}-{suffix}", layer=layer, family=family.name,
+            parent=parent.tag, base=None, os=combo.os, python=python, cuda=combo.cuda,
+            components=parent.components + ((layer, pin),),
+            packages=(f"{compat.package(layer, combo.cuda)}=={pin}",)))
+    if build is not None:
+        parent = chain[-1]
+        comps = parent.component_map
+        fields = {"os": combo.os, "python": python, "cuda": combo.cuda,
+                  "cudnn": _short(comps["cudnn"]), "cudnn_major": comps["cudnn"].split(".")[0],
+                  "nccl": _short(comps["nccl"]), "framework": build.name,
+                  "framework_version": build.version}
+        assert family.tag_template and family.repository
+        tag = family.tag_template.format(**fields)
+        chain.append(Target(
+            tag=f"{family.repository}:{tag}", layer="framework", family=family.name,
+            parent=parent.tag, base=None, os=combo.os, python=python, cuda=combo.cuda,
+            components=parent.components + (("framework", build.name),
+                                            ("framework_version", build.version)),
+            packages=(build.pip,), framework=build))
+    return chain
+
+
+def make_plan(spec: Spec, compat: Compat, settings: Settings = Settings()) -> Plan:
+    by_tag: dict[str, Target] = {}
+    finals: list[str] = []
+    for family in spec.families:
+        for combo in family.combos:
+            try:
+                chain = _chain(family, combo, compat, settings)
+            except CompatError as exc:
+                point = ", ".join(f"{k}={v}" for k, v in vars(combo).items() if v is not None)
+                raise SpecError(family.file, f"axes ({point})", exc.message, hint=exc.hint)
+            for target in chain:
+                known = by_tag.get(target.tag)
+                if known is None:
+                    by_tag[target.tag] = target
+                elif (known.components, known.packages, known.parent) != (
+                        target.components, target.packages, target.parent):
+                    raise SpecError(family.file, "tag",
+                                    f"{target.tag} would name two different images "
+                                    f"(also from family {known.family})")
+            finals.append(chain[-1].tag)
+    order = {layer: i for i, layer in enumerate(LAYERS)}
+    targets = sorted(by_tag.values(), key=lambda t: (order[t.layer], t.tag))
+    return Plan(targets=tuple(targets), finals=tuple(dict.fromkeys(finals)))
+
+
+def select(plan: Plan, cuda: str | None = None, only: str | None = None) -> Plan:
+    """The slice asked for, with every ancestor it needs (ancestors may turn out up to date)."""
+    if cuda is not None and not any(t.cuda == cuda for t in plan.targets):
+        known = sorted({t.cuda for t in plan.targets if t.cuda}, key=parse_version)
+        raise CompatError(f"no image in the matrix has CUDA {cuda!r}",
+                          hint=f"CUDA versions in the matrix: {', '.join(known)}")
+    wanted = [t for t in plan.targets
+              if (cuda is None or t.cuda == cuda)
+              and (only is None or fnmatch.fnmatch(t.tag, only) or fnmatch.fnmatch(
+                  t.tag.split(":", 1)[1], only))]
+    if not wanted:
+        raise CompatError(f"nothing in the matrix matches --only {only!r}"
+                          + (f" with CUDA {cuda}" if cuda else ""))
+    keep: set[str] = set()
+    for target in wanted:
+        tag: str | None = target.tag
+        while tag is not None and tag not in keep:
+            keep.add(tag)
+            tag = plan.get(tag).parent
+    return Plan(targets=tuple(t for t in plan.targets if t.tag in keep),
+                finals=tuple(f for f in plan.finals if f in keep))

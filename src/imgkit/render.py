@@ -1,0 +1,124 @@
+"""Render each target's self-contained build context from templates/*.j2.
+
+Deterministic: the same plan renders byte-identical files. Every value reaching a template
+was validated by spec.py (strict patterns) or comes from the shipped compat data.
+The input hash covers the context and the parent's input hash, so a change anywhere
+up the chain marks every image below it out of date.
+"""
+from __future__ import annotations
+
+import hashlib
+import shutil
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+import jinja2
+
+from .plan import VENV, Plan, Target
+
+INPUT_HASH_LABEL = "org.imgkit.input-hash"
+TEMPLATES = {"python": "python.Dockerfile.j2", "cuda": "pip-layer.Dockerfile.j2",
+             "cudnn": "pip-layer.Dockerfile.j2", "nccl": "pip-layer.Dockerfile.j2",
+             "framework": "framework.Dockerfile.j2"}
+
+
+@dataclass(frozen=True)
+class Context:
+    target: Target
+    files: tuple[tuple[str, bytes, int], ...]  # (relative path, content, mode)
+    input_hash: str
+
+    @property
+    def dirname(self) -> str:
+        return context_dirname(self.target.tag)
+
+    @property
+    def dockerfile(self) -> str:
+        return dict((p, c) for p, c, _ in self.files)["Dockerfile"].decode()
+
+
+def context_dirname(tag: str) -> str:
+    return tag.replace("/", "_").replace(":", "_")
+
+
+def _environment(templates_dir: Path) -> jinja2.Environment:
+    return jinja2.Environment(loader=jinja2.FileSystemLoader(str(templates_dir)),
+                              undefined=jinja2.StrictUndefined, keep_trailing_newline=True,
+                              trim_blocks=True, lstrip_blocks=True, autoescape=False)
+
+
+def _package_files(subdir: str, dest: str) -> list[tuple[str, bytes, int]]:
+    """Files shipped inside the imgkit package (helpers, probe), in sorted order."""
+    root = resources.files("imgkit").joinpath(subdir)
+    out = []
+    for entry in sorted(root.iterdir(), key=lambda e: e.name):
+        if entry.is_file() and not entry.name.endswith(".pyc"):
+            mode = 0o755 if subdir.endswith("bin") else 0o644
+            out.append((f"{dest}/{entry.name}", entry.read_bytes(), mode))
+    return out
+
+
+def probe_files() -> list[tuple[str, bytes, int]]:
+    return _package_files("probe", "imgkit/probe")
+
+
+def _variables(target: Target, plan: Plan) -> dict[str, object]:
+    comps = target.component_map
+    version = comps.get("framework_version") or comps.get("cuda") or comps["python"]
+    parent_constraints = []
+    if target.layer == "framework":
+        parent = plan.get(target.parent) if target.parent else None
+        while parent is not None:
+            parent_constraints = list(parent.packages) + parent_constraints
+            parent = plan.get(parent.parent) if parent.parent else None
+    describe = {"python": f"Debian {target.os} with python {target.python}",
+                "cuda": f"CUDA {target.cuda} runtime libraries",
+                "cudnn": f"CUDA {target.cuda} with cuDNN {comps.get('cudnn')}",
+                "nccl": f"CUDA {target.cuda} with NCCL {comps.get('nccl')}",
+                "framework": f"{comps.get('framework')} {comps.get('framework_version')} "
+                             f"on CUDA {target.cuda}"}[target.layer]
+    return {"tag": target.tag, "layer": target.layer, "parent": target.parent,
+            "base": target.base, "python": target.python, "cuda": target.cuda,
+            "venv": VENV, "components": comps, "packages": list(target.packages),
+            "lib_dirs": list(target.lib_dirs), "framework": target.framework,
+            "description": describe, "version": version, "template": TEMPLATES[target.layer],
+            "constraints": parent_constraints}
+
+
+def render_plan(plan: Plan, templates_dir: Path) -> list[Context]:
+    env = _environment(templates_dir)
+    hashes: dict[str, str] = {}
+    contexts = []
+    for target in plan.targets:  # parents first, so their hash is known
+        variables = _variables(target, plan)
+        body = env.get_template(TEMPLATES[target.layer]).render(**variables)
+        files: list[tuple[str, bytes, int]] = []
+        if target.layer == "python":
+            files += _package_files("image_files/bin", "imgkit/bin") + probe_files()
+        if target.layer == "framework":
+            constraints = "".join(f"{c}\n" for c in variables["constraints"])  # type: ignore
+            files.append(("constraints.txt", constraints.encode(), 0o644))
+        digest = hashlib.sha256()
+        digest.update((hashes[target.parent] if target.parent else f"base:{target.base}").encode())
+        for path, content, mode in sorted(files + [("Dockerfile", body.encode(), 0o644)]):
+            digest.update(f"\0{path}\0{mode:o}\0{len(content)}\0".encode() + content)
+        input_hash = digest.hexdigest()[:32]
+        hashes[target.tag] = input_hash
+        dockerfile = body + f'LABEL {INPUT_HASH_LABEL}="{input_hash}"\n'
+        files.append(("Dockerfile", dockerfile.encode(), 0o644))
+        contexts.append(Context(target=target, files=tuple(sorted(files)), input_hash=input_hash))
+    return contexts
+
+
+def write_context(context: Context, out_dir: Path) -> Path:
+    """Write one context into out_dir/<dirname>, replacing what was there."""
+    dest = out_dir / context.dirname
+    if dest.exists():
+        shutil.rmtree(dest)
+    for path, content, mode in context.files:
+        file = dest / path
+        file.parent.mkdir(parents=True, exist_ok=True)
+        file.write_bytes(content)
+        file.chmod(mode)
+    return dest

@@ -1,0 +1,224 @@
+"""Read and validate images/*.yaml into frozen values. Every error names file and key.
+
+A family file declares axes whose cartesian product (minus `exclude`, plus `include`) is
+the family's matrix:
+
+    family: paddle                 # name, unique across files
+    repository: paddle             # image repository of the family's final images
+    framework: paddle              # optional; needs framework_version on the axes
+    tag: "{framework_version}-gpu-cuda{cuda}-cudnn{cudnn_major}"
+    axes:
+      os: [bookworm]
+      cuda: ["11.8"]
+      cudnn: ["8.6"]               # series resolved by compat; "default" or "none" allowed
+      nccl: [default]
+      framework_version: ["2.6.2"]
+"""
+from __future__ import annotations
+
+import itertools
+import re
+import string
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .errors import SpecError
+
+# Every value that can reach a Dockerfile is checked against one of these first.
+AXIS_PATTERNS: dict[str, re.Pattern[str]] = {
+    "os": re.compile(r"^[a-z][a-z0-9]{1,19}$"),
+    "python": re.compile(r"^3\.[0-9]{1,2}$"),
+    "cuda": re.compile(r"^[0-9]{1,2}\.[0-9]{1,2}$"),
+    "cudnn": re.compile(r"^([0-9]{1,2}(\.[0-9]{1,4}){0,3}|default|none)$"),
+    "nccl": re.compile(r"^([0-9]{1,2}(\.[0-9]{1,4}){0,3}|default|none)$"),
+    "framework_version": re.compile(r"^[0-9]{1,4}(\.[0-9]{1,4}){0,3}$"),
+}
+AXIS_DEFAULTS = {"os": "bookworm", "cudnn": "none", "nccl": "none"}
+REQUIRED_AXES = ("cuda",)
+NAME_PATTERN = re.compile(r"^[a-z][a-z0-9-]{0,39}$")
+REPOSITORY_PATTERN = re.compile(r"^[a-z0-9]+([._-][a-z0-9]+)*(/[a-z0-9]+([._-][a-z0-9]+)*)*$")
+TAG_PATTERN = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")
+CUDA_LIBS = ("cudart", "cublas", "cufft", "curand", "cusolver", "cusparse", "nvjitlink")
+TAG_FIELDS = ("os", "python", "cuda", "cudnn", "cudnn_major", "nccl", "framework",
+              "framework_version")
+TOP_KEYS = {"family", "description", "repository", "framework", "tag", "axes", "exclude",
+            "include", "cuda_libs"}
+
+
+@dataclass(frozen=True)
+class Combo:
+    """One point of a family's matrix, as declared (series, not resolved pins)."""
+
+    os: str
+    python: str | None
+    cuda: str
+    cudnn: str
+    nccl: str
+    framework_version: str | None
+
+
+@dataclass(frozen=True)
+class Family:
+    name: str
+    file: str
+    description: str
+    repository: str | None
+    framework: str | None
+    tag_template: str | None
+    cuda_libs: tuple[str, ...] | None
+    combos: tuple[Combo, ...]
+
+
+@dataclass(frozen=True)
+class Spec:
+    families: tuple[Family, ...]
+
+
+def _text(file: str, key: str, value: Any, pattern: re.Pattern[str], what: str) -> str:
+    """Turn a YAML scalar into a validated string, or refuse with file/key/reason."""
+    if isinstance(value, bool) or value is None:
+        raise SpecError(file, key, f"expected {what}, got {value!r}")
+    if isinstance(value, float):
+        raise SpecError(file, key, f"{value!r} was read as a number",
+                        hint=f"quote versions so YAML keeps them as text: '{value}'")
+    if isinstance(value, int):
+        value = str(value)
+    if not isinstance(value, str):
+        raise SpecError(file, key, f"expected {what}, got a {type(value).__name__}")
+    if value.strip() == "":
+        raise SpecError(file, key, f"empty value; expected {what}")
+    if not pattern.match(value):
+        raise SpecError(file, key, f"{value!r} is not a valid {what}",
+                        hint=f"allowed pattern: {pattern.pattern}")
+    return value
+
+
+def _axis_values(file: str, axes: Any) -> dict[str, list[str]]:
+    if not isinstance(axes, dict) or not axes:
+        raise SpecError(file, "axes", "must be a mapping of axis name to a list of values")
+    out: dict[str, list[str]] = {}
+    for axis, values in axes.items():
+        if axis not in AXIS_PATTERNS:
+            raise SpecError(file, f"axes.{axis}", "unknown axis",
+                            hint=f"known axes: {', '.join(AXIS_PATTERNS)}")
+        if not isinstance(values, list) or not values:
+            raise SpecError(file, f"axes.{axis}", "must be a non-empty list")
+        out[axis] = [_text(file, f"axes.{axis}[{i}]", v, AXIS_PATTERNS[axis], f"{axis} value")
+                     for i, v in enumerate(values)]
+        if len(set(out[axis])) != len(out[axis]):
+            raise SpecError(file, f"axes.{axis}", "lists a value twice")
+    return out
+
+
+def _point(file: str, key: str, raw: Any) -> dict[str, str]:
+    if not isinstance(raw, dict) or not raw:
+        raise SpecError(file, key, "must be a mapping of axis to value")
+    point = {}
+    for axis, value in raw.items():
+        if axis not in AXIS_PATTERNS:
+            raise SpecError(file, f"{key}.{axis}", "unknown axis")
+        point[axis] = _text(file, f"{key}.{axis}", value, AXIS_PATTERNS[axis], f"{axis} value")
+    return point
+
+
+def _combo(values: dict[str, str]) -> Combo:
+    full = {**AXIS_DEFAULTS, **values}
+    return Combo(os=full["os"], python=full.get("python"), cuda=full["cuda"],
+                 cudnn=full["cudnn"], nccl=full["nccl"],
+                 framework_version=full.get("framework_version"))
+
+
+def _check_tag_template(file: str, template: str) -> None:
+    for _, field, spec, conv in string.Formatter().parse(template):
+        if field is None:
+            continue
+        if field not in TAG_FIELDS or spec or conv:
+            raise SpecError(file, "tag", f"unknown placeholder {{{field}}}",
+                            hint=f"placeholders: {', '.join('{' + f + '}' for f in TAG_FIELDS)}")
+    literal = "".join(lit for lit, *_ in string.Formatter().parse(template))
+    if not re.match(r"^[A-Za-z0-9_.-]*$", literal):
+        raise SpecError(file, "tag", f"{template!r} has characters a docker tag cannot hold")
+
+
+def parse_family(file: str, raw: Any) -> Family:
+    if not isinstance(raw, dict):
+        raise SpecError(file, "(top)", "a family file must be a YAML mapping")
+    unknown = set(raw) - TOP_KEYS
+    if unknown:
+        raise SpecError(file, sorted(unknown)[0], "unknown key",
+                        hint=f"known keys: {', '.join(sorted(TOP_KEYS))}")
+    name = _text(file, "family", raw.get("family"), NAME_PATTERN, "family name")
+    repository = None
+    if raw.get("repository") is not None:
+        repository = _text(file, "repository", raw["repository"], REPOSITORY_PATTERN,
+                           "image repository")
+    framework = None
+    if raw.get("framework") is not None:
+        framework = _text(file, "framework", raw["framework"], NAME_PATTERN, "framework name")
+    template = None
+    if raw.get("tag") is not None:
+        template = _text(file, "tag", raw["tag"], re.compile(r"^[^\n\r]{1,128}$"), "tag template")
+        _check_tag_template(file, template)
+    if framework and not (repository and template):
+        raise SpecError(file, "framework", "a framework family needs `repository` and `tag`")
+    cuda_libs = None
+    if raw.get("cuda_libs") is not None:
+        libs = raw["cuda_libs"]
+        if not isinstance(libs, list) or not libs:
+            raise SpecError(file, "cuda_libs", "must be a non-empty list")
+        for i, lib in enumerate(libs):
+            if lib not in CUDA_LIBS:
+                raise SpecError(file, f"cuda_libs[{i}]", f"unknown CUDA library {lib!r}",
+                                hint=f"known: {', '.join(CUDA_LIBS)}")
+        if "cudart" not in libs:
+            raise SpecError(file, "cuda_libs", "must include cudart")
+        cuda_libs = tuple(libs)
+
+    axes = _axis_values(file, raw.get("axes"))
+    for axis in REQUIRED_AXES:
+        if axis not in axes:
+            raise SpecError(file, f"axes.{axis}", "required axis is missing")
+    if framework and "framework_version" not in axes:
+        raise SpecError(file, "axes.framework_version", "required for a framework family")
+    if not framework and "framework_version" in axes:
+        raise SpecError(file, "axes.framework_version", "set `framework` to use this axis")
+
+    excludes = [_point(file, f"exclude[{i}]", e) for i, e in enumerate(raw.get("exclude") or [])]
+    names = list(axes)
+    points = [dict(zip(names, values)) for values in itertools.product(*axes.values())]
+    points = [p for p in points
+              if not any(all(p.get(k) == v for k, v in e.items()) for e in excludes)]
+    points += [_point(file, f"include[{i}]", e) for i, e in enumerate(raw.get("include") or [])]
+    combos = tuple(dict.fromkeys(_combo(p) for p in points))
+    if not combos:
+        raise SpecError(file, "exclude", "excludes every combination")
+    return Family(name=name, file=file, description=str(raw.get("description") or ""),
+                  repository=repository, framework=framework, tag_template=template,
+                  cuda_libs=cuda_libs, combos=combos)
+
+
+def load_spec(images_dir: Path) -> Spec:
+    if not images_dir.is_dir():
+        raise SpecError(str(images_dir), "(dir)", "matrix directory not found")
+    files = sorted(images_dir.glob("*.yaml")) + sorted(images_dir.glob("*.yml"))
+    if not files:
+        raise SpecError(str(images_dir), "(dir)", "no *.yaml family files")
+    families: list[Family] = []
+    seen: dict[str, str] = {}
+    for path in files:
+        try:
+            raw = yaml.safe_load(path.read_text())
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            where = f"line {mark.line + 1}" if mark else "(parse)"
+            raise SpecError(str(path), where, f"not valid YAML: {getattr(exc, 'problem', exc)}")
+        family = parse_family(str(path), raw)
+        if family.name in seen:
+            raise SpecError(str(path), "family", f"{family.name!r} is also declared in "
+                            f"{seen[family.name]}")
+        seen[family.name] = str(path)
+        families.append(family)
+    return Spec(families=tuple(families))
