@@ -1,0 +1,307 @@
+"""GPU work through the image's own libraries: cuBLAS GEMMs (FP32 / TF32 / FP16 / BF16),
+a cuDNN convolution and an NCCL all-reduce, timed with CUDA events after warm-up."""
+from __future__ import annotations
+
+import ctypes
+import math
+import random
+import statistics
+import struct
+
+from .cuda import CudaError, Runtime, open_first
+
+CUDA_R_32F, CUDA_R_16F, CUDA_R_16BF = 0, 2, 14
+CUBLAS_COMPUTE_32F, CUBLAS_COMPUTE_32F_FAST_TF32 = 68, 77
+CUBLAS_GEMM_DEFAULT = -1
+ELEMENT = {"fp32": (CUDA_R_32F, 4), "tf32": (CUDA_R_32F, 4), "fp16": (CUDA_R_16F, 2),
+           "bf16": (CUDA_R_16BF, 2)}
+TF32_ERROR_BOUNDARY = 2e-5  # FP32 lands near 1e-7, TF32 (10-bit mantissa) near 3e-4
+
+
+def random_values(n, seed):
+    rng = random.Random(seed)
+    return [rng.uniform(-1.0, 1.0) for _ in range(n)]
+
+
+def encode(values, dtype):
+    if dtype in ("fp32", "tf32"):
+        return struct.pack("<%df" % len(values), *values)
+    if dtype == "fp16":
+        return struct.pack("<%de" % len(values), *values)
+    raw = struct.pack("<%df" % len(values), *values)  # bf16: the high half of each float32
+    return b"".join(raw[i + 2:i + 4] for i in range(0, len(raw), 4))
+
+
+def decode_fp32(raw):
+    return struct.unpack("<%df" % (len(raw) // 4), raw)
+
+
+def tiled(block, nbytes):
+    reps, rest = divmod(nbytes, len(block))
+    return block * reps + block[:rest]
+
+
+class Blas:
+    def __init__(self, rt):
+        self.rt = rt
+        self.lib = open_first("cublas")
+        self.lib.cublasGemmEx.argtypes = [
+            ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_int,
+            ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_void_p,
+            ctypes.c_int, ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int,
+            ctypes.c_int, ctypes.c_int, ctypes.c_int]
+        self.handle = ctypes.c_void_p()
+        self.check("cublasCreate_v2", self.lib.cublasCreate_v2(ctypes.byref(self.handle)))
+
+    def check(self, call, rc):
+        if rc != 0:
+            raise CudaError(call, rc, "cuBLAS status")
+
+    def gemm(self, dtype, m, n, k, a, b, c):
+        """C = A @ B, column-major, FP32 accumulation; TF32 only when dtype == 'tf32'."""
+        kind = ELEMENT[dtype][0]
+        compute = CUBLAS_COMPUTE_32F_FAST_TF32 if dtype == "tf32" else CUBLAS_COMPUTE_32F
+        one, zero = ctypes.c_float(1.0), ctypes.c_float(0.0)
+        self.check("cublasGemmEx", self.lib.cublasGemmEx(
+            self.handle, 0, 0, m, n, k, ctypes.byref(one), a, kind, m, b, kind, k,
+            ctypes.byref(zero), c, kind, m, compute, CUBLAS_GEMM_DEFAULT))
+
+    def close(self):
+        self.lib.cublasDestroy_v2(self.handle)
+
+
+def time_ms(rt, fn, warmup=3, iters=10, reps=5):
+    """Median per-call time of `fn` in ms, from CUDA events around `iters` calls."""
+    for _ in range(warmup):
+        fn()
+    rt.synchronize()
+    start, end = rt.event(), rt.event()
+    samples = []
+    for _ in range(reps):
+        rt.record(start)
+        for _ in range(iters):
+            fn()
+        rt.record(end)
+        samples.append(rt.elapsed_ms(start, end) / iters)
+    return statistics.median(samples)
+
+
+def gemm_accuracy(rt, blas, dtype, size=512, samples=256):
+    """Relative error of a GEMM against a float64 reference on sampled entries."""
+    a_vals, b_vals = random_values(size * size, 1), random_values(size * size, 2)
+    a, b, c = rt.malloc(size * size * 4), rt.malloc(size * size * 4), rt.malloc(size * size * 4)
+    try:
+        rt.to_device(a, encode(a_vals, "fp32"))
+        rt.to_device(b, encode(b_vals, "fp32"))
+        rt.to_device(c, b"\xff" * (size * size * 4))  # poison: NaN unless written
+        blas.gemm(dtype, size, size, size, a, b, c)
+        rt.synchronize()
+        out = decode_fp32(rt.to_host(c, size * size * 4))
+    finally:
+        for p in (a, b, c):
+            rt.free(p)
+    # the GEMM saw the float32-rounded inputs: use those for the reference
+    a32, b32 = decode_fp32(encode(a_vals, "fp32")), decode_fp32(encode(b_vals, "fp32"))
+    rng = random.Random(3)
+    num = den = 0.0
+    for _ in range(samples):
+        i, j = rng.randrange(size), rng.randrange(size)
+        ref = math.fsum(a32[i + p * size] * b32[p + j * size] for p in range(size))
+        got = out[i + j * size]
+        if got != got:
+            return float("nan")
+        num += (got - ref) ** 2
+        den += ref ** 2
+    return math.sqrt(num / den)
+
+
+def gemm_throughput(rt, blas, dtype, size):
+    element = ELEMENT[dtype][1]
+    nbytes = size * size * element
+    block = encode(random_values(1 << 16, 4), dtype)
+    ptrs = [rt.malloc(nbytes) for _ in range(3)]
+    try:
+        rt.to_device(ptrs[0], tiled(block, nbytes))
+        rt.to_device(ptrs[1], tiled(block[7 * element:] + block[:7 * element], nbytes))
+        ms = time_ms(rt, lambda: blas.gemm(dtype, size, size, size, *ptrs))
+    finally:
+        for p in ptrs:
+            rt.free(p)
+    return {"size": size, "ms": ms, "tflops": 2.0 * size ** 3 / (ms * 1e-3) / 1e12}
+
+
+# -- cuDNN convolution -------------------------------------------------------------------
+class ConvPerf(ctypes.Structure):
+    _fields_ = [("algo", ctypes.c_int), ("status", ctypes.c_int), ("time", ctypes.c_float),
+                ("memory", ctypes.c_size_t), ("determinism", ctypes.c_int),
+                ("mathType", ctypes.c_int), ("reserved", ctypes.c_int * 3)]
+
+
+CUDNN_DTYPE = {"fp32": 0, "fp16": 2, "bf16": 9}
+
+
+def conv_throughput(rt, dtype="fp16", n=128, c=256, k=256, hw=28, rs=3):
+    """A ResNet-50-like 3x3 convolution (NHWC, tensor-op math, FP32 accumulation)."""
+    lib = open_first("cudnn")
+    lib.cudnnGetErrorString.restype = ctypes.c_char_p
+
+    def check(call, rc):
+        if rc != 0:
+            raise CudaError(call, rc, lib.cudnnGetErrorString(rc).decode(errors="replace"))
+
+    handle = ctypes.c_void_p()
+    check("cudnnCreate", lib.cudnnCreate(ctypes.byref(handle)))
+    x_d, y_d, w_d, conv_d = (ctypes.c_void_p() for _ in range(4))
+    check("cudnnCreateTensorDescriptor", lib.cudnnCreateTensorDescriptor(ctypes.byref(x_d)))
+    check("cudnnCreateTensorDescriptor", lib.cudnnCreateTensorDescriptor(ctypes.byref(y_d)))
+    check("cudnnCreateFilterDescriptor", lib.cudnnCreateFilterDescriptor(ctypes.byref(w_d)))
+    check("cudnnCreateConvolutionDescriptor",
+          lib.cudnnCreateConvolutionDescriptor(ctypes.byref(conv_d)))
+    kind, nhwc = CUDNN_DTYPE[dtype], 1
+    check("cudnnSetTensor4dDescriptor", lib.cudnnSetTensor4dDescriptor(x_d, nhwc, kind, n, c, hw, hw))
+    check("cudnnSetFilter4dDescriptor", lib.cudnnSetFilter4dDescriptor(w_d, kind, nhwc, k, c, rs, rs))
+    check("cudnnSetConvolution2dDescriptor", lib.cudnnSetConvolution2dDescriptor(
+        conv_d, rs // 2, rs // 2, 1, 1, 1, 1, 1, CUDNN_DTYPE["fp32"]))
+    check("cudnnSetConvolutionMathType", lib.cudnnSetConvolutionMathType(conv_d, 1))
+    dims = [ctypes.c_int() for _ in range(4)]
+    check("cudnnGetConvolution2dForwardOutputDim", lib.cudnnGetConvolution2dForwardOutputDim(
+        conv_d, x_d, w_d, *[ctypes.byref(d) for d in dims]))
+    on, oc, oh, ow = (d.value for d in dims)
+    check("cudnnSetTensor4dDescriptor", lib.cudnnSetTensor4dDescriptor(y_d, nhwc, kind, on, oc, oh, ow))
+    element = 4 if dtype == "fp32" else 2
+    block = encode(random_values(1 << 16, 5), dtype)
+    sizes = (n * c * hw * hw * element, k * c * rs * rs * element, on * oc * oh * ow * element)
+    x, w, y = (rt.malloc(s) for s in sizes)
+    workspace = None
+    try:
+        rt.to_device(x, tiled(block, sizes[0]))
+        rt.to_device(w, tiled(block[3 * element:] + block[:3 * element], sizes[1]))
+        perf = (ConvPerf * 8)()
+        count = ctypes.c_int()
+        check("cudnnFindConvolutionForwardAlgorithm", lib.cudnnFindConvolutionForwardAlgorithm(
+            handle, x_d, w_d, conv_d, y_d, 8, ctypes.byref(count), perf))
+        best = next((p for p in perf[:count.value] if p.status == 0), None)
+        if best is None:
+            raise CudaError("cudnnFindConvolutionForwardAlgorithm", "no algorithm", "")
+        workspace = rt.malloc(max(best.memory, 1))
+        one, zero = ctypes.c_float(1.0), ctypes.c_float(0.0)
+
+        def run():
+            check("cudnnConvolutionForward", lib.cudnnConvolutionForward(
+                handle, ctypes.byref(one), x_d, x, w_d, w, conv_d, best.algo, workspace,
+                ctypes.c_size_t(best.memory), ctypes.byref(zero), y_d, y))
+
+        ms = time_ms(rt, run, iters=20)
+    finally:
+        for p in (x, w, y, workspace):
+            if p is not None:
+                rt.free(p)
+        lib.cudnnDestroy(handle)
+    flops = 2.0 * on * oc * oh * ow * c * rs * rs
+    return {"shape": "N%d C%d K%d %dx%d %dx%d NHWC" % (n, c, k, hw, hw, rs, rs), "dtype": dtype,
+            "algo": best.algo, "ms": ms, "tflops": flops / (ms * 1e-3) / 1e12}
+
+
+# -- NCCL --------------------------------------------------------------------------------
+def nccl_allreduce(rt, ndev, count=1 << 26):
+    """All-reduce of `count` floats over every visible GPU from one process."""
+    lib = open_first("nccl")
+    lib.ncclGetErrorString.restype = ctypes.c_char_p
+
+    def check(call, rc):
+        if rc != 0:
+            raise CudaError(call, rc, lib.ncclGetErrorString(rc).decode(errors="replace"))
+
+    comms = (ctypes.c_void_p * ndev)()
+    devs = (ctypes.c_int * ndev)(*range(ndev))
+    check("ncclCommInitAll", lib.ncclCommInitAll(comms, ndev, devs))
+    bufs, streams = [], []
+    nbytes = count * 4
+    try:
+        for d in range(ndev):
+            rt.set_device(d)
+            buf = rt.malloc(nbytes)
+            rt.to_device(buf, struct.pack("<f", float(d + 1)) * count)
+            bufs.append(buf)
+            streams.append(rt.stream())
+
+        def allreduce():
+            check("ncclGroupStart", lib.ncclGroupStart())
+            for d in range(ndev):
+                check("ncclAllReduce", lib.ncclAllReduce(
+                    bufs[d], bufs[d], ctypes.c_size_t(count), 7, 0, comms[d], streams[d]))
+            check("ncclGroupEnd", lib.ncclGroupEnd())
+
+        allreduce()  # in place: every element becomes 1 + 2 + ... + ndev
+        for d in range(ndev):
+            rt.set_device(d)
+            rt.stream_sync(streams[d])
+        expected = ndev * (ndev + 1) / 2.0
+        rt.set_device(0)
+        head = struct.unpack("<1024f", rt.to_host(bufs[0], 4096))
+        correct = all(v == expected for v in head)
+        rt.set_device(0)
+        start, end = rt.event(), rt.event()
+        iters = 5
+        rt.record(start, streams[0])
+        for _ in range(iters):
+            allreduce()
+        rt.record(end, streams[0])
+        for d in range(ndev):
+            rt.set_device(d)
+            rt.stream_sync(streams[d])
+        rt.set_device(0)
+        ms = rt.elapsed_ms(start, end) / iters
+    finally:
+        for d, buf in enumerate(bufs):
+            rt.set_device(d)
+            rt.free(buf)
+        for comm in comms:
+            lib.ncclCommDestroy(comm)
+        rt.set_device(0)
+    algbw = nbytes / (ms * 1e-3) / 1e9
+    return {"gpus": ndev, "bytes": nbytes, "correct": correct, "ms": ms, "algbw_gbs": algbw,
+            "busbw_gbs": algbw * 2 * (ndev - 1) / ndev}
+
+
+def run_all(rt, gemm_size=8192, conv=True, nccl=True):
+    """Every GPU measurement; each records its own error instead of stopping the rest."""
+    out = {"devices": []}
+    count = rt.device_count()
+    for d in range(count):
+        out["devices"].append({
+            "index": d, "sm_count": rt.attribute(16, d),
+            "compute_capability": "%d.%d" % (rt.attribute(75, d), rt.attribute(76, d))})
+    rt.set_device(0)
+    cc = tuple(int(x) for x in out["devices"][0]["compute_capability"].split("."))
+    dtypes = ["fp32", "fp16"] + (["tf32", "bf16"] if cc >= (8, 0) else [])
+
+    def attempt(name, fn):
+        try:
+            out[name] = fn()
+        except (CudaError, OSError, AttributeError) as exc:
+            out[name] = {"error": str(exc), "code": getattr(exc, "code", None)}
+
+    blas = None
+    try:
+        blas = Blas(rt)
+    except (CudaError, OSError) as exc:
+        out["gemm"] = {"error": str(exc), "code": getattr(exc, "code", None)}
+    if blas is not None:
+        attempt("tf32_check", lambda: {
+            "fp32_error": gemm_accuracy(rt, blas, "fp32"),
+            "tf32_error": gemm_accuracy(rt, blas, "tf32") if "tf32" in dtypes else None,
+            "boundary": TF32_ERROR_BOUNDARY})
+        gemm = {}
+        for dtype in dtypes:
+            try:
+                gemm[dtype] = gemm_throughput(rt, blas, dtype, gemm_size)
+            except CudaError as exc:
+                gemm[dtype] = {"error": str(exc), "code": exc.code}
+        out["gemm"] = gemm
+        blas.close()
+    if conv:
+        attempt("conv", lambda: conv_throughput(rt, "fp16"))
+    if nccl:
+        attempt("nccl", lambda: nccl_allreduce(rt, count))
+    return out
