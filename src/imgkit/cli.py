@@ -103,3 +103,37 @@ def list_(
 
 def main() -> None:  # pragma: no cover - console entry
     sys.exit(app())
+
+
+@app.command()
+@reports_errors
+def verify(
+    image: str = typer.Argument(..., help="Image reference, e.g. paddle:2.6.2-gpu-cuda11.8-cudnn8."),
+    gpus: str = typer.Option("all", "--gpus", help="GPUs for the container: none, all, N or ids."),
+    expect: list[str] = typer.Option([], "--expect", help="KEY=VALUE, e.g. cuda=12.4, cudnn=9, "
+                                     "tf32=on; overrides labels and tag."),
+    json_file: Optional[Path] = typer.Option(None, "--json", help="Write the verdict as JSON."),
+    junit_file: Optional[Path] = typer.Option(None, "--junit", help="Write the verdict as JUnit XML."),
+    timeout: int = typer.Option(600, "--timeout", min=10, help="Seconds the probe may run."),
+    min_gemm: float = typer.Option(0.5, "--min-gemm", help="Share of dense peak GEMMs must reach."),
+    min_conv: float = typer.Option(0.25, "--min-conv", help="Share of FP16 peak the conv must reach."),
+) -> None:
+    """Prove an image's stack matches its tag and that the GPU really computes.
+
+    Exit 0: every required check passed; 1: the image failed; 2: bad usage or unknown
+    image; 3: the host cannot run the check (no engine, no NVIDIA runtime, driver too old)."""
+    code = workflows.verify(image=image, gpus=gpus, expect=expect, json_file=json_file,
+                            junit_file=junit_file, timeout=timeout, min_gemm=min_gemm,
+                            min_conv=min_conv)
+    raise typer.Exit(code)
+
+
+@app.command()
+@reports_errors
+def probe(
+    no_gpu: bool = typer.Option(False, "--no-gpu", help="Skip the GPU work."),
+    gemm_size: int = typer.Option(8192, "--gemm-size", help="Square GEMM size for throughput."),
+) -> None:
+    """Run the probe on this host (no container) and print its JSON facts."""
+    from .probe.__main__ import main as probe_main
+    probe_main((["--no-gpu"] if no_gpu else []) + ["--gemm-size", str(gemm_size)])

@@ -14,8 +14,12 @@ from .spec import CUDA_LIBS, Combo, Family, Spec
 
 LAYERS = ("python", "cuda", "cudnn", "nccl", "framework")
 VENV = "/opt/venv"
+# One directory on LD_LIBRARY_PATH with a link to every NVIDIA wheel library, versioned and
+# unversioned names alike, kept by imgkit-link-libs (wheels pull in dependencies we do
+# not list, e.g. cuDNN 8 needs libnvrtc at run time).
+LIB_LINKS = "/opt/imgkit/lib"
 # Directory of each NVIDIA wheel's libraries inside site-packages/nvidia/.
-WHEEL_DIRS = {"cudart": "cuda_runtime", "cublas": "cublas", "cufft": "cufft",
+WHEEL_DIRS = {"cudart": "cuda_runtime", "nvrtc": "cuda_nvrtc", "cublas": "cublas", "cufft": "cufft",
               "curand": "curand", "cusolver": "cusolver", "cusparse": "cusparse",
               "nvjitlink": "nvjitlink", "cudnn": "cudnn", "nccl": "nccl"}
 
@@ -44,11 +48,6 @@ class Target:
     @property
     def component_map(self) -> dict[str, str]:
         return dict(self.components)
-
-    @property
-    def lib_dirs(self) -> tuple[str, ...]:
-        site = f"{VENV}/lib/python{self.python}/site-packages/nvidia"
-        return tuple(f"{site}/{WHEEL_DIRS[c]}/lib" for c, _ in self.components if c in WHEEL_DIRS)
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import jinja2
 
-from .plan import VENV, Plan, Target
+from .plan import LIB_LINKS, VENV, Plan, Target
 
 INPUT_HASH_LABEL = "org.imgkit.input-hash"
 TEMPLATES = {"python": "python.Dockerfile.j2", "cuda": "pip-layer.Dockerfile.j2",
@@ -80,8 +80,8 @@ def _variables(target: Target, plan: Plan) -> dict[str, object]:
                              f"on CUDA {target.cuda}"}[target.layer]
     return {"tag": target.tag, "layer": target.layer, "parent": target.parent,
             "base": target.base, "python": target.python, "cuda": target.cuda,
-            "venv": VENV, "components": comps, "packages": list(target.packages),
-            "lib_dirs": list(target.lib_dirs), "framework": target.framework,
+            "venv": VENV, "lib_links": LIB_LINKS, "components": comps, "packages": list(target.packages),
+            "framework": target.framework,
             "description": describe, "version": version, "template": TEMPLATES[target.layer],
             "constraints": parent_constraints}
 

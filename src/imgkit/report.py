@@ -6,6 +6,7 @@ from rich.table import Table
 
 from .build import Result
 from .errors import BuildFailed
+from .evaluate import Verdict
 from .plan import Plan
 
 out = Console(highlight=False)
@@ -46,3 +47,54 @@ def print_build_failure(error: BuildFailed) -> None:
     out.print(f"\n[bold red]{error.tag}[/] failed at {error.step}: {error.reason}")
     for line in error.log_tail[-15:]:
         out.print(f"  | {line}", markup=False)
+
+
+# -- verification ------------------------------------------------------------------------
+VERDICT_STYLE = {"pass": "green", "fail": "bold red", "warn": "yellow", "skip": "yellow",
+                 "info": "dim"}
+
+
+def print_verdict(verdict: Verdict) -> None:
+    table = Table(title=f"imgkit verify {verdict.image}", show_lines=False)
+    for column in ("check", "expected", "measured", "verdict", "diagnosis"):
+        table.add_column(column, overflow="fold")
+    for c in verdict.checks:
+        style = VERDICT_STYLE.get(c.verdict, "")
+        label = c.verdict if c.required or c.verdict != "fail" else "fail (optional)"
+        table.add_row(c.name, c.expected, c.measured, f"[{style}]{label}[/]", c.diagnosis)
+    out.print(table)
+    failed = verdict.failed
+    if failed:
+        who = "the host" if verdict.host_failure else "the image"
+        out.print(f"[bold red]FAILED[/]: {len(failed)} required check(s); fix {who} first: "
+                  + ", ".join(c.name for c in failed))
+    elif any(c.name == "gpu" and c.verdict == "skip" for c in verdict.checks):
+        out.print("[bold yellow]PASSED without a GPU[/]: the GPU was NOT verified (--gpus none)")
+    else:
+        out.print("[bold green]PASSED[/]: every required check")
+
+
+def verdict_json(verdict: Verdict) -> str:
+    import json
+    from dataclasses import asdict
+    doc = {"image": verdict.image, "passed": not verdict.failed,
+           "gpu_verified": verdict.gpu_verified, "host_failure": verdict.host_failure,
+           "checks": [asdict(c) for c in verdict.checks], "facts": verdict.facts}
+    return json.dumps(doc, indent=1, sort_keys=True, default=str)
+
+
+def verdict_junit(verdict: Verdict) -> str:
+    import xml.etree.ElementTree as ET
+    suite = ET.Element("testsuite", name=f"imgkit verify {verdict.image}",
+                       tests=str(len(verdict.checks)),
+                       failures=str(sum(c.verdict == "fail" and c.required for c in verdict.checks)),
+                       skipped=str(sum(c.verdict == "skip" for c in verdict.checks)))
+    for c in verdict.checks:
+        case = ET.SubElement(suite, "testcase", classname=verdict.image, name=c.name)
+        if c.verdict == "fail" and c.required:
+            failure = ET.SubElement(case, "failure", message=c.diagnosis or c.measured)
+            failure.text = f"expected {c.expected}; measured {c.measured}"
+        elif c.verdict == "skip":
+            ET.SubElement(case, "skipped", message=c.diagnosis)
+        ET.SubElement(case, "system-out").text = f"{c.verdict}: {c.measured}"
+    return ET.tostring(suite, encoding="unicode")

@@ -41,7 +41,7 @@ REQUIRED_AXES = ("cuda",)
 NAME_PATTERN = re.compile(r"^[a-z][a-z0-9-]{0,39}$")
 REPOSITORY_PATTERN = re.compile(r"^[a-z0-9]+([._-][a-z0-9]+)*(/[a-z0-9]+([._-][a-z0-9]+)*)*$")
 TAG_PATTERN = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")
-CUDA_LIBS = ("cudart", "cublas", "cufft", "curand", "cusolver", "cusparse", "nvjitlink")
+CUDA_LIBS = ("cudart", "nvrtc", "cublas", "cufft", "curand", "cusolver", "cusparse", "nvjitlink")
 TAG_FIELDS = ("os", "python", "cuda", "cudnn", "cudnn_major", "nccl", "framework",
               "framework_version")
 TOP_KEYS = {"family", "description", "repository", "framework", "tag", "axes", "exclude",

@@ -86,3 +86,23 @@ def build(*, cuda: str | None, only: str | None, jobs: int, force: bool, dry_run
 
 
 __all__ = ["build", "render", "list_plan", "Context", "Result"]
+
+
+def verify(*, image: str, gpus: str, expect: list[str], json_file: Path | None,
+           junit_file: Path | None, timeout: int, min_gemm: float, min_conv: float) -> int:
+    from .errors import EXIT_HOST
+    from .evaluate import Thresholds
+    from .verify import VerifyOptions, device_requests, verify as run_verify
+    device_requests(gpus)                                     # bad --gpus: exit 2 first
+    engine = connect()
+    options = VerifyOptions(gpus=gpus, expect=tuple(expect), timeout=timeout,
+                            thresholds=Thresholds(gemm=min_gemm, conv=min_conv))
+    verdict = run_verify(engine, image, options)
+    report.print_verdict(verdict)
+    if json_file is not None:
+        json_file.write_text(report.verdict_json(verdict))
+    if junit_file is not None:
+        junit_file.write_text(report.verdict_junit(verdict))
+    if verdict.host_failure:
+        return EXIT_HOST
+    return EXIT_FAILED if verdict.failed else EXIT_OK

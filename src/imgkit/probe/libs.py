@@ -20,8 +20,8 @@ FAMILIES = {
     "nccl": r"^libnccl\.so(\.\d+)*$",
 }
 DRIVER_LIBS = r"^lib(cuda|nvidia-ml)\.so(\.\d+)*$"
-LOADER_NAMES = {"cudart": ["libcudart.so.12", "libcudart.so.11.0", "libcudart.so"],
-                "cublas": ["libcublas.so.12", "libcublas.so.11", "libcublas.so"],
+LOADER_NAMES = {"cudart": ["libcudart.so.13", "libcudart.so.12", "libcudart.so.11.0", "libcudart.so"],
+                "cublas": ["libcublas.so.13", "libcublas.so.12", "libcublas.so.11", "libcublas.so"],
                 "cudnn": ["libcudnn.so.9", "libcudnn.so.8", "libcudnn.so"],
                 "nccl": ["libnccl.so.2", "libnccl.so"]}
 
@@ -133,8 +133,47 @@ def loaded_path(name_fragment):
     return None
 
 
+def package_version(path):
+    """Version of the pip wheel whose RECORD lists this file (dist-info metadata), or of the
+    CUDA toolkit install (version.json) holding it. Used only when the library itself cannot
+    answer: CUDA 11's cudaRuntimeGetVersion needs a driver."""
+    real = os.path.realpath(path)
+    marker = "/site-packages/"
+    if marker in real:
+        site = real[: real.index(marker) + len(marker)]
+        rel = real[len(site):]
+        for record in glob.glob(os.path.join(site, "*.dist-info", "RECORD")):
+            try:
+                with open(record) as f:
+                    if any(line.split(",", 1)[0] == rel for line in f):
+                        name = os.path.basename(os.path.dirname(record))[: -len(".dist-info")]
+                        return name.rsplit("-", 1)[-1], "wheel " + name
+            except OSError:
+                continue
+    toolkit = re.match(r"^(/usr/local/cuda[^/]*)/", real)
+    if toolkit and os.path.exists(os.path.join(toolkit.group(1), "version.json")):
+        import json
+        with open(os.path.join(toolkit.group(1), "version.json")) as f:
+            data = json.load(f)
+        version = (data.get("cuda_cudart") or data.get("cuda") or {}).get("version")
+        if version:
+            return version, toolkit.group(1) + "/version.json"
+    return None, None
+
+
 def describe_copy(family, copy):
     """Load one copy by path in a child interpreter (two copies never share a process)."""
+    result = _describe_copy(family, copy)
+    if result.get("loadable") and not result.get("version") and family == "cudart":
+        version, source = package_version(copy["path"])
+        if version:
+            result["version"] = ".".join(version.split(".")[:2])
+            result["version_source"] = source + " (the library needs a driver to tell)"
+            result["library_error"] = result.pop("error", None)
+    return result
+
+
+def _describe_copy(family, copy):
     return _child("lib,err=load(%r)\nout={'loadable':lib is not None,'error':err}\n"
                   "if lib is not None:\n"
                   "  try: out['version']=version_of(%r,lib)\n"

@@ -1,0 +1,76 @@
+"""`python3 -m imgkit_probe [--no-gpu] [--gemm-size N]`: print the facts as one JSON document."""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+
+from . import PROBE_VERSION, frameworks, libs
+
+NVIDIA_ENV = ("NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES", "NVIDIA_REQUIRE_CUDA",
+              "CUDA_VERSION", "LD_LIBRARY_PATH", "NVIDIA_TF32_OVERRIDE")
+# Names frameworks dlopen bare; checked whether or not a framework declares them.
+BARE_NAMES = ("libcudart.so", "libcublas.so", "libcublasLt.so", "libcudnn.so", "libnccl.so",
+              "libcurand.so", "libcusolver.so", "libcusparse.so", "libcufft.so")
+
+
+def system_facts():
+    try:
+        st = os.statvfs("/dev/shm")
+        shm = st.f_frsize * st.f_blocks
+    except OSError:
+        shm = None
+    try:
+        import pwd
+        user = pwd.getpwuid(os.getuid()).pw_name
+    except (KeyError, ImportError):
+        user = None
+    return {"python": platform.python_version(), "uid": os.getuid(), "user": user,
+            "shm_bytes": shm, "env": {k: os.environ.get(k) for k in NVIDIA_ENV}}
+
+
+def gpu_facts(args):
+    from . import cuda
+    out = {"nvml": cuda.nvml_info()}
+    try:
+        rt = cuda.Runtime()
+    except OSError as exc:
+        out["runtime_error"] = {"error": str(exc), "code": None}
+        return out
+    try:
+        out["device_count"] = rt.device_count()
+        out["driver_cuda"] = rt.driver_version()
+    except cuda.CudaError as exc:
+        out["device_count"] = 0
+        out["runtime_error"] = {"error": str(exc), "code": exc.code}
+        return out
+    if out["device_count"] > 0 and not args.no_gpu:
+        from . import gpu
+        try:
+            out["work"] = gpu.run_all(rt, gemm_size=args.gemm_size)
+        except cuda.CudaError as exc:
+            out["runtime_error"] = {"error": str(exc), "code": exc.code}
+    return out
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="imgkit-check", description=__doc__)
+    parser.add_argument("--no-gpu", action="store_true", help="skip all GPU work")
+    parser.add_argument("--gemm-size", type=int, default=8192)
+    parser.add_argument("--names", default=",".join(BARE_NAMES),
+                        help="bare library names to resolve, comma-separated")
+    args = parser.parse_args(argv)
+    report = {"probe_version": PROBE_VERSION, "system": system_facts(),
+              "libraries": libs.collect(),
+              "bare_names": libs.resolve_names([n for n in args.names.split(",") if n])}
+    report["frameworks"] = {name: frameworks.run(name, want_gpu=not args.no_gpu)
+                            for name in frameworks.present()}
+    report["gpu"] = gpu_facts(args)
+    json.dump(report, sys.stdout, indent=1, sort_keys=True, default=str)
+    sys.stdout.write("\n")
+
+
+if __name__ == "__main__":
+    main()
