@@ -1,0 +1,77 @@
+"""Shared fixtures. Docker tests use the real engine, real images and real containers;
+every image they make lives under a per-session namespace and is removed afterwards."""
+from __future__ import annotations
+
+import os
+import shutil
+import uuid
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if os.environ.get("IMGKIT_SKIP_SLOW") == "1":
+        skip = pytest.mark.skip(reason="IMGKIT_SKIP_SLOW=1")
+        for item in items:
+            if "slow" in item.keywords:
+                item.add_marker(skip)
+
+
+@pytest.fixture(scope="session")
+def engine():  # type: ignore[no-untyped-def]
+    from imgkit.engine import connect
+    from imgkit.errors import EngineUnavailable
+    try:
+        return connect()
+    except EngineUnavailable as exc:
+        if os.environ.get("CI"):
+            raise  # CI must run the real-engine tests, never skip them
+        pytest.skip(f"no Docker engine: {exc}")
+
+
+@pytest.fixture(scope="session")
+def base_image(engine) -> str:  # type: ignore[no-untyped-def]
+    """The real Debian base every layer starts from (debootstrap when no registry)."""
+    from imgkit.base import ensure_base
+    from imgkit.plan import Settings, base_ref
+    ref = base_ref("bookworm", Settings())
+    ensure_base(engine, ref, "bookworm")
+    return ref
+
+
+@pytest.fixture(scope="session")
+def namespace(engine) -> Iterator[str]:  # type: ignore[no-untyped-def]
+    """A unique repository prefix; every image under it is removed at the end."""
+    ns = f"imgkit-test-{uuid.uuid4().hex[:8]}"
+    yield ns
+    for image in engine.client.images.list():
+        if any(tag.startswith(ns) for tag in image.tags):
+            for tag in image.tags:
+                engine.remove_image(tag)
+
+
+MINI_FAMILY = """\
+family: mini
+description: smallest real CUDA image (cudart only) for tests
+cuda_libs: [cudart]
+axes:
+  cuda: ["11.8"]
+"""
+
+
+@pytest.fixture()
+def project(tmp_path: Path) -> Path:
+    """A project directory with the bundled templates and a one-image matrix."""
+    shutil.copytree(ROOT / "templates", tmp_path / "templates")
+    (tmp_path / "images").mkdir()
+    (tmp_path / "images" / "mini.yaml").write_text(MINI_FAMILY)
+    return tmp_path
+
+
+def no_verify_containers(engine) -> list[str]:  # type: ignore[no-untyped-def]
+    return [c.id for c in engine.client.containers.list(
+        all=True, filters={"label": "org.imgkit.role=verify"})]

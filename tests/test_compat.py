@@ -1,0 +1,52 @@
+from __future__ import annotations
+
+import pytest
+
+from imgkit.compat import in_range, load, matches_prefix
+from imgkit.errors import CompatError
+
+
+def test_every_cuda_release_pins_every_runtime_component() -> None:
+    compat = load()
+    for version, rel in compat.cuda.items():
+        comps = dict(rel.components)
+        assert {"cudart", "nvrtc", "cublas", "cufft", "curand", "cusolver", "cusparse"} <= set(comps)
+        assert comps["cudart"].startswith(version + "."), (version, comps["cudart"])
+        assert rel.cudnn and rel.nccl
+
+
+def test_series_resolve_to_the_newest_known_pin() -> None:
+    compat = load()
+    assert compat.resolve_cudnn("11.8", "8.6") == "8.6.0.163"
+    assert compat.resolve_cudnn("11.8", "8") == "8.9.6.50"
+    assert compat.resolve_cudnn("11.8", "default", ">=8.6,<9") == "8.9.6.50"
+    assert compat.resolve_nccl("12.4", "2.21") == "2.21.5"
+
+
+def test_impossible_combination_says_what_would_work() -> None:
+    compat = load()
+    with pytest.raises(CompatError) as info:
+        compat.resolve_cudnn("11.8", "9", ">=8.6,<9")
+    assert "cudnn 9 is not available with CUDA 11.8 for a framework needing cudnn >=8.6,<9" \
+        in info.value.message
+    assert "8.6.0.163" in info.value.hint
+    with pytest.raises(CompatError, match="unknown CUDA version '99.9'") as info:
+        compat.release("99.9")
+    assert "11.8" in info.value.hint
+
+
+def test_framework_builds_name_their_cuda() -> None:
+    build = load().framework("paddle", "2.6.2")
+    assert (build.cuda, build.pip, build.apt) == ("11.8", "paddlepaddle-gpu==2.6.2", ("libgomp1",))
+
+
+def test_version_helpers() -> None:
+    assert matches_prefix("8.6.0.163", "8.6") and not matches_prefix("8.60.1", "8.6")
+    assert in_range("8.9.6.50", ">=8.6,<9") and not in_range("9.1.0.70", ">=8.6,<9")
+
+
+def test_driver_tables() -> None:
+    compat = load()
+    assert compat.min_driver("11.8") == ("520.61.05", "450.80.02")
+    assert compat.cuda_supported_by_driver("535.104.05") == "12.1"
+    assert compat.cuda_supported_by_driver("400.1") is None

@@ -1,0 +1,200 @@
+"""Evaluation of probe facts (pure logic): each failure category gets its diagnosis."""
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from imgkit.diagnose import KNOWN, diagnose
+from imgkit.evaluate import FAIL, PASS, WARN, Thresholds, evaluate, peak_for
+from imgkit.expect import Expectations, expectations, from_tag
+
+
+def lib(path: str, version: str | None, loadable: bool = True, real: str | None = None) -> dict[str, Any]:
+    return {"path": path, "realpath": real or path, "names": [path], "size": 1,
+            "loadable": loadable, "version": version, "error": None if loadable else "bad ELF"}
+
+
+GOOD: dict[str, Any] = {
+    "system": {"python": "3.11.2", "uid": 1000, "user": "imgkit", "shm_bytes": 8 << 30,
+               "env": {"NVIDIA_VISIBLE_DEVICES": "all", "NVIDIA_DRIVER_CAPABILITIES": "compute,utility",
+                       "NVIDIA_REQUIRE_CUDA": "cuda>=12.4"}},
+    "libraries": {"families": {
+        "cudart": {"copies": [lib("/l/libcudart.so.12", "12.4")]},
+        "cublas": {"copies": [lib("/l/libcublas.so.12", "12.4.5")]},
+        "cublasLt": {"copies": [lib("/l/libcublasLt.so.12", "12.4.5")]},
+        "cudnn": {"copies": [lib("/l/libcudnn.so.9", "9.1.0")]},
+        "nccl": {"copies": [lib("/l/libnccl.so.2", "2.21.5")]}},
+        "driver_libs_in_image": []},
+    "bare_names": {},
+    "frameworks": {"torch": {"imported": True, "version": "2.5.1+cu124", "build_cuda": "12.4",
+                             "build_cudnn": 90100, "compiled_with_cuda": True, "gpu_count": 1,
+                             "step_on_gpu": True, "step_place": "cuda:0",
+                             "fp32_matmul_error": 1e-7, "tf32_switches": {}}},
+    "gpu": {"device_count": 1, "nvml": {"available": True, "driver": "580.1",
+                                         "devices": [{"name": "NVIDIA H100 80GB HBM3"}]},
+            "work": {"devices": [{"sm_count": 132, "compute_capability": "9.0"}],
+                     "tf32_check": {"fp32_error": 1e-7, "tf32_error": 3e-4, "boundary": 2e-5},
+                     "gemm": {"fp32": {"tflops": 50.0}, "tf32": {"tflops": 350.0},
+                              "bf16": {"tflops": 700.0}, "fp16": {"tflops": 710.0}},
+                     "conv": {"tflops": 400.0},
+                     "nccl": {"gpus": 1, "correct": True, "busbw_gbs": 0.0}}},
+}
+TAG = "pytorch:2.5.1-cuda12.4-cudnn9-runtime"
+
+
+def run(report: dict[str, Any], *, gpu: bool = True, opts: list[str] | None = None):  # type: ignore[no-untyped-def]
+    return evaluate(TAG, report, expectations(TAG, {}, opts or []), gpu=gpu)
+
+
+def names(verdict) -> set[str]:  # type: ignore[no-untyped-def]
+    return {c.name for c in verdict.failed}
+
+
+def test_good_report_passes() -> None:
+    verdict = run(GOOD)
+    assert not verdict.failed, verdict.failed
+    assert verdict.gpu_verified
+
+
+def test_without_gpu_says_the_gpu_was_not_verified() -> None:
+    verdict = run(GOOD, gpu=False)
+    assert not verdict.failed and not verdict.gpu_verified
+    assert any(c.name == "gpu" and "NOT verified" in c.diagnosis for c in verdict.checks)
+
+
+def test_version_mismatch_with_tag() -> None:
+    verdict = run(GOOD, opts=["cuda=11.8"])
+    assert "cudart.version" in names(verdict)
+
+
+def test_two_copies_fail_and_list_both() -> None:
+    report = copy.deepcopy(GOOD)
+    report["libraries"]["families"]["cudnn"]["copies"].append(lib("/usr/lib/libcudnn.so.8", "8.9.7"))
+    verdict = run(report)
+    check = next(c for c in verdict.failed if c.name == "cudnn.single-copy")
+    assert "/l/libcudnn.so.9" in check.diagnosis and "/usr/lib/libcudnn.so.8" in check.diagnosis
+
+
+def test_unloadable_library_is_named() -> None:
+    report = copy.deepcopy(GOOD)
+    report["libraries"]["families"]["nccl"]["copies"] = [lib("/l/libnccl.so.2", None, loadable=False)]
+    check = next(c for c in run(report).failed if c.name == "nccl.loadable")
+    assert "/l/libnccl.so.2" in check.diagnosis
+
+
+def test_driver_library_baked_in() -> None:
+    report = copy.deepcopy(GOOD)
+    report["libraries"]["driver_libs_in_image"] = ["/usr/lib/x86_64-linux-gnu/libcuda.so.1"]
+    check = next(c for c in run(report).failed if c.name == "driver-libs-not-baked")
+    assert "libcuda.so.1" in check.diagnosis
+
+
+def test_framework_import_failure_names_the_missing_library() -> None:
+    report = copy.deepcopy(GOOD)
+    report["frameworks"]["torch"] = {"imported": False, "missing_library": "libgomp.so.1",
+                                     "error": "ImportError: libgomp.so.1: cannot open"}
+    check = next(c for c in run(report).failed if c.name == "torch.import")
+    assert "libgomp.so.1" in check.diagnosis
+
+
+def test_silent_cpu_fallback_fails() -> None:
+    report = copy.deepcopy(GOOD)
+    report["frameworks"]["torch"].update(gpu_count=0, step_on_gpu=False, step_place="cpu")
+    assert {"torch.gpu-count", "torch.gpu-step"} <= names(run(report))
+
+
+def test_tf32_claim_is_checked_against_the_error_signature() -> None:
+    assert "torch.fp32-matmul-mode" in names(run(GOOD, opts=["tf32=on"]))
+    assert "torch.fp32-matmul-mode" not in names(run(GOOD, opts=["tf32=off"]))
+    report = copy.deepcopy(GOOD)
+    report["gpu"]["work"]["tf32_check"]["tf32_error"] = 1e-7  # TF32 asked, FP32 done
+    assert "cublas.tf32-in-effect" in names(run(report))
+
+
+def test_throughput_is_judged_against_the_peak_scaled_by_visible_sms() -> None:
+    report = copy.deepcopy(GOOD)
+    report["gpu"]["work"]["gemm"]["bf16"]["tflops"] = 100.0
+    assert "gemm.bf16" in names(run(report))
+    # a 1/7 MIG slice (18 of 132 SMs) reaching 110 TFLOPS is near its share of the peak
+    report["gpu"]["work"]["devices"][0]["sm_count"] = 18
+    for dtype in ("fp32", "tf32", "bf16", "fp16"):
+        report["gpu"]["work"]["gemm"][dtype]["tflops"] /= 7
+    report["gpu"]["work"]["gemm"]["bf16"]["tflops"] = 110.0
+    report["gpu"]["work"]["conv"]["tflops"] = 50.0
+    assert not run(report).failed
+
+
+def test_no_gpu_inside_is_a_host_problem_with_a_diagnosis() -> None:
+    report = copy.deepcopy(GOOD)
+    report["gpu"] = {"device_count": 0, "runtime_error": {
+        "error": "cudaGetDeviceCount failed: error 35 (CUDA driver version is insufficient "
+                 "for CUDA runtime version)", "code": 35}}
+    verdict = run(report)
+    assert verdict.host_failure
+    assert "too old" in verdict.failed[0].diagnosis
+
+
+def test_root_user_and_default_shm_are_warnings() -> None:
+    report = copy.deepcopy(GOOD)
+    report["system"].update(uid=0, user="root", shm_bytes=64 << 20)
+    verdict = run(report)
+    warned = {c.name for c in verdict.checks if c.verdict == WARN}
+    assert {"default user", "/dev/shm"} <= warned and not verdict.failed
+
+
+def test_require_cuda_must_agree_with_the_runtime() -> None:
+    report = copy.deepcopy(GOOD)
+    report["system"]["env"]["NVIDIA_REQUIRE_CUDA"] = "cuda>=11.8"
+    assert "env NVIDIA_REQUIRE_CUDA" in names(run(report))
+
+
+@pytest.mark.parametrize("text, key", [
+    ('could not select device driver "" with capabilities: [[gpu]]', "toolkit-missing"),
+    ("nvidia-container-cli: requirement error: unsatisfied condition: cuda>=12.4, please update",
+     "driver-too-old-require"),
+    ("cudaGetDeviceCount failed: error 35 (CUDA driver version is insufficient)", "driver-insufficient"),
+    ("error 804 (forward compatibility was attempted on non supported HW)", "forward-compat"),
+    ("error 802 (system not yet initialized)", "fabric-manager"),
+    ("Failed to initialize NVML: Unknown Error", "nvml-init"),
+    ("Failed to initialize NVML: Driver/library version mismatch", "nvml-init"),
+    ("NVML: Driver/library version mismatch", "driver-library-mismatch"),
+    ("unresolvable CDI devices nvidia.com/gpu=all", "cdi-unresolvable"),
+    ("CUDA error: no kernel image is available for execution on the device", "no-kernel-image"),
+    ("CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH", "cudnn-sublibrary-mismatch"),
+    ("NCCL error in: ..., unhandled system error", "nccl-system"),
+    ("Bus error (core dumped)", "shm-bus-error"),
+    ("error 100 (no CUDA-capable device is detected)", "no-gpu"),
+])
+def test_known_failure_messages_map_to_their_diagnosis(text: str, key: str) -> None:
+    found = diagnose(text)
+    assert found is not None and found.key == key
+
+
+def test_every_known_entry_is_exercised() -> None:
+    keys = {d.key for _, d in KNOWN}
+    tested = {"toolkit-missing", "driver-too-old-require", "driver-insufficient", "forward-compat",
+              "fabric-manager", "nvml-init", "driver-library-mismatch", "cdi-unresolvable",
+              "no-kernel-image", "cudnn-sublibrary-mismatch", "nccl-system", "shm-bus-error",
+              "no-gpu"}
+    assert keys == tested
+
+
+def test_expectations_from_tag_labels_and_options() -> None:
+    assert from_tag("paddle:2.6.2-gpu-cuda11.8-cudnn8") == {
+        "cuda": "11.8", "cudnn": "8", "framework": "paddle", "framework_version": "2.6.2"}
+    assert from_tag("registry:5000/team/pytorch:2.5.1-cuda12.4-cudnn9-runtime")["cuda"] == "12.4"
+    exp: Expectations = expectations("paddle:2.6.2-gpu-cuda11.8-cudnn8",
+                                     {"org.imgkit.cudnn": "8.6.0.163"}, ["cuda=12.4"])
+    assert exp.get("cudnn") == "8.6.0.163" and exp.source("cudnn") == "label"
+    assert exp.get("cuda") == "12.4" and exp.source("cuda") == "--expect"
+
+
+def test_peak_table_covers_the_named_gpus() -> None:
+    for name in ("NVIDIA A100-SXM4-80GB", "NVIDIA H100 80GB HBM3", "NVIDIA H100 PCIe",
+                 "NVIDIA H200", "NVIDIA L4", "NVIDIA L40S", "NVIDIA A10", "Tesla T4",
+                 "Tesla V100-SXM2-16GB", "NVIDIA GeForce RTX 4090"):
+        assert peak_for(name) is not None, name
+    assert peak_for("NVIDIA H100 PCIe")["name"] == "H100 PCIe"
+    assert peak_for("Tesla T4")["tf32"] is None

