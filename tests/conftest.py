@@ -44,9 +44,11 @@ def base_image(engine) -> str:  # type: ignore[no-untyped-def]
 
 
 @pytest.fixture(scope="session")
-def namespace(engine) -> Iterator[str]:  # type: ignore[no-untyped-def]
-    """A unique repository prefix; every image under it is removed at the end."""
+def namespace(engine, base_image) -> Iterator[str]:  # type: ignore[no-untyped-def]
+    """A unique repository prefix (its base is the shared Debian base, tagged again);
+    every image under it is removed at the end."""
     ns = f"imgkit-test-{uuid.uuid4().hex[:8]}"
+    engine.tag(engine.image(base_image).id, f"{ns}/debian:bookworm")
     yield ns
     for image in engine.client.images.list():
         if any(tag.startswith(ns) for tag in image.tags):

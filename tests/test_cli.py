@@ -1,0 +1,65 @@
+"""The command line as a user meets it: exit codes and messages, never a traceback."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def imgkit(*args: str, env: dict[str, str] | None = None, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "imgkit", *args], capture_output=True, text=True,
+                          cwd=cwd, env={**os.environ, "COLUMNS": "200", **(env or {})}, timeout=120)
+
+
+@pytest.mark.parametrize("value", ["99.9", "11.8; rm -rf /", "", "$(id)"])
+def test_bad_cuda_selection_exits_2_naming_the_value(value: str) -> None:
+    result = imgkit("build", "--cuda", value, "--dry-run",
+                    env={"DOCKER_HOST": "unix:///nonexistent.sock"})
+    assert result.returncode == 2, result.stderr
+    assert repr(value) in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_bad_matrix_file_exits_2_naming_file_and_key(tmp_path: Path) -> None:
+    (tmp_path / "images").mkdir()
+    (tmp_path / "templates").mkdir()
+    (tmp_path / "images" / "x.yaml").write_text("family: x\naxes:\n  cuda: ['11.8\\nRUN id']\n")
+    result = imgkit("build", "--images", str(tmp_path / "images"))
+    assert result.returncode == 2
+    assert "x.yaml: axes.cuda[0]" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_unreachable_engine_exits_3() -> None:
+    result = imgkit("build", "--cuda", "11.8", env={"DOCKER_HOST": "unix:///nonexistent.sock"})
+    assert result.returncode == 3, result.stderr
+    assert "cannot reach the Docker engine" in result.stderr
+    result = imgkit("verify", "paddle:2.6.2-gpu-cuda11.8-cudnn8",
+                    env={"DOCKER_HOST": "unix:///nonexistent.sock"})
+    assert result.returncode == 3
+
+
+def test_bad_verify_options_exit_2() -> None:
+    assert imgkit("verify", "x:y", "--gpus", "all;rm").returncode == 2
+    result = imgkit("verify", "x:y", "--expect", "cuda", "--gpus", "none",
+                    env={"DOCKER_HOST": "unix:///nonexistent.sock"})
+    assert result.returncode in (2, 3)
+
+
+def test_render_writes_one_context_per_image(tmp_path: Path) -> None:
+    result = imgkit("render", "--cuda", "11.8", "--out", str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    dirs = sorted(p.name for p in tmp_path.iterdir())
+    assert "paddle_2.6.2-gpu-cuda11.8-cudnn8" in dirs
+    assert (tmp_path / "imgkit_python_3.11-bookworm" / "imgkit" / "probe" / "__main__.py").exists()
+    assert all((tmp_path / d / "Dockerfile").exists() for d in dirs)
+
+
+def test_help_lists_the_commands() -> None:
+    result = imgkit("--help")
+    for command in ("build", "render", "verify", "probe", "list"):
+        assert command in result.stdout

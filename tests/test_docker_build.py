@@ -1,0 +1,80 @@
+"""The builder against the real engine: a one-image matrix (Debian + python + cudart)."""
+from __future__ import annotations
+
+import io
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from imgkit import workflows
+from imgkit.build import BUILT, FAILED, SKIPPED, UP_TO_DATE, BuildOptions, Builder
+from imgkit.buildenv import BuildEnv, SecretServer, default_ca_bundle
+from imgkit.render import INPUT_HASH_LABEL
+
+pytestmark = pytest.mark.docker
+
+
+def build(engine, project: Path, namespace: str, **kw):  # type: ignore[no-untyped-def]
+    plan = workflows.load_plan(project / "images", namespace, None, None)
+    contexts = workflows.render_plan(plan, project / "templates")
+    env = BuildEnv(ca_bundle=default_ca_bundle(None))
+    with SecretServer(env, engine.bridge_gateway()) as server:
+        results = Builder(engine, BuildOptions(jobs=2, **kw), server.extra_hosts,
+                          lambda *a: None).run(contexts)
+    return contexts, {r.tag: r for r in results}
+
+
+def test_build_skip_force_and_reproduce(engine, base_image, project, namespace, tmp_path):  # type: ignore[no-untyped-def]
+    contexts, results = build(engine, project, namespace)
+    assert {r.status for r in results.values()} == {BUILT}, results
+    leaf = contexts[-1]
+    info = engine.image(leaf.target.tag)
+    assert info is not None and info.labels[INPUT_HASH_LABEL] == leaf.input_hash
+    assert info.labels["org.imgkit.cudart"] == "11.8.89"
+
+    # a second run calls no docker build at all
+    start = time.monotonic()
+    _, again = build(engine, project, namespace)
+    assert {r.status for r in again.values()} == {UP_TO_DATE}
+    assert time.monotonic() - start < 5
+
+    # plain `docker build` of the rendered context gives the very same image (cache answers)
+    out = tmp_path / "ctx"
+    subprocess.run([sys.executable, "-m", "imgkit", "render", "--images", str(project / "images"),
+                    "--namespace", namespace, "--out", str(out)], check=True, capture_output=True)
+    ctx_dir = out / leaf.dirname
+    proc = subprocess.run(["docker", "build", "-q", str(ctx_dir)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == info.id
+
+    # --force rebuilds, retags and leaves no dangling copy of the old image
+    _, forced = build(engine, project, namespace, force=True)
+    assert {r.status for r in forced.values()} == {BUILT}
+    dangling = engine.client.images.list(filters={"dangling": True})
+    assert info.id not in {d.id for d in dangling}
+
+
+def test_failed_step_is_reported_and_dependents_skipped(engine, base_image, project, namespace):  # type: ignore[no-untyped-def]
+    template = project / "templates" / "python.Dockerfile.j2"
+    template.write_text(template.read_text().replace(
+        "WORKDIR /workspace", "RUN echo imgkit-test-marker && exit 7\nWORKDIR /workspace"))
+    containers_before = {c.id for c in engine.client.containers.list(all=True)}
+    contexts, results = build(engine, project, namespace)
+    root, child = contexts[0].target.tag, contexts[1].target.tag
+    assert results[root].status == FAILED and results[child].status == SKIPPED
+    error = results[root].error
+    assert error is not None and "exit 7" in error.reason.lower() or "7" in error.reason
+    assert "RUN echo imgkit-test-marker" in error.step
+    assert any("imgkit-test-marker" in line for line in error.log_tail)
+    assert engine.image(root) is None or engine.image(root).labels.get(INPUT_HASH_LABEL) != \
+        contexts[0].input_hash  # no tag points at the failed build
+    assert {c.id for c in engine.client.containers.list(all=True)} <= containers_before
+
+
+def test_dry_run_builds_nothing(engine, base_image, project, namespace):  # type: ignore[no-untyped-def]
+    contexts, results = build(engine, project, namespace + "-dry", dry_run=True)
+    assert {r.status for r in results.values()} == {"would-build"}
+    assert engine.image(contexts[0].target.tag) is None

@@ -1,0 +1,124 @@
+"""The verifier against real containers: a corpus of deliberately broken images, each
+failing with the right diagnosis; no container is ever left behind."""
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from imgkit import workflows
+from imgkit.build import BuildOptions, Builder
+from imgkit.buildenv import BuildEnv, SecretServer, default_ca_bundle
+from imgkit.errors import HostError
+from imgkit.verify import VerifyOptions, verify
+
+from .conftest import MINI_FAMILY, ROOT, no_verify_containers
+
+pytestmark = pytest.mark.docker
+CUDART = "/opt/venv/lib/python3.11/site-packages/nvidia/cuda_runtime/lib/libcudart.so.11.0"
+
+
+@pytest.fixture(scope="module")
+def mini(engine, base_image, namespace, tmp_path_factory) -> str:  # type: ignore[no-untyped-def]
+    """A real imgkit image: Debian + python3 + the CUDA 11.8 runtime wheel."""
+    project = tmp_path_factory.mktemp("mini")
+    (project / "images").mkdir()
+    (project / "images" / "mini.yaml").write_text(MINI_FAMILY)
+    plan = workflows.load_plan(project / "images", namespace, None, None)
+    contexts = workflows.render_plan(plan, ROOT / "templates")
+    with SecretServer(BuildEnv(ca_bundle=default_ca_bundle(None)), engine.bridge_gateway()) as s:
+        results = Builder(engine, BuildOptions(), s.extra_hosts, lambda *a: None).run(contexts)
+    assert all(r.status == "built" or r.status == "up-to-date" for r in results), results
+    return contexts[-1].target.tag
+
+
+def derive(engine, namespace: str, parent: str, name: str, steps: str) -> str:  # type: ignore[no-untyped-def]
+    """A broken image made from `parent` with a few Dockerfile lines."""
+    ref = f"{namespace}/broken:{name}"
+    dockerfile = f"FROM {parent}\nUSER root\n{steps}\nUSER imgkit\n"
+    engine.client.images.build(fileobj=io.BytesIO(dockerfile.encode()), tag=ref, rm=True,
+                               forcerm=True)
+    return ref
+
+
+def failed(engine, ref: str, **kw) -> dict[str, str]:  # type: ignore[no-untyped-def]
+    verdict = verify(engine, ref, VerifyOptions(gpus="none", **kw))
+    assert no_verify_containers(engine) == []
+    return {c.name: c.diagnosis for c in verdict.failed}
+
+
+def test_good_image_passes_without_gpu_and_says_so(engine, mini):  # type: ignore[no-untyped-def]
+    verdict = verify(engine, mini, VerifyOptions(gpus="none"))
+    assert not verdict.failed, verdict.failed
+    assert not verdict.gpu_verified
+    cudart = next(c for c in verdict.checks if c.name == "cudart.version")
+    assert cudart.measured == "11.8"
+
+
+def test_version_mismatch_with_the_tag(engine, mini, namespace):  # type: ignore[no-untyped-def]
+    # labels are exact and win; an image without them is judged by its tag
+    ref = derive(engine, namespace, mini, "cuda12.4-cudnn9", 'LABEL org.imgkit.cuda=""')
+    assert "cudart.version" in failed(engine, ref)
+    assert "cudart.version" in failed(engine, mini, expect=("cuda=12.4",))
+
+
+def test_unloadable_library_is_named(engine, mini, namespace):  # type: ignore[no-untyped-def]
+    ref = derive(engine, namespace, mini, "truncated",
+                 f"RUN head -c 4096 {CUDART} > /usr/local/lib/libnccl.so.2 && ldconfig")
+    fails = failed(engine, ref)
+    assert "/usr/local/lib/libnccl.so.2" in fails["nccl.loadable"]
+
+
+def test_two_copies_on_the_loader_path(engine, mini, namespace):  # type: ignore[no-untyped-def]
+    ref = derive(engine, namespace, mini, "two-copies",
+                 f"RUN cp {CUDART} /usr/local/lib/ && ldconfig")
+    diagnosis = failed(engine, ref)["cudart.single-copy"]
+    assert "/usr/local/lib/libcudart.so.11.0" in diagnosis and "/opt/imgkit/lib" in diagnosis
+
+
+def test_driver_library_baked_in(engine, mini, namespace):  # type: ignore[no-untyped-def]
+    ref = derive(engine, namespace, mini, "driver-lib",
+                 f"RUN cp {CUDART} /usr/lib/x86_64-linux-gnu/libcuda.so.1")
+    assert "libcuda.so.1" in failed(engine, ref)["driver-libs-not-baked"]
+
+
+def test_no_python3_is_a_verdict_not_a_traceback(engine, base_image):  # type: ignore[no-untyped-def]
+    assert "python3" in failed(engine, base_image)
+
+
+def test_unknown_image_is_usage_error(engine):  # type: ignore[no-untyped-def]
+    result = subprocess.run([sys.executable, "-m", "imgkit", "verify", "nope/nothing:1.0"],
+                            capture_output=True, text=True)
+    assert result.returncode == 2 and "not found" in result.stderr
+
+
+def test_gpus_all_without_nvidia_runtime_is_a_host_error(engine, mini):  # type: ignore[no-untyped-def]
+    if "nvidia" in json.dumps(engine.client.info().get("Runtimes", {})):
+        pytest.skip("this host has the NVIDIA runtime")
+    with pytest.raises(HostError) as info:
+        verify(engine, mini, VerifyOptions(gpus="all"))
+    assert "NVIDIA Container Toolkit" in info.value.hint
+    assert no_verify_containers(engine) == []
+    result = subprocess.run([sys.executable, "-m", "imgkit", "verify", mini],
+                            capture_output=True, text=True)
+    assert result.returncode == 3 and "nvidia-ctk" in result.stderr
+
+
+def test_structure_with_testinfra(engine, mini):  # type: ignore[no-untyped-def]
+    testinfra = pytest.importorskip("testinfra")
+    container = engine.client.containers.run(mini, ["sleep", "300"], detach=True)
+    try:
+        host = testinfra.get_host(f"docker://{container.id}")
+        assert host.user().name == "imgkit"
+        assert host.file("/workspace").user == "imgkit"
+        assert host.file("/opt/imgkit/lib/libcudart.so").is_symlink
+        assert host.run("python3 -c 'import ctypes; ctypes.CDLL(\"libcudart.so\")'").rc == 0
+        assert not host.file("/usr/lib/x86_64-linux-gnu/libcuda.so.1").exists
+        assert host.run("imgkit-check --no-gpu").rc == 0
+    finally:
+        container.remove(force=True)

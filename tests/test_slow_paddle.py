@@ -1,0 +1,75 @@
+"""The README's main job for real: the CUDA 11.8 slice with Paddle 2.6.2 (about 7 GB,
+a few minutes on a fresh machine), then the verifier on it and on broken variants."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from imgkit.verify import VerifyOptions, verify
+
+from .conftest import ROOT, no_verify_containers
+from .test_docker_verify import derive, failed
+
+pytestmark = [pytest.mark.docker, pytest.mark.slow]
+PADDLE = "paddle:2.6.2-gpu-cuda11.8-cudnn8"
+
+
+def imgkit(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "imgkit", *args], capture_output=True, text=True,
+                          cwd=ROOT, env={**os.environ, "COLUMNS": "200"})
+
+
+@pytest.fixture(scope="module")
+def slice_built(engine, base_image) -> str:  # type: ignore[no-untyped-def]
+    result = imgkit("build", "--cuda", "11.8", "--jobs", "3")
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    return PADDLE
+
+
+def test_paddle_works_as_non_root(engine, slice_built):  # type: ignore[no-untyped-def]
+    code = ("import ctypes, os, paddle; ctypes.CDLL('libcudnn.so'); "
+            "print(os.getuid(), paddle.version.cuda(), paddle.version.cudnn())")
+    out = engine.client.containers.run(slice_built, ["python3", "-c", code], remove=True)
+    uid, cuda, cudnn = out.decode().split()[-3:]
+    assert uid != "0" and cuda == "11.8" and cudnn.startswith("8.")
+
+
+def test_second_build_skips_everything(slice_built):  # type: ignore[no-untyped-def]
+    start = time.monotonic()
+    result = imgkit("build", "--cuda", "11.8")
+    assert result.returncode == 0
+    assert "built" not in {line.split("│")[2].strip() for line in result.stdout.splitlines()
+                           if line.count("│") > 3}
+    assert time.monotonic() - start < 30
+
+
+def test_verify_paddle_without_gpu(engine, slice_built, tmp_path: Path):  # type: ignore[no-untyped-def]
+    report = tmp_path / "v.json"
+    result = imgkit("verify", slice_built, "--gpus", "none", "--json", str(report),
+                    "--junit", str(tmp_path / "v.xml"))
+    assert result.returncode == 0, result.stdout
+    doc = json.loads(report.read_text())
+    families = doc["facts"]["libraries"]["families"]
+    assert families["cudart"]["copies"][0]["version"] == "11.8"
+    assert families["cudnn"]["copies"][0]["version"].startswith("8.6")
+    assert doc["passed"] and not doc["gpu_verified"]
+    assert "<testsuite" in (tmp_path / "v.xml").read_text()
+    assert no_verify_containers(engine) == []
+
+
+def test_paddle_import_failure_names_libgomp(engine, slice_built, namespace):  # type: ignore[no-untyped-def]
+    ref = derive(engine, namespace, slice_built, "no-libgomp",
+                 "RUN rm -f /usr/lib/x86_64-linux-gnu/libgomp.so.1*")
+    assert "libgomp.so.1" in failed(engine, ref)["paddle.import"]
+
+
+def test_bare_name_that_does_not_resolve(engine, slice_built, namespace):  # type: ignore[no-untyped-def]
+    ref = derive(engine, namespace, slice_built, "no-bare-cudnn",
+                 "RUN rm /opt/imgkit/lib/libcudnn.so")
+    assert "libcudnn.so" in failed(engine, ref)["dlopen libcudnn.so"]
