@@ -51,8 +51,8 @@ def namespace(engine, base_image) -> Iterator[str]:  # type: ignore[no-untyped-d
     engine.tag(engine.image(base_image).id, f"{ns}/debian:bookworm")
     yield ns
     for image in engine.client.images.list():
-        if any(tag.startswith(ns) for tag in image.tags):
-            for tag in image.tags:
+        for tag in image.tags:
+            if tag.startswith(ns):  # only our tags: a shared base keeps its own name
                 engine.remove_image(tag)
 
 

@@ -1,0 +1,33 @@
+# imgkit: the two commands a newcomer needs are `make build` and `make test`.
+PYTHON ?= python3
+VENV   ?= .venv
+BIN     = $(VENV)/bin
+CUDA   ?= 11.8
+
+.PHONY: setup host build test test-fast bench render clean-venv
+
+$(BIN)/imgkit: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e '.[test]'
+	touch $@
+
+setup: $(BIN)/imgkit  ## the virtualenv with imgkit and its test tools
+
+host:                 ## Docker engine + debootstrap installed and running (needs root/sudo)
+	bash .ci/setup-host.sh
+
+build: host setup     ## the main job: build the CUDA $(CUDA) slice of the bundled matrix
+	$(BIN)/imgkit build --cuda $(CUDA)
+
+test: host setup      ## every test, real Docker engine included
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/pytest -q
+
+test-fast: setup      ## only the tests that need no Docker engine
+	$(BIN)/pytest -q -m "not docker"
+
+bench: setup          ## builder benchmark (see docs/benchmarks.md)
+	$(BIN)/python bench/build_bench.py
+
+render: setup
+	$(BIN)/imgkit render --cuda $(CUDA) --out out/contexts
