@@ -2,16 +2,8 @@
 # change images/*.yaml or templates/ and run `imgkit render` again.
 # Image: imgkit/cuda:11.8-runtime-py3.11-bookworm
 FROM imgkit/python:3.11-bookworm
-
-# cuda layer: exact NVIDIA wheels, then loader setup (imgkit-link-libs).
-USER root
-RUN imgkit-build-env pip install --no-cache-dir nvidia-cuda-runtime-cu11==11.8.89 nvidia-cuda-nvrtc-cu11==11.8.89 nvidia-cublas-cu11==11.11.3.6 nvidia-cufft-cu11==10.9.0.58 nvidia-curand-cu11==10.3.0.86 nvidia-cusolver-cu11==11.4.1.48 nvidia-cusparse-cu11==11.7.5.86 \
- && imgkit-link-libs
-ENV CUDA_VERSION=11.8.89 \
-    NVIDIA_VISIBLE_DEVICES=all \
-    NVIDIA_DRIVER_CAPABILITIES=compute,utility \
-    NVIDIA_REQUIRE_CUDA="cuda>=11.8"
-USER imgkit
+# Labels first: siblings built in parallel from one parent diverge at their first step,
+# so a plain `docker build` of a rendered context finds the same cached steps.
 LABEL org.opencontainers.image.title="imgkit/cuda:11.8-runtime-py3.11-bookworm" \
       org.opencontainers.image.description="CUDA 11.8 runtime libraries" \
       org.opencontainers.image.version="11.8" \
@@ -28,4 +20,14 @@ LABEL org.opencontainers.image.title="imgkit/cuda:11.8-runtime-py3.11-bookworm" 
       org.imgkit.os="bookworm" \
       org.imgkit.python="3.11" \
       org.imgkit.layer="cuda"
-LABEL org.imgkit.input-hash="4ce297d8bb92dbab8d6840c26d075767"
+
+# cuda layer: exact NVIDIA wheels, then loader setup (imgkit-link-libs).
+USER root
+RUN imgkit-build-env pip install --no-cache-dir nvidia-cuda-runtime-cu11==11.8.89 nvidia-cuda-nvrtc-cu11==11.8.89 nvidia-cublas-cu11==11.11.3.6 nvidia-cufft-cu11==10.9.0.58 nvidia-curand-cu11==10.3.0.86 nvidia-cusolver-cu11==11.4.1.48 nvidia-cusparse-cu11==11.7.5.86 \
+ && imgkit-link-libs
+ENV CUDA_VERSION=11.8.89 \
+    NVIDIA_VISIBLE_DEVICES=all \
+    NVIDIA_DRIVER_CAPABILITIES=compute,utility \
+    NVIDIA_REQUIRE_CUDA="cuda>=11.8"
+USER imgkit
+LABEL org.imgkit.input-hash="f78209143ef8239bc7f56c54e99c32cb"

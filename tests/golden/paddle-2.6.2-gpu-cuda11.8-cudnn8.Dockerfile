@@ -2,18 +2,8 @@
 # change images/*.yaml or templates/ and run `imgkit render` again.
 # Image: paddle:2.6.2-gpu-cuda11.8-cudnn8
 FROM imgkit/cuda:11.8-runtime-cudnn8.6-nccl2.21-py3.11-bookworm
-
-# paddle 2.6.2, built for CUDA 11.8 / cuDNN >=8.6,<9.
-USER root
-# hadolint ignore=DL3008
-RUN apt-get update \
- && apt-get install -y --no-install-recommends libgomp1 \
- && rm -rf /var/lib/apt/lists/*
-# The constraints keep pip from swapping the CUDA libraries the parent layers pinned.
-COPY constraints.txt /opt/imgkit/constraints.txt
-RUN imgkit-build-env pip install --no-cache-dir --constraint /opt/imgkit/constraints.txt paddlepaddle-gpu==2.6.2 \
- && imgkit-link-libs
-USER imgkit
+# Labels first: siblings built in parallel from one parent diverge at their first step,
+# so a plain `docker build` of a rendered context finds the same cached steps.
 LABEL org.opencontainers.image.title="paddle:2.6.2-gpu-cuda11.8-cudnn8" \
       org.opencontainers.image.description="paddle 2.6.2 on CUDA 11.8" \
       org.opencontainers.image.version="2.6.2" \
@@ -34,4 +24,16 @@ LABEL org.opencontainers.image.title="paddle:2.6.2-gpu-cuda11.8-cudnn8" \
       org.imgkit.os="bookworm" \
       org.imgkit.python="3.11" \
       org.imgkit.layer="framework"
-LABEL org.imgkit.input-hash="e0b07f773eae205491d71d278cc8b08d"
+
+# paddle 2.6.2, built for CUDA 11.8 / cuDNN >=8.6,<9.
+USER root
+# hadolint ignore=DL3008
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends libgomp1 \
+ && rm -rf /var/lib/apt/lists/*
+# The constraints keep pip from swapping the CUDA libraries the parent layers pinned.
+COPY constraints.txt /opt/imgkit/constraints.txt
+RUN imgkit-build-env pip install --no-cache-dir --constraint /opt/imgkit/constraints.txt paddlepaddle-gpu==2.6.2 \
+ && imgkit-link-libs
+USER imgkit
+LABEL org.imgkit.input-hash="e8f7e5291c0e7b7943e582c9fd303de3"

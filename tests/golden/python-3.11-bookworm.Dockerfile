@@ -2,6 +2,16 @@
 # change images/*.yaml or templates/ and run `imgkit render` again.
 # Image: imgkit/python:3.11-bookworm
 FROM imgkit/debian:bookworm
+# Labels first: siblings built in parallel from one parent diverge at their first step,
+# so a plain `docker build` of a rendered context finds the same cached steps.
+LABEL org.opencontainers.image.title="imgkit/python:3.11-bookworm" \
+      org.opencontainers.image.description="Debian bookworm with python 3.11" \
+      org.opencontainers.image.version="3.11" \
+      org.opencontainers.image.vendor="imgkit" \
+      org.opencontainers.image.base.name="imgkit/debian:bookworm" \
+      org.imgkit.os="bookworm" \
+      org.imgkit.python="3.11" \
+      org.imgkit.layer="python"
 
 # The distro's python3 (checked against the declared version) in a venv, a non-root user.
 # hadolint ignore=DL3008
@@ -22,12 +32,4 @@ ENV PATH=/opt/venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/
     LD_LIBRARY_PATH=/opt/imgkit/lib
 WORKDIR /workspace
 USER imgkit
-LABEL org.opencontainers.image.title="imgkit/python:3.11-bookworm" \
-      org.opencontainers.image.description="Debian bookworm with python 3.11" \
-      org.opencontainers.image.version="3.11" \
-      org.opencontainers.image.vendor="imgkit" \
-      org.opencontainers.image.base.name="imgkit/debian:bookworm" \
-      org.imgkit.os="bookworm" \
-      org.imgkit.python="3.11" \
-      org.imgkit.layer="python"
-LABEL org.imgkit.input-hash="75fd12a1af3abf8a19131df55e663c80"
+LABEL org.imgkit.input-hash="733afb942f29c0f3f0b62a423024aed4"
