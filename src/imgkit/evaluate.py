@@ -134,23 +134,21 @@ def framework_checks(report: dict[str, Any], exp: Expectations) -> list[Check]:
             checks.append(Check(f"{name}.cuda-build", FAIL, "a CUDA build", "CPU-only build",
                                 f"{name} was built without CUDA: it can only use the CPU"))
             continue
-        build_cuda, lib_cuda = str(result.get("build_cuda") or ""), runtime["cudart"]
-        if lib_cuda:
-            ok = (build_cuda.split(".")[0] == lib_cuda.split(".")[0]
-                  and parse_version(lib_cuda) >= parse_version(build_cuda))
-            checks.append(Check(f"{name}.build-cuda", PASS if ok else FAIL,
-                                f"runtime >= {build_cuda}, same major", lib_cuda,
-                                "" if ok else f"{name} was built for CUDA {build_cuda} but the "
-                                              f"image's runtime is {lib_cuda}"))
-        build_cudnn, lib_cudnn = _cudnn_text(result.get("build_cudnn")), runtime["cudnn"]
-        if lib_cudnn and build_cudnn:
-            ok = (build_cudnn.split(".")[0] == lib_cudnn.split(".")[0]
-                  and parse_version(lib_cudnn) >= parse_version(build_cudnn))
-            checks.append(Check(f"{name}.build-cudnn", PASS if ok else FAIL,
-                                f">= {build_cudnn}, same major", lib_cudnn,
-                                "" if ok else f"{name} was built for cuDNN {build_cudnn} but the "
-                                              f"image has {lib_cudnn}"))
+        for key, label, built, lib in (
+                ("build-cuda", "CUDA", str(result.get("build_cuda") or ""), runtime["cudart"]),
+                ("build-cudnn", "cuDNN", _cudnn_text(result.get("build_cudnn")), runtime["cudnn"])):
+            if built and lib:
+                checks.append(_build_agrees(f"{name}.{key}", name, label, built, lib))
     return checks
+
+
+def _build_agrees(check: str, framework: str, label: str, built: str, lib: str) -> Check:
+    """The library the image has must be the build's major version and not older."""
+    ok = (built.split(".")[0] == lib.split(".")[0]
+          and parse_version(lib) >= parse_version(built))
+    return Check(check, PASS if ok else FAIL, f"runtime >= {built}, same major", lib,
+                 "" if ok else f"{framework} was built for {label} {built} but the image "
+                               f"has {lib}")
 
 
 def _cudnn_text(value: Any) -> str | None:
