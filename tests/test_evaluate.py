@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from imgkit.diagnose import KNOWN, diagnose
-from imgkit.evaluate import FAIL, PASS, WARN, Thresholds, evaluate, peak_for
+from imgkit.evaluate import WARN, evaluate, peak_for
 from imgkit.expect import Expectations, expectations, from_tag
 
 

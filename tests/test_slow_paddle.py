@@ -11,8 +11,6 @@ from pathlib import Path
 
 import pytest
 
-from imgkit.verify import VerifyOptions, verify
-
 from .conftest import ROOT, no_verify_containers
 from .test_docker_verify import derive, failed
 

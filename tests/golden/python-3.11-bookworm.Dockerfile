@@ -32,4 +32,4 @@ ENV PATH=/opt/venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/
     LD_LIBRARY_PATH=/opt/imgkit/lib
 WORKDIR /workspace
 USER imgkit
-LABEL org.imgkit.input-hash="733afb942f29c0f3f0b62a423024aed4"
+LABEL org.imgkit.input-hash="5737e2e8e89df3983960395ebeabe136"

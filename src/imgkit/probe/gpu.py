@@ -8,7 +8,7 @@ import random
 import statistics
 import struct
 
-from .cuda import CudaError, Runtime, open_first
+from .cuda import CudaError, open_first
 
 CUDA_R_32F, CUDA_R_16F, CUDA_R_16BF = 0, 2, 14
 CUBLAS_COMPUTE_32F, CUBLAS_COMPUTE_32F_FAST_TF32 = 68, 77
