@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN     = $(VENV)/bin
 CUDA   ?= 11.8
 
-.PHONY: setup host build test test-fast bench render clean-venv
+.PHONY: setup host build test test-fast lint bench bench-cold render clean-venv
 
 $(BIN)/imgkit: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -13,6 +13,9 @@ $(BIN)/imgkit: pyproject.toml
 	touch $@
 
 setup: $(BIN)/imgkit  ## the virtualenv with imgkit and its test tools
+	@# bytecode for the editable install, also where PYTHONDONTWRITEBYTECODE is set:
+	@# start-up is most of what a no-op `imgkit build` costs
+	@$(BIN)/python -m compileall -q src
 
 host:                 ## Docker engine + debootstrap installed and running (needs root/sudo)
 	bash .ci/setup-host.sh
@@ -26,8 +29,14 @@ test: host setup      ## every test, real Docker engine included
 test-fast: setup      ## only the tests that need no Docker engine
 	$(BIN)/pytest -q -m "not docker"
 
-bench: setup          ## builder benchmark (see docs/benchmarks.md)
+lint: setup           ## ruff (pyflakes, pycodestyle, import order)
+	$(BIN)/ruff check src tests bench
+
+bench: setup          ## builder benchmark: no-op rebuild vs docker's cache check (docs/benchmarks.md)
 	$(BIN)/python bench/build_bench.py
+
+bench-cold: setup     ## also the cold shared-vs-independent build (slow: ~20 min, ~40 GB)
+	$(BIN)/python bench/build_bench.py --cold
 
 render: setup
 	$(BIN)/imgkit render --cuda $(CUDA) --out out/contexts

@@ -21,6 +21,19 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                 item.add_marker(skip)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def private_plan_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """Tests (and the imgkit processes they start) keep their plan cache to themselves."""
+    path = tmp_path_factory.mktemp("plan-cache")
+    old = os.environ.get("IMGKIT_CACHE_DIR")
+    os.environ["IMGKIT_CACHE_DIR"] = str(path)
+    yield path
+    if old is None:
+        del os.environ["IMGKIT_CACHE_DIR"]
+    else:
+        os.environ["IMGKIT_CACHE_DIR"] = old
+
+
 @pytest.fixture(scope="session")
 def engine():  # type: ignore[no-untyped-def]
     from imgkit.engine import connect

@@ -11,7 +11,8 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def imgkit(*args: str, env: dict[str, str] | None = None, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+def imgkit(*args: str, env: dict[str, str] | None = None,
+           cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "imgkit", *args], capture_output=True, text=True,
                           cwd=cwd, env={**os.environ, "COLUMNS": "200", **(env or {})}, timeout=120)
 

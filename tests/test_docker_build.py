@@ -9,16 +9,16 @@ from pathlib import Path
 import pytest
 
 from imgkit import workflows
-from imgkit.build import BUILT, FAILED, SKIPPED, UP_TO_DATE, BuildOptions, Builder
+from imgkit.build import BUILT, FAILED, SKIPPED, UP_TO_DATE, Builder, BuildOptions
 from imgkit.buildenv import BuildEnv, SecretServer, default_ca_bundle
-from imgkit.render import INPUT_HASH_LABEL
+from imgkit.freshness import INPUT_HASH_LABEL
 
 pytestmark = pytest.mark.docker
 
 
 def build(engine, project: Path, namespace: str, **kw):  # type: ignore[no-untyped-def]
-    plan = workflows.load_plan(project / "images", namespace, None, None)
-    contexts = workflows.render_plan(plan, project / "templates")
+    contexts = workflows.render_contexts(project / "images", project / "templates", namespace,
+                                         None, None)
     env = BuildEnv(ca_bundle=default_ca_bundle(None))
     with SecretServer(env, engine.bridge_gateway()) as server:
         results = Builder(engine, BuildOptions(jobs=2, **kw), server.extra_hosts,
@@ -77,3 +77,35 @@ def test_dry_run_builds_nothing(engine, base_image, project, namespace):  # type
     contexts, results = build(engine, project, namespace + "-dry", dry_run=True)
     assert {r.status for r in results.values()} == {"would-build"}
     assert engine.image(contexts[0].target.tag) is None
+
+
+def cli_build(project: Path, namespace: str) -> tuple[dict[str, str], str]:
+    """`imgkit build` as a user runs it; returns {tag: status} from the summary, and stderr."""
+    proc = subprocess.run([sys.executable, "-m", "imgkit", "build", "--images",
+                           str(project / "images"), "--namespace", namespace],
+                          capture_output=True, text=True, timeout=1200)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    lines = proc.stdout.splitlines()
+    rows = lines[lines.index(next(x for x in lines if x.startswith("---"))) + 1:]
+    return {row.split()[0]: row.split()[1] for row in rows}, proc.stderr
+
+
+def test_cli_noop_answers_from_the_plan_cache_yet_sees_every_change(  # type: ignore[no-untyped-def]
+        engine, base_image, project, namespace, private_plan_cache):
+    statuses, _ = cli_build(project, namespace)
+    assert set(statuses.values()) <= {BUILT, UP_TO_DATE} and len(statuses) == 2
+    assert list((private_plan_cache / "plans").glob("*.json"))
+
+    statuses, stderr = cli_build(project, namespace)           # the no-op fast path
+    assert set(statuses.values()) == {UP_TO_DATE}
+    assert "building" not in stderr
+    root, leaf = list(statuses)
+
+    engine.remove_image(leaf)                                   # the engine is always asked
+    statuses, _ = cli_build(project, namespace)
+    assert statuses == {root: UP_TO_DATE, leaf: BUILT}
+
+    template = project / "templates" / "pip-layer.Dockerfile.j2"  # a changed input is seen
+    template.write_text(template.read_text() + "# a comment changes the input hash\n")
+    statuses, _ = cli_build(project, namespace)
+    assert statuses == {root: UP_TO_DATE, leaf: BUILT}

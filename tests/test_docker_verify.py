@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
 from imgkit import workflows
-from imgkit.build import BuildOptions, Builder
+from imgkit.build import Builder, BuildOptions
 from imgkit.buildenv import BuildEnv, SecretServer, default_ca_bundle
 from imgkit.errors import HostError
 from imgkit.verify import VerifyOptions, verify
@@ -29,8 +27,8 @@ def mini(engine, base_image, namespace, tmp_path_factory) -> str:  # type: ignor
     project = tmp_path_factory.mktemp("mini")
     (project / "images").mkdir()
     (project / "images" / "mini.yaml").write_text(MINI_FAMILY)
-    plan = workflows.load_plan(project / "images", namespace, None, None)
-    contexts = workflows.render_plan(plan, ROOT / "templates")
+    contexts = workflows.render_contexts(project / "images", ROOT / "templates", namespace,
+                                         None, None)
     with SecretServer(BuildEnv(ca_bundle=default_ca_bundle(None)), engine.bridge_gateway()) as s:
         results = Builder(engine, BuildOptions(), s.extra_hosts, lambda *a: None).run(contexts)
     assert all(r.status == "built" or r.status == "up-to-date" for r in results), results

@@ -4,14 +4,14 @@ import os
 import shutil
 import subprocess
 import sys
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from imgkit.compat import load
+from imgkit.freshness import INPUT_HASH_LABEL
 from imgkit.plan import make_plan, select
-from imgkit.render import INPUT_HASH_LABEL, render_plan, write_context
+from imgkit.render import render_plan, write_context
 from imgkit.spec import load_spec
 
 ROOT = Path(__file__).resolve().parent.parent

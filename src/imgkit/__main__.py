@@ -1,1 +1,3 @@
-from .cli import app; app()
+from .entry import main
+
+main()

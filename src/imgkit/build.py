@@ -9,26 +9,15 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from .engine import Cancelled, Engine
 from .errors import BuildFailed
-from .render import INPUT_HASH_LABEL, Context, write_context
+from .freshness import Freshness, check_freshness
+from .outcome import BUILT, CANCELLED, FAILED, SKIPPED, UP_TO_DATE, WOULD_BUILD, Result, up_to_date
 
-BUILT, UP_TO_DATE, FAILED, SKIPPED, WOULD_BUILD, CANCELLED = (
-    "built", "up-to-date", "failed", "skipped", "would-build", "cancelled")
-
-
-@dataclass(frozen=True)
-class Result:
-    tag: str
-    status: str
-    seconds: float = 0.0
-    size: int = 0
-    image_id: str = ""
-    reason: str = ""
-    error: BuildFailed | None = None
-
+if TYPE_CHECKING:
+    from .render import Context
 
 @dataclass(frozen=True)
 class BuildOptions:
@@ -40,21 +29,6 @@ class BuildOptions:
 Listener = Callable[[str, str, str], None]  # (tag, event, text)
 
 
-def is_up_to_date(engine: Engine, context: Context) -> tuple[bool, str]:
-    """Tag exists, carries the expected input hash, and sits on its parent's current layers."""
-    target = context.target
-    info = engine.image(target.tag)
-    if info is None:
-        return False, "not built yet"
-    if info.labels.get(INPUT_HASH_LABEL) != context.input_hash:
-        return False, "inputs changed"
-    parent_ref = target.parent or target.base
-    parent = engine.image(parent_ref) if parent_ref else None
-    if parent is None or info.layers[: len(parent.layers)] != parent.layers:
-        return False, f"{parent_ref} changed"
-    return True, ""
-
-
 class Builder:
     def __init__(self, engine: Engine, options: BuildOptions, extra_hosts: dict[str, str],
                  listener: Listener) -> None:
@@ -64,20 +38,19 @@ class Builder:
         self.listener = listener
         self.cancel = threading.Event()
 
-    def _one(self, context: Context) -> Result:
+    def _one(self, context: Context, freshness: Freshness) -> Result:
         tag = context.target.tag
         start = time.monotonic()
-        if not self.options.force:
-            fresh, why = is_up_to_date(self.engine, context)
-            if fresh:
-                info = self.engine.image(tag)
-                return Result(tag, UP_TO_DATE, 0.0, info.size if info else 0,
-                              info.id if info else "")
-        else:
+        if self.options.force:
             why = "--force"
+        elif freshness.fresh:
+            return up_to_date(tag, freshness)
+        else:
+            why = freshness.why
         if self.options.dry_run:
             return Result(tag, WOULD_BUILD, reason=why)
         self.listener(tag, "start", why)
+        from .render import write_context  # not at import: a no-op build renders nothing
         workdir = Path(tempfile.mkdtemp(prefix="imgkit-ctx-"))
         try:
             path = write_context(context, workdir)
@@ -97,8 +70,11 @@ class Builder:
         info = self.engine.image(tag)
         return Result(tag, BUILT, time.monotonic() - start, info.size if info else 0, image_id)
 
-    def run(self, contexts: list[Context]) -> list[Result]:
+    def run(self, contexts: list[Context],
+            freshness: dict[str, Freshness] | None = None) -> list[Result]:
         """Schedule every context as soon as its parent is done; Ctrl-C cancels cleanly."""
+        if freshness is None:
+            freshness = check_freshness(self.engine, [c.stamp for c in contexts])
         by_tag = {c.target.tag: c for c in contexts}
         results: dict[str, Result] = {}
         pending = dict(by_tag)
@@ -116,7 +92,7 @@ class Builder:
                                                       reason=f"parent {parent} {results[parent].status}")
                                 self.listener(tag, SKIPPED, results[tag].reason)
                                 continue
-                            running[pool.submit(self._one, ctx)] = tag
+                            running[pool.submit(self._one, ctx, freshness[tag])] = tag
                     if not running:
                         continue
                     done, _ = cf.wait(running, timeout=0.5, return_when=cf.FIRST_COMPLETED)

@@ -7,13 +7,16 @@ before the step ends: no layer and no history entry keeps them.
 """
 from __future__ import annotations
 
-import http.server
 import threading
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
+from typing import TYPE_CHECKING
 
 from .errors import HostError, UsageError
+
+if TYPE_CHECKING:
+    from http.server import ThreadingHTTPServer
 
 HOSTNAME = "imgkit-build-secrets"
 PORT = 47419  # fixed: the helper in the image knows it, and it is not part of any cache key
@@ -55,7 +58,7 @@ class SecretServer:
     def __init__(self, env: BuildEnv, bind_ip: str) -> None:
         self.files = env.files()
         self.bind_ip = bind_ip
-        self._server: http.server.ThreadingHTTPServer | None = None
+        self._server: ThreadingHTTPServer | None = None
 
     @property
     def extra_hosts(self) -> dict[str, str]:
@@ -64,6 +67,8 @@ class SecretServer:
     def __enter__(self) -> "SecretServer":
         if not self.files:
             return self
+        import http.server  # only when something is built: no-op runs skip its import cost
+
         files = self.files
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -82,7 +87,9 @@ class SecretServer:
         except OSError as exc:
             raise HostError(f"cannot serve build settings on {self.bind_ip}:{PORT}: "
                             f"{exc.strerror}", hint="is another `imgkit build` running?")
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        # A short poll interval: shutdown() waits up to one interval.
+        threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
+                         daemon=True).start()
         return self
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,

@@ -3,25 +3,24 @@ function, map ImgkitError to its exit code."""
 from __future__ import annotations
 
 import functools
-import sys
 from pathlib import Path
 from typing import Any, Callable, Optional, TypeVar
 
 import typer
-from rich.console import Console
 
-from . import workflows
+from . import report, workflows
 from .errors import EXIT_INTERRUPTED, ImgkitError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Build and verify GPU container images from a declared matrix.")
-err = Console(stderr=True)
 F = TypeVar("F", bound=Callable[..., Any])
 
-IMAGES = typer.Option(Path("images"), "--images", help="Directory of matrix files (*.yaml).")
+IMAGES = typer.Option(workflows.DEFAULT_IMAGES, "--images",
+                      help="Directory of matrix files (*.yaml).")
 TEMPLATES = typer.Option(None, "--templates",
                          help="Template directory [default: templates/ beside --images].")
-NAMESPACE = typer.Option("imgkit", "--namespace", help="Repository prefix of shared layers.")
+NAMESPACE = typer.Option(workflows.DEFAULT_NAMESPACE, "--namespace",
+                         help="Repository prefix of shared layers.")
 CUDA = typer.Option(None, "--cuda", help="Only images of this CUDA version, e.g. 11.8.")
 ONLY = typer.Option(None, "--only", help="Only tags matching this glob (plus their parents).")
 
@@ -33,12 +32,13 @@ def reports_errors(func: F) -> F:
         try:
             return func(*args, **kwargs)
         except ImgkitError as exc:
+            err = report.console(stderr=True)
             err.print(f"[bold red]error:[/] {exc.message}", highlight=False, markup=True)
             if exc.hint:
                 err.print(f"  hint: {exc.hint}", highlight=False)
             raise typer.Exit(exc.exit_code)
         except KeyboardInterrupt:
-            err.print("interrupted: stopped cleanly")
+            report.console(stderr=True).print("interrupted: stopped cleanly")
             raise typer.Exit(EXIT_INTERRUPTED)
     return wrapper  # type: ignore[return-value]
 
@@ -99,10 +99,6 @@ def list_(
 ) -> None:
     """Validate the matrix and list its images, parents first."""
     workflows.list_plan(cuda=cuda, only=only, images=images, namespace=namespace)
-
-
-def main() -> None:  # pragma: no cover - console entry
-    sys.exit(app())
 
 
 @app.command()

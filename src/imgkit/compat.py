@@ -8,12 +8,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from importlib import resources
 from typing import Any
 
-import yaml
-
+from . import yamlload
 from .errors import CompatError
+from .shipped import PACKAGE_DIR
 
 Version = tuple[int, ...]
 _VERSION = re.compile(r"^[0-9]+(\.[0-9]+)*$")
@@ -169,5 +168,5 @@ def _from_dict(raw: dict[str, Any]) -> Compat:
 
 @lru_cache(maxsize=1)
 def load() -> Compat:
-    text = resources.files("imgkit").joinpath("data/compat.yaml").read_text()
-    return _from_dict(yaml.safe_load(text))
+    text = PACKAGE_DIR.joinpath("data/compat.yaml").read_text()
+    return _from_dict(yamlload.safe_load(text))

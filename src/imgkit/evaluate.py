@@ -6,14 +6,13 @@ import os
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
-from importlib import resources
 from typing import Any
 
-import yaml
-
+from . import yamlload
 from .compat import parse_version
 from .diagnose import HOST, IMAGE, diagnose
 from .expect import Expectations
+from .shipped import PACKAGE_DIR
 
 PASS, FAIL, WARN, SKIP, INFO = "pass", "fail", "warn", "skip", "info"
 DOCKER_DEFAULT_SHM = 64 * 1024 * 1024
@@ -226,7 +225,7 @@ def environment_checks(report: dict[str, Any], exp: Expectations) -> list[Check]
 
 @lru_cache(maxsize=1)
 def gpu_table() -> list[dict[str, Any]]:
-    return list(yaml.safe_load(resources.files("imgkit").joinpath("data/gpus.yaml").read_text()))
+    return list(yamlload.safe_load(PACKAGE_DIR.joinpath("data/gpus.yaml").read_text()))
 
 
 def peak_for(name: str) -> dict[str, Any] | None:

@@ -10,14 +10,14 @@ from __future__ import annotations
 import hashlib
 import shutil
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 
 import jinja2
 
+from .freshness import INPUT_HASH_LABEL, Stamp
 from .plan import LIB_LINKS, VENV, Plan, Target
+from .shipped import PACKAGE_DIR
 
-INPUT_HASH_LABEL = "org.imgkit.input-hash"
 TEMPLATES = {"python": "python.Dockerfile.j2", "cuda": "pip-layer.Dockerfile.j2",
              "cudnn": "pip-layer.Dockerfile.j2", "nccl": "pip-layer.Dockerfile.j2",
              "framework": "framework.Dockerfile.j2"}
@@ -32,6 +32,10 @@ class Context:
     @property
     def dirname(self) -> str:
         return context_dirname(self.target.tag)
+
+    @property
+    def stamp(self) -> Stamp:
+        return Stamp(self.target.tag, self.target.parent, self.target.base, self.input_hash)
 
     @property
     def dockerfile(self) -> str:
@@ -50,7 +54,7 @@ def _environment(templates_dir: Path) -> jinja2.Environment:
 
 def _package_files(subdir: str, dest: str) -> list[tuple[str, bytes, int]]:
     """Files shipped inside the imgkit package (helpers, probe), in sorted order."""
-    root = resources.files("imgkit").joinpath(subdir)
+    root = PACKAGE_DIR.joinpath(subdir)
     out = []
     for entry in sorted(root.iterdir(), key=lambda e: e.name):
         if entry.is_file() and not entry.name.endswith(".pyc"):

@@ -1,15 +1,30 @@
-"""Human and machine output, from the result objects the core returns."""
+"""Human and machine output, from the result objects the core returns.
+
+rich is imported on first use, not at start-up (~40 ms with its tables): the build summary
+is plain aligned text, so a no-op `imgkit build` never loads it. Plain text also keeps
+every tag whole and greppable in CI logs, where a rich table would truncate long tags.
+"""
 from __future__ import annotations
 
-from rich.console import Console
-from rich.table import Table
+import functools
+import sys
+from typing import TYPE_CHECKING
 
-from .build import Result
-from .errors import BuildFailed
-from .evaluate import Verdict
-from .plan import Plan
+if TYPE_CHECKING:  # types only: the verifier's modules stay out of a `build` run's start-up
+    from rich.console import Console
 
-out = Console(highlight=False)
+    from .errors import BuildFailed
+    from .evaluate import Verdict
+    from .outcome import Result
+    from .plan import Plan
+
+
+@functools.lru_cache(maxsize=2)
+def console(stderr: bool = False) -> Console:
+    from rich.console import Console
+    return Console(stderr=stderr, highlight=False, soft_wrap=True)  # whole lines in CI logs
+
+
 STATUS_STYLE = {"built": "green", "up-to-date": "green", "would-build": "cyan",
                 "failed": "bold red", "skipped": "yellow", "cancelled": "yellow"}
 
@@ -24,26 +39,43 @@ def human_size(size: int) -> str:
 
 
 def print_plan(plan: Plan) -> None:
+    from rich.table import Table
     table = Table(title="imgkit matrix (parents first)")
     for column in ("tag", "layer", "parent"):
         table.add_column(column)
     for t in plan.targets:
         table.add_row(t.tag, t.layer, t.parent or t.base or "")
-    out.print(table)
+    console().print(table)
+
+
+def build_summary(results: list[Result], seconds: float) -> str:
+    """The build summary as aligned plain text: one row per image, tags never cut."""
+    header = ("tag", "status", "size", "seconds", "note")
+    rows = [(r.tag, r.status, human_size(r.size) if r.size else "",
+             f"{r.seconds:.1f}" if r.seconds else "", r.reason[:60]) for r in results]
+    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
+    right = {2, 3}  # size and seconds
+
+    def line(row: tuple[str, ...]) -> str:
+        cells = [cell.rjust(w) if i in right else cell.ljust(w)
+                 for i, (cell, w) in enumerate(zip(row, widths))]
+        return "  ".join(cells).rstrip()
+
+    counts: dict[str, int] = {}
+    for r in results:
+        counts[r.status] = counts.get(r.status, 0) + 1
+    total = ", ".join(f"{n} {status}" for status, n in counts.items())
+    return "\n".join([f"imgkit build: {len(results)} images in {seconds:.1f} s ({total or 'nothing to do'})",
+                      line(header), line(tuple("-" * w for w in widths)),
+                      *(line(row) for row in rows)])
 
 
 def print_build_summary(results: list[Result], seconds: float) -> None:
-    table = Table(title=f"imgkit build: {len(results)} images in {seconds:.0f} s")
-    for column in ("tag", "status", "size", "seconds", "note"):
-        table.add_column(column, justify="right" if column in ("size", "seconds") else "left")
-    for r in results:
-        style = STATUS_STYLE.get(r.status, "")
-        table.add_row(r.tag, f"[{style}]{r.status}[/]", human_size(r.size) if r.size else "",
-                      f"{r.seconds:.1f}" if r.seconds else "", r.reason[:60])
-    out.print(table)
+    print(build_summary(results, seconds), file=sys.stdout, flush=True)
 
 
 def print_build_failure(error: BuildFailed) -> None:
+    out = console()
     out.print(f"\n[bold red]{error.tag}[/] failed at {error.step}: {error.reason}")
     for line in error.log_tail[-15:]:
         out.print(f"  | {line}", markup=False)
@@ -55,6 +87,8 @@ VERDICT_STYLE = {"pass": "green", "fail": "bold red", "warn": "yellow", "skip": 
 
 
 def print_verdict(verdict: Verdict) -> None:
+    from rich.table import Table
+    out = console()
     table = Table(title=f"imgkit verify {verdict.image}", show_lines=False)
     for column in ("check", "expected", "measured", "verdict", "diagnosis"):
         table.add_column(column, overflow="fold")

@@ -23,8 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from . import yamlload
 from .errors import SpecError
 
 # Every value that can reach a Dockerfile is checked against one of these first.
@@ -210,8 +209,8 @@ def load_spec(images_dir: Path) -> Spec:
     seen: dict[str, str] = {}
     for path in files:
         try:
-            raw = yaml.safe_load(path.read_text())
-        except yaml.YAMLError as exc:
+            raw = yamlload.safe_load(path.read_text())
+        except yamlload.YAMLError as exc:
             mark = getattr(exc, "problem_mark", None)
             where = f"line {mark.line + 1}" if mark else "(parse)"
             raise SpecError(str(path), where, f"not valid YAML: {getattr(exc, 'problem', exc)}")

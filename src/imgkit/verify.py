@@ -8,7 +8,6 @@ import json
 import re
 import zipfile
 from dataclasses import dataclass
-from importlib import resources
 
 import docker.errors
 import docker.types
@@ -20,6 +19,7 @@ from .engine import Engine
 from .errors import HostError, UsageError
 from .evaluate import FAIL, INFO, PASS, WARN, Check, Thresholds, Verdict, evaluate
 from .expect import Expectations, expectations
+from .shipped import PACKAGE_DIR
 
 BOOT = """import base64, os, runpy, sys
 path = '/tmp/imgkit_probe.zip'
@@ -46,7 +46,7 @@ def probe_zip() -> bytes:
     """The probe package as a zip, importable as `imgkit_probe` inside any python3 >= 3.8."""
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as archive:
-        root = resources.files("imgkit").joinpath("probe")
+        root = PACKAGE_DIR.joinpath("probe")
         for entry in sorted(root.iterdir(), key=lambda e: e.name):
             if entry.name.endswith(".py"):
                 info = zipfile.ZipInfo(f"imgkit_probe/{entry.name}", (2020, 1, 1, 0, 0, 0))

@@ -1,25 +1,29 @@
-"""The core of each command, as keyword-argument functions (the CLI is a thin layer)."""
+"""The core of each command, as keyword-argument functions (the CLI is a thin layer).
+
+Modules that parse, render or build (PyYAML, Jinja2, docker-py behind them) are imported
+inside the functions that need them: a no-op `imgkit build` answers from the plan cache
+and the engine's inspect calls alone, and start-up is most of its cost.
+"""
 from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING, Callable
 
-from rich.console import Console
-
-from . import compat, report
-from .base import ensure_base
-from .build import BuildOptions, Builder, Result
+from . import plancache, report
 from .buildenv import BuildEnv, SecretServer, default_ca_bundle
-from .engine import connect
+from .engine import Engine, connect
 from .errors import EXIT_FAILED, EXIT_OK, UsageError
-from .plan import Plan, Settings, make_plan, select
-from .render import Context, render_plan, write_context
-from .spec import REPOSITORY_PATTERN, load_spec
+from .freshness import check_freshness
 
-console = Console(stderr=True, highlight=False)
-
+if TYPE_CHECKING:
+    from .plan import Plan
+    from .render import Context
 
 def load_plan(images: Path, namespace: str, cuda: str | None, only: str | None) -> Plan:
+    from . import compat
+    from .plan import Settings, make_plan, select
+    from .spec import REPOSITORY_PATTERN, load_spec
     if not REPOSITORY_PATTERN.match(namespace):
         raise UsageError(f"--namespace {namespace!r} is not a valid repository prefix")
     spec = load_spec(images)
@@ -33,10 +37,17 @@ def templates_dir(images: Path, templates: Path | None) -> Path:
     return path
 
 
+def render_contexts(images: Path, templates: Path | None, namespace: str, cuda: str | None,
+                    only: str | None) -> list[Context]:
+    from .render import render_plan
+    plan = load_plan(images, namespace, cuda, only)
+    return render_plan(plan, templates_dir(images, templates))
+
+
 def render(*, out: Path, cuda: str | None, only: str | None, images: Path,
            templates: Path | None, namespace: str) -> list[Path]:
-    plan = load_plan(images, namespace, cuda, only)
-    contexts = render_plan(plan, templates_dir(images, templates))
+    from .render import write_context
+    contexts = render_contexts(images, templates, namespace, cuda, only)
     out.mkdir(parents=True, exist_ok=True)
     written = [write_context(c, out) for c in contexts]
     for path in written:
@@ -49,21 +60,8 @@ def list_plan(*, cuda: str | None, only: str | None, images: Path, namespace: st
     report.print_plan(plan)
 
 
-def build(*, cuda: str | None, only: str | None, jobs: int, force: bool, dry_run: bool,
-          verbose: bool, images: Path, templates: Path | None, namespace: str,
-          ca_bundle: str | None, index_url: str | None, base_source: str,
-          mirror: str | None) -> int:
-    """Validate, render, then build; returns the exit code (1 if any image failed)."""
-    plan = load_plan(images, namespace, cuda, only)           # exit 2 before any docker call
-    contexts = render_plan(plan, templates_dir(images, templates))
-    env = BuildEnv(ca_bundle=default_ca_bundle(ca_bundle), index_url=index_url)
-    env.files()                                               # bad --ca-bundle: exit 2 now
-    engine = connect()                                        # unreachable: exit 3
-    started = time.monotonic()
-    if not dry_run:
-        for ref, os_name in sorted({(t.base, t.os) for t in plan.targets if t.base}):
-            ensure_base(engine, ref, os_name, source=base_source, mirror=mirror,
-                        log=lambda m: console.print(f"[dim]base:[/] {m}"))
+def _progress(verbose: bool) -> Callable[[str, str, str], None]:
+    console = report.console(stderr=True)
 
     def listener(tag: str, event: str, text: str) -> None:
         if event == "log":
@@ -73,10 +71,76 @@ def build(*, cuda: str | None, only: str | None, jobs: int, force: bool, dry_run
             console.print(f"[cyan]building[/] {tag} ({text})")
         else:
             console.print(f"[bold]{event}[/] {tag}" + (f": {text}" if text else ""))
+    return listener
 
+
+DEFAULT_IMAGES = Path("images")
+DEFAULT_NAMESPACE = "imgkit"
+
+
+def build_env(ca_bundle: str | None, index_url: str | None) -> BuildEnv:
+    env = BuildEnv(ca_bundle=default_ca_bundle(ca_bundle), index_url=index_url)
+    env.files()                                               # bad --ca-bundle: exit 2 now
+    return env
+
+
+def plan_key(images: Path, templates: Path | None, namespace: str, cuda: str | None,
+             only: str | None) -> str:
+    return plancache.fingerprint(images, templates_dir(images, templates),
+                                 {"namespace": namespace, "cuda": cuda, "only": only})
+
+
+def build(*, cuda: str | None, only: str | None, jobs: int, force: bool, dry_run: bool,
+          verbose: bool, images: Path, templates: Path | None, namespace: str,
+          ca_bundle: str | None, index_url: str | None, base_source: str,
+          mirror: str | None) -> int:
+    """Validate, render, then build; returns the exit code (1 if any image failed)."""
+    started = time.monotonic()
+    env = build_env(ca_bundle, index_url)
+    key = plan_key(images, templates, namespace, cuda, only)
+    if not (force or dry_run) and answer_if_up_to_date(key, started):
+        return EXIT_OK
+    contexts = render_contexts(images, templates, namespace, cuda, only)  # bad input: exit 2
+    plancache.store(key, [c.stamp for c in contexts])
+    engine = connect()                                        # unreachable: exit 3
+    return _build(engine, contexts, env, jobs=jobs, force=force, dry_run=dry_run,
+                  verbose=verbose, base_source=base_source, mirror=mirror, started=started)
+
+
+def answer_if_up_to_date(key: str, started: float) -> bool:
+    """The no-op path: when the plan cache knows this selection and the engine shows every
+    image up to date, print the summary and return True; otherwise print nothing."""
+    from .outcome import up_to_date
+    stamps = plancache.lookup(key)
+    if stamps is None:
+        return False
+    freshness = check_freshness(connect(), stamps)            # unreachable: exit 3
+    if not all(f.fresh for f in freshness.values()):
+        return False
+    results = [up_to_date(s.tag, freshness[s.tag]) for s in stamps]
+    report.print_build_summary(results, time.monotonic() - started)
+    return True
+
+
+def _build(engine: Engine, contexts: list[Context], env: BuildEnv, *, jobs: int, force: bool,
+           dry_run: bool, verbose: bool, base_source: str, mirror: str | None,
+           started: float) -> int:
+    from .base import ensure_base
+    from .build import Builder, BuildOptions
+    console = report.console(stderr=True)
+    if not dry_run:
+        for ref, os_name in sorted({(c.target.base, c.target.os) for c in contexts
+                                    if c.target.base}):
+            ensure_base(engine, ref, os_name, source=base_source, mirror=mirror,
+                        log=lambda m: console.print(f"[dim]base:[/] {m}"))
     options = BuildOptions(jobs=jobs, force=force, dry_run=dry_run)
-    with SecretServer(env, engine.bridge_gateway()) as server:
-        results = Builder(engine, options, server.extra_hosts, listener).run(contexts)
+    freshness = check_freshness(engine, [c.stamp for c in contexts])
+    # The settings server only runs while something is really built.
+    builds = not dry_run and (force or not all(f.fresh for f in freshness.values()))
+    with SecretServer(env if builds else BuildEnv(),
+                      engine.bridge_gateway() if builds else "") as server:
+        results = Builder(engine, options, server.extra_hosts, _progress(verbose)).run(
+            contexts, freshness)
     report.print_build_summary(results, time.monotonic() - started)
     for result in results:
         if result.error is not None:
@@ -85,14 +149,12 @@ def build(*, cuda: str | None, only: str | None, jobs: int, force: bool, dry_run
                               for r in results) else EXIT_OK
 
 
-__all__ = ["build", "render", "list_plan", "Context", "Result"]
-
-
 def verify(*, image: str, gpus: str, expect: list[str], json_file: Path | None,
            junit_file: Path | None, timeout: int, min_gemm: float, min_conv: float) -> int:
     from .errors import EXIT_HOST
     from .evaluate import Thresholds
-    from .verify import VerifyOptions, device_requests, verify as run_verify
+    from .verify import VerifyOptions, device_requests
+    from .verify import verify as run_verify
     device_requests(gpus)                                     # bad --gpus: exit 2 first
     engine = connect()
     options = VerifyOptions(gpus=gpus, expect=tuple(expect), timeout=timeout,

@@ -1,0 +1,80 @@
+"""The `imgkit` console entry point: answers a no-op build before loading the CLI.
+
+A no-op `imgkit build` must cost well under docker's own cache check, and Python start-up
+dominates it; importing typer alone is a third of that. So a plain `imgkit build` with only
+selection options is first tried here: parse those few options, and if the plan cache knows
+the selection and every image is up to date, print the summary and exit 0. Anything else
+(help, --force, --dry-run, any other option, a cache miss, anything out of date, any error)
+goes to the typer CLI from the start, so its parsing, messages and exit codes stay the
+only ones a user ever sees. tests/test_entry.py keeps these options in step with cli.py.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+
+# Options the fast path understands: flag -> keyword of workflows.plan_key. They only
+# select what to check; everything that changes how images are built is left to the CLI.
+SELECTION_OPTIONS = {"--cuda": "cuda", "--only": "only", "--images": "images",
+                     "--templates": "templates", "--namespace": "namespace"}
+# Read by `imgkit build` through typer's envvar; checked the same way here.
+BUILD_ENV_VARS = {"ca_bundle": "IMGKIT_CA_BUNDLE", "index_url": "IMGKIT_INDEX_URL"}
+
+
+def parse_selection(args: list[str]) -> dict[str, str] | None:
+    """`--opt value` / `--opt=value` pairs of SELECTION_OPTIONS, or None for anything else."""
+    out: dict[str, str] = {}
+    i = 0
+    while i < len(args):
+        flag, eq, value = args[i].partition("=")
+        if flag not in SELECTION_OPTIONS or SELECTION_OPTIONS[flag] in out:
+            return None
+        if not eq:
+            if i + 1 >= len(args) or args[i + 1].startswith("-"):
+                return None
+            value = args[i + 1]
+            i += 1
+        out[SELECTION_OPTIONS[flag]] = value
+        i += 1
+    return out
+
+
+def try_noop_build(argv: list[str]) -> bool:
+    """True when `argv` was a build with nothing to do and it has been answered."""
+    if not argv or argv[0] != "build":
+        return False
+    selection = parse_selection(argv[1:])
+    if selection is None:
+        return False
+    from . import workflows
+    from .errors import ImgkitError
+    started = time.monotonic()
+    try:
+        workflows.build_env(**{k: os.environ.get(v) or None for k, v in BUILD_ENV_VARS.items()})
+        key = workflows.plan_key(
+            Path(selection.get("images", workflows.DEFAULT_IMAGES)),
+            Path(selection["templates"]) if "templates" in selection else None,
+            selection.get("namespace", workflows.DEFAULT_NAMESPACE),
+            selection.get("cuda"), selection.get("only"))
+        return workflows.answer_if_up_to_date(key, started)
+    except ImgkitError:
+        return False  # the CLI runs the command again and reports it properly
+
+
+def main() -> None:
+    try:
+        answered = try_noop_build(sys.argv[1:])
+    except KeyboardInterrupt:
+        from .errors import EXIT_INTERRUPTED
+        print("interrupted: stopped cleanly", file=sys.stderr)
+        sys.exit(EXIT_INTERRUPTED)
+    if answered:
+        sys.exit(0)
+    from .cli import app
+    app()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

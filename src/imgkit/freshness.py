@@ -1,0 +1,64 @@
+"""Is an image up to date? Decided from labels and layers, before any `docker build`.
+
+An image is up to date when its tag exists, carries the input hash its rendered context
+has now, and sits on its parent's current layers; an image whose parent is rebuilt is
+rebuilt too. This module needs only the engine's inspect call and each image's Stamp, so a
+no-op build can answer without rendering anything (see plancache.py).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .engine import Engine, ImageInfo
+
+INPUT_HASH_LABEL = "org.imgkit.input-hash"
+
+
+@dataclass(frozen=True)
+class Stamp:
+    """What the build of one image depends on: its rendered inputs and where it sits."""
+    tag: str
+    parent: str | None   # an image of the plan
+    base: str | None     # or the base OS image (python layer only)
+    input_hash: str
+
+
+@dataclass(frozen=True)
+class Freshness:
+    why: str                  # why it must be built; "" when it is up to date
+    info: ImageInfo | None    # the image the tag points at now
+
+    @property
+    def fresh(self) -> bool:
+        return not self.why
+
+
+def check_freshness(engine: Engine, stamps: list[Stamp]) -> dict[str, Freshness]:
+    """One inspect per image (and base); `stamps` come parents first."""
+    infos: dict[str, ImageInfo | None] = {}
+
+    def inspect(ref: str) -> ImageInfo | None:
+        if ref not in infos:
+            infos[ref] = engine.image(ref)
+        return infos[ref]
+
+    out: dict[str, Freshness] = {}
+    for stamp in stamps:
+        current = inspect(stamp.tag)
+        parent_ref = stamp.parent or stamp.base
+        if current is None:
+            why = "not built yet"
+        elif current.labels.get(INPUT_HASH_LABEL) != stamp.input_hash:
+            why = "inputs changed"
+        elif stamp.parent in out and not out[stamp.parent].fresh:
+            why = f"parent {stamp.parent} is rebuilt"
+        else:
+            parent = inspect(parent_ref) if parent_ref else None
+            if parent is None:
+                why = f"{parent_ref} is missing"
+            elif current.layers[: len(parent.layers)] != parent.layers:
+                why = f"{parent_ref} changed"
+            else:
+                why = ""
+        out[stamp.tag] = Freshness(why, current)
+    return out

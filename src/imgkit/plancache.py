@@ -1,0 +1,92 @@
+"""Remember what a validated, rendered plan amounted to, so a no-op build can skip making it.
+
+A no-op `imgkit build` has to be much cheaper than docker's own cache check. Parsing the
+matrix and compat data and rendering every template is most of its cost (imports
+included), yet the result depends only on bytes that hash in a millisecond: the matrix
+files, the templates, imgkit's own code and data, the Jinja2 and PyYAML releases, the
+Python version and the selection arguments. This cache maps that fingerprint to each
+image's Stamp. It never answers "is the image there": the engine is asked about every
+image on every run; a miss or an unreadable entry just means the plan is made again.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+from pathlib import Path
+
+from .freshness import Stamp
+from .shipped import PACKAGE_DIR
+
+FORMAT = 1
+
+
+def cache_dir() -> Path:
+    if os.environ.get("IMGKIT_CACHE_DIR"):
+        return Path(os.environ["IMGKIT_CACHE_DIR"])
+    xdg = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(xdg) / "imgkit"
+
+
+def _tree_files(root: Path) -> list[Path]:
+    out = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
+        out += [Path(dirpath, f) for f in sorted(filenames) if not f.endswith(".pyc")]
+    return out
+
+
+def _library_sources() -> list[Path]:
+    """The packages whose release can change rendered output: their __init__.py (which
+    carries __version__), found on sys.path the way import would, without importing them."""
+    paths = []
+    for name in ("jinja2", "yaml"):
+        for entry in sys.path:
+            init = Path(entry or ".", name, "__init__.py")
+            if init.is_file():
+                paths.append(init)
+                break
+    return paths
+
+
+def fingerprint(images: Path, templates: Path, selection: dict[str, str | None]) -> str:
+    digest = hashlib.sha256(f"imgkit-plan-{FORMAT}\0{sys.version}\0".encode())
+    digest.update(json.dumps(selection, sort_keys=True).encode())
+    for label, root in (("pkg", PACKAGE_DIR), ("images", images), ("templates", templates)):
+        for path in _tree_files(root):
+            content = path.read_bytes()
+            digest.update(f"\0{label}/{path.relative_to(root)}\0{len(content)}\0".encode())
+            digest.update(content)
+    for path in _library_sources():
+        digest.update(b"\0lib\0" + path.read_bytes())
+    return digest.hexdigest()
+
+
+def _entry(key: str) -> Path:
+    return cache_dir() / "plans" / f"{key[:40]}.json"
+
+
+def lookup(key: str) -> list[Stamp] | None:
+    try:
+        raw = json.loads(_entry(key).read_text())
+        if raw.get("format") != FORMAT or raw.get("key") != key:
+            return None
+        return [Stamp(s["tag"], s["parent"], s["base"], s["input_hash"]) for s in raw["stamps"]]
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
+def store(key: str, stamps: list[Stamp]) -> None:
+    """Best effort: an unwritable cache only costs the next no-op its speed."""
+    entry = _entry(key)
+    body = json.dumps({"format": FORMAT, "key": key, "stamps": [
+        {"tag": s.tag, "parent": s.parent, "base": s.base, "input_hash": s.input_hash}
+        for s in stamps]}, indent=1)
+    try:
+        entry.parent.mkdir(parents=True, exist_ok=True)
+        partial = entry.with_suffix(f".{os.getpid()}.tmp")
+        partial.write_text(body)
+        os.replace(partial, entry)
+    except OSError:
+        pass
