@@ -1,6 +1,7 @@
 """The builder against the real engine: a one-image matrix (Debian + python + cudart)."""
 from __future__ import annotations
 
+import signal
 import subprocess
 import sys
 import time
@@ -71,6 +72,13 @@ def test_failed_step_is_reported_and_dependents_skipped(engine, base_image, proj
     assert engine.image(root) is None or engine.image(root).labels.get(INPUT_HASH_LABEL) != \
         contexts[0].input_hash  # no tag points at the failed build
     assert {c.id for c in engine.client.containers.list(all=True)} <= containers_before
+    assert not leftovers(engine, root)
+
+
+def leftovers(engine, tag: str) -> list[str]:  # type: ignore[no-untyped-def]
+    """Untagged images a build of `tag` left (`<none>` in `docker images`)."""
+    return [i.id for i in engine.client.images.list(filters={
+        "dangling": True, "label": f"org.opencontainers.image.title={tag}"})]
 
 
 def test_dry_run_builds_nothing(engine, base_image, project, namespace):  # type: ignore[no-untyped-def]
@@ -109,3 +117,36 @@ def test_cli_noop_answers_from_the_plan_cache_yet_sees_every_change(  # type: ig
     template.write_text(template.read_text() + "# a comment changes the input hash\n")
     statuses, _ = cli_build(project, namespace)
     assert statuses == {root: UP_TO_DATE, leaf: BUILT}
+
+
+def test_ctrl_c_stops_a_silent_step_promptly_and_leaves_nothing(  # type: ignore[no-untyped-def]
+        engine, base_image, project, namespace):
+    template = project / "templates" / "python.Dockerfile.j2"
+    template.write_text(template.read_text().replace(
+        "WORKDIR /workspace", "RUN sleep 600\nWORKDIR /workspace"))
+    root = f"{namespace}/python:3.11-bookworm"
+    root_before = engine.image(root)
+    containers_before = {c.id for c in engine.client.containers.list(all=True)}
+    proc = subprocess.Popen([sys.executable, "-m", "imgkit", "build", "--images",
+                             str(project / "images"), "--namespace", namespace],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 600
+        while not [c for c in engine.client.containers.list()  # the `sleep` step is running
+                   if c.id not in containers_before and "sleep" in str(c.attrs["Args"])]:
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline
+            time.sleep(0.5)
+        stopped_at = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        _, stderr = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, stderr
+    assert time.monotonic() - stopped_at < 30, "Ctrl-C waited for the step to finish"
+    assert "Traceback" not in stderr and "interrupted" in stderr
+    assert {c.id for c in engine.client.containers.list(all=True)} <= containers_before
+    assert not leftovers(engine, root)
+    after = engine.image(root)  # the tag still points where it did: never at a half-built image
+    assert (after.id if after else None) == (root_before.id if root_before else None)

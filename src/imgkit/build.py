@@ -62,8 +62,10 @@ class Builder:
                 return Result(tag, CANCELLED, time.monotonic() - start)
             self.engine.tag(image_id, tag)
         except BuildFailed as exc:
+            self.engine.remove_partial_build(tag)
             return Result(tag, FAILED, time.monotonic() - start, reason=exc.reason, error=exc)
         except Cancelled:
+            self.engine.remove_partial_build(tag)
             return Result(tag, CANCELLED, time.monotonic() - start)
         finally:
             shutil.rmtree(workdir, ignore_errors=True)
@@ -102,8 +104,9 @@ class Builder:
                         self.listener(tag, results[tag].status, results[tag].reason)
             except KeyboardInterrupt:
                 self.cancel.set()
-                for future in running:
+                for future, tag in running.items():
                     future.cancel()
+                    self.engine.stop_build_steps(tag)  # a silent step would not notice
                 cf.wait(running)  # the workers close their streams; the daemon stops
                 raise
         return [results[c.target.tag] for c in contexts if c.target.tag in results]

@@ -153,6 +153,17 @@ class Engine:
         except docker.errors.APIError:
             pass  # still a parent of another image or used by a container: keep it
 
+    def remove_partial_build(self, tag: str) -> None:
+        """Remove the steps a failed or stopped build of `tag` left behind (untagged images
+        no container uses), so no `<none>` image lingers. Every step image carries the
+        labels our templates set first; finished images are tagged, so they are never hit."""
+        import docker.errors
+        try:
+            self.api.prune_images(filters={
+                "dangling": True, "label": f"org.opencontainers.image.title={tag}"})
+        except docker.errors.APIError:
+            pass  # another prune is running: the leftovers are docker's cache, harmless
+
     def remove_image(self, ref: str) -> None:
         import docker.errors
         try:
@@ -225,6 +236,26 @@ class Engine:
         return str(image_id)
 
     # -- containers ---------------------------------------------------------------
+    def stop_build_steps(self, tag: str) -> int:
+        """Kill the containers running build steps of `tag`; returns how many.
+
+        For Ctrl-C: the legacy builder has no cancel call and notices a dropped client only
+        at its next output, so a silent RUN step would keep going for minutes. A step's
+        container is made from an untagged intermediate image (its Image is an id, never a
+        tag, unlike a user's `docker run`) and carries the labels our templates set first."""
+        import docker.errors
+        killed = 0
+        for container in self.api.containers(filters={
+                "label": f"org.opencontainers.image.title={tag}", "status": "running"}):
+            if not str(container.get("Image", "")).startswith("sha256:"):
+                continue
+            try:
+                self.api.kill(container["Id"])
+                killed += 1
+            except docker.errors.APIError:
+                pass  # it finished on its own meanwhile
+        return killed
+
     def remove_container(self, container_id: str) -> None:
         import docker.errors
         try:
