@@ -123,11 +123,17 @@ def cold(cuda: str) -> None:
                     if path != "Dockerfile":
                         (d / path).parent.mkdir(parents=True, exist_ok=True)
                         (d / path).write_bytes(content)
+                        (d / path).chmod(mode)
             (d / "Dockerfile").write_text(flattened(contexts, image.target.tag))
             tag = f"imgkit-bench/flat:{image.dirname[-100:]}"
             flat_tags.append(tag)
-            total += timed(["docker", "build", "--no-cache", "--force-rm", "-q", *hosts,
-                            "-t", tag, str(d)])
+            try:
+                total += timed(["docker", "build", "--no-cache", "--force-rm", "-q", *hosts,
+                                "-t", tag, str(d)])
+            except BaseException:
+                for done in flat_tags:
+                    engine.remove_image(done)
+                raise
     flat_disk = unique_bytes(engine, flat_tags)
     for tag in flat_tags:
         engine.remove_image(tag)

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from .plan import Plan
     from .render import Context
 
+
 def load_plan(images: Path, namespace: str, cuda: str | None, only: str | None) -> Plan:
     from . import compat
     from .plan import Settings, make_plan, select
