@@ -1,6 +1,7 @@
 """The builder against the real engine: a one-image matrix (Debian + python + cudart)."""
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
@@ -129,7 +130,8 @@ def test_ctrl_c_stops_a_silent_step_promptly_and_leaves_nothing(  # type: ignore
     containers_before = {c.id for c in engine.client.containers.list(all=True)}
     proc = subprocess.Popen([sys.executable, "-m", "imgkit", "build", "--images",
                              str(project / "images"), "--namespace", namespace],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONFAULTHANDLER": "1"})
     try:
         deadline = time.monotonic() + 600
         while not [c for c in engine.client.containers.list()  # the `sleep` step is running
@@ -139,7 +141,11 @@ def test_ctrl_c_stops_a_silent_step_promptly_and_leaves_nothing(  # type: ignore
             time.sleep(0.5)
         stopped_at = time.monotonic()
         proc.send_signal(signal.SIGINT)
-        _, stderr = proc.communicate(timeout=120)
+        try:
+            _, stderr = proc.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            proc.send_signal(signal.SIGABRT)  # faulthandler prints every thread's stack
+            pytest.fail("Ctrl-C did not stop the build:\n" + proc.communicate(timeout=30)[1])
     finally:
         if proc.poll() is None:
             proc.kill()
