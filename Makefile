@@ -29,8 +29,9 @@ test: host setup      ## every test, real Docker engine included
 test-fast: setup      ## only the tests that need no Docker engine
 	$(BIN)/pytest -q -m "not docker"
 
-lint: setup           ## ruff (pyflakes, pycodestyle, import order)
+lint: setup           ## ruff (pyflakes, pycodestyle, import order) and mypy on src
 	$(BIN)/ruff check src tests bench
+	$(BIN)/mypy src
 
 bench: setup          ## builder benchmark: no-op rebuild vs docker's cache check (docs/benchmarks.md)
 	$(BIN)/python bench/build_bench.py

@@ -156,3 +156,31 @@ def test_ctrl_c_stops_a_silent_step_promptly_and_leaves_nothing(  # type: ignore
     assert not leftovers(engine, root)
     after = engine.image(root)  # the tag still points where it did: never at a half-built image
     assert (after.id if after else None) == (root_before.id if root_before else None)
+
+
+def test_stop_requested_between_steps_still_kills_the_step_that_starts_next(  # type: ignore[no-untyped-def]
+        engine, base_image, project, namespace):
+    # The stop comes while no step container runs (a quick step just printed); the silent
+    # step after it starts only then. The build must end with it killed, not running on.
+    template = project / "templates" / "python.Dockerfile.j2"
+    template.write_text(template.read_text().replace(
+        "WORKDIR /workspace", "RUN echo imgkit-stop-here\nRUN sleep 600\nWORKDIR /workspace"))
+    contexts = workflows.render_contexts(project / "images", project / "templates", namespace,
+                                         None, None)
+    root = contexts[0].target.tag
+    root_before = engine.image(root)
+    containers_before = {c.id for c in engine.client.containers.list(all=True)}
+
+    def listener(tag: str, event: str, text: str) -> None:
+        if event == "log" and text.strip() == "imgkit-stop-here":
+            builder.cancel.set()  # what Ctrl-C does, from a build's own log line
+
+    builder = Builder(engine, BuildOptions(jobs=2), {}, listener)
+    start = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        builder.run(contexts)
+    assert time.monotonic() - start < 120, "the silent step ran on after the stop"
+    assert {c.id for c in engine.client.containers.list(all=True)} <= containers_before
+    assert not leftovers(engine, root)
+    after = engine.image(root)
+    assert (after.id if after else None) == (root_before.id if root_before else None)

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Callable
 from .engine import Cancelled, Engine
 from .errors import BuildFailed
 from .freshness import Freshness, check_freshness
+from .interrupts import interrupt_sets
 from .outcome import BUILT, CANCELLED, FAILED, SKIPPED, UP_TO_DATE, WOULD_BUILD, Result, up_to_date
 
 if TYPE_CHECKING:
@@ -74,7 +75,8 @@ class Builder:
 
     def run(self, contexts: list[Context],
             freshness: dict[str, Freshness] | None = None) -> list[Result]:
-        """Schedule every context as soon as its parent is done; Ctrl-C cancels cleanly."""
+        """Schedule every context as soon as its parent is done. Ctrl-C stops cleanly:
+        nothing new starts, running steps are killed, then KeyboardInterrupt is raised."""
         if freshness is None:
             freshness = check_freshness(self.engine, [c.stamp for c in contexts])
         by_tag = {c.target.tag: c for c in contexts}
@@ -82,31 +84,45 @@ class Builder:
         pending = dict(by_tag)
         running: dict[cf.Future[Result], str] = {}
         ok = (BUILT, UP_TO_DATE, WOULD_BUILD)
-        with cf.ThreadPoolExecutor(max_workers=max(1, self.options.jobs)) as pool:
-            try:
-                while pending or running:
-                    for tag, ctx in list(pending.items()):
-                        parent = ctx.target.parent
-                        if parent is None or parent not in by_tag or parent in results:
-                            del pending[tag]
-                            if parent in results and results[parent].status not in ok:
-                                results[tag] = Result(tag, SKIPPED,
-                                                      reason=f"parent {parent} {results[parent].status}")
-                                self.listener(tag, SKIPPED, results[tag].reason)
-                                continue
-                            running[pool.submit(self._one, ctx, freshness[tag])] = tag
-                    if not running:
-                        continue
-                    done, _ = cf.wait(running, timeout=0.5, return_when=cf.FIRST_COMPLETED)
-                    for future in done:
-                        tag = running.pop(future)
-                        results[tag] = future.result()
-                        self.listener(tag, results[tag].status, results[tag].reason)
-            except KeyboardInterrupt:
-                self.cancel.set()
-                for future, tag in running.items():
-                    future.cancel()
-                    self.engine.stop_build_steps(tag)  # a silent step would not notice
-                cf.wait(running)  # the workers close their streams; the daemon stops
-                raise
+        with cf.ThreadPoolExecutor(max_workers=max(1, self.options.jobs)) as pool, \
+                interrupt_sets(self.cancel):
+            while (pending or running) and not self.cancel.is_set():
+                for tag, ctx in list(pending.items()):
+                    parent = ctx.target.parent
+                    if parent is None or parent not in by_tag or parent in results:
+                        del pending[tag]
+                        if parent in results and results[parent].status not in ok:
+                            results[tag] = Result(tag, SKIPPED,
+                                                  reason=f"parent {parent} {results[parent].status}")
+                            self.listener(tag, SKIPPED, results[tag].reason)
+                            continue
+                        running[pool.submit(self._one, ctx, freshness[tag])] = tag
+                if running:
+                    self._collect(running, results, timeout=0.5)
+            if self.cancel.is_set():
+                self._stop(running)
+                raise KeyboardInterrupt
         return [results[c.target.tag] for c in contexts if c.target.tag in results]
+
+    def _collect(self, running: dict[cf.Future[Result], str], results: dict[str, Result],
+                 timeout: float) -> None:
+        done, _ = cf.wait(running, timeout=timeout, return_when=cf.FIRST_COMPLETED)
+        for future in done:
+            tag = running.pop(future)
+            results[tag] = future.result()
+            self.listener(tag, results[tag].status, results[tag].reason)
+
+    def _stop(self, running: dict[cf.Future[Result], str]) -> None:
+        """Wait for the running builds to notice the cancel flag. A silent step would not
+        (a worker only reads it between log lines), and a step may start after a kill, so
+        keep killing this build's step containers until every worker has returned."""
+        for future in running:
+            future.cancel()
+        while running:
+            for future, tag in list(running.items()):
+                if future.done():
+                    del running[future]
+                else:
+                    self.engine.stop_build_steps(tag)
+            if running:
+                cf.wait(running, timeout=0.5)

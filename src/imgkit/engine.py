@@ -203,7 +203,9 @@ class Engine:
     def build(self, context_dir: Path, label: str, *, extra_hosts: dict[str, str],
               on_line: Callable[[str], None], cancel: threading.Event) -> str:
         """Build the context into an *untagged* image and return its id. Tagging is the
-        caller's job once the build succeeded, so no tag ever points at a half-built image."""
+        caller's job once the build succeeded, so no tag ever points at a half-built image.
+        Once `cancel` is set, the log is read on (unshown) until the daemon ends the build,
+        which `stop_build_steps` hastens, and Cancelled is raised."""
         tail: deque[str] = deque(maxlen=LOG_TAIL)
         step = "preparing the build context"
         stream = self.api.build(path=str(context_dir), rm=True, forcerm=True, pull=False,
@@ -212,7 +214,10 @@ class Engine:
         try:
             for chunk in _checked(stream):
                 if cancel.is_set():
-                    raise Cancelled(f"{label}: build cancelled")
+                    # Read on to the end: the builder kills this build's step containers, and
+                    # the build is over only when the daemon closes the stream. Closing it
+                    # ourselves would leave a step that started meanwhile running.
+                    continue
                 if "error" in chunk:
                     detail = chunk.get("errorDetail") or {}
                     reason = str(chunk.get("error") or detail.get("message")).strip()
@@ -230,7 +235,9 @@ class Engine:
                 if isinstance(aux, dict) and "ID" in aux:
                     image_id = aux["ID"]
         finally:
-            stream.close()  # closing the stream makes the daemon stop a build we abandon
+            stream.close()  # on any exception, closing the stream makes the daemon stop
+        if cancel.is_set():
+            raise Cancelled(f"{label}: build cancelled")
         if image_id is None:
             raise BuildFailed(label, step, "the engine reported no image id", list(tail))
         return str(image_id)

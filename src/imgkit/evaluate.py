@@ -328,7 +328,7 @@ def _throughput_check(name: str, result: dict[str, Any], peak: dict[str, Any] | 
                      scope=diag.scope if diag else IMAGE)
     tflops = result["tflops"]
     top = peak.get(dtype) if peak else None
-    if not top:
+    if not peak or not top:
         return Check(name, INFO, "no peak known for this GPU", f"{tflops:.1f} TFLOPS",
                      required=False)
     share = tflops / (top * scale)

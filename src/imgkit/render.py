@@ -70,7 +70,7 @@ def probe_files() -> list[tuple[str, bytes, int]]:
 def _variables(target: Target, plan: Plan) -> dict[str, object]:
     comps = target.component_map
     version = comps.get("framework_version") or comps.get("cuda") or comps["python"]
-    parent_constraints = []
+    parent_constraints: list[str] = []
     if target.layer == "framework":
         parent = plan.get(target.parent) if target.parent else None
         while parent is not None:
