@@ -49,10 +49,12 @@ def engine():  # type: ignore[no-untyped-def]
 @pytest.fixture(scope="session")
 def base_image(engine) -> str:  # type: ignore[no-untyped-def]
     """The real Debian base every layer starts from (debootstrap when no registry)."""
+    from imgkit import compat
     from imgkit.base import ensure_base
     from imgkit.plan import Settings, base_ref
-    ref = base_ref("bookworm", Settings())
-    ensure_base(engine, ref, "bookworm")
+    bookworm = compat.load().os_release("bookworm")
+    ref = base_ref(bookworm, Settings())
+    ensure_base(engine, ref, bookworm)
     return ref
 
 

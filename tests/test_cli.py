@@ -64,3 +64,17 @@ def test_help_lists_the_commands() -> None:
     result = imgkit("--help")
     for command in ("build", "render", "verify", "probe", "list"):
         assert command in result.stdout
+
+
+def test_every_option_help_is_shown_whole() -> None:
+    """typer renders help with rich markup: a `[...]` in a help text vanishes from --help."""
+    import typer.main
+
+    from imgkit.cli import app
+    group = typer.main.get_command(app)
+    for name, command in group.commands.items():  # type: ignore[attr-defined]
+        for param in command.params:
+            text = getattr(param, "help", None) or ""
+            assert "[" not in text, f"imgkit {name} {param.name}: {text}"
+    shown = " ".join(imgkit("build", "--help").stdout.split())
+    assert "templates/ beside --images" in shown and "the host's apt mirror" in shown

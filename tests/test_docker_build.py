@@ -184,3 +184,51 @@ def test_stop_requested_between_steps_still_kills_the_step_that_starts_next(  # 
     assert not leftovers(engine, root)
     after = engine.image(root)
     assert (after.id if after else None) == (root_before.id if root_before else None)
+
+
+def test_the_os_axis_is_real_a_trixie_image_builds_and_loads_cuda(  # type: ignore[no-untyped-def]
+        engine, base_image, project, namespace):
+    """Another OS than the bundled bookworm: its own base (debootstrap when no registry),
+    its own python (3.13), the same templates; the CUDA runtime loads as the non-root user."""
+    from imgkit import compat
+    from imgkit.base import ensure_base
+    from imgkit.plan import Settings, base_ref
+    trixie = compat.load().os_release("trixie")
+    shared = base_ref(trixie, Settings())  # made once per machine, like the bookworm base
+    ensure_base(engine, shared, trixie)
+    engine.tag(engine.image(shared).id, base_ref(trixie, Settings(namespace)))
+    (project / "images" / "mini.yaml").write_text(
+        (project / "images" / "mini.yaml").read_text() + '  os: ["trixie"]\n')
+    statuses, _ = cli_build(project, namespace)
+    assert statuses == {f"{namespace}/python:3.13-trixie": BUILT,
+                        f"{namespace}/cuda:11.8-cudart-py3.13-trixie": BUILT}
+    code = ("import ctypes, os, sys; ctypes.CDLL('libcudart.so'); "
+            "print(os.getuid(), '%d.%d' % sys.version_info[:2], open('/etc/debian_version').read())")
+    out = engine.client.containers.run(f"{namespace}/cuda:11.8-cudart-py3.13-trixie",
+                                       ["python3", "-c", code], remove=True).decode().split()
+    assert out[0] != "0" and out[1] == "3.13" and out[2].startswith("13")
+
+
+def test_a_pulled_base_that_already_has_uid_1000_still_gets_our_user(  # type: ignore[no-untyped-def]
+        engine, base_image, project, namespace):
+    """ubuntu:24.04 from a registry ships user `ubuntu` with uid 1000; the python layer
+    replaces it. Simulated on the local base: no registry is needed for the test."""
+    ns = namespace + "-uid"
+    base = engine.client.containers.run(base_image, ["useradd", "--uid", "1000", "ubuntu"],
+                                        detach=True)
+    try:
+        base.wait(timeout=60)
+        base.commit(f"{ns}/debian", "bookworm")
+    finally:
+        base.remove(force=True)
+    try:
+        statuses, _ = cli_build(project, ns)
+        assert set(statuses.values()) == {BUILT}
+        leaf = [t for t in statuses if "/cuda:" in t][0]
+        out = engine.client.containers.run(leaf, ["id"], remove=True).decode()
+        assert out.startswith("uid=1000(imgkit)"), out
+    finally:
+        for image in engine.client.images.list():
+            for tag in image.tags:
+                if tag.startswith(ns + "/"):
+                    engine.remove_image(tag)

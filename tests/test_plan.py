@@ -69,6 +69,12 @@ def test_unknown_cuda_in_selection_is_refused_with_choices() -> None:
      "unknown CUDA version '99.9'"),
     ({"cuda": ["11.8"], "framework_version": ["9.9.9"], "cudnn": ["8"], "nccl": ["default"]},
      "unknown paddle version '9.9.9'"),
+    ({"os": ["trixie"], "cuda": ["11.8"], "framework_version": ["2.6.2"], "cudnn": ["8"],
+      "nccl": ["default"]},
+     "paddle 2.6.2 has no wheel for python 3.13"),
+    ({"os": ["focal"], "cuda": ["11.8"], "framework_version": ["2.6.2"], "cudnn": ["8"],
+      "nccl": ["default"]},
+     "unknown OS 'focal'"),
 ])
 def test_impossible_combinations_point_at_the_file(axes: dict[str, list[str]], message: str) -> None:
     fam = parse_family("images/paddle.yaml", {"family": "paddle", "repository": "paddle",
@@ -90,3 +96,18 @@ def test_two_families_cannot_claim_one_tag_for_different_images() -> None:
                                                         "framework_version": ["2.6.2"]}})
     with pytest.raises(SpecError, match="would name two different images"):
         make_plan(Spec(families=(a, b)), load())
+
+
+@pytest.mark.parametrize("os_name, python, base", [
+    ("bookworm", "3.11", "imgkit/debian:bookworm"),
+    ("trixie", "3.13", "imgkit/debian:trixie"),
+    ("jammy", "3.10", "imgkit/ubuntu:jammy"),
+    ("noble", "3.12", "imgkit/ubuntu:noble"),
+])
+def test_each_os_brings_its_own_python_and_base(os_name: str, python: str, base: str) -> None:
+    fam = parse_family("images/cuda.yaml", {"family": "cuda", "axes": {
+        "os": [os_name], "cuda": ["12.4"], "cudnn": ["9"], "nccl": ["default"]}})
+    plan = make_plan(Spec(families=(fam,)), load())
+    root = plan.targets[0]
+    assert (root.tag, root.base, root.python) == (f"imgkit/python:{python}-{os_name}", base, python)
+    assert all(t.python == python and t.os == os_name for t in plan.targets)

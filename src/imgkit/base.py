@@ -1,6 +1,6 @@
-"""The root of every image: a Debian base, pulled when a registry answers, otherwise made
-locally from the distro mirror (debootstrap + docker import), so that a machine with only
-package mirrors can build the whole matrix."""
+"""The root of every image: a Debian or Ubuntu base, pulled when a registry answers,
+otherwise made locally from the distro's mirror (debootstrap + docker import), so that a
+machine with only package mirrors can build the whole matrix."""
 from __future__ import annotations
 
 import glob
@@ -13,6 +13,7 @@ import tempfile
 from pathlib import Path
 from typing import Callable
 
+from .compat import OsRelease
 from .engine import Engine
 from .errors import HostError, UsageError
 
@@ -20,8 +21,31 @@ SOURCE_LABEL = "org.imgkit.base.source"
 REGISTRY_PROBE = ("registry-1.docker.io", 443)
 
 
-def host_mirror(sources: list[str] | None = None) -> str | None:
-    """The Debian mirror the host's apt already uses (never a hard-coded host)."""
+# What may reach debootstrap's argv and the base image's LABEL: no quotes, no spaces.
+MIRROR_PATTERN = re.compile(r"^https?://[A-Za-z0-9._~:/?#@!$&'()*+,;=%-]+$")
+
+
+def parse_mirrors(given: list[str]) -> dict[str, str]:
+    """--mirror entries, `URL` (any distro) or `DISTRO=URL`, as {distro or "": URL}."""
+    mirrors: dict[str, str] = {}
+    for entry in given:
+        head = entry.split("://", 1)[0]
+        name, _, url = entry.partition("=") if "=" in head else ("", "", entry)
+        if not MIRROR_PATTERN.match(url) or not re.fullmatch(r"[a-z]*", name):
+            raise UsageError(f"--mirror {entry!r} is not an http(s) URL or DISTRO=URL",
+                             hint="e.g. --mirror ubuntu=http://archive.ubuntu.com/ubuntu")
+        mirrors.setdefault(name, url)
+    return mirrors
+
+
+def pick_mirror(distro: str, mirrors: dict[str, str]) -> str | None:
+    """The mirror for `distro`: its own --mirror entry, else a plain one, else the one the
+    host's apt already uses (never a hard-coded host)."""
+    return mirrors.get(distro) or mirrors.get("") or host_mirror(distro)
+
+
+def host_mirror(distro: str = "debian", sources: list[str] | None = None) -> str | None:
+    """The `distro` mirror the host's apt already uses, if any."""
     if sources is None:
         sources = sorted(glob.glob("/etc/apt/sources.list.d/*.sources")
                          + glob.glob("/etc/apt/sources.list.d/*.list")
@@ -32,7 +56,7 @@ def host_mirror(sources: list[str] | None = None) -> str | None:
         except OSError:
             continue
         for uri in re.findall(r"(?m)^\s*(?:deb\s+(?:\[[^\]]*\]\s+)?|URIs:\s*)(https?://\S+)", text):
-            if "debian" in uri and "security" not in uri:
+            if distro in uri and "security" not in uri:
                 return uri.rstrip("/")
     return None
 
@@ -45,50 +69,69 @@ def registry_reachable(timeout: float = 3.0) -> bool:
         return False
 
 
-def ensure_base(engine: Engine, ref: str, os_name: str, *, source: str = "auto",
-                mirror: str | None = None, log: Callable[[str], None] = print) -> str:
+def ensure_base(engine: Engine, ref: str, os_release: OsRelease, *, source: str = "auto",
+                mirrors: dict[str, str] | None = None, log: Callable[[str], None] = print) -> str:
     """Make sure `ref` exists; returns how it was obtained ('present', 'pulled', 'debootstrap')."""
     if engine.image(ref) is not None:
         return "present"
     if source not in ("auto", "pull", "debootstrap"):
         raise UsageError(f"unknown base source {source!r}", hint="auto, pull or debootstrap")
     if source in ("auto", "pull") and registry_reachable():
-        upstream = f"debian:{os_name}-slim"
-        log(f"pulling {upstream} for {ref}")
-        if engine.pull(upstream):
-            info = engine.image(upstream)
+        log(f"pulling {os_release.image} for {ref}")
+        if engine.pull(os_release.image):
+            info = engine.image(os_release.image)
             assert info is not None
             engine.tag(info.id, ref)
             return "pulled"
         if source == "pull":
-            raise HostError(f"could not pull {upstream}")
+            raise HostError(f"could not pull {os_release.image}")
     elif source == "pull":
         raise HostError("no image registry is reachable", hint="use --base-source debootstrap")
-    make_base(engine, ref, os_name, mirror or os.environ.get("IMGKIT_MIRROR") or host_mirror(),
-              log)
+    if mirrors is None:
+        mirrors = parse_mirrors(os.environ.get("IMGKIT_MIRROR", "").split())
+    make_base(engine, ref, os_release, pick_mirror(os_release.distro, mirrors), log)
     return "debootstrap"
 
 
-def make_base(engine: Engine, ref: str, os_name: str, mirror: str | None,
+DEBOOTSTRAP_SCRIPTS = Path("/usr/share/debootstrap/scripts")
+
+
+def debootstrap_command(os_release: OsRelease, root: Path, mirror: str) -> list[str]:
+    """minbase, checked against the distro's archive keyring (debootstrap would otherwise
+    go on unverified when the keyring is missing), with the script named so that a release
+    newer than the host's debootstrap works too."""
+    return ["debootstrap", "--variant=minbase", f"--keyring={os_release.keyring}",
+            f"--components={','.join(os_release.components)}",
+            os_release.name, str(root), mirror, str(DEBOOTSTRAP_SCRIPTS / os_release.script)]
+
+
+def make_base(engine: Engine, ref: str, os_release: OsRelease, mirror: str | None,
               log: Callable[[str], None]) -> None:
+    name, distro = os_release.name, os_release.distro
     if mirror is None:
-        raise HostError("no Debian mirror found in the host's apt sources",
-                        hint="pass --mirror URL or set IMGKIT_MIRROR")
+        raise HostError(f"no {distro} mirror found in the host's apt sources to make {ref}",
+                        hint=f"pass --mirror {distro}=URL or set IMGKIT_MIRROR")
     if shutil.which("debootstrap") is None:
         raise HostError("debootstrap is not installed; it makes the base image when no "
                         "registry is reachable", hint="apt-get install debootstrap")
+    if not Path(os_release.keyring).is_file():
+        raise HostError(f"the {distro} archive keyring {os_release.keyring} is missing: "
+                        f"{name} from {mirror} cannot be verified",
+                        hint=f"install it (apt-get install {distro}-keyring or "
+                             f"{distro}-archive-keyring), or provide the base: "
+                             f"docker tag <a {os_release.image} image> {ref}")
     if os.geteuid() != 0:
         raise HostError("making the base image with debootstrap needs root",
                         hint="run once as root, or provide the base image: "
-                             f"docker tag <a debian:{os_name} image> {ref}")
+                             f"docker tag <a {os_release.image} image> {ref}")
     with tempfile.TemporaryDirectory(prefix="imgkit-rootfs-") as tmp:
         root = Path(tmp) / "rootfs"
         log(f"making {ref} with debootstrap from {mirror} (about 30 s)")
-        proc = subprocess.run(["debootstrap", "--variant=minbase", os_name, str(root), mirror],
+        proc = subprocess.run(debootstrap_command(os_release, root, mirror),
                               capture_output=True, text=True)
         if proc.returncode != 0:
             tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-10:])
-            raise HostError(f"debootstrap {os_name} from {mirror} failed:\n{tail}")
+            raise HostError(f"debootstrap {name} from {mirror} failed:\n{tail}")
         # Keep images small and apt quiet: no recommends, no caches.
         (root / "etc/apt/apt.conf.d/90imgkit").write_text(
             'APT::Install-Recommends "false";\nAPT::Install-Suggests "false";\n')
@@ -98,5 +141,5 @@ def make_base(engine: Engine, ref: str, os_name: str, mirror: str | None,
         subprocess.run(["tar", "-C", str(root), "--numeric-owner", "-cf", str(tarball), "."],
                        check=True)
         engine.import_rootfs(tarball, ref, [
-            f'LABEL {SOURCE_LABEL}="debootstrap {os_name} {mirror}"',
+            f'LABEL {SOURCE_LABEL}="debootstrap {name} {mirror}"',
             'ENV LANG=C.UTF-8', 'CMD ["/bin/bash"]'])

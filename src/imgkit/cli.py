@@ -18,7 +18,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 IMAGES = typer.Option(workflows.DEFAULT_IMAGES, "--images",
                       help="Directory of matrix files (*.yaml).")
 TEMPLATES = typer.Option(None, "--templates",
-                         help="Template directory [default: templates/ beside --images].")
+                         help="Template directory (default: templates/ beside --images).")
 NAMESPACE = typer.Option(workflows.DEFAULT_NAMESPACE, "--namespace",
                          help="Repository prefix of shared layers.")
 CUDA = typer.Option(None, "--cuda", help="Only images of this CUDA version, e.g. 11.8.")
@@ -57,20 +57,22 @@ def build(
     namespace: str = NAMESPACE,
     ca_bundle: Optional[str] = typer.Option(
         None, "--ca-bundle", envvar="IMGKIT_CA_BUNDLE",
-        help="Extra CA bundle trusted by pip during builds only [default: the host's "
-             "/etc/ssl/certs/ca-certificates.crt when present; 'none' to disable]."),
+        help="Extra CA bundle trusted by pip during builds only (default: the host's "
+             "/etc/ssl/certs/ca-certificates.crt when present; 'none' to disable)."),
     index_url: Optional[str] = typer.Option(None, "--index-url", envvar="IMGKIT_INDEX_URL",
                                             help="Package index for pip during builds."),
     base_source: str = typer.Option("auto", "--base-source",
                                     help="Base OS image: auto, pull or debootstrap."),
-    mirror: Optional[str] = typer.Option(None, "--mirror", envvar="IMGKIT_MIRROR",
-                                         help="Debian mirror for debootstrap [default: the host's]."),
+    mirror: Optional[list[str]] = typer.Option(
+        None, "--mirror", envvar="IMGKIT_MIRROR",
+        help="Distro mirror debootstrap makes a base from when no registry answers: URL, or "
+             "DISTRO=URL (debian, ubuntu; repeatable). Default: the host's apt mirror."),
 ) -> None:
     """Render and build the matrix (or a slice of it); skip what is up to date."""
     code = workflows.build(cuda=cuda, only=only, jobs=jobs, force=force, dry_run=dry_run,
                            verbose=verbose, images=images, templates=templates,
                            namespace=namespace, ca_bundle=ca_bundle, index_url=index_url,
-                           base_source=base_source, mirror=mirror)
+                           base_source=base_source, mirrors=mirror or [])
     raise typer.Exit(code)
 
 

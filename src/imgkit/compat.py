@@ -72,10 +72,26 @@ class FrameworkBuild:
 
 
 @dataclass(frozen=True)
+class OsRelease:
+    name: str       # the suite name, as in the matrix: bookworm, jammy
+    distro: str     # debian or ubuntu
+    release: str    # 12, 22.04
+    python: str     # the python3 it ships, major.minor
+    image: str      # registry image of it, pulled when a registry answers
+    keyring: str    # archive keyring debootstrap checks the mirror against
+    script: str     # debootstrap's script for it (sid, gutsy)
+    components: tuple[str, ...]  # archive components its images use
+
+    @property
+    def title(self) -> str:
+        return f"{self.distro.capitalize()} {self.release} ({self.name})"
+
+
+@dataclass(frozen=True)
 class Compat:
     cuda: dict[str, CudaRelease]
     packages: dict[str, str]
-    os_python: dict[str, str]
+    os: dict[str, OsRelease]
     frameworks: dict[str, dict[str, FrameworkBuild]]
 
     # -- lookups that explain what would work ---------------------------------------
@@ -121,11 +137,11 @@ class Compat:
                               hint=f"known {name} builds: {', '.join(sorted(builds))}")
         return builds[version]
 
-    def python_for_os(self, os_name: str) -> str:
-        if os_name not in self.os_python:
+    def os_release(self, os_name: str) -> OsRelease:
+        if os_name not in self.os:
             raise CompatError(f"unknown OS {os_name!r}",
-                              hint=f"known: {', '.join(sorted(self.os_python))}")
-        return self.os_python[os_name]
+                              hint=f"known: {', '.join(sorted(self.os))}")
+        return self.os[os_name]
 
     def min_driver(self, cuda: str) -> tuple[str, str]:
         """(driver for the full toolkit, driver under minor-version compatibility)."""
@@ -162,7 +178,10 @@ def _from_dict(raw: dict[str, Any]) -> Compat:
         for name, builds in raw["frameworks"].items()
     }
     return Compat(cuda=cuda, packages=dict(raw["packages"]),
-                  os_python={k: v["python"] for k, v in raw["os"].items()},
+                  os={k: OsRelease(name=k, distro=v["distro"], release=v["release"],
+                                   python=v["python"], image=v["image"], keyring=v["keyring"],
+                                   script=v["script"], components=tuple(v["components"]))
+                      for k, v in raw["os"].items()},
                   frameworks=frameworks)
 
 

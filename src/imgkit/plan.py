@@ -8,7 +8,7 @@ from __future__ import annotations
 import fnmatch
 from dataclasses import dataclass, field
 
-from .compat import Compat, FrameworkBuild, parse_version
+from .compat import Compat, FrameworkBuild, OsRelease, parse_version
 from .errors import CompatError, SpecError
 from .spec import CUDA_LIBS, Combo, Family, Spec
 
@@ -65,8 +65,8 @@ class Plan:
         return [t for t in self.targets if t.parent == tag]
 
 
-def base_ref(os_name: str, settings: Settings) -> str:
-    return f"{settings.namespace}/debian:{os_name}"
+def base_ref(os_release: OsRelease, settings: Settings) -> str:
+    return f"{settings.namespace}/{os_release.distro}:{os_release.name}"
 
 
 def _short(version: str, parts: int = 2) -> str:
@@ -76,7 +76,8 @@ def _short(version: str, parts: int = 2) -> str:
 def _chain(family: Family, combo: Combo, compat: Compat, settings: Settings) -> list[Target]:
     """The list of targets (root first) that one matrix point needs."""
     ns = settings.namespace
-    os_python = compat.python_for_os(combo.os)
+    os_release = compat.os_release(combo.os)
+    os_python = os_release.python
     python = combo.python or os_python
     if python != os_python:
         raise CompatError(f"python {python} is not what {combo.os} ships",
@@ -98,7 +99,7 @@ def _chain(family: Family, combo: Combo, compat: Compat, settings: Settings) -> 
                               hint="set the cudnn and nccl axes (or 'default')")
 
     suffix = f"py{python}-{combo.os}"
-    base = base_ref(combo.os, settings)
+    base = base_ref(os_release, settings)
     py_t = Target(tag=f"{ns}/python:{python}-{combo.os}", layer="python", family=family.name,
                   parent=None, base=base, os=combo.os, python=python,
                   components=(("os", combo.os), ("python", python)))

@@ -94,10 +94,12 @@ def plan_key(images: Path, templates: Path | None, namespace: str, cuda: str | N
 def build(*, cuda: str | None, only: str | None, jobs: int, force: bool, dry_run: bool,
           verbose: bool, images: Path, templates: Path | None, namespace: str,
           ca_bundle: str | None, index_url: str | None, base_source: str,
-          mirror: str | None) -> int:
+          mirrors: list[str]) -> int:
     """Validate, render, then build; returns the exit code (1 if any image failed)."""
+    from .base import parse_mirrors
     started = time.monotonic()
     env = build_env(ca_bundle, index_url)
+    mirror_map = parse_mirrors(mirrors)                       # bad --mirror: exit 2
     key = plan_key(images, templates, namespace, cuda, only)
     if not (force or dry_run) and answer_if_up_to_date(key, started):
         return EXIT_OK
@@ -105,7 +107,7 @@ def build(*, cuda: str | None, only: str | None, jobs: int, force: bool, dry_run
     plancache.store(key, [c.stamp for c in contexts])
     engine = connect()                                        # unreachable: exit 3
     return _build(engine, contexts, env, jobs=jobs, force=force, dry_run=dry_run,
-                  verbose=verbose, base_source=base_source, mirror=mirror, started=started)
+                  verbose=verbose, base_source=base_source, mirrors=mirror_map, started=started)
 
 
 def answer_if_up_to_date(key: str, started: float) -> bool:
@@ -124,15 +126,17 @@ def answer_if_up_to_date(key: str, started: float) -> bool:
 
 
 def _build(engine: Engine, contexts: list[Context], env: BuildEnv, *, jobs: int, force: bool,
-           dry_run: bool, verbose: bool, base_source: str, mirror: str | None,
+           dry_run: bool, verbose: bool, base_source: str, mirrors: dict[str, str],
            started: float) -> int:
+    from . import compat
     from .base import ensure_base
     from .build import Builder, BuildOptions
     console = report.console(stderr=True)
     if not dry_run:
         for ref, os_name in sorted({(c.target.base, c.target.os) for c in contexts
                                     if c.target.base}):
-            ensure_base(engine, ref, os_name, source=base_source, mirror=mirror,
+            ensure_base(engine, ref, compat.load().os_release(os_name), source=base_source,
+                        mirrors=mirrors,
                         log=lambda m: console.print(f"[dim]base:[/] {m}"))
     options = BuildOptions(jobs=jobs, force=force, dry_run=dry_run)
     freshness = check_freshness(engine, [c.stamp for c in contexts])

@@ -5,7 +5,7 @@ FROM imgkit/debian:bookworm
 # Labels first: siblings built in parallel from one parent diverge at their first step,
 # so a plain `docker build` of a rendered context finds the same cached steps.
 LABEL org.opencontainers.image.title="imgkit/python:3.11-bookworm" \
-      org.opencontainers.image.description="Debian bookworm with python 3.11" \
+      org.opencontainers.image.description="Debian 12 (bookworm) with python 3.11" \
       org.opencontainers.image.version="3.11" \
       org.opencontainers.image.vendor="imgkit" \
       org.opencontainers.image.base.name="imgkit/debian:bookworm" \
@@ -13,13 +13,15 @@ LABEL org.opencontainers.image.title="imgkit/python:3.11-bookworm" \
       org.imgkit.python="3.11" \
       org.imgkit.layer="python"
 
-# The distro's python3 (checked against the declared version) in a venv, a non-root user.
+# The distro's python3 (checked against the declared version) in a venv, a non-root user
+# with uid 1000 (ubuntu:24.04 comes with one of its own: it goes).
 # hadolint ignore=DL3008
 RUN apt-get update \
  && apt-get install -y --no-install-recommends python3 python3-venv ca-certificates \
  && rm -rf /var/lib/apt/lists/* \
  && python3 -c 'import sys; v = "%d.%d" % sys.version_info[:2]; assert v == "3.11", "python3 is " + v' \
  && python3 -m venv /opt/venv \
+ && if id -u 1000 >/dev/null 2>&1; then userdel --remove "$(id -nu 1000)"; fi \
  && useradd --create-home --uid 1000 --user-group --shell /bin/bash imgkit \
  && mkdir -p /workspace /opt/imgkit/lib \
  && chown imgkit:imgkit /workspace
@@ -32,4 +34,4 @@ ENV PATH=/opt/venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/
     LD_LIBRARY_PATH=/opt/imgkit/lib
 WORKDIR /workspace
 USER imgkit
-LABEL org.imgkit.input-hash="5737e2e8e89df3983960395ebeabe136"
+LABEL org.imgkit.input-hash="0656d9ddb3d8b199b5785e83ec3496f8"

@@ -1,0 +1,69 @@
+"""Where a base OS image comes from when no registry answers: mirrors and keyrings."""
+from __future__ import annotations
+
+import dataclasses
+import shutil
+from pathlib import Path
+
+import pytest
+
+from imgkit.base import debootstrap_command, host_mirror, make_base, parse_mirrors, pick_mirror
+from imgkit.compat import load
+from imgkit.errors import HostError, UsageError
+
+SOURCES = """\
+Types: deb
+URIs: http://deb.debian.org/debian
+Suites: bookworm bookworm-updates
+"""
+UBUNTU_LIST = """\
+deb http://security.ubuntu.com/ubuntu jammy-security main
+deb [arch=amd64] http://mirror.example.org/ubuntu jammy main universe
+"""
+
+
+def test_host_mirror_is_read_from_apt_sources_per_distro(tmp_path: Path) -> None:
+    (tmp_path / "debian.sources").write_text(SOURCES)
+    (tmp_path / "ubuntu.list").write_text(UBUNTU_LIST)
+    files = [str(tmp_path / "debian.sources"), str(tmp_path / "ubuntu.list")]
+    assert host_mirror("debian", files) == "http://deb.debian.org/debian"
+    assert host_mirror("ubuntu", files) == "http://mirror.example.org/ubuntu"  # not security
+    assert host_mirror("ubuntu", files[:1]) is None
+
+
+def test_mirror_entries_per_distro_or_for_all() -> None:
+    mirrors = parse_mirrors(["ubuntu=http://archive.ubuntu.com/ubuntu",
+                             "http://deb.example.org/debian?x=1"])
+    assert pick_mirror("ubuntu", mirrors) == "http://archive.ubuntu.com/ubuntu"
+    assert pick_mirror("debian", mirrors) == "http://deb.example.org/debian?x=1"
+
+
+@pytest.mark.parametrize("entry", ['http://x/"; rm -rf /', "ftp://mirror/debian", "",
+                                   "Ubuntu=http://x/ubuntu", "http://x/a b"])
+def test_a_mirror_that_is_not_a_plain_url_is_refused(entry: str) -> None:
+    with pytest.raises(UsageError, match="--mirror"):
+        parse_mirrors([entry])
+
+
+def test_debootstrap_verifies_against_the_distro_keyring(tmp_path: Path) -> None:
+    jammy = load().os_release("jammy")
+    cmd = debootstrap_command(jammy, tmp_path, "http://archive.ubuntu.com/ubuntu")
+    assert "--keyring=/usr/share/keyrings/ubuntu-archive-keyring.gpg" in cmd
+    assert cmd[-4:] == ["jammy", str(tmp_path), "http://archive.ubuntu.com/ubuntu",
+                        "/usr/share/debootstrap/scripts/gutsy"]
+
+
+@pytest.mark.skipif(shutil.which("debootstrap") is None, reason="needs debootstrap installed")
+def test_a_missing_keyring_is_refused_not_skipped(tmp_path: Path) -> None:
+    # debootstrap itself would go on without checking signatures
+    noble = dataclasses.replace(load().os_release("noble"), keyring=str(tmp_path / "none.gpg"))
+    with pytest.raises(HostError, match="keyring .*none.gpg is missing") as info:
+        make_base(None, "imgkit/ubuntu:noble", noble, "http://archive.ubuntu.com/ubuntu",  # type: ignore[arg-type]
+                  print)
+    assert "docker tag <a ubuntu:24.04 image> imgkit/ubuntu:noble" in info.value.hint
+
+
+def test_no_mirror_for_the_distro_says_how_to_give_one() -> None:
+    with pytest.raises(HostError, match="no ubuntu mirror") as info:
+        make_base(None, "imgkit/ubuntu:jammy", load().os_release("jammy"), None, print)  # type: ignore[arg-type]
+    assert "--mirror ubuntu=URL" in info.value.hint
