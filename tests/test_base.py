@@ -7,7 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from imgkit.base import debootstrap_command, host_mirror, make_base, parse_mirrors, pick_mirror
+from imgkit.base import (
+    apt_sources,
+    debootstrap_command,
+    host_mirror,
+    make_base,
+    parse_mirrors,
+    pick_mirror,
+    pick_security_mirror,
+)
 from imgkit.compat import load
 from imgkit.errors import HostError, UsageError
 
@@ -28,6 +36,7 @@ def test_host_mirror_is_read_from_apt_sources_per_distro(tmp_path: Path) -> None
     files = [str(tmp_path / "debian.sources"), str(tmp_path / "ubuntu.list")]
     assert host_mirror("debian", files) == "http://deb.debian.org/debian"
     assert host_mirror("ubuntu", files) == "http://mirror.example.org/ubuntu"  # not security
+    assert host_mirror("ubuntu", files, security=True) == "http://security.ubuntu.com/ubuntu"
     assert host_mirror("ubuntu", files[:1]) is None
 
 
@@ -67,3 +76,17 @@ def test_no_mirror_for_the_distro_says_how_to_give_one() -> None:
     with pytest.raises(HostError, match="no ubuntu mirror") as info:
         make_base(None, "imgkit/ubuntu:jammy", load().os_release("jammy"), None, print)  # type: ignore[arg-type]
     assert "--mirror ubuntu=URL" in info.value.hint
+
+
+def test_the_base_gets_updates_and_security_pockets() -> None:
+    bookworm = load().os_release("bookworm")
+    mirrors = parse_mirrors(["debian-security=http://sec.example.org/debian-security"])
+    security = pick_security_mirror("debian", "http://deb.example.org/debian", mirrors)
+    assert apt_sources(bookworm, "http://deb.example.org/debian", security).splitlines() == [
+        "deb http://deb.example.org/debian bookworm main",
+        "deb http://deb.example.org/debian bookworm-updates main",
+        "deb http://sec.example.org/debian-security bookworm-security main"]
+    noble = load().os_release("noble")
+    assert apt_sources(noble, "http://archive.ubuntu.com/ubuntu", None).splitlines() == [
+        "deb http://archive.ubuntu.com/ubuntu noble main universe",
+        "deb http://archive.ubuntu.com/ubuntu noble-updates main universe"]

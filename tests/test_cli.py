@@ -76,5 +76,5 @@ def test_every_option_help_is_shown_whole() -> None:
         for param in command.params:
             text = getattr(param, "help", None) or ""
             assert "[" not in text, f"imgkit {name} {param.name}: {text}"
-    shown = " ".join(imgkit("build", "--help").stdout.split())
-    assert "templates/ beside --images" in shown and "the host's apt mirror" in shown
+    shown = " ".join(imgkit("build", "--help").stdout.replace("│", " ").split())
+    assert "templates/ beside --images" in shown and "the host's apt sources" in shown

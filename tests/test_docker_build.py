@@ -207,6 +207,9 @@ def test_the_os_axis_is_real_a_trixie_image_builds_and_loads_cuda(  # type: igno
     out = engine.client.containers.run(f"{namespace}/cuda:11.8-cudart-py3.13-trixie",
                                        ["python3", "-c", code], remove=True).decode().split()
     assert out[0] != "0" and out[1] == "3.13" and out[2].startswith("13")
+    sources = engine.client.containers.run(base_ref(trixie, Settings()),
+                                           ["cat", "/etc/apt/sources.list"], remove=True).decode()
+    assert "trixie-updates" in sources
 
 
 def test_a_pulled_base_that_already_has_uid_1000_still_gets_our_user(  # type: ignore[no-untyped-def]

@@ -26,12 +26,13 @@ MIRROR_PATTERN = re.compile(r"^https?://[A-Za-z0-9._~:/?#@!$&'()*+,;=%-]+$")
 
 
 def parse_mirrors(given: list[str]) -> dict[str, str]:
-    """--mirror entries, `URL` (any distro) or `DISTRO=URL`, as {distro or "": URL}."""
+    """--mirror entries, `URL` (any distro), `DISTRO=URL` or `DISTRO-security=URL`,
+    as {key or "": URL}."""
     mirrors: dict[str, str] = {}
     for entry in given:
         head = entry.split("://", 1)[0]
         name, _, url = entry.partition("=") if "=" in head else ("", "", entry)
-        if not MIRROR_PATTERN.match(url) or not re.fullmatch(r"[a-z]*", name):
+        if not MIRROR_PATTERN.match(url) or not re.fullmatch(r"[a-z-]*", name):
             raise UsageError(f"--mirror {entry!r} is not an http(s) URL or DISTRO=URL",
                              hint="e.g. --mirror ubuntu=http://archive.ubuntu.com/ubuntu")
         mirrors.setdefault(name, url)
@@ -44,8 +45,16 @@ def pick_mirror(distro: str, mirrors: dict[str, str]) -> str | None:
     return mirrors.get(distro) or mirrors.get("") or host_mirror(distro)
 
 
-def host_mirror(distro: str = "debian", sources: list[str] | None = None) -> str | None:
-    """The `distro` mirror the host's apt already uses, if any."""
+def pick_security_mirror(distro: str, mirror: str, mirrors: dict[str, str]) -> str | None:
+    """Where the base's security updates come from: a `DISTRO-security=URL` entry, else the
+    host's own security source; Ubuntu archive mirrors carry the -security pocket."""
+    given = mirrors.get(f"{distro}-security") or host_mirror(distro, security=True)
+    return given or (mirror if distro == "ubuntu" else None)
+
+
+def host_mirror(distro: str = "debian", sources: list[str] | None = None,
+                security: bool = False) -> str | None:
+    """The `distro` mirror (or security mirror) the host's apt already uses, if any."""
     if sources is None:
         sources = sorted(glob.glob("/etc/apt/sources.list.d/*.sources")
                          + glob.glob("/etc/apt/sources.list.d/*.list")
@@ -56,9 +65,20 @@ def host_mirror(distro: str = "debian", sources: list[str] | None = None) -> str
         except OSError:
             continue
         for uri in re.findall(r"(?m)^\s*(?:deb\s+(?:\[[^\]]*\]\s+)?|URIs:\s*)(https?://\S+)", text):
-            if distro in uri and "security" not in uri:
+            if distro in uri and ("security" in uri) == security:
                 return uri.rstrip("/")
     return None
+
+
+def apt_sources(os_release: OsRelease, mirror: str, security: str | None) -> str:
+    """The base's sources.list: the release, its updates, its security fixes (debootstrap
+    writes only the first, which would leave every image without security updates)."""
+    comps = " ".join(os_release.components)
+    lines = [f"deb {mirror} {os_release.name} {comps}",
+             f"deb {mirror} {os_release.name}-updates {comps}"]
+    if security:
+        lines.append(f"deb {security} {os_release.name}-security {comps}")
+    return "\n".join(lines) + "\n"
 
 
 def registry_reachable(timeout: float = 3.0) -> bool:
@@ -89,7 +109,9 @@ def ensure_base(engine: Engine, ref: str, os_release: OsRelease, *, source: str 
         raise HostError("no image registry is reachable", hint="use --base-source debootstrap")
     if mirrors is None:
         mirrors = parse_mirrors(os.environ.get("IMGKIT_MIRROR", "").split())
-    make_base(engine, ref, os_release, pick_mirror(os_release.distro, mirrors), log)
+    mirror = pick_mirror(os_release.distro, mirrors)
+    security = pick_security_mirror(os_release.distro, mirror, mirrors) if mirror else None
+    make_base(engine, ref, os_release, mirror, log, security=security)
     return "debootstrap"
 
 
@@ -106,7 +128,7 @@ def debootstrap_command(os_release: OsRelease, root: Path, mirror: str) -> list[
 
 
 def make_base(engine: Engine, ref: str, os_release: OsRelease, mirror: str | None,
-              log: Callable[[str], None]) -> None:
+              log: Callable[[str], None], security: str | None = None) -> None:
     name, distro = os_release.name, os_release.distro
     if mirror is None:
         raise HostError(f"no {distro} mirror found in the host's apt sources to make {ref}",
@@ -132,6 +154,10 @@ def make_base(engine: Engine, ref: str, os_release: OsRelease, mirror: str | Non
         if proc.returncode != 0:
             tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-10:])
             raise HostError(f"debootstrap {name} from {mirror} failed:\n{tail}")
+        if security is None:
+            log(f"no {distro} security mirror known: {ref} gets no -security pocket "
+                f"(--mirror {distro}-security=URL adds one)")
+        (root / "etc/apt/sources.list").write_text(apt_sources(os_release, mirror, security))
         # Keep images small and apt quiet: no recommends, no caches.
         (root / "etc/apt/apt.conf.d/90imgkit").write_text(
             'APT::Install-Recommends "false";\nAPT::Install-Suggests "false";\n')

@@ -65,8 +65,9 @@ def build(
                                     help="Base OS image: auto, pull or debootstrap."),
     mirror: Optional[list[str]] = typer.Option(
         None, "--mirror", envvar="IMGKIT_MIRROR",
-        help="Distro mirror debootstrap makes a base from when no registry answers: URL, or "
-             "DISTRO=URL (debian, ubuntu; repeatable). Default: the host's apt mirror."),
+        help="Distro mirror debootstrap makes a base from when no registry answers: URL, "
+             "DISTRO=URL or DISTRO-security=URL (debian, ubuntu; repeatable). Default: the "
+             "host's apt sources."),
 ) -> None:
     """Render and build the matrix (or a slice of it); skip what is up to date."""
     code = workflows.build(cuda=cuda, only=only, jobs=jobs, force=force, dry_run=dry_run,
