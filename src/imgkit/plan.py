@@ -44,6 +44,7 @@ class Target:
     # pip requirements this layer installs (validated "name==version")
     packages: tuple[str, ...] = ()
     framework: FrameworkBuild | None = None
+    os_release: OsRelease | None = None  # what the base OS is, for root layers
 
     @property
     def component_map(self) -> dict[str, str]:
@@ -101,7 +102,7 @@ def _chain(family: Family, combo: Combo, compat: Compat, settings: Settings) -> 
     suffix = f"py{python}-{combo.os}"
     base = base_ref(os_release, settings)
     py_t = Target(tag=f"{ns}/python:{python}-{combo.os}", layer="python", family=family.name,
-                  parent=None, base=base, os=combo.os, python=python,
+                  parent=None, base=base, os=combo.os, python=python, os_release=os_release,
                   components=(("os", combo.os), ("python", python)))
     libs = family.cuda_libs or tuple(c for c in CUDA_LIBS if c in dict(rel.components))
     missing = [c for c in libs if c not in dict(rel.components)]

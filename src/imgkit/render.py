@@ -14,7 +14,6 @@ from pathlib import Path
 
 import jinja2
 
-from . import compat
 from .freshness import INPUT_HASH_LABEL, Stamp
 from .plan import LIB_LINKS, VENV, Plan, Target
 from .shipped import PACKAGE_DIR
@@ -77,7 +76,8 @@ def _variables(target: Target, plan: Plan) -> dict[str, object]:
         while parent is not None:
             parent_constraints = list(parent.packages) + parent_constraints
             parent = plan.get(parent.parent) if parent.parent else None
-    describe = {"python": f"{compat.load().os_release(target.os).title} with python {target.python}",
+    os_title = target.os_release.title if target.os_release else target.os
+    describe = {"python": f"{os_title} with python {target.python}",
                 "cuda": f"CUDA {target.cuda} runtime libraries",
                 "cudnn": f"CUDA {target.cuda} with cuDNN {comps.get('cudnn')}",
                 "nccl": f"CUDA {target.cuda} with NCCL {comps.get('nccl')}",

@@ -128,15 +128,15 @@ def answer_if_up_to_date(key: str, started: float) -> bool:
 def _build(engine: Engine, contexts: list[Context], env: BuildEnv, *, jobs: int, force: bool,
            dry_run: bool, verbose: bool, base_source: str, mirrors: dict[str, str],
            started: float) -> int:
-    from . import compat
     from .base import ensure_base
     from .build import Builder, BuildOptions
     console = report.console(stderr=True)
     if not dry_run:
-        for ref, os_name in sorted({(c.target.base, c.target.os) for c in contexts
-                                    if c.target.base}):
-            ensure_base(engine, ref, compat.load().os_release(os_name), source=base_source,
-                        mirrors=mirrors,
+        bases = {c.target.base: c.target.os_release for c in contexts if c.target.base}
+        for ref in sorted(bases):
+            os_release = bases[ref]
+            assert os_release is not None  # the plan resolves it for every root layer
+            ensure_base(engine, ref, os_release, source=base_source, mirrors=mirrors,
                         log=lambda m: console.print(f"[dim]base:[/] {m}"))
     options = BuildOptions(jobs=jobs, force=force, dry_run=dry_run)
     freshness = check_freshness(engine, [c.stamp for c in contexts])
