@@ -39,7 +39,7 @@ GOOD: dict[str, Any] = {
                      "gemm": {"fp32": {"tflops": 50.0}, "tf32": {"tflops": 350.0},
                               "bf16": {"tflops": 700.0}, "fp16": {"tflops": 710.0}},
                      "conv": {"tflops": 400.0},
-                     "nccl": {"gpus": 1, "correct": True, "busbw_gbs": 0.0}}},
+                     "nccl": {"gpus": 1, "correct": True, "busbw_gbs": None}}},
 }
 TAG = "pytorch:2.5.1-cuda12.4-cudnn9-runtime"
 
@@ -198,3 +198,15 @@ def test_peak_table_covers_the_named_gpus() -> None:
         assert peak_for(name) is not None, name
     assert peak_for("NVIDIA H100 PCIe")["name"] == "H100 PCIe"
     assert peak_for("Tesla T4")["tf32"] is None
+
+
+def test_nccl_reports_bandwidth_only_when_there_is_traffic() -> None:
+    """One GPU: the all-reduce moves nothing, so only correctness is judged (seen on an H100)."""
+    one = next(c for c in run(GOOD).checks if c.name == "nccl.all-reduce")
+    assert one.verdict == "pass" and "no bandwidth with one GPU" in one.measured
+    report = copy.deepcopy(GOOD)
+    report["gpu"]["work"]["nccl"] = {"gpus": 8, "correct": True, "busbw_gbs": 181.4}
+    eight = next(c for c in run(report).checks if c.name == "nccl.all-reduce")
+    assert "8 GPU(s), bus 181 GB/s" in eight.measured
+    report["gpu"]["work"]["nccl"]["correct"] = False
+    assert "nccl.all-reduce" in names(run(report))

@@ -313,9 +313,11 @@ def gpu_checks(report: dict[str, Any], exp: Expectations, thresholds: Thresholds
                                 f"{diag.summary}; fix: {diag.fix}" if diag else "",
                                 scope=diag.scope if diag else IMAGE))
         else:
+            bus = nccl.get("busbw_gbs")
+            bandwidth = f"bus {bus:.0f} GB/s" if bus is not None else "no bandwidth with one GPU"
             checks.append(Check("nccl.all-reduce", PASS if nccl["correct"] else FAIL,
                                 "correct sum", f"{'correct' if nccl['correct'] else 'WRONG'}, "
-                                f"{nccl['gpus']} GPU(s), bus {nccl['busbw_gbs']:.0f} GB/s"))
+                                f"{nccl['gpus']} GPU(s), {bandwidth}"))
     return checks
 
 

@@ -10,7 +10,8 @@ import sys
 from . import PROBE_VERSION, frameworks, libs
 
 NVIDIA_ENV = ("NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES", "NVIDIA_REQUIRE_CUDA",
-              "CUDA_VERSION", "LD_LIBRARY_PATH", "NVIDIA_TF32_OVERRIDE")
+              "CUDA_VERSION", "LD_LIBRARY_PATH", "NVIDIA_TF32_OVERRIDE",
+              "TORCH_ALLOW_TF32_CUBLAS_OVERRIDE")
 # Names frameworks dlopen bare; checked whether or not a framework declares them.
 BARE_NAMES = ("libcudart.so", "libcublas.so", "libcublasLt.so", "libcudnn.so", "libnccl.so",
               "libcurand.so", "libcusolver.so", "libcusparse.so", "libcufft.so")

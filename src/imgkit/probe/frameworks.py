@@ -74,10 +74,19 @@ try:
         out["fp32_matmul_error"] = fp32_matmul_error(
             lambda a, b: torch.tensor(a, device="cuda") @ torch.tensor(b, device="cuda"),
             lambda t: t.cpu().tolist())
-        out["tf32_switches"] = {
-            "torch.backends.cuda.matmul.allow_tf32": torch.backends.cuda.matmul.allow_tf32,
-            "torch.backends.cudnn.allow_tf32": torch.backends.cudnn.allow_tf32,
-            "float32_matmul_precision": torch.get_float32_matmul_precision()}
+        # read one by one: torch >= 2.9 may refuse a legacy read once the new API was used
+        switches = {}
+        for key, read in (
+                ("torch.backends.cuda.matmul.allow_tf32", lambda: torch.backends.cuda.matmul.allow_tf32),
+                ("torch.backends.cuda.matmul.fp32_precision",
+                 lambda: torch.backends.cuda.matmul.fp32_precision),
+                ("torch.backends.cudnn.allow_tf32", lambda: torch.backends.cudnn.allow_tf32),
+                ("float32_matmul_precision", torch.get_float32_matmul_precision)):
+            try:
+                switches[key] = read()
+            except Exception as e:
+                switches[key] = "unreadable (%s)" % type(e).__name__
+        out["tf32_switches"] = switches
 except BaseException as e:
     out["error"] = "%s: %s" % (type(e).__name__, e)
     out["traceback_tail"] = traceback.format_exc().strip().splitlines()[-3:]

@@ -7,6 +7,7 @@ import math
 import random
 import statistics
 import struct
+import time
 
 from .cuda import CudaError, open_first
 
@@ -16,6 +17,7 @@ CUBLAS_GEMM_DEFAULT = -1
 ELEMENT = {"fp32": (CUDA_R_32F, 4), "tf32": (CUDA_R_32F, 4), "fp16": (CUDA_R_16F, 2),
            "bf16": (CUDA_R_16BF, 2)}
 TF32_ERROR_BOUNDARY = 2e-5  # FP32 lands near 1e-7, TF32 (10-bit mantissa) near 3e-4
+WARM_MS = 200.0  # GPU time spent before timing anything
 
 
 def random_values(n, seed):
@@ -70,12 +72,22 @@ class Blas:
         self.lib.cublasDestroy_v2(self.handle)
 
 
-def time_ms(rt, fn, warmup=3, iters=10, reps=5):
-    """Median per-call time of `fn` in ms, from CUDA events around `iters` calls."""
-    for _ in range(warmup):
+def warm_up(rt, fn, start, end, warm_ms=WARM_MS, max_calls=1000):
+    """Call `fn` until it has kept the GPU busy for `warm_ms` (at least 3 calls): a fixed
+    count is milliseconds for a fast BF16 GEMM, too short for the clocks to settle."""
+    busy, calls = 0.0, 0
+    while (calls < 3 or busy < warm_ms) and calls < max_calls:
+        rt.record(start)
         fn()
-    rt.synchronize()
+        rt.record(end)
+        busy += rt.elapsed_ms(start, end)
+        calls += 1
+
+
+def time_ms(rt, fn, iters=10, reps=5):
+    """Median per-call time of `fn` in ms, from CUDA events around `iters` calls."""
     start, end = rt.event(), rt.event()
+    warm_up(rt, fn, start, end)
     samples = []
     for _ in range(reps):
         rt.record(start)
@@ -204,7 +216,10 @@ def conv_throughput(rt, dtype="fp16", n=128, c=256, k=256, hw=28, rs=3):
 
 # -- NCCL --------------------------------------------------------------------------------
 def nccl_allreduce(rt, ndev, count=1 << 26):
-    """All-reduce of `count` floats over every visible GPU from one process."""
+    """All-reduce of `count` floats over every visible GPU from one process. With one GPU
+    the all-reduce moves nothing: it proves NCCL runs and sums, and no bandwidth is given."""
+    if ndev == 1:
+        count = min(count, 1 << 20)
     lib = open_first("nccl")
     lib.ncclGetErrorString.restype = ctypes.c_char_p
 
@@ -212,9 +227,11 @@ def nccl_allreduce(rt, ndev, count=1 << 26):
         if rc != 0:
             raise CudaError(call, rc, lib.ncclGetErrorString(rc).decode(errors="replace"))
 
-    comms = (ctypes.c_void_p * ndev)()
+    raw_comms = (ctypes.c_void_p * ndev)()
     devs = (ctypes.c_int * ndev)(*range(ndev))
-    check("ncclCommInitAll", lib.ncclCommInitAll(comms, ndev, devs))
+    check("ncclCommInitAll", lib.ncclCommInitAll(raw_comms, ndev, devs))
+    # indexing a c_void_p array yields a plain int, which ctypes would pass as a 32-bit C int
+    comms = [ctypes.c_void_p(c) for c in raw_comms]
     bufs, streams = [], []
     nbytes = count * 4
     try:
@@ -240,6 +257,9 @@ def nccl_allreduce(rt, ndev, count=1 << 26):
         rt.set_device(0)
         head = struct.unpack("<1024f", rt.to_host(bufs[0], 4096))
         correct = all(v == expected for v in head)
+        if ndev == 1:
+            return {"gpus": 1, "bytes": nbytes, "correct": correct, "ms": None,
+                    "algbw_gbs": None, "busbw_gbs": None}
         rt.set_device(0)
         start, end = rt.event(), rt.event()
         iters = 5
@@ -264,8 +284,15 @@ def nccl_allreduce(rt, ndev, count=1 << 26):
             "busbw_gbs": algbw * 2 * (ndev - 1) / ndev}
 
 
+def error_of(exc):
+    """A measurement's failure as data: the probe reports it and goes on."""
+    return {"error": "%s: %s" % (type(exc).__name__, exc) if not isinstance(exc, CudaError)
+            else str(exc), "code": getattr(exc, "code", None)}
+
+
 def run_all(rt, gemm_size=8192, conv=True, nccl=True):
     """Every GPU measurement; each records its own error instead of stopping the rest."""
+    started = time.monotonic()
     out = {"devices": []}
     count = rt.device_count()
     for d in range(count):
@@ -279,14 +306,14 @@ def run_all(rt, gemm_size=8192, conv=True, nccl=True):
     def attempt(name, fn):
         try:
             out[name] = fn()
-        except (CudaError, OSError, AttributeError) as exc:
-            out[name] = {"error": str(exc), "code": getattr(exc, "code", None)}
+        except Exception as exc:  # one broken library must not hide the other measurements
+            out[name] = error_of(exc)
 
     blas = None
     try:
         blas = Blas(rt)
-    except (CudaError, OSError) as exc:
-        out["gemm"] = {"error": str(exc), "code": getattr(exc, "code", None)}
+    except Exception as exc:
+        out["gemm"] = error_of(exc)
     if blas is not None:
         attempt("tf32_check", lambda: {
             "fp32_error": gemm_accuracy(rt, blas, "fp32"),
@@ -296,12 +323,13 @@ def run_all(rt, gemm_size=8192, conv=True, nccl=True):
         for dtype in dtypes:
             try:
                 gemm[dtype] = gemm_throughput(rt, blas, dtype, gemm_size)
-            except CudaError as exc:
-                gemm[dtype] = {"error": str(exc), "code": exc.code}
+            except Exception as exc:
+                gemm[dtype] = error_of(exc)
         out["gemm"] = gemm
         blas.close()
     if conv:
         attempt("conv", lambda: conv_throughput(rt, "fp16"))
     if nccl:
         attempt("nccl", lambda: nccl_allreduce(rt, count))
+    out["seconds"] = round(time.monotonic() - started, 2)
     return out

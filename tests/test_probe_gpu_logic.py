@@ -1,0 +1,69 @@
+"""The probe's GPU section as logic, without a GPU: how it warms up before timing, and
+that one failing measurement never takes the others (or the probe) down with it.
+The measurements themselves are proven on a real GPU in tests/test_gpu.py."""
+from __future__ import annotations
+
+import ctypes
+from typing import Any, Callable
+
+import pytest
+
+from imgkit.probe import gpu
+
+
+class Clock:
+    """The runtime calls warm_up/time_ms make; every call of fn 'takes' `ms` of GPU time."""
+
+    def __init__(self, ms: float) -> None:
+        self.ms = ms
+
+    def event(self) -> object:
+        return object()
+
+    def record(self, ev: object, stream: Any = None) -> None:
+        pass
+
+    def elapsed_ms(self, start: object, end: object) -> float:
+        return self.ms
+
+
+@pytest.mark.parametrize("call_ms,calls", [(1.0, 200), (50.0, 4), (500.0, 3), (0.0, 1000)])
+def test_warm_up_runs_until_the_gpu_was_busy_long_enough(call_ms: float, calls: int) -> None:
+    count = [0]
+    gpu.warm_up(Clock(call_ms), lambda: count.__setitem__(0, count[0] + 1), object(), object())
+    assert count[0] == calls  # at least 3 calls, at most 1000, else until 200 ms of GPU time
+
+
+class NoLibraries:
+    """A runtime that sees one Hopper GPU but whose every allocation fails."""
+
+    def device_count(self) -> int:
+        return 1
+
+    def attribute(self, attr: int, device: int) -> int:
+        return {16: 132, 75: 9, 76: 0}[attr]
+
+    def set_device(self, device: int) -> None:
+        pass
+
+    def malloc(self, nbytes: int) -> None:
+        raise gpu.CudaError("cudaMalloc", 2, "out of memory")
+
+
+def raising(exc: Exception) -> Callable[[str], Any]:
+    def open_first(family: str) -> Any:
+        raise exc
+    return open_first
+
+
+@pytest.mark.parametrize("exc", [OSError("libcublas.so.13: cannot open shared object file"),
+                                 ctypes.ArgumentError("argument 6: int too long to convert"),
+                                 RuntimeError("anything else")])
+def test_each_measurement_records_its_own_error(monkeypatch: pytest.MonkeyPatch,
+                                                exc: Exception) -> None:
+    monkeypatch.setattr(gpu, "open_first", raising(exc))
+    out = gpu.run_all(NoLibraries(), gemm_size=64)
+    assert out["devices"] == [{"index": 0, "sm_count": 132, "compute_capability": "9.0"}]
+    for name in ("gemm", "conv", "nccl"):
+        assert str(exc) in out[name]["error"], (name, out[name])
+    assert out["seconds"] >= 0
