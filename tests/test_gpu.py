@@ -1,34 +1,92 @@
-"""GPU paths of the probe, run directly on this host. Skipped without an NVIDIA GPU."""
+"""GPU paths of the probe, proven on a real GPU. Skipped on hosts without an NVIDIA GPU.
+
+The GPU hosts these run on have no Docker, so the probe runs here as a plain process
+against the host's CUDA libraries (NVIDIA's wheels, put on the loader path the way an
+image's LD_LIBRARY_PATH does), and its report is judged by the same `evaluate` as
+`imgkit verify`. Framework checks use the host's PyTorch; the TF32 switches are set the
+ways an image sets them (a sitecustomize, or an environment override)."""
 from __future__ import annotations
+
+import copy
+from typing import Any
 
 import pytest
 
+from imgkit.evaluate import FAIL, PASS
+from imgkit.expect import Expectations
+from imgkit.probe import gpu
+
+from .gpu_host import TF32_CASES, judge, nvidia_gpu_present, probe_host, torch_facts
+
 pytestmark = pytest.mark.gpu
+
+if not nvidia_gpu_present():
+    pytest.skip("no NVIDIA GPU on this host", allow_module_level=True)
+
+# Checks whose subject is the GPU (not the host's library layout, which is no image's)
+GPU_CHECKS = ("gpu.", "cublas.fp32-exact", "cublas.tf32", "gemm.", "cudnn.conv", "nccl.all-reduce",
+              "torch.gpu-", "torch.fp32-")
 
 
 @pytest.fixture(scope="module")
-def runtime():  # type: ignore[no-untyped-def]
-    from imgkit.probe import cuda
-    try:
-        rt = cuda.Runtime()
-        if rt.device_count() > 0:
-            return rt
-    except (OSError, cuda.CudaError):
-        pass
-    pytest.skip("no NVIDIA GPU visible")
+def host_report() -> dict[str, Any]:
+    return probe_host(gemm_size=8192)
 
 
-def test_gemm_conv_and_nccl_run_and_are_right(runtime) -> None:  # type: ignore[no-untyped-def]
-    from imgkit.probe import gpu
-    work = gpu.run_all(runtime, gemm_size=4096)
-    assert work["tf32_check"]["fp32_error"] < gpu.TF32_ERROR_BOUNDARY
-    for dtype, result in work["gemm"].items():
-        assert "error" not in result and result["tflops"] > 0, (dtype, result)
-    assert "error" not in work["conv"] and work["conv"]["tflops"] > 0
+def test_probe_gpu_section_runs_every_measurement(host_report: dict[str, Any]) -> None:
+    work = host_report["gpu"]["work"]
+    assert host_report["gpu"]["device_count"] >= 1
+    assert set(work["gemm"]) == {"fp32", "tf32", "fp16", "bf16"}
+    for name, result in [*work["gemm"].items(), ("conv", work["conv"]), ("nccl", work["nccl"])]:
+        assert "error" not in result, (name, result)
     assert work["nccl"]["correct"]
+    assert work["tf32_check"]["fp32_error"] < gpu.TF32_ERROR_BOUNDARY < work["tf32_check"]["tf32_error"]
+    assert work["seconds"] < 20, work["seconds"]
 
 
-def test_nvml_sees_the_gpus(runtime) -> None:  # type: ignore[no-untyped-def]
-    from imgkit.probe import cuda
-    info = cuda.nvml_info()
-    assert info["available"] and len(info["devices"]) == runtime.device_count()
+def test_verdict_of_a_good_gpu_host_passes_every_gpu_check(host_report: dict[str, Any]) -> None:
+    checks = judge(host_report, framework="torch")
+    gpu_checks = {n: c for n, c in checks.items() if n.startswith(GPU_CHECKS)}
+    for name in ("gpu.visible", "cublas.fp32-exact", "cublas.tf32-in-effect", "gemm.fp32",
+                 "gemm.tf32", "gemm.fp16", "gemm.bf16", "cudnn.conv-fp16", "nccl.all-reduce",
+                 "torch.gpu-count", "torch.gpu-step"):
+        assert gpu_checks[name].verdict == PASS, gpu_checks[name]
+    assert not [c for c in gpu_checks.values() if c.verdict == FAIL and c.required]
+
+
+def test_nvml_and_cuda_agree_on_the_gpus(host_report: dict[str, Any]) -> None:
+    nvml = host_report["gpu"]["nvml"]
+    assert nvml["available"], nvml
+    assert len(nvml["devices"]) == host_report["gpu"]["device_count"]
+    assert nvml["driver"] and nvml["driver_cuda"]
+
+
+@pytest.mark.parametrize("case,prelude,env,mode", TF32_CASES, ids=[c[0] for c in TF32_CASES])
+def test_tf32_reading_follows_torch_switch(host_report: dict[str, Any], case: str, prelude: str,
+                                           env: dict[str, str], mode: str) -> None:
+    report = copy.deepcopy(host_report)
+    report["frameworks"] = {"torch": torch_facts(prelude, **env)}
+    assert report["frameworks"]["torch"].get("step_on_gpu"), report["frameworks"]["torch"]
+    right = judge(report, framework="torch", tf32="on" if mode == "tf32" else "off")
+    wrong = judge(report, framework="torch", tf32="off" if mode == "tf32" else "on")
+    assert right["torch.fp32-matmul-mode"].verdict == PASS, right["torch.fp32-matmul-mode"]
+    assert wrong["torch.fp32-matmul-mode"].verdict == FAIL, wrong["torch.fp32-matmul-mode"]
+    assert right["torch.fp32-matmul-mode"].measured.startswith(mode)
+
+
+def test_gpu_hidden_from_the_framework_is_a_cpu_fallback_failure(host_report: dict[str, Any]) -> None:
+    report = copy.deepcopy(host_report)
+    report["frameworks"] = {"torch": torch_facts(CUDA_VISIBLE_DEVICES="")}
+    checks = judge(report, framework="torch")
+    assert checks["torch.gpu-count"].verdict == FAIL
+    assert "fall back to the CPU" in checks["torch.gpu-count"].diagnosis
+    assert checks["torch.gpu-step"].verdict == FAIL
+    assert checks["gpu.visible"].verdict == PASS  # the host's GPU is fine: the image is at fault
+
+
+def test_host_driver_preflight_reads_the_real_driver() -> None:
+    pytest.importorskip("pynvml")
+    from imgkit.verify import host_driver_checks
+    (check,) = host_driver_checks(Expectations((("cuda", "12.4"),), (("cuda", "--expect"),)))
+    assert check.verdict == PASS, check
+    assert check.measured.split(".")[0].isdigit()
