@@ -15,6 +15,7 @@ from typing import Any
 
 from imgkit.evaluate import Check, evaluate
 from imgkit.expect import Expectations
+from imgkit.facts import parse_report
 from imgkit.probe import frameworks
 
 SRC = str(Path(__file__).resolve().parent.parent / "src")
@@ -86,4 +87,4 @@ def judge(report: dict[str, Any], **expected: str) -> dict[str, Check]:
     """Every check of `imgkit verify`'s evaluation of `report`, by name."""
     exp = Expectations(tuple(sorted(expected.items())),
                        tuple((k, "--expect") for k in sorted(expected)))
-    return {c.name: c for c in evaluate("host", report, exp, gpu=True).checks}
+    return {c.name: c for c in evaluate("host", "host", parse_report(report), exp, gpu=True).checks}

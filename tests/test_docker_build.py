@@ -13,7 +13,7 @@ import pytest
 from imgkit import workflows
 from imgkit.build import BUILT, FAILED, SKIPPED, UP_TO_DATE, Builder, BuildOptions
 from imgkit.buildenv import BuildEnv, SecretServer, default_ca_bundle
-from imgkit.freshness import INPUT_HASH_LABEL
+from imgkit.labels import INPUT_HASH as INPUT_HASH_LABEL
 
 pytestmark = pytest.mark.docker
 

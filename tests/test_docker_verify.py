@@ -120,3 +120,89 @@ def test_structure_with_testinfra(engine, mini):  # type: ignore[no-untyped-def]
         assert host.run("imgkit-check --no-gpu").rc == 0
     finally:
         container.remove(force=True)
+
+
+# -- hostile images: a python3 that is not what it claims ------------------------------------
+def fake_python(engine, namespace: str, base: str, name: str, script: str,  # type: ignore[no-untyped-def]
+                files: dict[str, bytes] | None = None) -> str:
+    """An image (from the Debian base, which has no python3) whose `python3` is `script`."""
+    import tarfile
+    ref = f"{namespace}/hostile:{name}"
+    members = {"Dockerfile": f"FROM {base}\nCOPY . /fake/\nRUN install -m 755 /fake/python3 "
+                             f"/usr/local/bin/python3\n".encode(),
+               "python3": f"#!/bin/sh\n{script}\n".encode(), **(files or {})}
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        for path, data in members.items():
+            info = tarfile.TarInfo(path)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    buf.seek(0)
+    engine.client.images.build(fileobj=buf, custom_context=True, tag=ref, rm=True, forcerm=True)
+    return ref
+
+
+def cli_verify(ref: str, tmp_path, *extra: str) -> tuple[subprocess.CompletedProcess[str], dict]:  # type: ignore[no-untyped-def,type-arg]
+    out = tmp_path / "verdict.json"
+    proc = subprocess.run([sys.executable, "-m", "imgkit", "verify", ref, "--gpus", "none",
+                           "--json", str(out), *extra], capture_output=True, text=True, timeout=300)
+    assert "Traceback" not in proc.stderr + proc.stdout, proc.stderr[-2000:]
+    return proc, json.loads(out.read_text())
+
+
+def test_a_replayed_report_does_not_match_the_image(engine, mini, base_image, namespace, tmp_path):  # type: ignore[no-untyped-def]
+    good = verify(engine, mini, VerifyOptions(gpus="none"))
+    assert good.facts is not None and not good.failed
+    report = good.facts.model_dump_json().encode()
+    ref = fake_python(engine, namespace, base_image, "replay", "cat /fake/report.json",
+                      {"report.json": report})
+    proc, verdict = cli_verify(ref, tmp_path, "--expect", "cuda=11.8")
+    assert proc.returncode == 1 and not verdict["passed"]
+    checks = {c["name"]: c for c in verdict["checks"]}
+    assert checks["report.matches-image"]["verdict"] == "fail"
+    assert "is not in the image" in checks["report.matches-image"]["diagnosis"]
+    assert checks["report.user"]["verdict"] == "fail"  # the base image runs as root
+    assert no_verify_containers(engine) == []
+
+
+@pytest.mark.parametrize("name,script,reason", [
+    ("minimal-json", "echo '{}'", "not a probe report"),
+    ("malformed-json", "echo '{\"probe_version\": 2, \"system\": '", "not JSON"),
+    ("wrong-version", "echo '{\"probe_version\": 1}'", "probe_version is 1"),
+    ("not-json", "echo hello", "not JSON"),
+])
+def test_junk_output_is_a_failing_verdict(engine, base_image, namespace, tmp_path,  # type: ignore[no-untyped-def]
+                                          name, script, reason):
+    ref = fake_python(engine, namespace, base_image, name, script)
+    proc, verdict = cli_verify(ref, tmp_path)
+    assert proc.returncode == 1
+    (check,) = [c for c in verdict["checks"] if c["verdict"] == "fail"]
+    assert check["name"] == "probe.report" and reason in check["diagnosis"], check
+    assert no_verify_containers(engine) == []
+
+
+def test_a_hanging_probe_fails_at_the_timeout(engine, base_image, namespace, tmp_path):  # type: ignore[no-untyped-def]
+    import time
+    ref = fake_python(engine, namespace, base_image, "hang", "echo started >&2; exec sleep 600")
+    started = time.monotonic()
+    proc, verdict = cli_verify(ref, tmp_path, "--timeout", "10")
+    assert time.monotonic() - started < 10 + 15
+    assert proc.returncode == 1
+    check = next(c for c in verdict["checks"] if c["name"] == "probe")
+    assert check["verdict"] == "fail" and "hung" in check["diagnosis"] and "started" in check["diagnosis"]
+    assert no_verify_containers(engine) == []
+
+
+def test_a_flood_of_output_fails_quickly_with_bounded_evidence(engine, base_image, namespace,  # type: ignore[no-untyped-def]
+                                                               tmp_path):
+    import time
+    ref = fake_python(engine, namespace, base_image, "flood",
+                      "head -c 52428800 /dev/zero | tr '\\0' 'a'")
+    started = time.monotonic()
+    proc, verdict = cli_verify(ref, tmp_path)
+    assert time.monotonic() - started < 60
+    assert proc.returncode == 1
+    check = next(c for c in verdict["checks"] if c["name"] == "probe")
+    assert "flooded" in check["diagnosis"]
+    assert len(json.dumps(verdict)) < 100_000  # the evidence is cut, not 50 MB
+    assert no_verify_containers(engine) == []

@@ -9,6 +9,8 @@ import pytest
 from imgkit.diagnose import KNOWN, diagnose
 from imgkit.evaluate import WARN, evaluate, peak_for
 from imgkit.expect import Expectations, expectations, from_tag
+from imgkit.facts import parse_report
+from imgkit.probe import PROBE_VERSION
 
 
 def lib(path: str, version: str | None, loadable: bool = True, real: str | None = None) -> dict[str, Any]:
@@ -17,6 +19,7 @@ def lib(path: str, version: str | None, loadable: bool = True, real: str | None 
 
 
 GOOD: dict[str, Any] = {
+    "probe_version": PROBE_VERSION,
     "system": {"python": "3.11.2", "uid": 1000, "user": "imgkit", "shm_bytes": 8 << 30,
                "env": {"NVIDIA_VISIBLE_DEVICES": "all", "NVIDIA_DRIVER_CAPABILITIES": "compute,utility",
                        "NVIDIA_REQUIRE_CUDA": "cuda>=12.4"}},
@@ -45,7 +48,8 @@ TAG = "pytorch:2.5.1-cuda12.4-cudnn9-runtime"
 
 
 def run(report: dict[str, Any], *, gpu: bool = True, opts: list[str] | None = None):  # type: ignore[no-untyped-def]
-    return evaluate(TAG, report, expectations(TAG, {}, opts or []), gpu=gpu)
+    return evaluate(TAG, "sha256:" + "0" * 64, parse_report(report), expectations(TAG, {}, opts or []),
+                    gpu=gpu)
 
 
 def names(verdict) -> set[str]:  # type: ignore[no-untyped-def]

@@ -64,6 +64,8 @@ def test_each_measurement_records_its_own_error(monkeypatch: pytest.MonkeyPatch,
     monkeypatch.setattr(gpu, "open_first", raising(exc))
     out = gpu.run_all(NoLibraries(), gemm_size=64)
     assert out["devices"] == [{"index": 0, "sm_count": 132, "compute_capability": "9.0"}]
-    for name in ("gemm", "conv", "nccl"):
+    for name in ("tf32_check", "conv", "nccl"):
         assert str(exc) in out[name]["error"], (name, out[name])
+    assert set(out["gemm"]) == {"fp32", "fp16", "tf32", "bf16"}
+    assert all(str(exc) in result["error"] for result in out["gemm"].values())
     assert out["seconds"] >= 0

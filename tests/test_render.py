@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from imgkit.compat import load
-from imgkit.freshness import INPUT_HASH_LABEL
+from imgkit.labels import INPUT_HASH as INPUT_HASH_LABEL
 from imgkit.plan import make_plan, select
 from imgkit.render import render_plan, write_context
 from imgkit.spec import load_spec

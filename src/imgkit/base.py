@@ -13,11 +13,11 @@ import tempfile
 from pathlib import Path
 from typing import Callable
 
+from . import labels
 from .compat import OsRelease
 from .engine import Engine
 from .errors import HostError, UsageError
 
-SOURCE_LABEL = "org.imgkit.base.source"
 REGISTRY_PROBE = ("registry-1.docker.io", 443)
 
 
@@ -167,5 +167,5 @@ def make_base(engine: Engine, ref: str, os_release: OsRelease, mirror: str | Non
         subprocess.run(["tar", "-C", str(root), "--numeric-owner", "-cf", str(tarball), "."],
                        check=True)
         engine.import_rootfs(tarball, ref, [
-            f'LABEL {SOURCE_LABEL}="debootstrap {name} {mirror}"',
+            f'LABEL {labels.BASE_SOURCE}="debootstrap {name} {mirror}"',
             'ENV LANG=C.UTF-8', 'CMD ["/bin/bash"]'])

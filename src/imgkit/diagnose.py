@@ -3,14 +3,17 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Literal
 
-HOST, IMAGE = "host", "image"
+Scope = Literal["host", "image"]   # who must act on a failure: fix the machine, or the image
+HOST: Scope = "host"
+IMAGE: Scope = "image"
 
 
 @dataclass(frozen=True)
 class Diagnosis:
     key: str
-    scope: str        # HOST: fix the machine; IMAGE: fix the image
+    scope: Scope
     summary: str
     fix: str
 

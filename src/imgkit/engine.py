@@ -8,17 +8,20 @@ default) and fall back to docker-py for tcp/ssh/TLS engines.
 """
 from __future__ import annotations
 
+import base64
 import json
 import os
 import re
 import socket
 import threading
+import time
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 from urllib.parse import quote
 
+from . import labels
 from .errors import BuildFailed, EngineUnavailable, ImgkitError
 
 if TYPE_CHECKING:
@@ -32,6 +35,14 @@ class Cancelled(ImgkitError):
     """The build was stopped on request (Ctrl-C)."""
 
 
+class ContainerFailed(ImgkitError):
+    """The engine refused to create or start a container; carries its explanation."""
+
+    def __init__(self, explanation: str) -> None:
+        super().__init__(f"the container could not start: {explanation.strip()[:300]}")
+        self.explanation = explanation
+
+
 @dataclass(frozen=True)
 class ImageInfo:
     id: str
@@ -39,6 +50,45 @@ class ImageInfo:
     labels: dict[str, str]
     layers: tuple[str, ...]
     size: int
+    user: str = ""          # the image's default user (Config.User), "" for root
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """A throwaway container: what runs, with what limits, and how much output is kept."""
+    image: str
+    entrypoint: tuple[str, ...]
+    command: tuple[str, ...] = ()
+    environment: dict[str, str] = field(default_factory=dict)
+    gpus: str = "none"             # none, all, a count, or comma-separated device ids
+    timeout: float = 600.0         # seconds before the container is killed
+    memory: str = "16g"
+    shm_size: str | None = None
+    pids_limit: int = 1024
+    labels: dict[str, str] = field(default_factory=dict)
+    stdout_limit: int = 8 << 20    # bytes kept of each stream; the logs rotate beyond
+    stderr_limit: int = 64 << 10
+
+
+@dataclass(frozen=True)
+class ContainerRun:
+    exit_code: int | None          # None: still running at the deadline, so it was killed
+    stdout: str
+    stderr: str
+    stdout_truncated: bool
+    seconds: float
+
+    @property
+    def timed_out(self) -> bool:
+        return self.exit_code is None
+
+
+@dataclass(frozen=True)
+class PathStat:
+    """A file as the image's own filesystem has it (read through the engine)."""
+    size: int
+    mode: int
+    link_target: str
 
 
 DEFAULT_SOCKET = "/var/run/docker.sock"
@@ -128,10 +178,11 @@ class Engine:
                 attrs = self.api.inspect_image(ref)
             except docker.errors.ImageNotFound:
                 return None
+        config = attrs.get("Config") or {}
         return ImageInfo(id=attrs["Id"], tags=tuple(attrs.get("RepoTags") or ()),
-                         labels=dict((attrs.get("Config") or {}).get("Labels") or {}),
+                         labels=dict(config.get("Labels") or {}),
                          layers=tuple(attrs.get("RootFS", {}).get("Layers") or ()),
-                         size=int(attrs.get("Size") or 0))
+                         size=int(attrs.get("Size") or 0), user=str(config.get("User") or ""))
 
     def tag(self, image_id: str, ref: str) -> None:
         """Point `ref` at `image_id`; the image it pointed at before is removed if nothing
@@ -160,7 +211,7 @@ class Engine:
         import docker.errors
         try:
             self.api.prune_images(filters={
-                "dangling": True, "label": f"org.opencontainers.image.title={tag}"})
+                "dangling": True, "label": f"{labels.TITLE}={tag}"})
         except docker.errors.APIError:
             pass  # another prune is running: the leftovers are docker's cache, harmless
 
@@ -253,7 +304,7 @@ class Engine:
         import docker.errors
         killed = 0
         for container in self.api.containers(filters={
-                "label": f"org.opencontainers.image.title={tag}", "status": "running"}):
+                "label": f"{labels.TITLE}={tag}", "status": "running"}):
             if not str(container.get("Image", "")).startswith("sha256:"):
                 continue
             try:
@@ -263,12 +314,120 @@ class Engine:
                 pass  # it finished on its own meanwhile
         return killed
 
+    def run_container(self, spec: RunSpec) -> ContainerRun:
+        """Run `spec` to its end or its deadline; the container is removed on every path
+        (start failure, timeout, Ctrl-C). At most the limits of output are kept, and the
+        engine's own log of it rotates, so a flood fills neither memory nor the disk."""
+        import docker.errors
+        import docker.types
+        api = self.api
+        # Two log files: rotation empties the current one, so with one file a flood could
+        # leave only a short tail; the full previous file keeps the excess visible. Each is
+        # twice the kept size, since the log file counts its JSON framing too.
+        megabytes = 2 * (spec.stdout_limit + spec.stderr_limit) // (1 << 20) + 1
+        host_config = api.create_host_config(
+            cap_drop=["ALL"], security_opt=["no-new-privileges"], read_only=True,
+            tmpfs={"/tmp": "rw,exec,nosuid,size=1g"}, mem_limit=spec.memory,
+            pids_limit=spec.pids_limit, shm_size=spec.shm_size, network_mode="none",
+            device_requests=_device_requests(spec.gpus) or None,
+            log_config=docker.types.LogConfig(type="json-file", config={
+                "max-size": f"{megabytes}m", "max-file": "2"}))
+        started = time.monotonic()
+        try:
+            cid = api.create_container(
+                spec.image, entrypoint=list(spec.entrypoint), command=list(spec.command),
+                host_config=host_config, network_disabled=True, labels=spec.labels,
+                environment=spec.environment)["Id"]
+        except docker.errors.APIError as exc:
+            raise ContainerFailed(str(exc.explanation or exc))
+        try:
+            try:
+                api.start(cid)
+            except docker.errors.APIError as exc:
+                raise ContainerFailed(str(exc.explanation or exc))
+            code = self._wait(cid, spec.timeout)
+            out, truncated = self._logs(cid, "stdout", spec.stdout_limit)
+            err, _ = self._logs(cid, "stderr", spec.stderr_limit)
+            return ContainerRun(code, out, err, truncated, time.monotonic() - started)
+        finally:
+            self.remove_container(cid)
+
+    def _wait(self, cid: str, timeout: float) -> int | None:
+        """The exit code, or None after killing a container still running at `timeout`.
+        requests reports a read timeout as ReadTimeout or as ConnectionError depending on
+        where it strikes, so the container's state decides, not the exception's type."""
+        import docker.errors
+        import requests.exceptions
+        try:
+            return int(self.api.wait(cid, timeout=timeout)["StatusCode"])
+        except requests.exceptions.RequestException as exc:
+            try:
+                state = self.api.inspect_container(cid)["State"]
+                if not state.get("Running"):
+                    return int(state.get("ExitCode", -1))
+                self.api.kill(cid)
+                return None
+            except (docker.errors.APIError, requests.exceptions.RequestException):
+                raise EngineUnavailable(f"lost the Docker engine while waiting: {_first_line(exc)}",
+                                        hint=START_HINT)
+
+    def _logs(self, cid: str, which: str, limit: int) -> tuple[str, bool]:
+        """At most `limit` bytes of one stream, and whether there was more."""
+        stream = self.api.logs(cid, stdout=which == "stdout", stderr=which == "stderr",
+                               stream=True, follow=False)
+        kept = bytearray()
+        try:
+            for chunk in stream:
+                kept += chunk
+                if len(kept) > limit:
+                    return kept[:limit].decode(errors="replace"), True
+        finally:
+            stream.close()
+        return kept.decode(errors="replace"), False
+
+    def stat_files(self, image: str, paths: list[str]) -> dict[str, PathStat | None]:
+        """Each path as `image`'s filesystem has it (None: no such file), read through the
+        engine from a container that is created but never started, then removed."""
+        import docker.errors
+        try:
+            cid = self.api.create_container(image, entrypoint=["/nonexistent"],
+                                            labels={labels.ROLE: labels.ROLE_VERIFY})["Id"]
+        except docker.errors.APIError as exc:
+            raise ContainerFailed(str(exc.explanation or exc))
+        try:
+            return {path: self._stat(cid, path) for path in paths}
+        finally:
+            self.remove_container(cid)
+
+    def _stat(self, cid: str, path: str) -> PathStat | None:
+        response = self.api.head(self.api._url("/containers/{0}/archive", cid),
+                                 params={"path": path})
+        if response.status_code == 404:
+            return None
+        response.raise_for_status()
+        header = response.headers.get("X-Docker-Container-Path-Stat", "")
+        stat = json.loads(base64.b64decode(header)) if header else {}
+        return PathStat(size=int(stat.get("size", -1)), mode=int(stat.get("mode", 0)),
+                        link_target=str(stat.get("linkTarget") or ""))
+
     def remove_container(self, container_id: str) -> None:
         import docker.errors
         try:
             self.api.remove_container(container_id, force=True, v=True)
         except docker.errors.NotFound:
             pass
+
+
+def _device_requests(gpus: str) -> list[Any]:
+    """docker's --gpus: none, all, a count, or comma-separated ids/UUIDs."""
+    import docker.types
+    if gpus == "none":
+        return []
+    if gpus == "all":
+        return [docker.types.DeviceRequest(count=-1, capabilities=[["gpu"]])]
+    if gpus.isdigit():
+        return [docker.types.DeviceRequest(count=int(gpus), capabilities=[["gpu"]])]
+    return [docker.types.DeviceRequest(device_ids=gpus.split(","), capabilities=[["gpu"]])]
 
 
 def _checked(stream: Iterator[Any]) -> Iterator[dict[str, Any]]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from . import labels as label_names
 from .errors import UsageError
 
 KEYS = ("cuda", "cudnn", "nccl", "cublas", "python", "framework", "framework_version", "tf32")
@@ -29,7 +30,7 @@ def from_labels(labels: dict[str, str]) -> dict[str, str]:
     for key, label in (("cuda", "cuda"), ("cudnn", "cudnn"), ("nccl", "nccl"),
                        ("cublas", "cublas"), ("python", "python"), ("framework", "framework"),
                        ("framework_version", "framework_version")):
-        value = labels.get(f"org.imgkit.{label}")
+        value = labels.get(label_names.component(label))
         if value:
             out[key] = value
     return out

@@ -9,9 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from . import labels
 from .engine import Engine, ImageInfo
-
-INPUT_HASH_LABEL = "org.imgkit.input-hash"
 
 
 @dataclass(frozen=True)
@@ -48,7 +47,7 @@ def check_freshness(engine: Engine, stamps: list[Stamp]) -> dict[str, Freshness]
         parent_ref = stamp.parent or stamp.base
         if current is None:
             why = "not built yet"
-        elif current.labels.get(INPUT_HASH_LABEL) != stamp.input_hash:
+        elif current.labels.get(labels.INPUT_HASH) != stamp.input_hash:
             why = "inputs changed"
         elif stamp.parent in out and not out[stamp.parent].fresh:
             why = f"parent {stamp.parent} is rebuilt"

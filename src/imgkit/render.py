@@ -14,7 +14,8 @@ from pathlib import Path
 
 import jinja2
 
-from .freshness import INPUT_HASH_LABEL, Stamp
+from . import labels
+from .freshness import Stamp
 from .plan import LIB_LINKS, VENV, Plan, Target
 from .shipped import PACKAGE_DIR
 
@@ -88,7 +89,7 @@ def _variables(target: Target, plan: Plan) -> dict[str, object]:
             "venv": VENV, "lib_links": LIB_LINKS, "components": comps, "packages": list(target.packages),
             "framework": target.framework,
             "description": describe, "version": version, "template": TEMPLATES[target.layer],
-            "constraints": parent_constraints}
+            "constraints": parent_constraints, "label": labels.FOR_TEMPLATES}
 
 
 def render_plan(plan: Plan, templates_dir: Path) -> list[Context]:
@@ -110,7 +111,7 @@ def render_plan(plan: Plan, templates_dir: Path) -> list[Context]:
             digest.update(f"\0{path}\0{mode:o}\0{len(content)}\0".encode() + content)
         input_hash = digest.hexdigest()[:32]
         hashes[target.tag] = input_hash
-        dockerfile = body + f'LABEL {INPUT_HASH_LABEL}="{input_hash}"\n'
+        dockerfile = body + f'LABEL {labels.INPUT_HASH}="{input_hash}"\n'
         files.append(("Dockerfile", dockerfile.encode(), 0o644))
         contexts.append(Context(target=target, files=tuple(sorted(files)), input_hash=input_hash))
     return contexts

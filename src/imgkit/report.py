@@ -111,9 +111,10 @@ def print_verdict(verdict: Verdict) -> None:
 def verdict_json(verdict: Verdict) -> str:
     import json
     from dataclasses import asdict
-    doc = {"image": verdict.image, "passed": not verdict.failed,
-           "gpu_verified": verdict.gpu_verified, "host_failure": verdict.host_failure,
-           "checks": [asdict(c) for c in verdict.checks], "facts": verdict.facts}
+    doc = {"image": verdict.image, "image_id": verdict.image_id, "passed": verdict.passed,
+           "gpu_checked": verdict.gpu_checked, "gpu_verified": verdict.gpu_verified,
+           "host_failure": verdict.host_failure, "checks": [asdict(c) for c in verdict.checks],
+           "facts": verdict.facts.model_dump(mode="json") if verdict.facts else None}
     return json.dumps(doc, indent=1, sort_keys=True, default=str)
 
 

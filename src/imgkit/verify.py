@@ -1,24 +1,23 @@
 """Host side of `imgkit verify`: expectations, host checks, the probe run in a locked-down
-container (always removed), then evaluation into a Verdict."""
+container (always removed), the report parsed and checked against the image, then the
+evaluation into a Verdict for the image id that was judged. No docker-py here: the engine
+runs the container."""
 from __future__ import annotations
 
 import base64
 import io
-import json
 import re
 import zipfile
 from dataclasses import dataclass
 
-import docker.errors
-import docker.types
-import requests.exceptions
-
-from . import compat
+from . import compat, labels
+from .corroborate import file_checks, user_check
 from .diagnose import HOST, IMAGE, diagnose
-from .engine import Engine
+from .engine import ContainerFailed, ContainerRun, Engine, ImageInfo, RunSpec
 from .errors import HostError, UsageError
-from .evaluate import FAIL, INFO, PASS, WARN, Check, Thresholds, Verdict, evaluate
+from .evaluate import FAIL, INFO, PASS, WARN, Check, Thresholds, Verdict, evaluate, failure
 from .expect import Expectations, expectations
+from .facts import InvalidReport, parse_output
 from .shipped import PACKAGE_DIR
 
 BOOT = """import base64, os, runpy, sys
@@ -29,6 +28,7 @@ sys.path.insert(0, path)
 sys.argv = ['imgkit-check'] + sys.argv[1:]
 runpy.run_module('imgkit_probe', run_name='__main__', alter_sys=True)
 """
+REPORT_LIMIT = 8 << 20   # a real report is tens of KB
 GPUS = re.compile(r"^(none|all|[0-9]{1,3}|[A-Za-z0-9-]+(,[A-Za-z0-9-]+)*)$")
 
 
@@ -54,16 +54,10 @@ def probe_zip() -> bytes:
     return buf.getvalue()
 
 
-def device_requests(gpus: str) -> list[docker.types.DeviceRequest]:
+def check_gpus(gpus: str) -> str:
     if not GPUS.match(gpus):
         raise UsageError(f"--gpus {gpus!r}: expected none, all, a count or comma-separated ids")
-    if gpus == "none":
-        return []
-    if gpus == "all":
-        return [docker.types.DeviceRequest(count=-1, capabilities=[["gpu"]])]
-    if gpus.isdigit():
-        return [docker.types.DeviceRequest(count=int(gpus), capabilities=[["gpu"]])]
-    return [docker.types.DeviceRequest(device_ids=gpus.split(","), capabilities=[["gpu"]])]
+    return gpus
 
 
 def host_driver_checks(exp: Expectations) -> list[Check]:
@@ -98,32 +92,14 @@ def host_driver_checks(exp: Expectations) -> list[Check]:
     return [Check("host.driver", PASS, f">= {toolkit} for CUDA {cuda}", driver, scope=HOST)]
 
 
-def run_probe(engine: Engine, ref: str, options: VerifyOptions) -> tuple[int, str, str]:
-    """Run the probe in a throwaway container; returns (exit code, stdout, stderr).
-    The container is removed on every path: start failure, timeout, Ctrl-C."""
-    api = engine.api
-    args = ["--no-gpu"] if options.gpus == "none" else ["--gemm-size", str(options.gemm_size)]
-    host_config = api.create_host_config(
-        cap_drop=["ALL"], security_opt=["no-new-privileges"], read_only=True,
-        tmpfs={"/tmp": "rw,exec,nosuid,size=1g"}, mem_limit=options.memory, pids_limit=1024,
-        device_requests=device_requests(options.gpus) or None, network_mode="none")
-    container = api.create_container(
-        ref, entrypoint=["python3", "-c", BOOT], command=args, host_config=host_config,
-        network_disabled=True, labels={"org.imgkit.role": "verify"},
-        environment={"IMGKIT_PROBE": base64.b64encode(probe_zip()).decode(), "HOME": "/tmp"})
-    cid = container["Id"]
-    try:
-        api.start(cid)
-        try:
-            code = int(api.wait(cid, timeout=options.timeout)["StatusCode"])
-        except requests.exceptions.ReadTimeout:
-            api.kill(cid)
-            return 124, "", f"the probe did not finish within {options.timeout} s"
-        out = api.logs(cid, stdout=True, stderr=False).decode(errors="replace")
-        err = api.logs(cid, stdout=False, stderr=True).decode(errors="replace")
-        return code, out, err
-    finally:
-        engine.remove_container(cid)
+def run_probe(engine: Engine, image_id: str, options: VerifyOptions) -> ContainerRun:
+    """The probe in a throwaway, locked-down container of exactly the image judged."""
+    args = ("--no-gpu",) if options.gpus == "none" else ("--gemm-size", str(options.gemm_size))
+    return engine.run_container(RunSpec(
+        image=image_id, entrypoint=("python3", "-c", BOOT), command=args,
+        environment={"IMGKIT_PROBE": base64.b64encode(probe_zip()).decode(), "HOME": "/tmp"},
+        gpus=options.gpus, timeout=options.timeout, memory=options.memory,
+        labels={labels.ROLE: labels.ROLE_VERIFY}, stdout_limit=REPORT_LIMIT))
 
 
 def verify(engine: Engine, ref: str, options: VerifyOptions) -> Verdict:
@@ -133,44 +109,62 @@ def verify(engine: Engine, ref: str, options: VerifyOptions) -> Verdict:
                          hint="build it (imgkit build) or pull it first")
     exp = expectations(ref, info.labels, list(options.expect))
     use_gpu = options.gpus != "none"
-    host_checks = host_driver_checks(exp) if use_gpu else []
+    host = tuple(host_driver_checks(exp)) if use_gpu else ()
     try:
-        code, out, err = run_probe(engine, ref, options)
-    except docker.errors.APIError as exc:
-        text = str(exc.explanation or exc)
-        if re.search(r'exec: "?python3"?: executable file not found|python3.*no such file', text):
-            verdict = Verdict(image=ref)
-            verdict.checks.append(Check("python3", FAIL, "present", "missing",
-                                        "the image has no python3: the probe (and most GPU "
-                                        "frameworks) cannot run in it"))
-            return verdict
-        diag = diagnose(text)
-        if diag is not None and diag.scope == HOST:
-            raise HostError(f"{diag.summary}: {text.strip()[:300]}", hint=diag.fix)
-        raise HostError(f"the container could not start: {text.strip()[:300]}")
-    verdict = _verdict_from_run(ref, exp, code, out, err, use_gpu, options.thresholds)
-    verdict.checks[:0] = host_checks
-    return verdict
+        run = run_probe(engine, info.id, options)
+    except ContainerFailed as exc:
+        return _not_started(ref, info.id, exc.explanation, host)
+    return judge_run(engine, ref, info, exp, run, options, host)
 
 
-def _verdict_from_run(ref: str, exp: Expectations, code: int, out: str, err: str,
-                      use_gpu: bool, thresholds: Thresholds) -> Verdict:
-    report = None
-    start = out.find("{")
-    if code == 0 and start >= 0:
-        try:
-            report = json.loads(out[start:])
-        except ValueError:
-            report = None
-    if report is None:
-        tail = (err or out).strip().splitlines()[-5:]
-        text = " | ".join(tail) or f"exit code {code}"
-        if code == 135:
+def _not_started(ref: str, image_id: str, text: str, host: tuple[Check, ...]) -> Verdict:
+    if re.search(r'exec: "?python3"?: executable file not found|python3.*no such file', text):
+        return failure(ref, image_id, Check(
+            "python3", FAIL, "present", "missing",
+            "the image has no python3: the probe (and most GPU frameworks) cannot run in it"),
+            before=host)
+    diag = diagnose(text)
+    if diag is not None and diag.scope == HOST:
+        raise HostError(f"{diag.summary}: {text.strip()[:300]}", hint=diag.fix)
+    raise HostError(f"the container could not start: {text.strip()[:300]}")
+
+
+def judge_run(engine: Engine, ref: str, info: ImageInfo, exp: Expectations, run: ContainerRun,
+              options: VerifyOptions, host: tuple[Check, ...] = ()) -> Verdict:
+    """Whatever the probe printed, a verdict: a report is parsed, checked against the image
+    and evaluated; a hang, a flood, junk or a crash is one failing check that says which."""
+    broken = _broken_run(run, options.timeout)
+    if broken is not None:
+        return failure(ref, info.id, broken, before=host)
+    try:
+        report = parse_output(run.stdout)
+    except InvalidReport as exc:
+        return failure(ref, info.id, Check(
+            "probe.report", FAIL, "a valid imgkit probe report", "invalid",
+            f"the image's python3 printed something else: {exc}"), before=host)
+    seen = (file_checks(report, lambda paths: engine.stat_files(info.id, paths)),
+            user_check(report, info.user))
+    return evaluate(ref, info.id, report, exp, gpu=options.gpus != "none",
+                    thresholds=options.thresholds, before=host + seen)
+
+
+def _broken_run(run: ContainerRun, timeout: int) -> Check | None:
+    """The failing check for a probe that hung, flooded or died without a report."""
+    tail = " | ".join((run.stderr or run.stdout).strip().splitlines()[-5:])[-400:]
+    if run.timed_out:
+        return Check("probe", FAIL, f"finishes within {timeout} s", f"killed after {run.seconds:.0f} s",
+                     "the probe hung (an import or a GPU call that never returned)"
+                     + (f"; last output: {tail}" if tail else ""))
+    if run.stdout_truncated:
+        return Check("probe", FAIL, f"a report under {REPORT_LIMIT >> 20} MB",
+                     f"more than {REPORT_LIMIT >> 20} MB of output",
+                     "the image's python3 flooded its output instead of printing a report")
+    if run.exit_code != 0:
+        text = tail or f"exit code {run.exit_code}"
+        if run.exit_code == 135:
             text += " (bus error)"
         diag = diagnose(text)
-        verdict = Verdict(image=ref)
-        verdict.checks.append(Check("probe", FAIL, "prints its report", f"exit {code}",
-                                    f"{diag.summary}; fix: {diag.fix}: {text}" if diag else text,
-                                    scope=diag.scope if diag else IMAGE))
-        return verdict
-    return evaluate(ref, report, exp, gpu=use_gpu, thresholds=thresholds)
+        return Check("probe", FAIL, "prints its report", f"exit {run.exit_code}",
+                     f"{diag.summary}; fix: {diag.fix}: {text}" if diag else text,
+                     scope=diag.scope if diag else IMAGE)
+    return None

@@ -158,9 +158,9 @@ def verify(*, image: str, gpus: str, expect: list[str], json_file: Path | None,
            junit_file: Path | None, timeout: int, min_gemm: float, min_conv: float) -> int:
     from .errors import EXIT_HOST
     from .evaluate import Thresholds
-    from .verify import VerifyOptions, device_requests
+    from .verify import VerifyOptions, check_gpus
     from .verify import verify as run_verify
-    device_requests(gpus)                                     # bad --gpus: exit 2 first
+    check_gpus(gpus)                                          # bad --gpus: exit 2 first
     engine = connect()
     options = VerifyOptions(gpus=gpus, expect=tuple(expect), timeout=timeout,
                             thresholds=Thresholds(gemm=min_gemm, conv=min_conv))

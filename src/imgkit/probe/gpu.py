@@ -313,7 +313,9 @@ def run_all(rt, gemm_size=8192, conv=True, nccl=True):
     try:
         blas = Blas(rt)
     except Exception as exc:
-        out["gemm"] = error_of(exc)
+        failure = error_of(exc)
+        out["tf32_check"] = failure
+        out["gemm"] = {dtype: failure for dtype in dtypes}
     if blas is not None:
         attempt("tf32_check", lambda: {
             "fp32_error": gemm_accuracy(rt, blas, "fp32"),

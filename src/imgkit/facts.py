@@ -1,0 +1,192 @@
+"""The probe's report, parsed once into typed, frozen facts.
+
+The report comes from inside an image, so it is untrusted input: its shape is validated,
+its `probe_version` must be the one this imgkit ships, and every string and list is
+bounded, so a hostile or broken `python3` yields one clear `InvalidReport` (and a failing
+verdict), never a KeyError deep in the evaluation or a renderer stuck on a 50 MB cell.
+"""
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any, Optional, Union
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
+
+from .probe import PROBE_VERSION
+
+Text = Annotated[str, StringConstraints(max_length=8192)]
+Version = Annotated[str, StringConstraints(max_length=64)]
+Many = 4096   # the longest list a real report has is a few dozen entries
+
+
+class Fact(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+
+class LibraryCopy(Fact):
+    path: Text
+    realpath: Text
+    size: int = 0
+    names: tuple[Text, ...] = Field(default=(), max_length=Many)
+    loadable: bool = False
+    version: Optional[Version] = None
+    version_source: Optional[Text] = None
+    error: Optional[Text] = None
+    library_error: Optional[Text] = None
+
+
+class Family(Fact):
+    copies: tuple[LibraryCopy, ...] = Field(default=(), max_length=Many)
+
+
+class Libraries(Fact):
+    search_dirs: tuple[Text, ...] = Field(default=(), max_length=Many)
+    families: dict[str, Family] = Field(default_factory=dict, max_length=64)
+    driver_libs_in_image: tuple[Text, ...] = Field(default=(), max_length=Many)
+
+    def copies(self, family: str) -> tuple[LibraryCopy, ...]:
+        found = self.families.get(family)
+        return found.copies if found else ()
+
+    def version(self, family: str) -> str | None:
+        """The first version any copy of `family` reported."""
+        return next((c.version for c in self.copies(family) if c.version), None)
+
+
+class System(Fact):
+    python: Version
+    uid: int
+    user: Optional[Text] = None
+    shm_bytes: Optional[int] = None
+    env: dict[str, Optional[Text]] = Field(default_factory=dict, max_length=64)
+
+
+class BareName(Fact):
+    loadable: bool = False
+    error: Optional[Text] = None
+    path: Optional[Text] = None
+
+
+class Framework(Fact):
+    imported: bool = False
+    version: Optional[Version] = None
+    build_cuda: Optional[Version] = None
+    build_cudnn: Union[int, Version, None] = None
+    compiled_with_cuda: Optional[bool] = None
+    gpu_count: int = 0
+    step_place: Optional[Text] = None
+    step_on_gpu: Optional[bool] = None
+    fp32_matmul_error: Optional[float] = None
+    tf32_switches: dict[str, Any] = Field(default_factory=dict, max_length=64)
+    error: Optional[Text] = None
+    missing_library: Optional[Text] = None
+
+
+class NvmlDevice(Fact):
+    index: int = 0
+    name: Text = ""
+    compute_capability: Optional[Version] = None
+    mig: Optional[bool] = None
+
+
+class Nvml(Fact):
+    available: bool = False
+    error: Optional[Text] = None
+    driver: Optional[Version] = None
+    driver_cuda: Optional[Version] = None
+    devices: tuple[NvmlDevice, ...] = Field(default=(), max_length=Many)
+
+
+class Failure(Fact):
+    """A measurement that did not complete: what failed and the library's code."""
+    error: Text
+    code: Union[int, Text, None] = None
+
+
+class Timing(Fact):
+    """A throughput measurement, or the error that stopped it."""
+    tflops: Optional[float] = None
+    ms: Optional[float] = None
+    size: Optional[int] = None
+    shape: Optional[Text] = None
+    algo: Optional[int] = None
+    error: Optional[Text] = None
+    code: Union[int, Text, None] = None
+
+
+class Tf32Check(Fact):
+    fp32_error: Optional[float] = None
+    tf32_error: Optional[float] = None
+    boundary: float = 2e-5
+    error: Optional[Text] = None
+
+
+class Nccl(Fact):
+    gpus: int = 0
+    correct: bool = False
+    busbw_gbs: Optional[float] = None
+    error: Optional[Text] = None
+    code: Union[int, Text, None] = None
+
+
+class WorkDevice(Fact):
+    index: int = 0
+    sm_count: int = 0
+    compute_capability: Version = ""
+
+
+class Work(Fact):
+    devices: tuple[WorkDevice, ...] = Field(default=(), max_length=Many)
+    tf32_check: Optional[Tf32Check] = None
+    gemm: dict[str, Timing] = Field(default_factory=dict, max_length=16)
+    conv: Optional[Timing] = None
+    nccl: Optional[Nccl] = None
+    seconds: Optional[float] = None
+
+
+class Gpu(Fact):
+    nvml: Nvml = Nvml()
+    device_count: int = 0
+    driver_cuda: Optional[Version] = None
+    runtime_error: Optional[Failure] = None
+    work: Optional[Work] = None
+
+
+class Report(Fact):
+    probe_version: int
+    system: System
+    libraries: Libraries
+    bare_names: dict[str, BareName] = Field(default_factory=dict, max_length=64)
+    frameworks: dict[str, Framework] = Field(default_factory=dict, max_length=16)
+    gpu: Gpu = Gpu()
+
+
+class InvalidReport(Exception):
+    """The probe's output is not a report this imgkit can trust; says where and why."""
+
+
+def parse_report(data: Any) -> Report:
+    """Validate a decoded report (a dict), or raise InvalidReport with the first problems."""
+    if not isinstance(data, dict) or "probe_version" not in data:
+        raise InvalidReport("not a probe report: " + (
+            "it has no probe_version" if isinstance(data, dict) else
+            f"a JSON {type(data).__name__}, not an object"))
+    if data["probe_version"] != PROBE_VERSION:
+        raise InvalidReport(f"probe_version is {data['probe_version']!r}, this imgkit's "
+                            f"probe is version {PROBE_VERSION}")
+    try:
+        return Report.model_validate(data)
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'report'}: {e['msg']}"
+                             for e in exc.errors()[:3])
+        raise InvalidReport(f"not a probe report ({exc.error_count()} problem(s)): "
+                            f"{problems}") from None
+
+
+def parse_output(stdout: str) -> Report:
+    """The report from the probe's standard output: one JSON document and nothing else."""
+    try:
+        data = json.loads(stdout)
+    except ValueError as exc:
+        raise InvalidReport(f"not JSON: {exc}") from None
+    return parse_report(data)

@@ -1,0 +1,101 @@
+"""The probe's report as untrusted input (pure logic): parsed into typed facts or refused
+with where and why; then checked against what the host saw of the image."""
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from imgkit.corroborate import MAX_PATHS, file_checks, paths_to_check, user_check
+from imgkit.engine import PathStat
+from imgkit.evaluate import EVIDENCE, FAIL, PASS, Check
+from imgkit.facts import InvalidReport, parse_output, parse_report
+
+from .test_evaluate import GOOD
+
+
+def good() -> dict[str, Any]:
+    return copy.deepcopy(GOOD)
+
+
+def test_a_real_shaped_report_parses_into_frozen_facts() -> None:
+    report = parse_report(good())
+    assert report.libraries.version("cudnn") == "9.1.0"
+    assert report.frameworks["torch"].step_on_gpu
+    with pytest.raises(Exception):
+        report.system.uid = 0  # type: ignore[misc]
+
+
+@pytest.mark.parametrize("mutate,where", [
+    (lambda r: r["system"].pop("uid"), "system.uid"),
+    (lambda r: r["system"].update(uid="root"), "system.uid"),
+    (lambda r: r["libraries"]["families"]["cudart"].update(copies="x"), "libraries.families.cudart.copies"),
+    (lambda r: r["gpu"]["work"]["gemm"].update(fp32=[1, 2]), "gpu.work.gemm.fp32"),
+    (lambda r: r["system"].update(python="3" * 100), "system.python"),
+    (lambda r: r["libraries"].update(search_dirs=["/x"] * 5000), "libraries.search_dirs"),
+])
+def test_a_malformed_report_is_refused_naming_where(mutate, where: str) -> None:  # type: ignore[no-untyped-def]
+    report = good()
+    mutate(report)
+    with pytest.raises(InvalidReport) as info:
+        parse_report(report)
+    assert where in str(info.value)
+
+
+@pytest.mark.parametrize("text,reason", [
+    ("", "not JSON"), ("[1, 2]", "a JSON list"), ('{"a": 1}', "no probe_version"),
+    ('{"probe_version": 99}', "probe_version is 99"), ("Segmentation fault", "not JSON"),
+])
+def test_output_that_is_no_report(text: str, reason: str) -> None:
+    with pytest.raises(InvalidReport) as info:
+        parse_output(text)
+    assert reason in str(info.value)
+
+
+def test_evidence_is_bounded_whatever_the_report_says() -> None:
+    check = Check("x", FAIL, measured="a" * 50_000_000, diagnosis="b" * 10_000)
+    assert len(check.measured) == EVIDENCE and check.measured.endswith("…")
+    assert len(check.diagnosis) == EVIDENCE
+
+
+def stats_of(report: dict[str, Any], **changes: PathStat | None) -> dict[str, PathStat | None]:
+    facts = parse_report(report)
+    sizes = {c.realpath: c.size for f in facts.libraries.families.values() for c in f.copies}
+    found: dict[str, PathStat | None] = {p: PathStat(sizes.get(p, 10), 0o644, "")
+                                         for p in paths_to_check(facts)}
+    found.update(changes)
+    return found
+
+
+def test_files_that_agree_pass() -> None:
+    facts = parse_report(good())
+    assert file_checks(facts, lambda paths: stats_of(good())).verdict == PASS
+
+
+def test_a_file_the_image_lacks_or_sized_otherwise_fails() -> None:
+    facts = parse_report(good())
+    missing = file_checks(facts, lambda paths: stats_of(good(), **{"/l/libcudart.so.12": None}))
+    assert missing.verdict == FAIL and "/l/libcudart.so.12 is not in the image" in missing.diagnosis
+    resized = file_checks(facts, lambda paths: stats_of(good(), **{"/l/libcudnn.so.9": PathStat(7, 0, "")}))
+    assert "7 bytes in the image, the report says 1" in resized.diagnosis
+
+
+def test_a_report_naming_too_many_files_is_not_trusted() -> None:
+    report = good()
+    report["libraries"]["driver_libs_in_image"] = [f"/x/{i}" for i in range(MAX_PATHS + 1)]
+    asked: list[list[str]] = []
+    check = file_checks(parse_report(report), lambda paths: asked.append(paths) or {})  # type: ignore[func-returns-value]
+    assert check.verdict == FAIL and asked == []
+
+
+@pytest.mark.parametrize("config_user,uid,user,ok", [
+    ("", 0, "root", True), ("", 1000, "imgkit", False),
+    ("imgkit", 1000, "imgkit", True), ("imgkit", 0, "root", False),
+    ("1000:1000", 1000, "imgkit", True), ("1000", 1001, "other", False),
+])
+def test_the_report_ran_as_the_images_user(config_user: str, uid: int, user: str, ok: bool) -> None:
+    report = good()
+    report["system"].update(uid=uid, user=user)
+    check = user_check(parse_report(report), config_user)
+    assert (check.verdict == PASS) == ok, check
