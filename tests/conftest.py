@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import uuid
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
@@ -92,3 +93,31 @@ def project(tmp_path: Path) -> Path:
 def no_verify_containers(engine) -> list[str]:  # type: ignore[no-untyped-def]
     return [c.id for c in engine.client.containers.list(
         all=True, filters={"label": "org.imgkit.role=verify"})]
+
+
+@dataclass(frozen=True)
+class MiniStack:
+    python: str   # Debian + python3 + a venv, no CUDA: the start of every layout image
+    mini: str     # + the CUDA 11.8 runtime wheel in the venv, as imgkit builds it
+
+
+@pytest.fixture(scope="session")
+def mini_stack(engine, base_image, namespace, tmp_path_factory) -> MiniStack:  # type: ignore[no-untyped-def]
+    """A real imgkit image: Debian + python3 + the CUDA 11.8 runtime wheel, and its parent."""
+    from imgkit import workflows
+    from imgkit.build import Builder, BuildOptions
+    from imgkit.buildenv import BuildEnv, SecretServer, default_ca_bundle
+    project = tmp_path_factory.mktemp("mini")
+    (project / "images").mkdir()
+    (project / "images" / "mini.yaml").write_text(MINI_FAMILY)
+    contexts = workflows.render_contexts(project / "images", ROOT / "templates", namespace,
+                                         None, None)
+    with SecretServer(BuildEnv(ca_bundle=default_ca_bundle(None)), engine.bridge_gateway()) as s:
+        results = Builder(engine, BuildOptions(), s.extra_hosts, lambda *a: None).run(contexts)
+    assert all(r.status in ("built", "up-to-date") for r in results), results
+    return MiniStack(python=contexts[0].target.tag, mini=contexts[-1].target.tag)
+
+
+@pytest.fixture(scope="session")
+def mini(mini_stack: MiniStack) -> str:
+    return mini_stack.mini

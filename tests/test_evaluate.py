@@ -214,3 +214,49 @@ def test_nccl_reports_bandwidth_only_when_there_is_traffic() -> None:
     assert "8 GPU(s), bus 181 GB/s" in eight.measured
     report["gpu"]["work"]["nccl"]["correct"] = False
     assert "nccl.all-reduce" in names(run(report))
+
+
+def with_copy(family: str, **fields: Any) -> dict[str, Any]:
+    report = copy.deepcopy(GOOD)
+    report["libraries"]["families"][family]["copies"][0].update(fields)
+    return report
+
+
+@pytest.mark.parametrize("family,fields,culprit", [
+    ("cublas", {"version": "11.11.3.6"}, "cuBLAS 11.11.3.6 (/l/libcublas.so.12) belongs to CUDA 11.8"),
+    ("cudnn", {"cuda_build": "11.8"}, "cuDNN 9.1.0 (/l/libcudnn.so.9) belongs to CUDA 11.8"),
+    ("nccl", {"owner": {"kind": "wheel", "name": "nvidia_nccl_cu11", "version": "2.21.5"}},
+     "belongs to CUDA 11"),
+    ("nccl", {"owner": {"kind": "dpkg", "name": "libnccl2", "version": "2.21.5-1+cuda11.8"}},
+     "belongs to CUDA 11.8"),
+])
+def test_a_component_of_another_cuda_fails_naming_both(family: str, fields: dict[str, Any],
+                                                       culprit: str) -> None:
+    verdict = run(with_copy(family, **fields))
+    check = next(c for c in verdict.failed if c.name == f"stack.{family}")
+    assert culprit in check.diagnosis and "not CUDA 12.4" in check.diagnosis
+
+
+def test_components_of_the_claimed_cuda_pass() -> None:
+    report = with_copy("cudnn", cuda_build="12.8")  # built for 12.8, runs on any CUDA 12
+    report["libraries"]["families"]["nccl"]["copies"][0]["owner"] = {
+        "kind": "wheel", "name": "nvidia_nccl_cu12", "version": "2.21.5", "component": True}
+    checks = {c.name: c for c in run(report).checks}
+    assert [checks[f"stack.{f}"].verdict for f in ("cublas", "cudnn", "nccl")] == ["pass"] * 3
+
+
+def test_require_cuda_is_judged_against_the_claimed_cuda() -> None:
+    report = copy.deepcopy(GOOD)
+    report["system"]["env"]["NVIDIA_REQUIRE_CUDA"] = "cuda>=11.8"
+    check = next(c for c in run(report).failed if c.name == "env NVIDIA_REQUIRE_CUDA")
+    assert "cuda>=11.8" in check.diagnosis and "CUDA 12.4" in check.diagnosis
+
+
+def test_only_copies_on_the_loader_path_compete_but_every_copy_is_versioned() -> None:
+    report = copy.deepcopy(GOOD)
+    cudart = report["libraries"]["families"]["cudart"]["copies"]
+    cudart.append(lib("/venv/site-packages/torch/lib/libcudart-0f1e2d3c.so.12", "12.4"))
+    cudart[-1]["where"] = "environment"
+    assert not run(report).failed
+    cudart[-1]["version"] = "11.8"
+    assert {c.name for c in run(report).failed} == {"cudart.version"}

@@ -71,3 +71,14 @@ def test_bare_name_that_does_not_resolve(engine, slice_built, namespace):  # typ
     ref = derive(engine, namespace, slice_built, "no-bare-cudnn",
                  "RUN rm /opt/imgkit/lib/libcudnn.so")
     assert "libcudnn.so" in failed(engine, ref)["dlopen libcudnn.so"]
+
+
+def test_the_paddle_stack_under_another_cuda_names_both(engine, slice_built):  # type: ignore[no-untyped-def]
+    fails = failed(engine, slice_built, expect=("cuda=12.1",))
+    assert "cudart is 11.8, the tag/labels say 12.1" in fails["cudart.version"]
+    # cuBLAS says 11.11.3 itself (its wheel is 11.11.3.6): the compat data places it in 11.8
+    assert "cuBLAS 11.11.3 " in fails["stack.cublas"]
+    assert "belongs to CUDA 11.8, not CUDA 12.1" in fails["stack.cublas"]
+    assert "belongs to CUDA 11.8" in fails["stack.cudnn"]    # as cuDNN itself says
+    assert "belongs to CUDA 11" in fails["stack.nccl"]       # nvidia-nccl-cu11
+    assert "cuda>=11.8" in fails["env NVIDIA_REQUIRE_CUDA"]

@@ -148,6 +148,16 @@ class Compat:
         rel = self.release(cuda)
         return rel.driver_toolkit, rel.driver_minor_compat
 
+    def cuda_of_component(self, component: str, version: str) -> str | None:
+        """The CUDA release whose `component` (cublas, cudart...) is of `version`'s series
+        (major.minor): cuBLAS 11.11.3.6 -> 11.8, 12.4.2 -> 12.4. None when no release knows it."""
+        series = version.split(".")[:2]
+        for cuda, rel in self.cuda.items():
+            pinned = dict(rel.components).get(component)
+            if pinned and pinned.split(".")[:2] == series:
+                return cuda
+        return None
+
     def cuda_supported_by_driver(self, driver: str) -> str | None:
         """Newest known CUDA whose toolkit driver requirement `driver` meets."""
         ok = [c for c, r in self.cuda.items()

@@ -8,10 +8,12 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Literal
 
-from . import versions, yamlload
+from . import compat, versions, yamlload
+from .compat import Compat
 from .diagnose import HOST, IMAGE, Scope, diagnose
 from .expect import Expectations
-from .facts import Framework, Report, Timing
+from .facts import Framework, LibraryCopy, Report, Timing
+from .options import Thresholds
 from .shipped import PACKAGE_DIR
 
 Status = Literal["pass", "fail", "warn", "skip", "info"]
@@ -25,13 +27,6 @@ DOCKER_DEFAULT_SHM = 64 * 1024 * 1024
 TF32_BOUNDARY = 2e-5    # relative error: FP32 lands near 1e-7, TF32 near 3e-4 (seen on an H100)
 PADDLE_BARE_NAMES = ("libcudart.so", "libcublas.so", "libcudnn.so", "libcurand.so",
                      "libcusolver.so", "libcusparse.so", "libnccl.so")
-
-
-@dataclass(frozen=True)
-class Thresholds:
-    """Minimum share of the GPU's dense peak (scaled to the SMs visible) to pass."""
-    gemm: float = 0.5
-    conv: float = 0.25
 
 
 @dataclass(frozen=True)
@@ -88,10 +83,11 @@ def library_checks(report: Report, exp: Expectations) -> list[Check]:
                 checks.append(Check(f"{family}.loadable", FAIL, "loads", "cannot load",
                                     f"{copy.path}: {copy.error}"))
         versions_seen = {c.path: c.version for c in copies if c.loadable}
-        if len({c.realpath for c in copies}) > 1:
-            listing = "; ".join(f"{c.path} ({c.version or c.error})" for c in copies)
+        on_path = [c for c in copies if c.where == "loader"]
+        if len({c.realpath for c in on_path}) > 1:
+            listing = "; ".join(f"{c.path} ({c.version or c.error})" for c in on_path)
             checks.append(Check(f"{family}.single-copy", FAIL, "one copy on the loader path",
-                                f"{len(copies)} copies", f"two copies reachable: {listing}"))
+                                f"{len(on_path)} copies", f"two copies reachable: {listing}"))
         if family == "cublasLt":
             continue
         if not copies:
@@ -102,6 +98,12 @@ def library_checks(report: Report, exp: Expectations) -> list[Check]:
         version = next((v for v in versions_seen.values() if v), None)
         if expected is None:
             checks.append(Check(f"{family}.version", INFO, "", version or "unknown", required=False))
+        elif version is None and all(c.where == "environment" for c in copies):
+            owners = ", ".join(sorted({c.owner.name for c in copies if c.owner} or {"a Python package"}))
+            checks.append(Check(f"{family}.version", SKIP, expected, "unreadable without a driver",
+                                f"the only {family} is bundled in {owners}, which does not say its "
+                                "CUDA, and the library tells only with a driver: run verify with a "
+                                "GPU to judge it", required=False))
         elif version is None:
             checks.append(Check(f"{family}.version", FAIL, expected, "unreadable",
                                 "the library did not report a version"))
@@ -116,6 +118,48 @@ def library_checks(report: Report, exp: Expectations) -> list[Check]:
                         "driver libraries must come from the host (the NVIDIA toolkit mounts "
                         "them); remove: " + ", ".join(driver) if driver else ""))
     return checks
+
+
+def stack_checks(report: Report, exp: Expectations, data: Compat) -> list[Check]:
+    """Every cuBLAS, cuDNN and NCCL copy must belong to the CUDA the image claims: cuBLAS by
+    its release series (the compat data), cuDNN by the CUDA it says it was built for, NCCL
+    by its package (nvidia-nccl-cu11, 2.15.5-1+cuda11.8)."""
+    cuda = exp.get("cuda")
+    if not cuda:
+        return []
+    checks = []
+    for family, label in (("cublas", "cuBLAS"), ("cudnn", "cuDNN"), ("nccl", "NCCL")):
+        judged, wrong = 0, []
+        for copy in report.libraries.copies(family):
+            home = _cuda_of(family, copy, data)
+            if home is None:
+                continue
+            judged += 1
+            precise = family == "cublas" and home.count(".") == 1
+            if (home != cuda) if precise else (versions.major(home) != versions.major(cuda)):
+                wrong.append(f"{label} {copy.version or '?'} ({copy.path}) belongs to CUDA {home}")
+        if wrong:
+            checks.append(Check(f"stack.{family}", FAIL, f"{label} of CUDA {cuda}", "; ".join(wrong),
+                                f"{wrong[0]}, not CUDA {cuda} as the tag/labels say"))
+        elif judged:
+            checks.append(Check(f"stack.{family}", PASS, f"{label} of CUDA {cuda}",
+                                f"{judged} cop{'y' if judged == 1 else 'ies'} agree"))
+    return checks
+
+
+def _cuda_of(family: str, copy: LibraryCopy, data: Compat) -> str | None:
+    """The CUDA a library copy belongs to: 'X.Y' where known exactly, else the major 'X'."""
+    if family == "cublas" and copy.version:
+        return data.cuda_of_component("cublas", copy.version) or str(versions.major(copy.version))
+    if family == "cudnn" and copy.cuda_build:
+        return copy.cuda_build
+    owner = copy.owner
+    if owner is None:
+        return None
+    found = (re.search(r"[-_]cu(\d{2})\b", owner.name) if owner.kind == "wheel" else
+             re.search(r"\+cuda(\d+\.\d+)", owner.version) if owner.kind == "dpkg" else
+             re.search(r"cuda(\d{2})", owner.build or "") if owner.kind == "conda" else None)
+    return found.group(1) if found else None
 
 
 def framework_checks(report: Report, exp: Expectations) -> list[Check]:
@@ -190,7 +234,7 @@ def bare_name_checks(report: Report, exp: Expectations) -> list[Check]:
     return checks
 
 
-def environment_checks(report: Report, exp: Expectations) -> list[Check]:
+def environment_checks(report: Report, exp: Expectations, shm_size: str | None = None) -> list[Check]:
     env = report.system.env
     checks = []
     visible = env.get("NVIDIA_VISIBLE_DEVICES")
@@ -207,7 +251,14 @@ def environment_checks(report: Report, exp: Expectations) -> list[Check]:
     require = env.get("NVIDIA_REQUIRE_CUDA") or ""
     cudart = report.libraries.version("cudart")
     match = re.search(r"cuda>=\s*(\d+\.\d+)", require)
-    if match and cudart:
+    claim = exp.get("cuda")
+    if match and claim:
+        ok = match.group(1) == versions.major_minor(claim)
+        checks.append(Check("env NVIDIA_REQUIRE_CUDA", PASS if ok else FAIL, f"cuda>={claim}",
+                            require, "" if ok else f"NVIDIA_REQUIRE_CUDA says cuda>={match.group(1)}, "
+                            f"the tag/labels say CUDA {claim}: hosts are checked against the "
+                            "wrong version"))
+    elif match and cudart:
         ok = match.group(1) == versions.major_minor(cudart)
         checks.append(Check("env NVIDIA_REQUIRE_CUDA", PASS if ok else FAIL, f"cuda>={cudart}",
                             require, "" if ok else "NVIDIA_REQUIRE_CUDA disagrees with the "
@@ -222,10 +273,14 @@ def environment_checks(report: Report, exp: Expectations) -> list[Check]:
                         "the image runs as root by default" if uid == 0 else "", required=False))
     shm = report.system.shm_bytes
     if shm is not None:
+        # /dev/shm is set by whoever runs the container, not by the image: this says what
+        # the probe's own container got, and what a workload run the same way would get
         small = shm <= DOCKER_DEFAULT_SHM
+        setting = f"--shm-size {shm_size}" if shm_size else "docker's default"
         checks.append(Check("/dev/shm", WARN if small else PASS, "> 64 MB for DataLoader/NCCL",
-                            f"{shm // (1024 * 1024)} MB", "Docker's 64 MB default: run with "
-                            "--shm-size=8g or --ipc=host for data loaders and NCCL" if small else "",
+                            f"{shm // (1024 * 1024)} MB in this run ({setting})",
+                            "containers run like this one get 64 MB: data loaders and NCCL need "
+                            "--shm-size=8g (try verify --shm-size 8g) or --ipc=host" if small else "",
                             required=False))
     return checks
 
@@ -354,13 +409,15 @@ def _throughput_check(name: str, result: Timing, peak: dict[str, Any] | None,
 
 
 def evaluate(image: str, image_id: str, report: Report, exp: Expectations, *, gpu: bool,
-             thresholds: Thresholds = Thresholds(), before: tuple[Check, ...] = ()) -> Verdict:
+             thresholds: Thresholds = Thresholds(), before: tuple[Check, ...] = (),
+             data: Compat | None = None, shm_size: str | None = None) -> Verdict:
     """Every check of `report`; `before` are checks made outside the probe (the host's)."""
     checks = [*before, Check("python3", PASS, "present", report.system.python)]
     checks += library_checks(report, exp)
+    checks += stack_checks(report, exp, data or compat.load())
     checks += framework_checks(report, exp)
     checks += bare_name_checks(report, exp)
-    checks += environment_checks(report, exp)
+    checks += environment_checks(report, exp, shm_size)
     if gpu:
         checks += gpu_checks(report, exp, thresholds)
     else:

@@ -8,7 +8,7 @@ verdict), never a KeyError deep in the evaluation or a renderer stuck on a 50 MB
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any, Optional, Union
+from typing import Annotated, Any, Literal, Optional, Union
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
@@ -23,14 +23,26 @@ class Fact(BaseModel):
     model_config = ConfigDict(frozen=True, extra="ignore")
 
 
+class Owner(Fact):
+    """The package that installed a library file."""
+    kind: Literal["wheel", "dpkg", "conda", "toolkit"]
+    name: Text
+    version: Text
+    component: bool = False      # a CUDA component package, not a framework bundling one
+    build: Optional[Text] = None  # conda's build string (cuda11_...)
+
+
 class LibraryCopy(Fact):
     path: Text
     realpath: Text
     size: int = 0
     names: tuple[Text, ...] = Field(default=(), max_length=Many)
-    loadable: bool = False
+    where: Literal["loader", "environment"] = "loader"  # on the loader's path, or found in a
+    loadable: bool = False                              # Python environment (RPATH, bundled)
     version: Optional[Version] = None
     version_source: Optional[Text] = None
+    cuda_build: Optional[Version] = None  # cuDNN: the CUDA it was built for, as it says itself
+    owner: Optional[Owner] = None
     error: Optional[Text] = None
     library_error: Optional[Text] = None
 
@@ -41,6 +53,7 @@ class Family(Fact):
 
 class Libraries(Fact):
     search_dirs: tuple[Text, ...] = Field(default=(), max_length=Many)
+    environment_dirs: tuple[Text, ...] = Field(default=(), max_length=Many)
     families: dict[str, Family] = Field(default_factory=dict, max_length=64)
     driver_libs_in_image: tuple[Text, ...] = Field(default=(), max_length=Many)
 

@@ -34,4 +34,4 @@ ENV PATH=/opt/venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/
     LD_LIBRARY_PATH=/opt/imgkit/lib
 WORKDIR /workspace
 USER imgkit
-LABEL org.imgkit.input-hash="f83b69fc39394910151c9619161c71a2"
+LABEL org.imgkit.input-hash="a44633754230ea4637b5e3e9ae636e43"

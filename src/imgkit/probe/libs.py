@@ -9,16 +9,27 @@ import re
 import subprocess
 import sys
 
+from . import owners
+
 DEFAULT_DIRS = ["/lib", "/usr/lib", "/lib64", "/usr/lib64", "/lib/x86_64-linux-gnu",
                 "/usr/lib/x86_64-linux-gnu", "/usr/local/lib", "/usr/local/cuda/lib64"]
-# family -> regex of the file names that are that library (not its sub-libraries)
+# family -> regex of the file names that are that library (not its sub-libraries); a wheel
+# repaired by auditwheel bundles it under a hashed name (libcudart-1a2b3c4d.so.11.0)
 FAMILIES = {
-    "cudart": r"^libcudart\.so(\.\d+)*$",
-    "cublas": r"^libcublas\.so(\.\d+)*$",
-    "cublasLt": r"^libcublasLt\.so(\.\d+)*$",
-    "cudnn": r"^libcudnn\.so(\.\d+)*$",
-    "nccl": r"^libnccl\.so(\.\d+)*$",
+    "cudart": r"^libcudart(-[0-9a-f]{8})?\.so(\.\d+)*$",
+    "cublas": r"^libcublas(-[0-9a-f]{8})?\.so(\.\d+)*$",
+    "cublasLt": r"^libcublasLt(-[0-9a-f]{8})?\.so(\.\d+)*$",
+    "cudnn": r"^libcudnn(-[0-9a-f]{8})?\.so(\.\d+)*$",
+    "nccl": r"^libnccl(-[0-9a-f]{8})?\.so(\.\d+)*$",
 }
+ANY_FAMILY = re.compile("|".join(FAMILIES.values()))
+# Python environments, where wheels (and frameworks bundling libraries) put them: found by
+# a framework's RPATH, not by the loader's search
+SITE_GLOBS = ("/usr/lib/python3*/dist-packages", "/usr/local/lib/python3*/dist-packages",
+              "/usr/local/lib/python3*/site-packages", "/opt/*/lib/python3*/site-packages",
+              "/opt/conda/envs/*/lib/python3*/site-packages", "/root/.local/lib/python3*/site-packages",
+              "/home/*/.local/lib/python3*/site-packages")
+SITE_DEPTH = 3   # site/nvidia/cu13/lib/libcublas.so.13 is three folders down
 DRIVER_LIBS = r"^lib(cuda|nvidia-ml)\.so(\.\d+)*$"
 LOADER_NAMES = {"cudart": ["libcudart.so.13", "libcudart.so.12", "libcudart.so.11.0", "libcudart.so"],
                 "cublas": ["libcublas.so.13", "libcublas.so.12", "libcublas.so.11", "libcublas.so"],
@@ -50,8 +61,26 @@ def search_dirs():
     return out
 
 
-def find_copies(pattern, dirs):
-    """Distinct files (by inode) matching pattern in dirs: [{path, realpath, names}]."""
+def environment_dirs():
+    """Folders of Python environments (and the interpreter's prefix lib/, as conda has it)
+    that hold one of the CUDA libraries, SITE_DEPTH folders deep at most."""
+    roots = {p for p in sys.path if p.endswith(("site-packages", "dist-packages"))}
+    for pattern in SITE_GLOBS:
+        roots.update(glob.glob(pattern))
+    found = [os.path.join(sys.prefix, "lib")] + glob.glob("/opt/conda/lib")
+    for root in sorted(r for r in roots if os.path.isdir(r)):
+        for current, subdirs, files in os.walk(root):
+            depth = current[len(root):].count(os.sep)
+            if depth >= SITE_DEPTH:
+                subdirs[:] = []
+            if any(ANY_FAMILY.match(f) for f in files):
+                found.append(current)
+    return [d for d in dict.fromkeys(found) if os.path.isdir(d)]
+
+
+def find_copies(pattern, dirs, skip=()):
+    """Distinct files (by inode) matching pattern in dirs, leaving out the inodes in `skip`:
+    {inode: {path, realpath, size, names}}."""
     rx = re.compile(pattern)
     copies = {}
     for d in dirs:
@@ -68,10 +97,12 @@ def find_copies(pattern, dirs):
             except OSError:
                 continue  # dangling symlink
             key = (st.st_dev, st.st_ino)
+            if key in skip:
+                continue
             entry = copies.setdefault(key, {"path": path, "realpath": os.path.realpath(path),
                                             "size": st.st_size, "names": []})
             entry["names"].append(path)
-    return list(copies.values())
+    return copies
 
 
 def _int_out(func, *args):
@@ -112,6 +143,15 @@ def version_of(family, lib):
     raise ValueError(family)
 
 
+def cuda_build_of(family, lib):
+    """The CUDA a cuDNN was built for, as it says itself (cudnnGetCudartVersion: 11080)."""
+    if family != "cudnn":
+        return None
+    lib.cudnnGetCudartVersion.restype = ctypes.c_size_t
+    v = lib.cudnnGetCudartVersion()
+    return "%d.%d" % (v // 1000, (v % 1000) // 10) if v else None
+
+
 def load(path_or_name):
     """ctypes.CDLL with a one-line reason when it cannot load."""
     try:
@@ -133,43 +173,21 @@ def loaded_path(name_fragment):
     return None
 
 
-def package_version(path):
-    """Version of the pip wheel whose RECORD lists this file (dist-info metadata), or of the
-    CUDA toolkit install (version.json) holding it. Used only when the library itself cannot
-    answer: CUDA 11's cudaRuntimeGetVersion needs a driver."""
-    real = os.path.realpath(path)
-    marker = "/site-packages/"
-    if marker in real:
-        site = real[: real.index(marker) + len(marker)]
-        rel = real[len(site):]
-        for record in glob.glob(os.path.join(site, "*.dist-info", "RECORD")):
-            try:
-                with open(record) as f:
-                    if any(line.split(",", 1)[0] == rel for line in f):
-                        name = os.path.basename(os.path.dirname(record))[: -len(".dist-info")]
-                        return name.rsplit("-", 1)[-1], "wheel " + name
-            except OSError:
-                continue
-    toolkit = re.match(r"^(/usr/local/cuda[^/]*)/", real)
-    if toolkit and os.path.exists(os.path.join(toolkit.group(1), "version.json")):
-        import json
-        with open(os.path.join(toolkit.group(1), "version.json")) as f:
-            data = json.load(f)
-        version = (data.get("cuda_cudart") or data.get("cuda") or {}).get("version")
-        if version:
-            return version, toolkit.group(1) + "/version.json"
-    return None, None
-
-
 def describe_copy(family, copy):
-    """Load one copy by path in a child interpreter (two copies never share a process)."""
+    """Load one copy by path in a child interpreter (two copies never share a process); its
+    version comes from the library itself, else from the package that installed it."""
     result = _describe_copy(family, copy)
-    if result.get("loadable") and not result.get("version") and family == "cudart":
-        version, source = package_version(copy["path"])
-        if version:
-            result["version"] = ".".join(version.split(".")[:2])
-            result["version_source"] = source + " (the library needs a driver to tell)"
-            result["library_error"] = result.pop("error", None)
+    owner = owners.owner_of(copy["path"], family)
+    if owner:
+        result["owner"] = owner
+    if result.get("version"):
+        result["version_source"] = "the library"
+    elif result.get("loadable") and owner and owner["component"]:
+        version = owners.upstream(owner["version"])
+        result["version"] = ".".join(version.split(".")[:2]) if family == "cudart" else version
+        result["version_source"] = "%s %s %s (the library needs a driver to tell)" % (
+            owner["kind"], owner["name"], owner["version"])
+        result["library_error"] = result.pop("error", None)
     return result
 
 
@@ -178,7 +196,9 @@ def _describe_copy(family, copy):
                   "if lib is not None:\n"
                   "  try: out['version']=version_of(%r,lib)\n"
                   "  except Exception as e: out['error']='loaded, but no version: %%s'%%e\n"
-                  % (copy["path"], family))
+                  "  try: out['cuda_build']=cuda_build_of(%r,lib)\n"
+                  "  except Exception: pass\n"
+                  % (copy["path"], family, family))
 
 
 def _child(body):
@@ -203,14 +223,19 @@ def _child(body):
 
 def collect():
     dirs = search_dirs()
-    out = {"search_dirs": dirs, "families": {}, "driver_libs_in_image": []}
+    elsewhere = [d for d in environment_dirs() if d not in dirs]
+    out = {"search_dirs": dirs, "environment_dirs": elsewhere, "families": {},
+           "driver_libs_in_image": []}
     for family, pattern in FAMILIES.items():
-        copies = find_copies(pattern, dirs)
+        on_path = find_copies(pattern, dirs)
+        copies = [dict(c, where="loader") for c in on_path.values()]
+        copies += [dict(c, where="environment")
+                   for c in find_copies(pattern, elsewhere, skip=on_path).values()]
         for copy in copies:
             copy.update(describe_copy(family, copy))
         out["families"][family] = {"copies": copies}
     # driver libraries must come from the host (the toolkit mounts them); scan the image
-    for copy in find_copies(DRIVER_LIBS, dirs):
+    for copy in find_copies(DRIVER_LIBS, dirs).values():
         out["driver_libs_in_image"].append(copy["path"])
     return out
 

@@ -1,0 +1,181 @@
+"""Every common way CUDA gets into an image, as real images built the way people build
+them: each good one must pass `verify --gpus none`, each broken one fail naming why.
+(The venv layout is imgkit's own: tests/test_docker_verify.py.)"""
+from __future__ import annotations
+
+import io
+import subprocess
+import sys
+import tarfile
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from imgkit.evaluate import Verdict
+from imgkit.verify import VerifyOptions, verify
+
+from .conftest import MiniStack, no_verify_containers
+
+pytestmark = pytest.mark.docker
+CU11 = "nvidia-cuda-runtime-cu11==11.8.89"
+CU12 = "nvidia-cuda-runtime-cu12==12.4.127"
+NVIDIA_ENV = ('ENV NVIDIA_VISIBLE_DEVICES=all NVIDIA_DRIVER_CAPABILITIES=compute,utility '
+              'NVIDIA_REQUIRE_CUDA="cuda>={cuda}"\nLABEL org.imgkit.cuda="{cuda}"\n')
+NON_FREE = 'sed -i "s/ main$/ main non-free/" /etc/apt/sources.list && apt-get update -qq'
+TOOLKIT_LIB = "/usr/local/cuda-11.8/targets/x86_64-linux/lib"
+EXTRACT = "import sys, zipfile; open(sys.argv[3], 'wb').write(zipfile.ZipFile(sys.argv[1]).read(sys.argv[2]))"
+VERSION_JSON = ('{"cuda": {"name": "CUDA SDK", "version": "11.8.0"}, '
+                '"cuda_cudart": {"name": "CUDA Runtime (cudart)", "version": "11.8.89"}}')
+
+
+@pytest.fixture(scope="module")
+def wheels(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """NVIDIA's CUDA runtime wheels for 11.8 and 12.4 (about 1 MB each), fetched once."""
+    folder = tmp_path_factory.mktemp("wheels")
+    subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:",
+                    "--python-version", "3.11", "--platform", "manylinux1_x86_64",
+                    "--platform", "manylinux2014_x86_64", "-d", str(folder), CU11, CU12],
+                   check=True, timeout=300)
+    return folder
+
+
+def wheel(wheels: Path, series: str) -> Path:
+    return next(wheels.glob(f"nvidia_cuda_runtime_{series}-*.whl"))
+
+
+def bundling_wheel(runtime: Path, soname: str) -> bytes:
+    """A framework wheel as auditwheel repairs one: the CUDA runtime it links is bundled
+    under a hashed name in bundlefw.libs/, found by the package, not by the loader."""
+    lib = zipfile.ZipFile(runtime).read(f"nvidia/cuda_runtime/lib/{soname}")
+    hashed = "libcudart-0f1e2d3c.so." + soname.split(".so.")[1]
+    files = {
+        "bundlefw/__init__.py": "import ctypes, os\n_here = os.path.dirname(__file__)\n"
+                                f"ctypes.CDLL(os.path.join(_here, '..', 'bundlefw.libs', '{hashed}'))\n",
+        f"bundlefw.libs/{hashed}": lib,
+        "bundlefw-1.0.dist-info/METADATA": "Metadata-Version: 2.1\nName: bundlefw\nVersion: 1.0\n",
+        "bundlefw-1.0.dist-info/WHEEL": "Wheel-Version: 1.0\nGenerator: imgkit-tests\n"
+                                        "Root-Is-Purelib: false\nTag: py3-none-any\n",
+    }
+    record = "".join(f"{name},,\n" for name in files) + "bundlefw-1.0.dist-info/RECORD,,\n"
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as archive:
+        for name, data in {**files, "bundlefw-1.0.dist-info/RECORD": record}.items():
+            archive.writestr(name, data)
+    return buf.getvalue()
+
+
+def layout(engine, namespace: str, parent: str, name: str, steps: str,  # type: ignore[no-untyped-def]
+           files: dict[str, bytes] | None = None) -> str:
+    """An image from `parent` with a few Dockerfile steps run as root; files in the context."""
+    ref = f"{namespace}/layout:{name}"
+    members = {"Dockerfile": f"FROM {parent}\nUSER root\n{steps}\nUSER imgkit\n".encode(),
+               **(files or {})}
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        for path, data in members.items():
+            info = tarfile.TarInfo(path)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    buf.seek(0)
+    engine.client.images.build(fileobj=buf, custom_context=True, tag=ref, rm=True, forcerm=True)
+    return ref
+
+
+def judge(engine, ref: str, *expect: str) -> Verdict:  # type: ignore[no-untyped-def]
+    verdict = verify(engine, ref, VerifyOptions(gpus="none", expect=expect))
+    assert no_verify_containers(engine) == []
+    return verdict
+
+
+def checks(verdict: Verdict) -> dict[str, str]:
+    return {c.name: f"{c.verdict}: {c.measured} | {c.diagnosis}" for c in verdict.checks}
+
+
+def cudart_source(verdict: Verdict) -> str:
+    assert verdict.facts is not None
+    return " ".join(c.version_source or "" for c in verdict.facts.libraries.copies("cudart"))
+
+
+def test_system_pip_into_dist_packages(engine, mini_stack: MiniStack, namespace, wheels):  # type: ignore[no-untyped-def]
+    steps = (f"COPY {wheel(wheels, 'cu11').name} /tmp/\n"
+             f"RUN {NON_FREE} && apt-get install -y -qq --no-install-recommends python3-pip "
+             "&& /usr/bin/python3 -m pip install -q --break-system-packages --no-index --no-deps /tmp/*.whl "
+             "&& rm -rf /tmp/*.whl /var/lib/apt/lists/*\n"
+             "ENV LD_LIBRARY_PATH=/usr/local/lib/python3.11/dist-packages/nvidia/cuda_runtime/lib\n"
+             + NVIDIA_ENV.format(cuda="11.8"))
+    ref = layout(engine, namespace, mini_stack.python, "dist-packages", steps,
+                 {wheel(wheels, "cu11").name: wheel(wheels, "cu11").read_bytes()})
+    good = judge(engine, ref)
+    assert good.passed, good.failed
+    assert "wheel nvidia_cuda_runtime_cu11 11.8.89" in cudart_source(good)
+    assert "/usr/local/lib/python3.11/dist-packages/" in good.facts.libraries.copies("cudart")[0].realpath  # type: ignore[union-attr]
+    # the same image under a CUDA 12.1 tag fails for the right reason, naming both versions
+    wrong = checks(judge(engine, ref, "cuda=12.1"))
+    assert "cudart is 11.8, the tag/labels say 12.1" in wrong["cudart.version"]
+    require = wrong["env NVIDIA_REQUIRE_CUDA"]
+    assert require.startswith("fail") and "cuda>=11.8" in require
+
+
+def test_debian_non_free_packages(engine, mini_stack: MiniStack, namespace):  # type: ignore[no-untyped-def]
+    steps = (f"RUN {NON_FREE} && apt-get install -y -qq --no-install-recommends libcudart11.0 "
+             "&& rm -rf /var/lib/apt/lists/*\n" + NVIDIA_ENV.format(cuda="11.8"))
+    ref = layout(engine, namespace, mini_stack.python, "debian-packages", steps)
+    good = judge(engine, ref)
+    assert good.passed, good.failed
+    assert "dpkg libcudart11.0 11.8.89~" in cudart_source(good)
+    wrong = checks(judge(engine, ref, "cuda=12.1"))
+    assert "cudart is 11.8, the tag/labels say 12.1" in wrong["cudart.version"]
+
+
+def test_toolkit_tree_with_version_json(engine, mini_stack: MiniStack, namespace, wheels):  # type: ignore[no-untyped-def]
+    name = wheel(wheels, "cu11").name
+    # the layout NVIDIA's cuda-cudart-11-8 package leaves: a versioned tree, version.json,
+    # the /usr/local/cuda link and an ld.so.conf.d entry
+    steps = (f"COPY {name} /tmp/\n"
+             f"RUN mkdir -p {TOOLKIT_LIB} && /usr/bin/python3 -c \"{EXTRACT}\" /tmp/{name} "
+             f"nvidia/cuda_runtime/lib/libcudart.so.11.0 {TOOLKIT_LIB}/libcudart.so.11.8.89 \\\n"
+             f" && ln -s libcudart.so.11.8.89 {TOOLKIT_LIB}/libcudart.so.11.0 \\\n"
+             f" && ln -s libcudart.so.11.0 {TOOLKIT_LIB}/libcudart.so \\\n"
+             " && ln -s targets/x86_64-linux/lib /usr/local/cuda-11.8/lib64 \\\n"
+             " && ln -s cuda-11.8 /usr/local/cuda \\\n"
+             f" && echo '{VERSION_JSON}' > /usr/local/cuda-11.8/version.json \\\n"
+             f" && echo {TOOLKIT_LIB} > /etc/ld.so.conf.d/cuda-11-8.conf && ldconfig\n"
+             + NVIDIA_ENV.format(cuda="11.8"))
+    ref = layout(engine, namespace, mini_stack.python, "toolkit", steps,
+                 {name: wheel(wheels, "cu11").read_bytes()})
+    good = judge(engine, ref)
+    assert good.passed, good.failed
+    assert "toolkit /usr/local/cuda-11.8/version.json cuda_cudart 11.8.89" in cudart_source(good)
+    # pip-installing the runtime again on top of the toolkit: two copies the loader can pick
+    both = layout(engine, namespace, ref, "toolkit-and-wheel",
+                  f"COPY {name} /tmp/\nRUN /opt/venv/bin/pip install -q --no-index --no-deps /tmp/{name}\n"
+                  "ENV LD_LIBRARY_PATH=/opt/venv/lib/python3.11/site-packages/nvidia/cuda_runtime/lib",
+                  {name: wheel(wheels, "cu11").read_bytes()})
+    diagnosis = checks(judge(engine, both))["cudart.single-copy"]
+    assert diagnosis.startswith("fail") and "/usr/local/cuda" in diagnosis and "/opt/venv/" in diagnosis
+
+
+@pytest.mark.parametrize("series,soname,label,verdict", [
+    ("cu12", "libcudart.so.12", "12.4", "pass"),         # CUDA 12 tells its version without a driver
+    ("cu12", "libcudart.so.12", "11.8", "fail"),         # a bundled runtime of another CUDA
+    ("cu11", "libcudart.so.11.0", "11.8", "skip"),       # CUDA 11 needs a driver to tell: said so
+])
+def test_runtime_bundled_in_a_framework_wheel(engine, mini_stack: MiniStack, namespace, wheels,  # type: ignore[no-untyped-def]
+                                              series, soname, label, verdict):
+    data = bundling_wheel(wheel(wheels, series), soname)
+    steps = ("COPY bundlefw-1.0-py3-none-any.whl /tmp/\n"
+             "RUN /opt/venv/bin/pip install -q --no-index --no-deps /tmp/bundlefw-1.0-py3-none-any.whl\n"
+             + NVIDIA_ENV.format(cuda=label))
+    ref = layout(engine, namespace, mini_stack.python, f"bundled-{series}-{label}", steps,
+                 {"bundlefw-1.0-py3-none-any.whl": data})
+    result = judge(engine, ref)
+    cudart = checks(result)["cudart.version"]
+    assert cudart.startswith(verdict), cudart
+    assert result.passed == (verdict != "fail"), result.failed
+    copy = result.facts.libraries.copies("cudart")[0]  # type: ignore[union-attr]
+    assert copy.where == "environment" and copy.owner is not None and copy.owner.name == "bundlefw"
+    if verdict == "fail":
+        assert "cudart is 12.4, the tag/labels say 11.8" in cudart
+    if verdict == "skip":
+        assert "bundled in bundlefw" in cudart and "GPU" in cudart
