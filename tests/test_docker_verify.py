@@ -9,30 +9,13 @@ import sys
 
 import pytest
 
-from imgkit import workflows
-from imgkit.build import Builder, BuildOptions
-from imgkit.buildenv import BuildEnv, SecretServer, default_ca_bundle
 from imgkit.errors import HostError
 from imgkit.verify import VerifyOptions, verify
 
-from .conftest import MINI_FAMILY, ROOT, no_verify_containers
+from .conftest import no_verify_containers
 
 pytestmark = pytest.mark.docker
 CUDART = "/opt/venv/lib/python3.11/site-packages/nvidia/cuda_runtime/lib/libcudart.so.11.0"
-
-
-@pytest.fixture(scope="module")
-def mini(engine, base_image, namespace, tmp_path_factory) -> str:  # type: ignore[no-untyped-def]
-    """A real imgkit image: Debian + python3 + the CUDA 11.8 runtime wheel."""
-    project = tmp_path_factory.mktemp("mini")
-    (project / "images").mkdir()
-    (project / "images" / "mini.yaml").write_text(MINI_FAMILY)
-    contexts = workflows.render_contexts(project / "images", ROOT / "templates", namespace,
-                                         None, None)
-    with SecretServer(BuildEnv(ca_bundle=default_ca_bundle(None)), engine.bridge_gateway()) as s:
-        results = Builder(engine, BuildOptions(), s.extra_hosts, lambda *a: None).run(contexts)
-    assert all(r.status == "built" or r.status == "up-to-date" for r in results), results
-    return contexts[-1].target.tag
 
 
 def derive(engine, namespace: str, parent: str, name: str, steps: str) -> str:  # type: ignore[no-untyped-def]
@@ -206,3 +189,24 @@ def test_a_flood_of_output_fails_quickly_with_bounded_evidence(engine, base_imag
     assert "flooded" in check["diagnosis"]
     assert len(json.dumps(verdict)) < 100_000  # the evidence is cut, not 50 MB
     assert no_verify_containers(engine) == []
+
+
+def test_a_ci_log_and_job_summary(engine, mini, tmp_path):  # type: ignore[no-untyped-def]
+    """Through a pipe, as in CI: every check whole on one line; the job summary and the
+    --markdown file get the Markdown table."""
+    import os
+    summary, markdown = tmp_path / "summary.md", tmp_path / "verdict.md"
+    summary.write_text("earlier steps\n")
+    proc = subprocess.run([sys.executable, "-m", "imgkit", "verify", mini, "--gpus", "none",
+                           "--markdown", str(markdown), "--shm-size", "1g"], capture_output=True,
+                          text=True, timeout=300, env={**os.environ, "GITHUB_STEP_SUMMARY": str(summary)})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    lines = proc.stdout.splitlines()
+    cudart = next(line for line in lines if line.startswith("pass  dlopen libcudart.so  "))
+    assert "/opt/venv/lib/python3.11/site-packages/nvidia/cuda_runtime/lib/libcudart.so.11.0" in cudart
+    assert any(line.startswith("pass  /dev/shm  ") and "1024 MB in this run (--shm-size 1g)" in line
+               for line in lines)
+    assert lines[-1] == "PASSED without a GPU: the GPU was NOT verified (--gpus none)"
+    table = markdown.read_text()
+    assert "| cudart.version | 11.8 | 11.8 | pass |" in table
+    assert summary.read_text() == "earlier steps\n" + table

@@ -1,4 +1,4 @@
-"""The build summary: plain aligned text, every tag whole (CI logs are read and grepped)."""
+"""What users and CI read: the build summary and the verdict, as plain lines, tables and files."""
 from __future__ import annotations
 
 from imgkit.outcome import BUILT, FAILED, UP_TO_DATE, Result
@@ -23,3 +23,48 @@ def test_summary_keeps_tags_whole_and_columns_aligned() -> None:
 
 def test_empty_summary_says_so() -> None:
     assert "nothing to do" in build_summary([], 0.0).splitlines()[0]
+
+
+# -- verdicts -------------------------------------------------------------------------------
+def verdict_with(*checks):  # type: ignore[no-untyped-def]
+    from imgkit.evaluate import Verdict
+    return Verdict(image="paddle:2.6.2-gpu-cuda11.8-cudnn8", image_id="sha256:" + "ab" * 32,
+                   checks=tuple(checks), gpu_checked=False)
+
+
+LONG = "/opt/venv/lib/python3.11/site-packages/nvidia/cuda_runtime/lib/libcudart.so.11.0 (11.8)" * 2
+
+
+def sample():  # type: ignore[no-untyped-def]
+    from imgkit.evaluate import FAIL, PASS, Check
+    return verdict_with(Check("dlopen libcudart.so", PASS, "resolves", LONG),
+                        Check("cudart.version", FAIL, "12.1", "11.8", "cudart is 11.8 | not\n12.1"))
+
+
+def test_outside_a_terminal_each_check_is_one_whole_line(capsys) -> None:  # type: ignore[no-untyped-def]
+    from imgkit.report import print_verdict
+    print_verdict(sample(), terminal=False)
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1].startswith("pass  dlopen libcudart.so  expected: resolves  measured: " + LONG)
+    assert lines[2] == ("fail  cudart.version  expected: 12.1  measured: 11.8  "
+                        "diagnosis: cudart is 11.8 | not 12.1")
+    assert lines[-1].startswith("FAILED: 1 required check(s); fix the image first: cudart.version")
+
+
+def test_markdown_is_a_table_with_escaped_cells() -> None:
+    from imgkit.report import verdict_markdown
+    text = verdict_markdown(sample())
+    assert "| check | expected | measured | verdict | diagnosis |" in text
+    assert "| cudart.version | 12.1 | 11.8 | fail | cudart is 11.8 \\| not 12.1 |" in text
+
+
+def test_junit_is_read_by_a_junit_consumer(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from junitparser import Failure, JUnitXml
+
+    from imgkit.report import verdict_junit
+    path = tmp_path / "v.xml"
+    path.write_text(verdict_junit(sample()))
+    (suite,) = list(JUnitXml.fromfile(str(path)))
+    assert (suite.tests, suite.failures) == (2, 1)
+    failed = [case for case in suite if any(isinstance(r, Failure) for r in case.result)]
+    assert [case.name for case in failed] == ["cudart.version"]

@@ -3,17 +3,20 @@ function, map ImgkitError to its exit code."""
 from __future__ import annotations
 
 import functools
+import re
 from pathlib import Path
 from typing import Any, Callable, Optional, TypeVar
 
 import typer
 
 from . import report, workflows
-from .errors import EXIT_INTERRUPTED, ImgkitError
+from .errors import EXIT_INTERRUPTED, ImgkitError, UsageError
+from .options import DEFAULTS, Thresholds, VerifyOptions
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Build and verify GPU container images from a declared matrix.")
 F = TypeVar("F", bound=Callable[..., Any])
+SIZE = re.compile(r"^[1-9][0-9]{0,12}[bkmg]?$")
 
 IMAGES = typer.Option(workflows.DEFAULT_IMAGES, "--images",
                       help="Directory of matrix files (*.yaml).")
@@ -108,23 +111,33 @@ def list_(
 @reports_errors
 def verify(
     image: str = typer.Argument(..., help="Image reference, e.g. paddle:2.6.2-gpu-cuda11.8-cudnn8."),
-    gpus: str = typer.Option("all", "--gpus", help="GPUs for the container: none, all, N or ids."),
+    gpus: str = typer.Option(DEFAULTS.gpus, "--gpus", help="GPUs for the container: none, all, N or ids."),
     expect: list[str] = typer.Option([], "--expect", help="KEY=VALUE, e.g. cuda=12.4, cudnn=9, "
                                      "tf32=on; overrides labels and tag."),
     json_file: Optional[Path] = typer.Option(None, "--json", help="Write the verdict as JSON."),
     junit_file: Optional[Path] = typer.Option(None, "--junit", help="Write the verdict as JUnit XML."),
-    timeout: int = typer.Option(600, "--timeout", min=10, help="Seconds the probe may run."),
-    min_gemm: float = typer.Option(0.5, "--min-gemm", help="Share of dense peak GEMMs must reach."),
-    min_conv: float = typer.Option(0.25, "--min-conv", help="Share of FP16 peak the conv must reach."),
+    markdown_file: Optional[Path] = typer.Option(
+        None, "--markdown", help="Write the verdict as a Markdown table (also appended to "
+                                 "$GITHUB_STEP_SUMMARY when set)."),
+    timeout: int = typer.Option(DEFAULTS.timeout, "--timeout", min=10, help="Seconds the probe may run."),
+    shm_size: Optional[str] = typer.Option(
+        DEFAULTS.shm_size, "--shm-size", help="/dev/shm of the probe's container, e.g. 8g "
+                                              "(docker's default: 64m)."),
+    min_gemm: float = typer.Option(DEFAULTS.thresholds.gemm, "--min-gemm",
+                                   help="Share of dense peak GEMMs must reach."),
+    min_conv: float = typer.Option(DEFAULTS.thresholds.conv, "--min-conv",
+                                   help="Share of FP16 peak the conv must reach."),
 ) -> None:
     """Prove an image's stack matches its tag and that the GPU really computes.
 
     Exit 0: every required check passed; 1: the image failed; 2: bad usage or unknown
     image; 3: the host cannot run the check (no engine, no NVIDIA runtime, driver too old)."""
-    code = workflows.verify(image=image, gpus=gpus, expect=expect, json_file=json_file,
-                            junit_file=junit_file, timeout=timeout, min_gemm=min_gemm,
-                            min_conv=min_conv)
-    raise typer.Exit(code)
+    if shm_size is not None and not SIZE.match(shm_size):
+        raise UsageError(f"--shm-size {shm_size!r}: expected a size such as 512m or 8g")
+    options = VerifyOptions(gpus=gpus, expect=tuple(expect), timeout=timeout, shm_size=shm_size,
+                            thresholds=Thresholds(gemm=min_gemm, conv=min_conv))
+    raise typer.Exit(workflows.verify(image=image, options=options, json_file=json_file,
+                                      junit_file=junit_file, markdown_file=markdown_file))
 
 
 @app.command()

@@ -14,7 +14,7 @@ if TYPE_CHECKING:  # types only: the verifier's modules stay out of a `build` ru
     from rich.console import Console
 
     from .errors import BuildFailed
-    from .evaluate import Verdict
+    from .evaluate import Check, Verdict
     from .outcome import Result
     from .plan import Plan
 
@@ -86,7 +86,15 @@ VERDICT_STYLE = {"pass": "green", "fail": "bold red", "warn": "yellow", "skip": 
                  "info": "dim"}
 
 
-def print_verdict(verdict: Verdict) -> None:
+def print_verdict(verdict: Verdict, *, terminal: bool | None = None) -> None:
+    """In a terminal, a table; elsewhere (a CI log) one whole line per check, never cut."""
+    if terminal if terminal is not None else sys.stdout.isatty():
+        _print_table(verdict)
+    else:
+        print("\n".join([*verdict_lines(verdict), verdict_summary(verdict)]), flush=True)
+
+
+def _print_table(verdict: Verdict) -> None:
     from rich.table import Table
     out = console()
     table = Table(title=f"imgkit verify {verdict.image}", show_lines=False)
@@ -94,18 +102,52 @@ def print_verdict(verdict: Verdict) -> None:
         table.add_column(column, overflow="fold")
     for c in verdict.checks:
         style = VERDICT_STYLE.get(c.verdict, "")
-        label = c.verdict if c.required or c.verdict != "fail" else "fail (optional)"
-        table.add_row(c.name, c.expected, c.measured, f"[{style}]{label}[/]", c.diagnosis)
+        table.add_row(c.name, c.expected, c.measured, f"[{style}]{_label(c)}[/]", c.diagnosis)
     out.print(table)
+    colour = "bold red" if verdict.failed else "bold yellow" if not verdict.gpu_checked else "bold green"
+    head, _, rest = verdict_summary(verdict).partition(":")
+    out.print(f"[{colour}]{head}[/]:{rest}", markup=True, highlight=False)
+
+
+def _label(check: Check) -> str:
+    return check.verdict if check.required or check.verdict != "fail" else "fail (optional)"
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+def verdict_lines(verdict: Verdict) -> list[str]:
+    """One line per check: verdict, name, expected, measured, diagnosis."""
+    lines = [f"imgkit verify {verdict.image} ({verdict.image_id[:19]})"]
+    for c in verdict.checks:
+        line = (f"{_label(c):<5} {c.name}  expected: {_flat(c.expected) or '-'}  "
+                f"measured: {_flat(c.measured) or '-'}")
+        lines.append(line + (f"  diagnosis: {_flat(c.diagnosis)}" if c.diagnosis else ""))
+    return lines
+
+
+def verdict_summary(verdict: Verdict) -> str:
     failed = verdict.failed
     if failed:
         who = "the host" if verdict.host_failure else "the image"
-        out.print(f"[bold red]FAILED[/]: {len(failed)} required check(s); fix {who} first: "
-                  + ", ".join(c.name for c in failed))
-    elif any(c.name == "gpu" and c.verdict == "skip" for c in verdict.checks):
-        out.print("[bold yellow]PASSED without a GPU[/]: the GPU was NOT verified (--gpus none)")
-    else:
-        out.print("[bold green]PASSED[/]: every required check")
+        return (f"FAILED: {len(failed)} required check(s); fix {who} first: "
+                + ", ".join(c.name for c in failed))
+    if not verdict.gpu_checked:
+        return "PASSED without a GPU: the GPU was NOT verified (--gpus none)"
+    return "PASSED: every required check"
+
+
+def verdict_markdown(verdict: Verdict) -> str:
+    """A Markdown table of the verdict (GitHub's job summary renders it)."""
+    def cell(text: str) -> str:
+        return _flat(text).replace("|", "\\|") or " "
+    rows = [f"### imgkit verify `{verdict.image}`", "", f"**{verdict_summary(verdict)}**",
+            f"(image `{verdict.image_id}`)", "",
+            "| check | expected | measured | verdict | diagnosis |", "|---|---|---|---|---|"]
+    rows += [f"| {cell(c.name)} | {cell(c.expected)} | {cell(c.measured)} | {cell(_label(c))} | "
+             f"{cell(c.diagnosis)} |" for c in verdict.checks]
+    return "\n".join(rows) + "\n"
 
 
 def verdict_json(verdict: Verdict) -> str:

@@ -8,16 +8,16 @@ import base64
 import io
 import re
 import zipfile
-from dataclasses import dataclass
 
 from . import compat, labels
 from .corroborate import file_checks, user_check
 from .diagnose import HOST, IMAGE, diagnose
 from .engine import ContainerFailed, ContainerRun, Engine, ImageInfo, RunSpec
 from .errors import HostError, UsageError
-from .evaluate import FAIL, INFO, PASS, WARN, Check, Thresholds, Verdict, evaluate, failure
+from .evaluate import FAIL, INFO, PASS, WARN, Check, Verdict, evaluate, failure
 from .expect import Expectations, expectations
 from .facts import InvalidReport, parse_output
+from .options import VerifyOptions
 from .shipped import PACKAGE_DIR
 
 BOOT = """import base64, os, runpy, sys
@@ -30,16 +30,6 @@ runpy.run_module('imgkit_probe', run_name='__main__', alter_sys=True)
 """
 REPORT_LIMIT = 8 << 20   # a real report is tens of KB
 GPUS = re.compile(r"^(none|all|[0-9]{1,3}|[A-Za-z0-9-]+(,[A-Za-z0-9-]+)*)$")
-
-
-@dataclass(frozen=True)
-class VerifyOptions:
-    gpus: str = "all"
-    expect: tuple[str, ...] = ()
-    timeout: int = 600
-    memory: str = "16g"
-    thresholds: Thresholds = Thresholds()
-    gemm_size: int = 8192
 
 
 def probe_zip() -> bytes:
@@ -98,7 +88,7 @@ def run_probe(engine: Engine, image_id: str, options: VerifyOptions) -> Containe
     return engine.run_container(RunSpec(
         image=image_id, entrypoint=("python3", "-c", BOOT), command=args,
         environment={"IMGKIT_PROBE": base64.b64encode(probe_zip()).decode(), "HOME": "/tmp"},
-        gpus=options.gpus, timeout=options.timeout, memory=options.memory,
+        gpus=options.gpus, timeout=options.timeout, memory=options.memory, shm_size=options.shm_size,
         labels={labels.ROLE: labels.ROLE_VERIFY}, stdout_limit=REPORT_LIMIT))
 
 
@@ -145,7 +135,7 @@ def judge_run(engine: Engine, ref: str, info: ImageInfo, exp: Expectations, run:
     seen = (file_checks(report, lambda paths: engine.stat_files(info.id, paths)),
             user_check(report, info.user))
     return evaluate(ref, info.id, report, exp, gpu=options.gpus != "none",
-                    thresholds=options.thresholds, before=host + seen)
+                    thresholds=options.thresholds, before=host + seen, shm_size=options.shm_size)
 
 
 def _broken_run(run: ContainerRun, timeout: int) -> Check | None:

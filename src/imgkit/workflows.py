@@ -15,6 +15,7 @@ from .buildenv import BuildEnv, SecretServer, default_ca_bundle
 from .engine import Engine, connect
 from .errors import EXIT_FAILED, EXIT_OK, UsageError
 from .freshness import check_freshness
+from .options import VerifyOptions
 
 if TYPE_CHECKING:
     from .plan import Plan
@@ -154,22 +155,27 @@ def _build(engine: Engine, contexts: list[Context], env: BuildEnv, *, jobs: int,
                               for r in results) else EXIT_OK
 
 
-def verify(*, image: str, gpus: str, expect: list[str], json_file: Path | None,
-           junit_file: Path | None, timeout: int, min_gemm: float, min_conv: float) -> int:
+def verify(*, image: str, options: VerifyOptions, json_file: Path | None = None,
+           junit_file: Path | None = None, markdown_file: Path | None = None) -> int:
+    """Judge one image; every output the user asked for is written whatever the verdict."""
+    import os
+
     from .errors import EXIT_HOST
-    from .evaluate import Thresholds
-    from .verify import VerifyOptions, check_gpus
+    from .verify import check_gpus
     from .verify import verify as run_verify
-    check_gpus(gpus)                                          # bad --gpus: exit 2 first
-    engine = connect()
-    options = VerifyOptions(gpus=gpus, expect=tuple(expect), timeout=timeout,
-                            thresholds=Thresholds(gemm=min_gemm, conv=min_conv))
-    verdict = run_verify(engine, image, options)
+    check_gpus(options.gpus)                                  # bad --gpus: exit 2 first
+    verdict = run_verify(connect(), image, options)
     report.print_verdict(verdict)
     if json_file is not None:
         json_file.write_text(report.verdict_json(verdict))
     if junit_file is not None:
         junit_file.write_text(report.verdict_junit(verdict))
+    if markdown_file is not None:
+        markdown_file.write_text(report.verdict_markdown(verdict))
+    summary = os.environ.get("GITHUB_STEP_SUMMARY")
+    if summary:
+        with open(summary, "a") as out:
+            out.write(report.verdict_markdown(verdict))
     if verdict.host_failure:
         return EXIT_HOST
     return EXIT_FAILED if verdict.failed else EXIT_OK

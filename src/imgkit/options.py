@@ -1,0 +1,26 @@
+"""The options of `imgkit verify`, each default declared once (the CLI shows these).
+No imports beyond the standard library: the CLI loads this at start-up."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """Minimum share of the GPU's dense peak (scaled to the SMs visible) to pass."""
+    gemm: float = 0.5
+    conv: float = 0.25
+
+
+@dataclass(frozen=True)
+class VerifyOptions:
+    gpus: str = "all"               # docker's --gpus: none, all, a count or device ids
+    expect: tuple[str, ...] = ()    # KEY=VALUE overrides of what the labels and tag say
+    timeout: int = 600              # seconds the probe may run
+    memory: str = "16g"             # the probe container's memory limit
+    shm_size: str | None = None     # the probe container's /dev/shm (docker's default: 64m)
+    thresholds: Thresholds = Thresholds()
+    gemm_size: int = 8192
+
+
+DEFAULTS = VerifyOptions()
