@@ -13,10 +13,11 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from imgkit.evaluate import Check, evaluate
+from imgkit.evaluate import evaluate
 from imgkit.expect import Expectations
 from imgkit.facts import parse_report
 from imgkit.probe import frameworks
+from imgkit.verdict import Check
 
 SRC = str(Path(__file__).resolve().parent.parent / "src")
 
@@ -56,13 +57,17 @@ def loader_env(**extra: str) -> dict[str, str]:
     return env
 
 
-def probe_host(gemm_size: int = 8192) -> dict[str, Any]:
+def probe_host(gemm_size: int = 8192, loader: list[str] | None = None,
+               env: dict[str, str] | None = None) -> dict[str, Any]:
     """This host's report from the probe exactly as `imgkit verify` ships it into a
-    container (the zipped package, started by verify's BOOT), GPU section included."""
+    container (the zipped package, started by verify's BOOT), GPU section included.
+    `loader`: how to start python (default: this interpreter); `env`: its environment
+    (default: this one with the wheels' libraries on LD_LIBRARY_PATH)."""
     from imgkit.verify import BOOT, probe_zip
-    env = loader_env(IMGKIT_PROBE=base64.b64encode(probe_zip()).decode())
+    env = dict(env if env is not None else loader_env())
+    env["IMGKIT_PROBE"] = base64.b64encode(probe_zip()).decode()
     env["PYTHONPATH"] = ""  # as in an image: nothing of imgkit's importable but the zip
-    proc = subprocess.run([sys.executable, "-c", BOOT, "--gemm-size", str(gemm_size)],
+    proc = subprocess.run([*(loader or [sys.executable]), "-c", BOOT, "--gemm-size", str(gemm_size)],
                           env=env, capture_output=True, text=True, timeout=600)
     if proc.returncode != 0:
         raise RuntimeError(f"probe exit {proc.returncode}: {proc.stderr[-3000:]}")

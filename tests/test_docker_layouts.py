@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from imgkit.evaluate import Verdict
+from imgkit.verdict import Verdict
 from imgkit.verify import VerifyOptions, verify
 
 from .conftest import MiniStack, no_verify_containers

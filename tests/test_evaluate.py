@@ -7,10 +7,11 @@ from typing import Any
 import pytest
 
 from imgkit.diagnose import KNOWN, diagnose
-from imgkit.evaluate import WARN, evaluate, peak_for
+from imgkit.evaluate import evaluate, peak_for
 from imgkit.expect import Expectations, expectations, from_tag
 from imgkit.facts import parse_report
 from imgkit.probe import PROBE_VERSION
+from imgkit.verdict import WARN
 
 
 def lib(path: str, version: str | None, loadable: bool = True, real: str | None = None) -> dict[str, Any]:
@@ -260,3 +261,21 @@ def test_only_copies_on_the_loader_path_compete_but_every_copy_is_versioned() ->
     assert not run(report).failed
     cudart[-1]["version"] = "11.8"
     assert {c.name for c in run(report).failed} == {"cudart.version"}
+
+
+@pytest.mark.parametrize("devices,cuda_count,verdict", [
+    ([{"name": "NVIDIA A100", "mig": True, "mig_devices": 7}], 1, "info"),   # one instance given
+    ([{"name": "NVIDIA A100", "mig": True, "mig_devices": None}], 1, "info"),  # NVML won't count
+    ([{"name": "NVIDIA A100", "mig": True, "mig_devices": 1}], 2, "fail"),   # more than exist
+    ([{"name": "NVIDIA H100"}, {"name": "NVIDIA H100"}], 1, "fail"),         # no MIG: must agree
+    ([{"name": "NVIDIA H100"}], 1, None),                                    # agrees: no check
+])
+def test_device_count_knows_mig(devices: list[dict[str, Any]], cuda_count: int, verdict: str | None) -> None:
+    """Under MIG, NVML lists the parent GPU and CUDA the MIG instances it was given."""
+    report = copy.deepcopy(GOOD)
+    report["gpu"]["nvml"]["devices"] = devices
+    report["gpu"]["device_count"] = cuda_count
+    report["frameworks"]["torch"]["gpu_count"] = cuda_count
+    checks = {c.name: c for c in run(report).checks}
+    assert (checks["gpu.nvml-agrees"].verdict if "gpu.nvml-agrees" in checks else None) == verdict
+    assert ("gpu.nvml-agrees" in names(run(report))) == (verdict == "fail")

@@ -9,8 +9,8 @@ import pytest
 
 from imgkit.corroborate import MAX_PATHS, file_checks, paths_to_check, user_check
 from imgkit.engine import PathStat
-from imgkit.evaluate import EVIDENCE, FAIL, PASS, Check
 from imgkit.facts import InvalidReport, parse_output, parse_report
+from imgkit.verdict import EVIDENCE, FAIL, PASS, Check
 
 from .test_evaluate import GOOD
 

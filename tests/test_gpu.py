@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from imgkit.evaluate import FAIL, PASS
 from imgkit.expect import Expectations
 from imgkit.probe import gpu
+from imgkit.verdict import FAIL, PASS
 
 from .gpu_host import TF32_CASES, judge, nvidia_gpu_present, probe_host, torch_facts
 
@@ -90,3 +90,36 @@ def test_host_driver_preflight_reads_the_real_driver() -> None:
     (check,) = host_driver_checks(Expectations((("cuda", "12.4"),), (("cuda", "--expect"),)))
     assert check.verdict == PASS, check
     assert check.measured.split(".")[0].isdigit()
+
+
+LDSO = "/lib64/ld-linux-x86-64.so.2"
+
+
+def test_wheels_reached_only_by_rpath_are_found_and_used() -> None:
+    """`pip install torch`: the CUDA libraries live in NVIDIA's wheels, which torch finds by
+    its RPATH; none is on the loader's path. Run with the loader's cache inhibited and no
+    LD_LIBRARY_PATH, no soname resolves to cuBLAS, so the probe must find the wheels' copies
+    and run its GPU work with them, loaded by path."""
+    import os
+    import subprocess
+    import sys
+
+    from imgkit.probe.libs import LOADER_NAMES
+    if not os.path.exists(LDSO):
+        pytest.skip(f"no {LDSO}")
+    env = {k: v for k, v in os.environ.items() if k not in ("LD_LIBRARY_PATH", "PYTHONPATH")}
+    run = [LDSO, "--inhibit-cache", sys.executable]
+    check = ("import ctypes, sys\nfor n in sys.argv[1:]:\n"
+             "  try: ctypes.CDLL(n); print(n)\n  except OSError: pass")
+    resolves = subprocess.run(run + ["-c", check, *LOADER_NAMES["cublas"]], env=env,
+                              capture_output=True, text=True).stdout.split()
+    if resolves:
+        pytest.skip(f"{resolves} resolves from the loader's default folders on this host")
+    report = probe_host(gemm_size=4096, loader=run, env=env)
+    copies = [c for c in report["libraries"]["families"]["cublas"]["copies"] if c["where"] == "environment"]
+    assert copies and all(c["version"] and "/site-packages/" in c["realpath"] for c in copies), copies
+    work = report["gpu"]["work"]
+    assert "/site-packages/" in work["loaded"]["cublas"], work["loaded"]
+    for dtype, result in work["gemm"].items():
+        assert "error" not in result, (dtype, result)
+    assert work["tf32_check"]["fp32_error"] < gpu.TF32_ERROR_BOUNDARY < work["tf32_check"]["tf32_error"]

@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import Callable
 
 from .engine import PathStat
-from .evaluate import FAIL, PASS, Check
 from .facts import Report
+from .verdict import FAIL, PASS, Check
 
 MAX_PATHS = 256      # far above any real image; more is a report no check should trust
 SHOWN = 3

@@ -16,6 +16,7 @@ import socket
 import threading
 import time
 from collections import deque
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator
@@ -395,7 +396,8 @@ class Engine:
         except docker.errors.APIError as exc:
             raise ContainerFailed(str(exc.explanation or exc))
         try:
-            return {path: self._stat(cid, path) for path in paths}
+            with ThreadPoolExecutor(max_workers=8) as pool:  # one HEAD request per path
+                return dict(zip(paths, pool.map(lambda path: self._stat(cid, path), paths)))
         finally:
             self.remove_container(cid)
 

@@ -4,71 +4,22 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Literal
+from typing import Any
 
 from . import compat, versions, yamlload
 from .compat import Compat
-from .diagnose import HOST, IMAGE, Scope, diagnose
+from .diagnose import HOST, IMAGE, diagnose
 from .expect import Expectations
 from .facts import Framework, LibraryCopy, Report, Timing
 from .options import Thresholds
 from .shipped import PACKAGE_DIR
+from .verdict import FAIL, INFO, PASS, SKIP, WARN, Check, Verdict
 
-Status = Literal["pass", "fail", "warn", "skip", "info"]
-PASS: Status = "pass"
-FAIL: Status = "fail"
-WARN: Status = "warn"
-SKIP: Status = "skip"
-INFO: Status = "info"
-EVIDENCE = 600          # characters kept of any one field of a check: reports are untrusted
 DOCKER_DEFAULT_SHM = 64 * 1024 * 1024
 TF32_BOUNDARY = 2e-5    # relative error: FP32 lands near 1e-7, TF32 near 3e-4 (seen on an H100)
 PADDLE_BARE_NAMES = ("libcudart.so", "libcublas.so", "libcudnn.so", "libcurand.so",
                      "libcusolver.so", "libcusparse.so", "libnccl.so")
-
-
-@dataclass(frozen=True)
-class Check:
-    name: str
-    verdict: Status
-    expected: str = ""
-    measured: str = ""
-    diagnosis: str = ""
-    scope: Scope = IMAGE    # who must act when it fails: the image or the host
-    required: bool = True
-
-    def __post_init__(self) -> None:
-        for field in ("name", "expected", "measured", "diagnosis"):
-            text = getattr(self, field)
-            if len(text) > EVIDENCE:
-                object.__setattr__(self, field, text[:EVIDENCE - 1] + "…")
-
-
-@dataclass(frozen=True)
-class Verdict:
-    image: str                  # the reference the user named
-    image_id: str               # the image that was judged: a verdict is for this id only
-    checks: tuple[Check, ...]
-    gpu_checked: bool = False   # whether the GPU checks ran (not --gpus none)
-    facts: Report | None = None
-
-    @property
-    def failed(self) -> list[Check]:
-        return [c for c in self.checks if c.verdict == FAIL and c.required]
-
-    @property
-    def passed(self) -> bool:
-        return not self.failed
-
-    @property
-    def gpu_verified(self) -> bool:
-        return self.gpu_checked and self.passed
-
-    @property
-    def host_failure(self) -> bool:
-        return any(c.scope == HOST for c in self.failed)
 
 
 def library_checks(report: Report, exp: Expectations) -> list[Check]:
@@ -309,9 +260,7 @@ def gpu_checks(report: Report, exp: Expectations, thresholds: Thresholds) -> lis
     names = [d.name for d in gpu.nvml.devices]
     checks = [Check("gpu.visible", PASS, ">= 1 GPU",
                     f"{count}: {', '.join(names) or '?'}; driver {gpu.nvml.driver or '?'}")]
-    if gpu.nvml.available and len(names) != count:
-        checks.append(Check("gpu.nvml-agrees", FAIL, f"{count} (CUDA)", f"{len(names)} (NVML)",
-                            "NVML and the CUDA runtime see different GPUs"))
+    checks += _device_count_checks(report, count)
     for name, fw in sorted(report.frameworks.items()):
         if fw.imported:
             checks += _framework_gpu_checks(name, fw, count, exp)
@@ -341,6 +290,26 @@ def gpu_checks(report: Report, exp: Expectations, thresholds: Thresholds) -> lis
                                 "correct sum", f"{'correct' if nccl.correct else 'WRONG'}, "
                                 f"{nccl.gpus} GPU(s), {bandwidth}"))
     return checks
+
+
+def _device_count_checks(report: Report, count: int) -> list[Check]:
+    """NVML lists GPUs; under MIG, CUDA lists the MIG instances it was given instead."""
+    nvml = report.gpu.nvml
+    if not nvml.available:
+        return []
+    if any(d.mig for d in nvml.devices):
+        instances = [d.mig_devices for d in nvml.devices if d.mig]
+        known = None if None in instances else sum(i or 0 for i in instances)
+        plain = sum(1 for d in nvml.devices if not d.mig)
+        ok = known is None or count <= known + plain
+        seen = f"{known} MIG instance(s)" if known is not None else "MIG instances NVML would not count"
+        return [Check("gpu.nvml-agrees", INFO if ok else FAIL, "<= the GPUs and MIG instances NVML sees",
+                      f"{count} (CUDA); {len(nvml.devices)} GPU(s) in NVML, {seen}",
+                      "" if ok else "CUDA sees more devices than NVML has", required=not ok)]
+    if len(nvml.devices) != count:
+        return [Check("gpu.nvml-agrees", FAIL, f"{count} (CUDA)", f"{len(nvml.devices)} (NVML)",
+                      "NVML and the CUDA runtime see different GPUs")]
+    return []
 
 
 def _framework_gpu_checks(name: str, fw: Framework, count: int, exp: Expectations) -> list[Check]:
@@ -425,8 +394,3 @@ def evaluate(image: str, image_id: str, report: Report, exp: Expectations, *, gp
                             required=False))
     return Verdict(image=image, image_id=image_id, checks=tuple(checks), gpu_checked=gpu,
                    facts=report)
-
-
-def failure(image: str, image_id: str, check: Check, *, before: tuple[Check, ...] = ()) -> Verdict:
-    """The verdict when no report could be judged: one failing check says why."""
-    return Verdict(image=image, image_id=image_id, checks=(*before, check))

@@ -100,6 +100,7 @@ class NvmlDevice(Fact):
     name: Text = ""
     compute_capability: Optional[Version] = None
     mig: Optional[bool] = None
+    mig_devices: Optional[int] = None   # MIG instances NVML lets the container see
 
 
 class Nvml(Fact):
@@ -154,6 +155,7 @@ class Work(Fact):
     gemm: dict[str, Timing] = Field(default_factory=dict, max_length=16)
     conv: Optional[Timing] = None
     nccl: Optional[Nccl] = None
+    loaded: dict[str, Text] = Field(default_factory=dict, max_length=16)  # family -> file used
     seconds: Optional[float] = None
 
 

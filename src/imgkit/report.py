@@ -14,9 +14,9 @@ if TYPE_CHECKING:  # types only: the verifier's modules stay out of a `build` ru
     from rich.console import Console
 
     from .errors import BuildFailed
-    from .evaluate import Check, Verdict
     from .outcome import Result
     from .plan import Plan
+    from .verdict import Check, Verdict
 
 
 @functools.lru_cache(maxsize=2)

@@ -5,20 +5,23 @@ runs the container."""
 from __future__ import annotations
 
 import base64
+import importlib
 import io
 import re
+import threading
 import zipfile
 
 from . import compat, labels
-from .corroborate import file_checks, user_check
 from .diagnose import HOST, IMAGE, diagnose
 from .engine import ContainerFailed, ContainerRun, Engine, ImageInfo, RunSpec
 from .errors import HostError, UsageError
-from .evaluate import FAIL, INFO, PASS, WARN, Check, Verdict, evaluate, failure
 from .expect import Expectations, expectations
-from .facts import InvalidReport, parse_output
 from .options import VerifyOptions
 from .shipped import PACKAGE_DIR
+from .verdict import FAIL, INFO, PASS, WARN, Check, Verdict, failure
+
+# Judging needs pydantic's models (~0.2 s to import): imported while the probe runs.
+JUDGES = ("imgkit.facts", "imgkit.evaluate", "imgkit.corroborate")
 
 BOOT = """import base64, os, runpy, sys
 path = '/tmp/imgkit_probe.zip'
@@ -100,10 +103,13 @@ def verify(engine: Engine, ref: str, options: VerifyOptions) -> Verdict:
     exp = expectations(ref, info.labels, list(options.expect))
     use_gpu = options.gpus != "none"
     host = tuple(host_driver_checks(exp)) if use_gpu else ()
+    warm = threading.Thread(target=lambda: [importlib.import_module(m) for m in JUDGES], daemon=True)
+    warm.start()
     try:
         run = run_probe(engine, info.id, options)
     except ContainerFailed as exc:
         return _not_started(ref, info.id, exc.explanation, host)
+    warm.join()
     return judge_run(engine, ref, info, exp, run, options, host)
 
 
@@ -123,6 +129,9 @@ def judge_run(engine: Engine, ref: str, info: ImageInfo, exp: Expectations, run:
               options: VerifyOptions, host: tuple[Check, ...] = ()) -> Verdict:
     """Whatever the probe printed, a verdict: a report is parsed, checked against the image
     and evaluated; a hang, a flood, junk or a crash is one failing check that says which."""
+    from .corroborate import file_checks, user_check
+    from .evaluate import evaluate
+    from .facts import InvalidReport, parse_output
     broken = _broken_run(run, options.timeout)
     if broken is not None:
         return failure(ref, info.id, broken, before=host)

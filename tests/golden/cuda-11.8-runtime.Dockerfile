@@ -30,4 +30,4 @@ ENV CUDA_VERSION=11.8.89 \
     NVIDIA_DRIVER_CAPABILITIES=compute,utility \
     NVIDIA_REQUIRE_CUDA="cuda>=11.8"
 USER imgkit
-LABEL org.imgkit.input-hash="c6f7174b7e728a21de10a8f612da9e3f"
+LABEL org.imgkit.input-hash="aff1ac705845366a5f1dc1e964df3c58"

@@ -36,4 +36,4 @@ COPY constraints.txt /opt/imgkit/constraints.txt
 RUN imgkit-build-env pip install --no-cache-dir --constraint /opt/imgkit/constraints.txt paddlepaddle-gpu==2.6.2 \
  && imgkit-link-libs
 USER imgkit
-LABEL org.imgkit.input-hash="a4b860e19c06bbaf9f4f3382c0b48408"
+LABEL org.imgkit.input-hash="3589e194bdf48c46ab608032a2c28088"

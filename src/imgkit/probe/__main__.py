@@ -6,6 +6,7 @@ import json
 import os
 import platform
 import sys
+from concurrent.futures import ThreadPoolExecutor
 
 from . import PROBE_VERSION, frameworks, libs
 
@@ -32,11 +33,15 @@ def system_facts():
             "shm_bytes": shm, "env": {k: os.environ.get(k) for k in NVIDIA_ENV}}
 
 
-def gpu_facts(args):
+def gpu_facts(args, libraries):
     from . import cuda
+    # copies outside the loader's search (wheels a framework reaches by its RPATH), loaded
+    # by path when no soname resolves
+    found = {family: [c["path"] for c in f["copies"] if c.get("where") == "environment"
+                      and c.get("loadable")] for family, f in libraries["families"].items()}
     out = {"nvml": cuda.nvml_info()}
     try:
-        rt = cuda.Runtime()
+        rt = cuda.Runtime(found.get("cudart", ()))
     except OSError as exc:
         out["runtime_error"] = {"error": str(exc), "code": None}
         return out
@@ -50,7 +55,7 @@ def gpu_facts(args):
     if out["device_count"] > 0 and not args.no_gpu:
         from . import gpu
         try:
-            out["work"] = gpu.run_all(rt, gemm_size=args.gemm_size)
+            out["work"] = gpu.run_all(rt, gemm_size=args.gemm_size, found=found)
         except cuda.CudaError as exc:
             out["runtime_error"] = {"error": str(exc), "code": exc.code}
     return out
@@ -63,12 +68,19 @@ def main(argv=None):
     parser.add_argument("--names", default=",".join(BARE_NAMES),
                         help="bare library names to resolve, comma-separated")
     args = parser.parse_args(argv)
-    report = {"probe_version": PROBE_VERSION, "system": system_facts(),
-              "libraries": libs.collect(),
-              "bare_names": libs.resolve_names([n for n in args.names.split(",") if n])}
-    report["frameworks"] = {name: frameworks.run(name, want_gpu=not args.no_gpu)
-                            for name in frameworks.present()}
-    report["gpu"] = gpu_facts(args)
+    names = [n for n in args.names.split(",") if n]
+    present = frameworks.present()
+    # A framework's import is most of the probe's time: it runs (in its own interpreter)
+    # while the libraries are examined. The GPU section starts only after both, so no
+    # framework step shares the GPU with its measurements.
+    with ThreadPoolExecutor(max_workers=max(1, len(present))) as pool:
+        runs = {name: pool.submit(frameworks.run, name, not args.no_gpu) for name in present}
+        libraries = libs.collect()
+        bare_names = libs.resolve_names(names)
+        found = {name: run.result() for name, run in runs.items()}
+    report = {"probe_version": PROBE_VERSION, "system": system_facts(), "libraries": libraries,
+              "bare_names": bare_names, "frameworks": found}
+    report["gpu"] = gpu_facts(args, libraries)
     json.dump(report, sys.stdout, indent=1, sort_keys=True, default=str)
     sys.stdout.write("\n")
 

@@ -16,9 +16,11 @@ class CudaError(Exception):
         self.text = text
 
 
-def open_first(family):
+def open_first(family, also=()):
+    """The library the loader resolves for `family`, else the first of `also`: copies
+    discovery found in a Python environment (wheels a framework reaches by its RPATH)."""
     errors = []
-    for name in LOADER_NAMES[family]:
+    for name in list(LOADER_NAMES[family]) + list(also):
         lib, err = load(name)
         if lib is not None:
             return lib
@@ -29,8 +31,8 @@ def open_first(family):
 class Runtime:
     """The CUDA runtime (cudart) of the image."""
 
-    def __init__(self):
-        self.lib = open_first("cudart")
+    def __init__(self, also=()):
+        self.lib = open_first("cudart", also)
         self.lib.cudaGetErrorString.restype = ctypes.c_char_p
 
     def check(self, call, rc):
@@ -106,6 +108,19 @@ ATTR_CC_MAJOR = 75
 ATTR_CC_MINOR = 76
 
 
+def mig_devices(lib, handle):
+    """How many MIG instances of this GPU NVML lets us see (None: it would not say)."""
+    most = ctypes.c_uint()
+    if lib.nvmlDeviceGetMaxMigDeviceCount(handle, ctypes.byref(most)) != 0:
+        return None
+    seen = 0
+    for index in range(most.value):
+        instance = ctypes.c_void_p()
+        if lib.nvmlDeviceGetMigDeviceHandleByIndex(handle, index, ctypes.byref(instance)) == 0:
+            seen += 1
+    return seen
+
+
 def nvml_info():
     """Driver, devices, compute capability and MIG mode as NVML (the host's) reports them."""
     lib, err = load("libnvidia-ml.so.1")
@@ -138,7 +153,7 @@ def nvml_info():
                 mig = bool(cur.value)
             devices.append({"index": i, "name": name.value.decode(errors="replace"),
                             "compute_capability": "%d.%d" % (major.value, minor.value),
-                            "mig": mig})
+                            "mig": mig, "mig_devices": mig_devices(lib, handle) if mig else None})
         v = cuda_v.value
         return {"available": True, "driver": buf.value.decode(),
                 "driver_cuda": "%d.%d" % (v // 1000, (v % 1000) // 10) if v else None,

@@ -10,6 +10,7 @@ import struct
 import time
 
 from .cuda import CudaError, open_first
+from .libs import mapped_families
 
 CUDA_R_32F, CUDA_R_16F, CUDA_R_16BF = 0, 2, 14
 CUBLAS_COMPUTE_32F, CUBLAS_COMPUTE_32F_FAST_TF32 = 68, 77
@@ -44,9 +45,9 @@ def tiled(block, nbytes):
 
 
 class Blas:
-    def __init__(self, rt):
+    def __init__(self, rt, also=()):
         self.rt = rt
-        self.lib = open_first("cublas")
+        self.lib = open_first("cublas", also)
         self.lib.cublasGemmEx.argtypes = [
             ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_int,
             ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_void_p,
@@ -152,9 +153,9 @@ class ConvPerf(ctypes.Structure):
 CUDNN_DTYPE = {"fp32": 0, "fp16": 2, "bf16": 9}
 
 
-def conv_throughput(rt, dtype="fp16", n=128, c=256, k=256, hw=28, rs=3):
+def conv_throughput(rt, dtype="fp16", n=128, c=256, k=256, hw=28, rs=3, also=()):
     """A ResNet-50-like 3x3 convolution (NHWC, tensor-op math, FP32 accumulation)."""
-    lib = open_first("cudnn")
+    lib = open_first("cudnn", also)
     lib.cudnnGetErrorString.restype = ctypes.c_char_p
 
     def check(call, rc):
@@ -215,12 +216,12 @@ def conv_throughput(rt, dtype="fp16", n=128, c=256, k=256, hw=28, rs=3):
 
 
 # -- NCCL --------------------------------------------------------------------------------
-def nccl_allreduce(rt, ndev, count=1 << 26):
+def nccl_allreduce(rt, ndev, count=1 << 26, also=()):
     """All-reduce of `count` floats over every visible GPU from one process. With one GPU
     the all-reduce moves nothing: it proves NCCL runs and sums, and no bandwidth is given."""
     if ndev == 1:
         count = min(count, 1 << 20)
-    lib = open_first("nccl")
+    lib = open_first("nccl", also)
     lib.ncclGetErrorString.restype = ctypes.c_char_p
 
     def check(call, rc):
@@ -290,8 +291,10 @@ def error_of(exc):
             else str(exc), "code": getattr(exc, "code", None)}
 
 
-def run_all(rt, gemm_size=8192, conv=True, nccl=True):
-    """Every GPU measurement; each records its own error instead of stopping the rest."""
+def run_all(rt, gemm_size=8192, conv=True, nccl=True, found=None):
+    """Every GPU measurement; each records its own error instead of stopping the rest.
+    `found`: family -> library paths to load when no soname resolves."""
+    found = found or {}
     started = time.monotonic()
     out = {"devices": []}
     count = rt.device_count()
@@ -311,7 +314,7 @@ def run_all(rt, gemm_size=8192, conv=True, nccl=True):
 
     blas = None
     try:
-        blas = Blas(rt)
+        blas = Blas(rt, found.get("cublas", ()))
     except Exception as exc:
         failure = error_of(exc)
         out["tf32_check"] = failure
@@ -330,8 +333,9 @@ def run_all(rt, gemm_size=8192, conv=True, nccl=True):
         out["gemm"] = gemm
         blas.close()
     if conv:
-        attempt("conv", lambda: conv_throughput(rt, "fp16"))
+        attempt("conv", lambda: conv_throughput(rt, "fp16", also=found.get("cudnn", ())))
     if nccl:
-        attempt("nccl", lambda: nccl_allreduce(rt, count))
+        attempt("nccl", lambda: nccl_allreduce(rt, count, also=found.get("nccl", ())))
+    out["loaded"] = mapped_families()  # the library files the measurements ran with
     out["seconds"] = round(time.monotonic() - started, 2)
     return out

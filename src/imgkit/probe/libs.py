@@ -8,6 +8,7 @@ import os
 import re
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 
 from . import owners
 
@@ -160,6 +161,22 @@ def load(path_or_name):
         return None, str(exc).strip()
 
 
+def mapped_families():
+    """family -> the file this process mapped for it (from /proc/self/maps)."""
+    found = {}
+    try:
+        with open("/proc/self/maps") as maps:
+            for line in maps:
+                fields = line.split()
+                name = os.path.basename(fields[-1]) if len(fields) >= 6 else ""
+                for family, pattern in FAMILIES.items():
+                    if family not in found and re.match(pattern, name):
+                        found[family] = fields[-1]
+    except OSError:
+        pass
+    return found
+
+
 def loaded_path(name_fragment):
     """Where the loader actually mapped a library from (read from /proc/self/maps)."""
     try:
@@ -173,10 +190,11 @@ def loaded_path(name_fragment):
     return None
 
 
-def describe_copy(family, copy):
+def describe_copy(family, copy, loaded=None):
     """Load one copy by path in a child interpreter (two copies never share a process); its
-    version comes from the library itself, else from the package that installed it."""
-    result = _describe_copy(family, copy)
+    version comes from the library itself, else from the package that installed it.
+    `loaded`: the child's answer when it already ran."""
+    result = dict(loaded) if loaded is not None else _describe_copy(family, copy)
     owner = owners.owner_of(copy["path"], family)
     if owner:
         result["owner"] = owner
@@ -226,14 +244,19 @@ def collect():
     elsewhere = [d for d in environment_dirs() if d not in dirs]
     out = {"search_dirs": dirs, "environment_dirs": elsewhere, "families": {},
            "driver_libs_in_image": []}
+    jobs = []
     for family, pattern in FAMILIES.items():
         on_path = find_copies(pattern, dirs)
         copies = [dict(c, where="loader") for c in on_path.values()]
         copies += [dict(c, where="environment")
                    for c in find_copies(pattern, elsewhere, skip=on_path).values()]
-        for copy in copies:
-            copy.update(describe_copy(family, copy))
         out["families"][family] = {"copies": copies}
+        jobs += [(family, copy) for copy in copies]
+    # one child interpreter per copy, several at once
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        loaded = list(pool.map(lambda job: _describe_copy(*job), jobs))
+    for (family, copy), answer in zip(jobs, loaded):
+        copy.update(describe_copy(family, copy, answer))
     # driver libraries must come from the host (the toolkit mounts them); scan the image
     for copy in find_copies(DRIVER_LIBS, dirs).values():
         out["driver_libs_in_image"].append(copy["path"])
@@ -241,10 +264,15 @@ def collect():
 
 
 def resolve_names(names):
-    """dlopen each bare name the way a framework does; report what it resolved to."""
-    results = {}
-    for name in names:
-        results[name] = _child(
-            "lib,err=load(%r)\nout={'loadable':lib is not None,'error':err}\n"
-            "if lib is not None: out['path']=loaded_path(%r)\n" % (name, name.split(".so")[0] + ".so"))
-    return results
+    """dlopen each bare name the way a framework does, all in one process as a framework
+    does; report what each resolved to."""
+    if not names:
+        return {}
+    found = _child("out={}\nfor name in %r:\n"
+                   "  lib,err=load(name)\n"
+                   "  out[name]={'loadable':lib is not None,'error':err}\n"
+                   "  if lib is not None: out[name]['path']=loaded_path(name.split('.so')[0]+'.so')\n"
+                   % (list(names),))
+    if set(found) != set(names):  # the child died: every name gets its error
+        return {name: {"loadable": False, "error": found.get("error")} for name in names}
+    return found
