@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN     = $(VENV)/bin
 CUDA   ?= 11.8
 
-.PHONY: setup host build test test-fast lint bench bench-cold render clean-venv
+.PHONY: setup host build test test-fast lint bench bench-cold bench-verify render clean-venv
 
 $(BIN)/imgkit: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -38,6 +38,9 @@ bench: setup          ## builder benchmark: no-op rebuild vs docker's cache chec
 
 bench-cold: setup     ## also the cold shared-vs-independent build (slow: ~20 min, ~40 GB)
 	$(BIN)/python bench/build_bench.py --cold
+
+bench-verify: setup   ## verify --gpus none vs docker run + import (needs the built Paddle image)
+	$(BIN)/python bench/verify_bench.py
 
 render: setup
 	$(BIN)/imgkit render --cuda $(CUDA) --out out/contexts

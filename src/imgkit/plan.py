@@ -18,10 +18,6 @@ VENV = "/opt/venv"
 # unversioned names alike, kept by imgkit-link-libs (wheels pull in dependencies we do
 # not list, e.g. cuDNN 8 needs libnvrtc at run time).
 LIB_LINKS = "/opt/imgkit/lib"
-# Directory of each NVIDIA wheel's libraries inside site-packages/nvidia/.
-WHEEL_DIRS = {"cudart": "cuda_runtime", "nvrtc": "cuda_nvrtc", "cublas": "cublas", "cufft": "cufft",
-              "curand": "curand", "cusolver": "cusolver", "cusparse": "cusparse",
-              "nvjitlink": "nvjitlink", "cudnn": "cudnn", "nccl": "nccl"}
 
 
 @dataclass(frozen=True)
@@ -61,9 +57,6 @@ class Plan:
             if t.tag == tag:
                 return t
         raise KeyError(tag)
-
-    def children(self, tag: str) -> list[Target]:
-        return [t for t in self.targets if t.parent == tag]
 
 
 def base_ref(os_release: OsRelease, settings: Settings) -> str:

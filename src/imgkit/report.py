@@ -25,8 +25,6 @@ def console(stderr: bool = False) -> Console:
     return Console(stderr=stderr, highlight=False, soft_wrap=True)  # whole lines in CI logs
 
 
-STATUS_STYLE = {"built": "green", "up-to-date": "green", "would-build": "cyan",
-                "failed": "bold red", "skipped": "yellow", "cancelled": "yellow"}
 
 
 def human_size(size: int) -> str:

@@ -34,4 +34,4 @@ ENV PATH=/opt/venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/
     LD_LIBRARY_PATH=/opt/imgkit/lib
 WORKDIR /workspace
 USER imgkit
-LABEL org.imgkit.input-hash="34fe030c978d97a55722a0d7ca02d9d0"
+LABEL org.imgkit.input-hash="a40da44fa3034ebc40575a7a56c18b23"

@@ -5,8 +5,6 @@ import ctypes
 
 from .libs import LOADER_NAMES, load
 
-c_void_p_p = ctypes.POINTER(ctypes.c_void_p)
-
 
 class CudaError(Exception):
     def __init__(self, call, code, text=""):

@@ -9,7 +9,7 @@ import statistics
 import struct
 import time
 
-from .cuda import CudaError, open_first
+from .cuda import ATTR_CC_MAJOR, ATTR_CC_MINOR, ATTR_SM_COUNT, CudaError, open_first
 from .libs import mapped_families
 
 CUDA_R_32F, CUDA_R_16F, CUDA_R_16BF = 0, 2, 14
@@ -300,8 +300,9 @@ def run_all(rt, gemm_size=8192, conv=True, nccl=True, found=None):
     count = rt.device_count()
     for d in range(count):
         out["devices"].append({
-            "index": d, "sm_count": rt.attribute(16, d),
-            "compute_capability": "%d.%d" % (rt.attribute(75, d), rt.attribute(76, d))})
+            "index": d, "sm_count": rt.attribute(ATTR_SM_COUNT, d),
+            "compute_capability": "%d.%d" % (rt.attribute(ATTR_CC_MAJOR, d),
+                                             rt.attribute(ATTR_CC_MINOR, d))})
     rt.set_device(0)
     cc = tuple(int(x) for x in out["devices"][0]["compute_capability"].split("."))
     dtypes = ["fp32", "fp16"] + (["tf32", "bf16"] if cc >= (8, 0) else [])
