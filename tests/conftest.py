@@ -105,8 +105,9 @@ class MiniStack:
 def mini_stack(engine, base_image, namespace, tmp_path_factory) -> MiniStack:  # type: ignore[no-untyped-def]
     """A real imgkit image: Debian + python3 + the CUDA 11.8 runtime wheel, and its parent."""
     from imgkit import workflows
-    from imgkit.build import Builder, BuildOptions
+    from imgkit.build import Builder
     from imgkit.buildenv import BuildEnv, SecretServer, default_ca_bundle
+    from imgkit.options import BuildOptions
     project = tmp_path_factory.mktemp("mini")
     (project / "images").mkdir()
     (project / "images" / "mini.yaml").write_text(MINI_FAMILY)

@@ -11,9 +11,10 @@ from pathlib import Path
 import pytest
 
 from imgkit import workflows
-from imgkit.build import BUILT, FAILED, SKIPPED, UP_TO_DATE, Builder, BuildOptions
+from imgkit.build import BUILT, FAILED, SKIPPED, UP_TO_DATE, Builder
 from imgkit.buildenv import BuildEnv, SecretServer, default_ca_bundle
 from imgkit.labels import INPUT_HASH as INPUT_HASH_LABEL
+from imgkit.options import BuildOptions
 
 pytestmark = pytest.mark.docker
 

@@ -7,7 +7,6 @@ import shutil
 import tempfile
 import threading
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
@@ -15,17 +14,11 @@ from .engine import Cancelled, Engine
 from .errors import BuildFailed
 from .freshness import Freshness, check_freshness
 from .interrupts import interrupt_sets
+from .options import BuildOptions
 from .outcome import BUILT, CANCELLED, FAILED, SKIPPED, UP_TO_DATE, WOULD_BUILD, Result, up_to_date
 
 if TYPE_CHECKING:
     from .render import Context
-
-@dataclass(frozen=True)
-class BuildOptions:
-    jobs: int = 2
-    force: bool = False
-    dry_run: bool = False
-
 
 Listener = Callable[[str, str, str], None]  # (tag, event, text)
 

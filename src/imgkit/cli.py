@@ -11,7 +11,7 @@ import typer
 
 from . import report, workflows
 from .errors import EXIT_INTERRUPTED, ImgkitError, UsageError
-from .options import DEFAULTS, Thresholds, VerifyOptions
+from .options import BUILD_DEFAULTS, DEFAULTS, Thresholds, VerifyOptions
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Build and verify GPU container images from a declared matrix.")
@@ -51,7 +51,7 @@ def reports_errors(func: F) -> F:
 def build(
     cuda: Optional[str] = CUDA,
     only: Optional[str] = ONLY,
-    jobs: int = typer.Option(2, "--jobs", "-j", min=1, help="Images built at once."),
+    jobs: int = typer.Option(BUILD_DEFAULTS.jobs, "--jobs", "-j", min=1, help="Images built at once."),
     force: bool = typer.Option(False, "--force", help="Rebuild even what is up to date."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Say what would be built; build nothing."),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Stream full build logs."),

@@ -1,8 +1,16 @@
-"""The options of `imgkit verify`, each default declared once (the CLI shows these).
+"""The options of `imgkit build` and `imgkit verify`, each default declared once (the CLI
+shows these).
 No imports beyond the standard library: the CLI loads this at start-up."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class BuildOptions:
+    jobs: int = 2                   # images built at once
+    force: bool = False             # rebuild even what is up to date
+    dry_run: bool = False           # say what would be built; build nothing
 
 
 @dataclass(frozen=True)
@@ -23,4 +31,5 @@ class VerifyOptions:
     gemm_size: int = 8192
 
 
+BUILD_DEFAULTS = BuildOptions()
 DEFAULTS = VerifyOptions()

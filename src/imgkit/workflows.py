@@ -130,7 +130,8 @@ def _build(engine: Engine, contexts: list[Context], env: BuildEnv, *, jobs: int,
            dry_run: bool, verbose: bool, base_source: str, mirrors: dict[str, str],
            started: float) -> int:
     from .base import ensure_base
-    from .build import Builder, BuildOptions
+    from .build import Builder
+    from .options import BuildOptions
     console = report.console(stderr=True)
     if not dry_run:
         bases = {c.target.base: c.target.os_release for c in contexts if c.target.base}
