@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 from .compat import Compat, FrameworkBuild, OsRelease, parse_version
 from .errors import CompatError, SpecError
+from .reference import problem
 from .spec import CUDA_LIBS, Combo, Family, Spec
 
 LAYERS = ("python", "cuda", "cudnn", "nccl", "framework")
@@ -142,6 +143,18 @@ def _chain(family: Family, combo: Combo, compat: Compat, settings: Settings) -> 
     return chain
 
 
+def _check_reference(family: Family, target: Target) -> None:
+    """Every image's name:tag must be a reference docker accepts, known at load time rather
+    than after a whole build."""
+    why = problem(target.tag)
+    if why is None:
+        return
+    if target.layer == "framework":
+        raise SpecError(family.file, "tag", f"{family.tag_template!r} gives {target.tag!r}: {why}")
+    raise SpecError(family.file, "(layer images)", f"{target.tag!r}: {why}",
+                    hint="check --namespace and the axis values that go into layer tags")
+
+
 def make_plan(spec: Spec, compat: Compat, settings: Settings = Settings()) -> Plan:
     by_tag: dict[str, Target] = {}
     finals: list[str] = []
@@ -153,6 +166,7 @@ def make_plan(spec: Spec, compat: Compat, settings: Settings = Settings()) -> Pl
                 point = ", ".join(f"{k}={v}" for k, v in vars(combo).items() if v is not None)
                 raise SpecError(family.file, f"axes ({point})", exc.message, hint=exc.hint)
             for target in chain:
+                _check_reference(family, target)
                 known = by_tag.get(target.tag)
                 if known is None:
                     by_tag[target.tag] = target

@@ -123,6 +123,25 @@ def _point(file: str, key: str, raw: Any) -> dict[str, str]:
     return point
 
 
+def _listed(file: str, key: str, raw: dict[str, Any]) -> list[Any]:
+    value = raw.get(key)
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise SpecError(file, key, f"must be a list of points, got a {type(value).__name__}")
+    return value
+
+
+def _included(file: str, index: int, raw: Any, axes: list[str]) -> dict[str, str]:
+    """An `include` point names every axis the family declares: no half-specified image."""
+    point = _point(file, f"include[{index}]", raw)
+    missing = [axis for axis in axes if axis not in point]
+    if missing:
+        raise SpecError(file, f"include[{index}]", f"missing {', '.join(missing)}",
+                        hint=f"an include names every axis of the family: {', '.join(axes)}")
+    return point
+
+
 def _combo(values: dict[str, str]) -> Combo:
     full = {**AXIS_DEFAULTS, **values}
     return Combo(os=full["os"], python=full.get("python"), cuda=full["cuda"],
@@ -185,12 +204,12 @@ def parse_family(file: str, raw: Any) -> Family:
     if not framework and "framework_version" in axes:
         raise SpecError(file, "axes.framework_version", "set `framework` to use this axis")
 
-    excludes = [_point(file, f"exclude[{i}]", e) for i, e in enumerate(raw.get("exclude") or [])]
+    excludes = [_point(file, f"exclude[{i}]", e) for i, e in enumerate(_listed(file, "exclude", raw))]
     names = list(axes)
     points = [dict(zip(names, values)) for values in itertools.product(*axes.values())]
     points = [p for p in points
               if not any(all(p.get(k) == v for k, v in e.items()) for e in excludes)]
-    points += [_point(file, f"include[{i}]", e) for i, e in enumerate(raw.get("include") or [])]
+    points += [_included(file, i, e, names) for i, e in enumerate(_listed(file, "include", raw))]
     combos = tuple(dict.fromkeys(_combo(p) for p in points))
     if not combos:
         raise SpecError(file, "exclude", "excludes every combination")
@@ -210,6 +229,8 @@ def load_spec(images_dir: Path) -> Spec:
     for path in files:
         try:
             raw = yamlload.safe_load(path.read_text())
+        except (OSError, UnicodeDecodeError) as exc:
+            raise SpecError(str(path), "(file)", f"cannot be read: {exc}")
         except yamlload.YAMLError as exc:
             mark = getattr(exc, "problem_mark", None)
             where = f"line {mark.line + 1}" if mark else "(parse)"
