@@ -26,6 +26,9 @@ NAMESPACE = typer.Option(workflows.DEFAULT_NAMESPACE, "--namespace",
                          help="Repository prefix of shared layers.")
 CUDA = typer.Option(None, "--cuda", help="Only images of this CUDA version, e.g. 11.8.")
 ONLY = typer.Option(None, "--only", help="Only tags matching this glob (plus their parents).")
+JSON = typer.Option(None, "--json", help="Also write the result as JSON to this file.")
+COMPAT = typer.Option(None, "--compat", help="Your compatibility data (new CUDA releases, framework "
+                      "builds), merged over the shipped data (default: compat.yaml in --images).")
 
 
 def reports_errors(func: F) -> F:
@@ -71,12 +74,15 @@ def build(
         help="Distro mirror debootstrap makes a base from when no registry answers: URL, "
              "DISTRO=URL or DISTRO-security=URL (debian, ubuntu; repeatable). Default: the "
              "host's apt sources."),
+    compat_file: Optional[Path] = COMPAT,
+    json_file: Optional[Path] = JSON,
 ) -> None:
     """Render and build the matrix (or a slice of it); skip what is up to date."""
     code = workflows.build(cuda=cuda, only=only, jobs=jobs, force=force, dry_run=dry_run,
                            verbose=verbose, images=images, templates=templates,
                            namespace=namespace, ca_bundle=ca_bundle, index_url=index_url,
-                           base_source=base_source, mirrors=mirror or [])
+                           base_source=base_source, mirrors=mirror or [], compat_file=compat_file,
+                           json_file=json_file)
     raise typer.Exit(code)
 
 
@@ -89,10 +95,11 @@ def render(
     images: Path = IMAGES,
     templates: Optional[Path] = TEMPLATES,
     namespace: str = NAMESPACE,
+    compat_file: Optional[Path] = COMPAT,
 ) -> None:
     """Write each image's self-contained build context (Dockerfile and files)."""
     workflows.render(out=out, cuda=cuda, only=only, images=images, templates=templates,
-                     namespace=namespace)
+                     namespace=namespace, compat_file=compat_file)
 
 
 @app.command("list")
@@ -102,9 +109,12 @@ def list_(
     only: Optional[str] = ONLY,
     images: Path = IMAGES,
     namespace: str = NAMESPACE,
+    compat_file: Optional[Path] = COMPAT,
+    json_file: Optional[Path] = JSON,
 ) -> None:
     """Validate the matrix and list its images, parents first."""
-    workflows.list_plan(cuda=cuda, only=only, images=images, namespace=namespace)
+    workflows.list_plan(cuda=cuda, only=only, images=images, namespace=namespace,
+                        compat_file=compat_file, json_file=json_file)
 
 
 @app.command()

@@ -5,46 +5,35 @@ The facts live in data/compat.yaml (with their sources); this module only reads 
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
-from . import yamlload
+from packaging.specifiers import SpecifierSet
+from packaging.version import Version
+
 from .errors import CompatError
 from .shipped import PACKAGE_DIR
 
-Version = tuple[int, ...]
-_VERSION = re.compile(r"^[0-9]+(\.[0-9]+)*$")
+SHIPPED = PACKAGE_DIR / "data" / "compat.yaml"
+OVERLAY_NAME = "compat.yaml"   # in the matrix folder: merged over the shipped data
 
 
-def parse_version(text: str) -> Version:
-    if not _VERSION.match(text):
-        raise ValueError(f"not a dotted version: {text!r}")
-    return tuple(int(p) for p in text.split("."))
+def version_key(text: str) -> Version:
+    """For sorting versions as versions: 12.10 after 12.9."""
+    return Version(text)
 
 
 def matches_prefix(version: str, series: str) -> bool:
     """'8.6.0.163' is in series '8', '8.6' and '8.6.0.163'; not in '8.60'."""
-    v, s = parse_version(version), parse_version(series)
+    v, s = Version(version).release, Version(series).release
     return v[: len(s)] == s
 
 
 def in_range(version: str, spec: str) -> bool:
-    """A tiny PEP 440 subset: comma-separated '>=A', '<B', '==C' clauses."""
-    v = parse_version(version)
-    for clause in (c.strip() for c in spec.split(",") if c.strip()):
-        op = re.match(r"^(>=|<=|==|<|>)\s*([0-9.]+)$", clause)
-        if not op:
-            raise ValueError(f"bad version range clause {clause!r}")
-        bound = parse_version(op.group(2))
-        width = max(len(v), len(bound))
-        a = v + (0,) * (width - len(v))
-        b = bound + (0,) * (width - len(bound))
-        ok = {">=": a >= b, "<=": a <= b, "==": a == b, "<": a < b, ">": a > b}[op.group(1)]
-        if not ok:
-            return False
-    return True
+    """Whether `version` is in a PEP 440 range such as '>=8.6,<9'."""
+    return SpecifierSet(spec).contains(Version(version), prereleases=True)
 
 
 @dataclass(frozen=True)
@@ -99,7 +88,7 @@ class Compat:
         if cuda not in self.cuda:
             raise CompatError(
                 f"unknown CUDA version {cuda!r}",
-                hint=f"known CUDA versions: {', '.join(sorted(self.cuda, key=parse_version))}",
+                hint=f"known CUDA versions: {', '.join(sorted(self.cuda, key=version_key))}",
             )
         return self.cuda[cuda]
 
@@ -125,7 +114,7 @@ class Compat:
                 f"{what} {series} is not available with CUDA {cuda}{why}",
                 hint=f"{what} versions that work here: {', '.join(choices) or 'none'}",
             )
-        return max(allowed, key=parse_version)
+        return max(allowed, key=version_key)
 
     def framework(self, name: str, version: str) -> FrameworkBuild:
         builds = self.frameworks.get(name)
@@ -161,8 +150,8 @@ class Compat:
     def cuda_supported_by_driver(self, driver: str) -> str | None:
         """Newest known CUDA whose toolkit driver requirement `driver` meets."""
         ok = [c for c, r in self.cuda.items()
-              if parse_version(driver) >= parse_version(r.driver_toolkit)]
-        return max(ok, key=parse_version) if ok else None
+              if Version(driver) >= Version(r.driver_toolkit)]
+        return max(ok, key=version_key) if ok else None
 
 
 def _from_dict(raw: dict[str, Any]) -> Compat:
@@ -195,7 +184,16 @@ def _from_dict(raw: dict[str, Any]) -> Compat:
                   frameworks=frameworks)
 
 
-@lru_cache(maxsize=1)
-def load() -> Compat:
-    text = PACKAGE_DIR.joinpath("data/compat.yaml").read_text()
-    return _from_dict(yamlload.safe_load(text))
+@lru_cache(maxsize=4)
+def load(overlay: str | None = None) -> Compat:
+    """The shipped compat data, with `overlay` (a compat file of the user's) merged over it;
+    both validated (SpecError naming file and key)."""
+    from . import compat_file
+    data = compat_file.read(SHIPPED)
+    if overlay is not None:
+        extra = compat_file.read(Path(overlay))
+        data = compat_file.merge(data, extra)
+        compat_file.cross_check(data, compat_file.origins(Path(overlay), extra), str(SHIPPED))
+    else:
+        compat_file.cross_check(data, {}, str(SHIPPED))
+    return _from_dict(data)

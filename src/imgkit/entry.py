@@ -18,7 +18,8 @@ from pathlib import Path
 # Options the fast path understands: flag -> keyword of workflows.plan_key. They only
 # select what to check; everything that changes how images are built is left to the CLI.
 SELECTION_OPTIONS = {"--cuda": "cuda", "--only": "only", "--images": "images",
-                     "--templates": "templates", "--namespace": "namespace"}
+                     "--templates": "templates", "--namespace": "namespace",
+                     "--compat": "compat_file"}
 # Read by `imgkit build` through typer's envvar; checked the same way here.
 BUILD_ENV_VARS = {"ca_bundle": "IMGKIT_CA_BUNDLE", "index_url": "IMGKIT_INDEX_URL"}
 
@@ -57,7 +58,8 @@ def try_noop_build(argv: list[str]) -> bool:
             Path(selection.get("images", workflows.DEFAULT_IMAGES)),
             Path(selection["templates"]) if "templates" in selection else None,
             selection.get("namespace", workflows.DEFAULT_NAMESPACE),
-            selection.get("cuda"), selection.get("only"))
+            selection.get("cuda"), selection.get("only"),
+            Path(selection["compat_file"]) if "compat_file" in selection else None)
         return workflows.answer_if_up_to_date(key, started)
     except ImgkitError:
         return False  # the CLI runs the command again and reports it properly

@@ -8,7 +8,7 @@ from __future__ import annotations
 import fnmatch
 from dataclasses import dataclass, field
 
-from .compat import Compat, FrameworkBuild, OsRelease, parse_version
+from .compat import Compat, FrameworkBuild, OsRelease, version_key
 from .errors import CompatError, SpecError
 from .reference import problem
 from .spec import CUDA_LIBS, Combo, Family, Spec
@@ -184,7 +184,7 @@ def make_plan(spec: Spec, compat: Compat, settings: Settings = Settings()) -> Pl
 def select(plan: Plan, cuda: str | None = None, only: str | None = None) -> Plan:
     """The slice asked for, with every ancestor it needs (ancestors may turn out up to date)."""
     if cuda is not None and not any(t.cuda == cuda for t in plan.targets):
-        known = sorted({t.cuda for t in plan.targets if t.cuda}, key=parse_version)
+        known = sorted({t.cuda for t in plan.targets if t.cuda}, key=version_key)
         raise CompatError(f"no image in the matrix has CUDA {cuda!r}",
                           hint=f"CUDA versions in the matrix: {', '.join(known)}")
     wanted = [t for t in plan.targets

@@ -50,9 +50,16 @@ def _library_sources() -> list[Path]:
     return paths
 
 
-def fingerprint(images: Path, templates: Path, selection: dict[str, str | None]) -> str:
+def fingerprint(images: Path, templates: Path, selection: dict[str, str | None],
+                compat: Path | None = None) -> str:
+    """`compat`: a compat overlay outside the matrix folder (one inside is hashed with it)."""
     digest = hashlib.sha256(f"imgkit-plan-{FORMAT}\0{sys.version}\0".encode())
     digest.update(json.dumps(selection, sort_keys=True).encode())
+    if compat is not None:
+        try:
+            digest.update(b"\0compat\0" + compat.read_bytes())
+        except OSError:
+            digest.update(b"\0compat: unreadable\0")  # the CLI then reports it properly
     for label, root in (("pkg", PACKAGE_DIR), ("images", images), ("templates", templates)):
         for path in _tree_files(root):
             content = path.read_bytes()

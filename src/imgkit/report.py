@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import functools
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Sequence
 
 if TYPE_CHECKING:  # types only: the verifier's modules stay out of a `build` run's start-up
     from rich.console import Console
@@ -36,14 +36,44 @@ def human_size(size: int) -> str:
     return f"{value:.1f} GB"
 
 
+def columns(header: tuple[str, ...], rows: Sequence[tuple[str, ...]],
+            right: frozenset[int] = frozenset()) -> list[str]:
+    """Aligned plain-text columns, a rule under the header; no cell is ever cut."""
+    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
+
+    def line(row: tuple[str, ...]) -> str:
+        cells = [cell.rjust(w) if i in right else cell.ljust(w)
+                 for i, (cell, w) in enumerate(zip(row, widths))]
+        return "  ".join(cells).rstrip()
+
+    return [line(header), line(tuple("-" * w for w in widths)), *(line(row) for row in rows)]
+
+
+def plan_listing(plan: Plan) -> str:
+    """The matrix, parents first, one whole line per image."""
+    rows = [(t.tag, t.layer, t.parent or t.base or "") for t in plan.targets]
+    return "\n".join([f"imgkit matrix: {len(rows)} images (parents first)",
+                      *columns(("tag", "layer", "parent"), rows)])
+
+
 def print_plan(plan: Plan) -> None:
-    from rich.table import Table
-    table = Table(title="imgkit matrix (parents first)")
-    for column in ("tag", "layer", "parent"):
-        table.add_column(column)
-    for t in plan.targets:
-        table.add_row(t.tag, t.layer, t.parent or t.base or "")
-    console().print(table)
+    print(plan_listing(plan), flush=True)
+
+
+def plan_json(plan: Plan) -> str:
+    import json
+    return json.dumps({"images": [
+        {"tag": t.tag, "layer": t.layer, "parent": t.parent, "base": t.base, "cuda": t.cuda,
+         "final": t.tag in plan.finals, "components": dict(t.components),
+         "packages": list(t.packages)} for t in plan.targets]}, indent=1)
+
+
+def build_json(results: list[Result], seconds: float) -> str:
+    import json
+    return json.dumps({"seconds": round(seconds, 2), "images": [
+        {"tag": r.tag, "id": r.image_id or None, "status": r.status, "size": r.size or None,
+         "seconds": round(r.seconds, 2) if r.seconds else None, "reason": r.reason or None}
+        for r in results]}, indent=1)
 
 
 def build_summary(results: list[Result], seconds: float) -> str:
@@ -51,21 +81,12 @@ def build_summary(results: list[Result], seconds: float) -> str:
     header = ("tag", "status", "size", "seconds", "note")
     rows = [(r.tag, r.status, human_size(r.size) if r.size else "",
              f"{r.seconds:.1f}" if r.seconds else "", r.reason[:60]) for r in results]
-    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
-    right = {2, 3}  # size and seconds
-
-    def line(row: tuple[str, ...]) -> str:
-        cells = [cell.rjust(w) if i in right else cell.ljust(w)
-                 for i, (cell, w) in enumerate(zip(row, widths))]
-        return "  ".join(cells).rstrip()
-
     counts: dict[str, int] = {}
     for r in results:
         counts[r.status] = counts.get(r.status, 0) + 1
     total = ", ".join(f"{n} {status}" for status, n in counts.items())
     return "\n".join([f"imgkit build: {len(results)} images in {seconds:.1f} s ({total or 'nothing to do'})",
-                      line(header), line(tuple("-" * w for w in widths)),
-                      *(line(row) for row in rows)])
+                      *columns(header, rows, right=frozenset({2, 3}))])
 
 
 def print_build_summary(results: list[Result], seconds: float) -> None:

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from . import yamlload
+from .compat import OVERLAY_NAME
 from .errors import SpecError
 
 # Every value that can reach a Dockerfile is checked against one of these first.
@@ -221,7 +222,8 @@ def parse_family(file: str, raw: Any) -> Family:
 def load_spec(images_dir: Path) -> Spec:
     if not images_dir.is_dir():
         raise SpecError(str(images_dir), "(dir)", "matrix directory not found")
-    files = sorted(images_dir.glob("*.yaml")) + sorted(images_dir.glob("*.yml"))
+    files = [f for f in sorted(images_dir.glob("*.yaml")) + sorted(images_dir.glob("*.yml"))
+             if f.name != OVERLAY_NAME]  # the user's compat data, not a family
     if not files:
         raise SpecError(str(images_dir), "(dir)", "no *.yaml family files")
     families: list[Family] = []

@@ -22,14 +22,26 @@ if TYPE_CHECKING:
     from .render import Context
 
 
-def load_plan(images: Path, namespace: str, cuda: str | None, only: str | None) -> Plan:
+def compat_overlay(images: Path, compat_file: Path | None) -> Path | None:
+    """The user's compat data: --compat FILE, else compat.yaml in the matrix folder."""
+    from .compat import OVERLAY_NAME
+    if compat_file is not None:
+        return compat_file
+    beside = images / OVERLAY_NAME
+    return beside if beside.is_file() else None
+
+
+def load_plan(images: Path, namespace: str, cuda: str | None, only: str | None,
+              compat_file: Path | None = None) -> Plan:
     from . import compat
     from .plan import Settings, make_plan, select
     from .spec import REPOSITORY_PATTERN, load_spec
     if not REPOSITORY_PATTERN.match(namespace):
         raise UsageError(f"--namespace {namespace!r} is not a valid repository prefix")
     spec = load_spec(images)
-    return select(make_plan(spec, compat.load(), Settings(namespace=namespace)), cuda, only)
+    overlay = compat_overlay(images, compat_file)
+    data = compat.load(str(overlay) if overlay else None)
+    return select(make_plan(spec, data, Settings(namespace=namespace)), cuda, only)
 
 
 def templates_dir(images: Path, templates: Path | None) -> Path:
@@ -40,16 +52,16 @@ def templates_dir(images: Path, templates: Path | None) -> Path:
 
 
 def render_contexts(images: Path, templates: Path | None, namespace: str, cuda: str | None,
-                    only: str | None) -> list[Context]:
+                    only: str | None, compat_file: Path | None = None) -> list[Context]:
     from .render import render_plan
-    plan = load_plan(images, namespace, cuda, only)
+    plan = load_plan(images, namespace, cuda, only, compat_file)
     return render_plan(plan, templates_dir(images, templates))
 
 
 def render(*, out: Path, cuda: str | None, only: str | None, images: Path,
-           templates: Path | None, namespace: str) -> list[Path]:
+           templates: Path | None, namespace: str, compat_file: Path | None = None) -> list[Path]:
     from .render import write_context
-    contexts = render_contexts(images, templates, namespace, cuda, only)
+    contexts = render_contexts(images, templates, namespace, cuda, only, compat_file)
     out.mkdir(parents=True, exist_ok=True)
     written = [write_context(c, out) for c in contexts]
     for path in written:
@@ -57,9 +69,12 @@ def render(*, out: Path, cuda: str | None, only: str | None, images: Path,
     return written
 
 
-def list_plan(*, cuda: str | None, only: str | None, images: Path, namespace: str) -> None:
-    plan = load_plan(images, namespace, cuda, only)
+def list_plan(*, cuda: str | None, only: str | None, images: Path, namespace: str,
+              compat_file: Path | None = None, json_file: Path | None = None) -> None:
+    plan = load_plan(images, namespace, cuda, only, compat_file)
     report.print_plan(plan)
+    if json_file is not None:
+        json_file.write_text(report.plan_json(plan))
 
 
 def _progress(verbose: bool) -> Callable[[str, str, str], None]:
@@ -87,31 +102,33 @@ def build_env(ca_bundle: str | None, index_url: str | None) -> BuildEnv:
 
 
 def plan_key(images: Path, templates: Path | None, namespace: str, cuda: str | None,
-             only: str | None) -> str:
+             only: str | None, compat_file: Path | None = None) -> str:
     return plancache.fingerprint(images, templates_dir(images, templates),
-                                 {"namespace": namespace, "cuda": cuda, "only": only})
+                                 {"namespace": namespace, "cuda": cuda, "only": only,
+                                  "compat": str(compat_file) if compat_file else None}, compat_file)
 
 
 def build(*, cuda: str | None, only: str | None, jobs: int, force: bool, dry_run: bool,
           verbose: bool, images: Path, templates: Path | None, namespace: str,
           ca_bundle: str | None, index_url: str | None, base_source: str,
-          mirrors: list[str]) -> int:
+          mirrors: list[str], compat_file: Path | None = None, json_file: Path | None = None) -> int:
     """Validate, render, then build; returns the exit code (1 if any image failed)."""
     from .base import parse_mirrors
     started = time.monotonic()
     env = build_env(ca_bundle, index_url)
     mirror_map = parse_mirrors(mirrors)                       # bad --mirror: exit 2
-    key = plan_key(images, templates, namespace, cuda, only)
-    if not (force or dry_run) and answer_if_up_to_date(key, started):
+    key = plan_key(images, templates, namespace, cuda, only, compat_file)
+    if not (force or dry_run) and answer_if_up_to_date(key, started, json_file):
         return EXIT_OK
-    contexts = render_contexts(images, templates, namespace, cuda, only)  # bad input: exit 2
+    contexts = render_contexts(images, templates, namespace, cuda, only, compat_file)  # bad: exit 2
     plancache.store(key, [c.stamp for c in contexts])
     engine = connect()                                        # unreachable: exit 3
     return _build(engine, contexts, env, jobs=jobs, force=force, dry_run=dry_run,
-                  verbose=verbose, base_source=base_source, mirrors=mirror_map, started=started)
+                  verbose=verbose, base_source=base_source, mirrors=mirror_map, started=started,
+                  json_file=json_file)
 
 
-def answer_if_up_to_date(key: str, started: float) -> bool:
+def answer_if_up_to_date(key: str, started: float, json_file: Path | None = None) -> bool:
     """The no-op path: when the plan cache knows this selection and the engine shows every
     image up to date, print the summary and return True; otherwise print nothing."""
     from .outcome import up_to_date
@@ -123,12 +140,14 @@ def answer_if_up_to_date(key: str, started: float) -> bool:
         return False
     results = [up_to_date(s.tag, freshness[s.tag]) for s in stamps]
     report.print_build_summary(results, time.monotonic() - started)
+    if json_file is not None:
+        json_file.write_text(report.build_json(results, time.monotonic() - started))
     return True
 
 
 def _build(engine: Engine, contexts: list[Context], env: BuildEnv, *, jobs: int, force: bool,
            dry_run: bool, verbose: bool, base_source: str, mirrors: dict[str, str],
-           started: float) -> int:
+           started: float, json_file: Path | None = None) -> int:
     from .base import ensure_base
     from .build import Builder
     from .options import BuildOptions
@@ -149,6 +168,8 @@ def _build(engine: Engine, contexts: list[Context], env: BuildEnv, *, jobs: int,
         results = Builder(engine, options, server.extra_hosts, _progress(verbose)).run(
             contexts, freshness)
     report.print_build_summary(results, time.monotonic() - started)
+    if json_file is not None:
+        json_file.write_text(report.build_json(results, time.monotonic() - started))
     for result in results:
         if result.error is not None:
             report.print_build_failure(result.error)

@@ -1,0 +1,152 @@
+"""The compatibility data as files: the shipped data/compat.yaml and a user's overlay
+(`compat.yaml` in the matrix folder, or --compat FILE), each validated with typed models,
+the overlay merged over the shipped data entry by entry, then cross-checked. Every problem
+is a SpecError naming the file, the key and the reason."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, ValidationError
+
+from . import yamlload
+from .errors import SpecError
+
+Dotted = Annotated[str, StringConstraints(pattern=r"^[0-9]+(\.[0-9]+)*$")]
+CudaKey = Annotated[str, StringConstraints(pattern=r"^[0-9]{1,2}\.[0-9]{1,2}$")]
+Name = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9._+-]{0,63}$")]
+Requirement = Annotated[str, StringConstraints(
+    pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*==[0-9][0-9A-Za-z.+!_-]*$")]  # name==version, pinned
+Library = Annotated[str, StringConstraints(pattern=r"^lib[A-Za-z0-9_+-]+\.so[0-9.]*$")]
+Text = Annotated[str, StringConstraints(min_length=1, max_length=200)]
+
+
+def _specifier(text: str) -> str:
+    try:
+        SpecifierSet(text)
+    except InvalidSpecifier:
+        raise ValueError(f"{text!r} is not a version range such as '>=8.6,<9'") from None
+    return text
+
+
+Range = Annotated[str, AfterValidator(_specifier)]
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+class Driver(Strict):
+    toolkit: Dotted
+    minor_compat: Dotted
+
+
+class CudaEntry(Strict):
+    wheel_suffix: Annotated[str, StringConstraints(pattern=r"^cu[0-9]{2}$")]
+    driver: Driver
+    components: dict[Name, Dotted] = Field(min_length=1)
+    cudnn: list[Dotted]
+    nccl: list[Dotted]
+
+
+class OsEntry(Strict):
+    distro: Literal["debian", "ubuntu"]
+    release: Annotated[str, StringConstraints(pattern=r"^[0-9]{1,2}(\.[0-9]{2})?$")]
+    python: Annotated[str, StringConstraints(pattern=r"^3\.[0-9]{1,2}$")]
+    image: Text
+    keyring: Text
+    script: Name
+    components: list[Name] = Field(min_length=1)
+
+
+class FrameworkEntry(Strict):
+    pip: Requirement
+    cuda: CudaKey
+    cudnn: Range
+    nccl: Range
+    python: list[Annotated[str, StringConstraints(pattern=r"^3\.[0-9]{1,2}$")]] = Field(min_length=1)
+    apt: list[Name] = []
+    dlopen: list[Library] = []
+
+
+class CompatDocument(Strict):
+    """One compat file; in an overlay every section is optional."""
+    cuda: dict[CudaKey, CudaEntry] = {}
+    packages: dict[Name, Annotated[str, StringConstraints(pattern=r"^[a-z0-9-]*\{suffix\}[a-z0-9-]*$")]] = {}
+    os: dict[Name, OsEntry] = {}
+    frameworks: dict[Name, dict[Dotted, FrameworkEntry]] = {}
+
+
+def read(path: Path) -> dict[str, Any]:
+    """A compat file, validated; returned as plain data (JSON-compatible)."""
+    try:
+        raw = yamlload.safe_load(path.read_text())
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SpecError(str(path), "(file)", f"cannot be read: {exc}")
+    except yamlload.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        raise SpecError(str(path), f"line {mark.line + 1}" if mark else "(parse)",
+                        f"not valid YAML: {getattr(exc, 'problem', exc)}")
+    if raw is None:
+        raw = {}
+    try:
+        return CompatDocument.model_validate(raw).model_dump()
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        key = ".".join(str(p) for p in error["loc"]) or "(top)"
+        hint = ""
+        if isinstance(error.get("input"), (int, float)) and not isinstance(error.get("input"), bool):
+            hint = f"quote versions so YAML keeps them as text: '{error['input']}'"
+        raise SpecError(str(path), key, _reason(error), hint=hint)
+
+
+def _reason(error: Any) -> str:
+    message = str(error["msg"])
+    if error["type"] == "extra_forbidden":
+        return "unknown key"
+    if error["type"] == "string_pattern_mismatch":
+        return f"{error['input']!r} is not valid here (expected {error['ctx']['pattern']})"
+    return message.removeprefix("Value error, ")
+
+
+def merge(shipped: dict[str, Any], overlay: dict[str, Any]) -> dict[str, Any]:
+    """The overlay's entries replace or add to the shipped ones: a CUDA release, a package
+    name, an OS, or one build of a framework."""
+    merged = {section: dict(shipped.get(section, {})) for section in ("cuda", "packages", "os")}
+    for section in merged:
+        merged[section].update(overlay.get(section, {}))
+    frameworks = {name: dict(builds) for name, builds in shipped.get("frameworks", {}).items()}
+    for name, builds in overlay.get("frameworks", {}).items():
+        frameworks.setdefault(name, {}).update(builds)
+    merged["frameworks"] = frameworks
+    return merged
+
+
+def cross_check(data: dict[str, Any], origin: dict[str, str], default: str) -> None:
+    """What one entry says of another must exist: each framework build's CUDA, each CUDA
+    component's package name. `origin`: the file each overlay entry came from; `default`:
+    the file of every other entry."""
+    for name, builds in data["frameworks"].items():
+        for version, build in builds.items():
+            if build["cuda"] not in data["cuda"]:
+                raise SpecError(origin.get(f"frameworks.{name}.{version}", default),
+                                f"frameworks.{name}.{version}.cuda",
+                                f"CUDA {build['cuda']} is not in the compat data",
+                                hint=f"add a cuda.\"{build['cuda']}\" entry, or use one of: "
+                                     f"{', '.join(sorted(data['cuda']))}")
+    for cuda, release in data["cuda"].items():
+        for component in [*release["components"], "cudnn", "nccl"]:
+            if component not in data["packages"]:
+                raise SpecError(origin.get(f"cuda.{cuda}", default), f"cuda.{cuda}.components",
+                                f"no package name for {component!r}",
+                                hint=f"add packages.{component}: nvidia-...-{{suffix}}")
+
+
+def origins(overlay: Path, overlay_data: dict[str, Any]) -> dict[str, str]:
+    """The overlay's entries, each mapped to the overlay file (for error messages)."""
+    found = {f"{section}.{key}": str(overlay) for section in ("cuda", "os")
+             for key in overlay_data.get(section, {})}
+    for name, builds in overlay_data.get("frameworks", {}).items():
+        found.update({f"frameworks.{name}.{v}": str(overlay) for v in builds})
+    return found

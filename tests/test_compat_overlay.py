@@ -1,0 +1,129 @@
+"""Compatibility data users extend: an overlay beside the matrix (or --compat FILE), validated
+like the shipped data and merged over it, so a new framework build or CUDA release needs no
+imgkit release. Through the CLI, as a user meets it."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+from imgkit import workflows
+from imgkit.cli import app
+
+ROOT = Path(__file__).resolve().parent.parent
+runner = CliRunner()
+PADDLE3 = {"family": "paddle3", "repository": "paddle", "framework": "paddle",
+           "tag": "{framework_version}-gpu-cuda{cuda}-cudnn{cudnn_major}",
+           "axes": {"framework_version": ["3.0.0"], "cuda": ["12.6"], "cudnn": ["9"], "nccl": ["default"]}}
+OVERLAY: dict[str, Any] = {"frameworks": {"paddle": {"3.0.0": {
+    "pip": "paddlepaddle-gpu==3.0.0", "cuda": "12.6", "cudnn": ">=9.5,<10", "nccl": ">=2.21,<3",
+    "python": ["3.11", "3.12"], "apt": ["libgomp1"], "dlopen": ["libcudnn.so", "libcublas.so"]}}}}
+CUDA_12_9: dict[str, Any] = {"cuda": {"12.9": {
+    "wheel_suffix": "cu12", "driver": {"toolkit": "575.51.03", "minor_compat": "525.60.13"},
+    "components": {"cudart": "12.9.79", "nvrtc": "12.9.86", "cublas": "12.9.1.4"},
+    "cudnn": ["9.10.2.21"], "nccl": ["2.27.3"]}}}
+
+
+def matrix(tmp_path: Path, family: dict[str, Any], overlay: Any = None, raw: str | None = None) -> Path:
+    images = tmp_path / "images"
+    images.mkdir(exist_ok=True)
+    (images / f"{family['family']}.yaml").write_text(yaml.safe_dump(family))
+    if overlay is not None:
+        (images / "compat.yaml").write_text(yaml.safe_dump(overlay))
+    if raw is not None:
+        (images / "compat.yaml").write_text(raw)
+    return images
+
+
+def imgkit_list(images: Path, *extra: str) -> Any:
+    return runner.invoke(app, ["list", "--images", str(images), *extra], terminal_width=200)
+
+
+def test_an_overlay_beside_the_matrix_adds_a_framework_build(tmp_path: Path) -> None:
+    without = imgkit_list(matrix(tmp_path, PADDLE3))
+    assert without.exit_code == 2 and "unknown paddle version '3.0.0'" in without.output
+    result = imgkit_list(matrix(tmp_path, PADDLE3, OVERLAY))
+    assert result.exit_code == 0, result.output
+    assert "paddle:3.0.0-gpu-cuda12.6-cudnn9" in result.output
+
+
+def test_an_overlay_adds_a_cuda_release(tmp_path: Path) -> None:
+    family = {"family": "cuda", "cuda_libs": ["cudart", "cublas"], "axes": {"cuda": ["12.9"]}}
+    assert imgkit_list(matrix(tmp_path, family)).exit_code == 2
+    result = imgkit_list(matrix(tmp_path, family, CUDA_12_9))
+    assert result.exit_code == 0, result.output
+    assert "imgkit/cuda:12.9-cudart-cublas-py3.11-bookworm" in result.output
+
+
+def test_compat_flag_names_the_file(tmp_path: Path) -> None:
+    images = matrix(tmp_path, PADDLE3)
+    elsewhere = tmp_path / "team-compat.yaml"
+    elsewhere.write_text(yaml.safe_dump(OVERLAY))
+    assert imgkit_list(images, "--compat", str(elsewhere)).exit_code == 0
+    missing = imgkit_list(images, "--compat", str(tmp_path / "nope.yaml"))
+    assert missing.exit_code == 2 and "nope.yaml" in missing.output
+
+
+@pytest.mark.parametrize("raw,key,reason", [
+    ("frameworks: {paddle: {'3.0.0': {pip: 'paddlepaddle-gpu==3.0.0', cuda: '12.6'}}}",
+     "frameworks.paddle.3.0.0.cudnn", "Field required"),
+    ("cuda: {'12.9': {wheel_suffix: cu12, driver: {toolkit: '575.51.03', minor_compat: '525.60.13'}, "
+     "components: {cudart: '12.9.79'}, cudnn: [9.10], nccl: ['2.27.3']}}",
+     "cuda.12.9.cudnn.0", "valid string"),
+    ("frameworks: {paddle: {'3.0.0': {pip: 'paddlepaddle-gpu', cuda: '12.6', cudnn: '>=9', "
+     "nccl: '>=2', python: ['3.11']}}}", "frameworks.paddle.3.0.0.pip", "is not valid here"),
+    ("frameworks: {paddle: {'3.0.0': {pip: 'paddlepaddle-gpu==3.0.0', cuda: '12.6', cudnn: 'nine', "
+     "nccl: '>=2', python: ['3.11']}}}", "frameworks.paddle.3.0.0.cudnn", "not a version range"),
+    ("frameworks: {paddle: {'3.0.0': {pip: 'paddlepaddle-gpu==3.0.0', cuda: '13.7', cudnn: '>=9', "
+     "nccl: '>=2', python: ['3.11']}}}", "frameworks.paddle.3.0.0.cuda",
+     "CUDA 13.7 is not in the compat data"),
+    ("gpus: {}", "gpus", "unknown key"),
+    ("cuda: [", "line", "not valid YAML"),
+])
+def test_a_bad_overlay_is_exit_2_naming_file_and_key(tmp_path: Path, raw: str, key: str, reason: str) -> None:
+    result = imgkit_list(matrix(tmp_path, PADDLE3, raw=raw))
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    out = " ".join(result.output.split())
+    assert result.exit_code == 2 and "compat.yaml" in out and key in out and reason in out, out
+
+
+def test_an_unquoted_version_gets_a_hint(tmp_path: Path) -> None:
+    raw = ("cuda: {'12.9': {wheel_suffix: cu12, driver: {toolkit: '575.51.03', minor_compat: "
+           "'525.60.13'}, components: {cudart: '12.9.79'}, cudnn: ['9.10.2.21'], nccl: [2.27]}}")
+    out = " ".join(imgkit_list(matrix(tmp_path, PADDLE3, raw=raw)).output.split())
+    assert "cuda.12.9.nccl.0" in out and "quote versions" in out and "'2.27'" in out
+
+
+def test_the_noop_cache_sees_an_overlay_change(tmp_path: Path) -> None:
+    images = matrix(tmp_path, PADDLE3, OVERLAY)
+    before = workflows.plan_key(images, ROOT / "templates", "imgkit", None, None)
+    (images / "compat.yaml").write_text(yaml.safe_dump({**OVERLAY, **CUDA_12_9}))
+    assert workflows.plan_key(images, ROOT / "templates", "imgkit", None, None) != before
+    elsewhere = tmp_path / "c.yaml"
+    elsewhere.write_text("{}")
+    first = workflows.plan_key(images, ROOT / "templates", "imgkit", None, None, elsewhere)
+    elsewhere.write_text(yaml.safe_dump(CUDA_12_9))
+    assert workflows.plan_key(images, ROOT / "templates", "imgkit", None, None, elsewhere) != first
+
+
+overlay_values = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(0, 30), st.floats(allow_nan=False), st.text(max_size=10),
+              st.sampled_from(["12.6", "3.0.0", ">=9,<10", "cu12", "paddlepaddle-gpu==3.0.0", "3.11"])),
+    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(
+        st.one_of(st.sampled_from(["cuda", "frameworks", "os", "packages", "paddle", "3.0.0", "pip",
+                                   "cudnn", "nccl", "python", "driver", "components"]), st.text(max_size=6)),
+        inner, max_size=4)), max_leaves=10)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(overlay=st.one_of(overlay_values, st.builds(lambda v: {"frameworks": {"paddle": {"3.0.0": v}}},
+                                                   overlay_values)))
+def test_any_overlay_is_used_or_refused(tmp_path: Path, overlay: Any) -> None:
+    result = imgkit_list(matrix(tmp_path, PADDLE3, raw=yaml.safe_dump(overlay)))
+    assert result.exception is None or isinstance(result.exception, SystemExit), (overlay, result.exception)
+    assert result.exit_code in (0, 2), (overlay, result.output)
