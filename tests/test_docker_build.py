@@ -5,6 +5,8 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -15,6 +17,8 @@ from imgkit.build import BUILT, FAILED, SKIPPED, UP_TO_DATE, Builder
 from imgkit.buildenv import BuildEnv, SecretServer, default_ca_bundle
 from imgkit.labels import INPUT_HASH as INPUT_HASH_LABEL
 from imgkit.options import BuildOptions
+
+from .conftest import MINI_FAMILY
 
 pytestmark = pytest.mark.docker
 
@@ -236,3 +240,134 @@ def test_a_pulled_base_that_already_has_uid_1000_still_gets_our_user(  # type: i
             for tag in image.tags:
                 if tag.startswith(ns + "/"):
                     engine.remove_image(tag)
+
+
+def test_ctrl_c_as_two_builds_end_together_leaves_no_untagged_image(  # type: ignore[no-untyped-def]
+        engine, base_image, project, namespace):
+    """Two sibling images finish, then the stop comes: both workers clean up at once. With an
+    engine-wide prune the second was refused and a finished image stayed <none>."""
+    two = MINI_FAMILY.replace('cuda: ["11.8"]', 'cuda: ["12.1", "12.4"]')  # siblings built nowhere else
+    (project / "images" / "mini.yaml").write_text(two)
+    contexts = workflows.render_contexts(project / "images", project / "templates", namespace,
+                                         None, None)
+    siblings = [c.target.tag for c in contexts if c.target.layer == "cuda"]
+    assert len(siblings) == 2
+    finished: set[str] = set()
+    # Each build, once its image exists, waits for the other; the stop (what Ctrl-C does)
+    # comes before either goes on, so both clean up at the same moment.
+    both_built = threading.Barrier(2, action=lambda: builder.cancel.set(), timeout=600)
+
+    def listener(tag: str, event: str, text: str) -> None:
+        if event == "log" and text.startswith("Successfully built") and tag in siblings:
+            finished.add(tag)
+            both_built.wait()
+
+    with SecretServer(BuildEnv(ca_bundle=default_ca_bundle(None)), engine.bridge_gateway()) as server:
+        builder = Builder(engine, BuildOptions(jobs=2), server.extra_hosts, listener)
+        with pytest.raises(KeyboardInterrupt):
+            builder.run(contexts)
+    assert finished == set(siblings)
+    for tag in siblings:
+        assert engine.image(tag) is None
+        assert leftovers(engine, tag) == [], tag
+
+
+class CuttableProxy:
+    """A unix socket in front of the engine's, whose connections can be cut at once, as
+    when dockerd restarts in the middle of a build."""
+
+    def __init__(self, path: Path, upstream: str = "/var/run/docker.sock") -> None:
+        import socket
+        import threading
+        self.path, self.upstream = path, upstream
+        self.seen = b""
+        self.pairs: list[tuple[socket.socket, socket.socket]] = []
+        self.server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.server.bind(str(path))
+        self.server.listen(16)
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        import socket
+        import threading
+        while True:
+            try:
+                client, _ = self.server.accept()
+            except OSError:
+                return
+            engine_side = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            engine_side.connect(self.upstream)
+            self.pairs.append((client, engine_side))
+            threading.Thread(target=self._pump, args=(client, engine_side, False), daemon=True).start()
+            threading.Thread(target=self._pump, args=(engine_side, client, True), daemon=True).start()
+
+    def _pump(self, source, sink, record: bool) -> None:  # type: ignore[no-untyped-def]
+        import socket
+        try:
+            while chunk := source.recv(65536):
+                if record:
+                    self.seen = (self.seen + chunk)[-65536:]
+                sink.sendall(chunk)
+            sink.shutdown(socket.SHUT_WR)  # pass the end of a reply on, as HTTP/1.0 needs
+        except OSError:
+            pass
+
+    def cut(self) -> None:
+        import socket
+        self.server.close()
+        for pair in self.pairs:
+            for sock in pair:
+                try:
+                    sock.shutdown(socket.SHUT_RDWR)
+                    sock.close()
+                except OSError:
+                    pass
+
+
+def test_an_engine_lost_mid_build_is_exit_3_with_a_clear_message(  # type: ignore[no-untyped-def]
+        engine, base_image, project, namespace, tmp_path):
+    template = project / "templates" / "python.Dockerfile.j2"
+    template.write_text(template.read_text().replace(
+        "WORKDIR /workspace", "RUN echo imgkit-cut-here && sleep 20\nWORKDIR /workspace"))
+    proxy = CuttableProxy(Path(tempfile.mkdtemp(prefix="imgkit-proxy-")) / "docker.sock")
+    proc = subprocess.Popen([sys.executable, "-m", "imgkit", "build", "--images", str(project / "images"),
+                             "--namespace", namespace], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "DOCKER_HOST": f"unix://{proxy.path}"})
+    try:
+        deadline = time.monotonic() + 600
+        while b"imgkit-cut-here" not in proxy.seen:
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline
+            time.sleep(0.2)
+        proxy.cut()
+        _, stderr = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 3, stderr
+    assert "Traceback" not in stderr
+    assert "the Docker engine stopped answering while building" in stderr and "dockerd" in stderr
+
+
+def test_the_next_build_removes_step_containers_an_interrupted_one_left(  # type: ignore[no-untyped-def]
+        engine, base_image, project, namespace):
+    contexts = workflows.render_contexts(project / "images", project / "templates", namespace,
+                                         None, None)
+    root = contexts[0].target.tag
+    # what a daemon restart in the middle of a step leaves: a stopped container of the step,
+    # made from an untagged image, with the build's labels
+    left = engine.api.create_container(engine.image(base_image).id, command=["true"],
+                                       labels={"org.opencontainers.image.title": root})["Id"]
+    engine.api.start(left)
+    engine.api.wait(left, timeout=60)
+    try:
+        result = subprocess.run([sys.executable, "-m", "imgkit", "build", "--images", str(project / "images"),
+                                 "--namespace", namespace, "--force", "--only", root],
+                                capture_output=True, text=True, timeout=600)
+        assert result.returncode == 0, result.stderr
+        assert "removed 1 stopped build step container" in result.stderr
+        assert engine.api.containers(all=True, filters={"id": left}) == []
+    finally:
+        engine.remove_container(left)
+

@@ -56,10 +56,10 @@ class Builder:
                 return Result(tag, CANCELLED, time.monotonic() - start)
             self.engine.tag(image_id, tag)
         except BuildFailed as exc:
-            self.engine.remove_partial_build(tag)
+            self.engine.remove_made(exc.images)
             return Result(tag, FAILED, time.monotonic() - start, reason=exc.reason, error=exc)
-        except Cancelled:
-            self.engine.remove_partial_build(tag)
+        except Cancelled as exc:
+            self.engine.remove_made(exc.images)
             return Result(tag, CANCELLED, time.monotonic() - start)
         finally:
             shutil.rmtree(workdir, ignore_errors=True)

@@ -30,10 +30,17 @@ if TYPE_CHECKING:
 
 LOG_TAIL = 25
 STEP = re.compile(r"^Step (\d+/\d+) : (.*)$")
+STEP_IMAGE = re.compile(r"^ ---> ([0-9a-f]{12,64})$")   # the image a step made (or reused)
+LOST_HINT = ("check that dockerd is running (it may have restarted), then build again: the "
+             "next build removes what this one left")
 
 
 class Cancelled(ImgkitError):
-    """The build was stopped on request (Ctrl-C)."""
+    """The build was stopped on request (Ctrl-C); carries the images its steps made."""
+
+    def __init__(self, message: str, images: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.images = images
 
 
 class ContainerFailed(ImgkitError):
@@ -205,16 +212,31 @@ class Engine:
         except docker.errors.APIError:
             pass  # still a parent of another image or used by a container: keep it
 
-    def remove_partial_build(self, tag: str) -> None:
-        """Remove the steps a failed or stopped build of `tag` left behind (untagged images
-        no container uses), so no `<none>` image lingers. Every step image carries the
-        labels our templates set first; finished images are tagged, so they are never hit."""
+    def remove_made(self, images: tuple[str, ...]) -> None:
+        """Remove the images a failed or stopped build's steps made, newest first, so no
+        `<none>` image lingers. Exactly those: no engine-wide prune, which the engine refuses
+        while another runs (two builds stopping together). An image still tagged, or still
+        the parent of another, is kept; removing one also removes its untagged parents."""
+        for image in reversed(images):
+            self.remove_if_unused(image)
+
+    def remove_stale_build_steps(self, tags: list[str]) -> int:
+        """Remove the stopped step containers an interrupted build of `tags` left (a build
+        step's container carries the title label and runs an untagged image); returns how
+        many. Only one `imgkit build` runs on a host at a time (its settings server holds
+        a fixed port), so a stopped one is no other build's."""
         import docker.errors
-        try:
-            self.api.prune_images(filters={
-                "dangling": True, "label": f"{labels.TITLE}={tag}"})
-        except docker.errors.APIError:
-            pass  # another prune is running: the leftovers are docker's cache, harmless
+        wanted, removed = set(tags), 0
+        for container in self.api.containers(all=True, filters={"label": labels.TITLE}):
+            if (container.get("State") != "running"
+                    and container.get("Labels", {}).get(labels.TITLE) in wanted
+                    and str(container.get("Image", "")).startswith("sha256:")):
+                try:
+                    self.api.remove_container(container["Id"], force=True, v=True)
+                    removed += 1
+                except docker.errors.NotFound:
+                    pass
+        return removed
 
     def remove_image(self, ref: str) -> None:
         import docker.errors
@@ -258,41 +280,52 @@ class Engine:
         caller's job once the build succeeded, so no tag ever points at a half-built image.
         Once `cancel` is set, the log is read on (unshown) until the daemon ends the build,
         which `stop_build_steps` hastens, and Cancelled is raised."""
+        import requests.exceptions
+        import urllib3.exceptions
         tail: deque[str] = deque(maxlen=LOG_TAIL)
         step = "preparing the build context"
-        stream = self.api.build(path=str(context_dir), rm=True, forcerm=True, pull=False,
-                                decode=True, extra_hosts=extra_hosts)
+        made: list[str] = []  # every image a step made, in order: what a cleanup removes
         image_id = None
         try:
-            for chunk in _checked(stream):
-                if cancel.is_set():
-                    # Read on to the end: the builder kills this build's step containers, and
-                    # the build is over only when the daemon closes the stream. Closing it
-                    # ourselves would leave a step that started meanwhile running.
-                    continue
-                if "error" in chunk:
-                    detail = chunk.get("errorDetail") or {}
-                    reason = str(chunk.get("error") or detail.get("message")).strip()
-                    raise BuildFailed(label, step, reason, list(tail))
-                text = str(chunk.get("stream") or "")
-                for line in text.splitlines():
-                    if not line.strip():
+            stream = self.api.build(path=str(context_dir), rm=True, forcerm=True, pull=False,
+                                    decode=True, extra_hosts=extra_hosts)
+            try:
+                for chunk in _checked(stream):
+                    text = str(chunk.get("stream") or "")
+                    made += [m.group(1) for m in map(STEP_IMAGE.match, text.splitlines()) if m]
+                    aux = chunk.get("aux")
+                    if isinstance(aux, dict) and "ID" in aux:
+                        image_id = str(aux["ID"])
+                        made.append(image_id)
+                    if cancel.is_set():
+                        # Read on to the end: the builder kills this build's step containers,
+                        # and the build is over only when the daemon closes the stream.
+                        # Closing it ourselves would leave a step that started meanwhile running.
                         continue
-                    tail.append(line)
-                    on_line(line)
-                    match = STEP.match(line.strip())
-                    if match:
-                        step = f"step {match.group(1)} ({match.group(2)[:80]})"
-                aux = chunk.get("aux")
-                if isinstance(aux, dict) and "ID" in aux:
-                    image_id = aux["ID"]
-        finally:
-            stream.close()  # on any exception, closing the stream makes the daemon stop
+                    if "error" in chunk:
+                        detail = chunk.get("errorDetail") or {}
+                        reason = str(chunk.get("error") or detail.get("message")).strip()
+                        raise BuildFailed(label, step, reason, list(tail), images=tuple(made))
+                    for line in text.splitlines():
+                        if not line.strip():
+                            continue
+                        tail.append(line)
+                        on_line(line)
+                        match = STEP.match(line.strip())
+                        if match:
+                            step = f"step {match.group(1)} ({match.group(2)[:80]})"
+            finally:
+                stream.close()  # on any exception, closing the stream makes the daemon stop
+        except (requests.exceptions.ConnectionError, requests.exceptions.ChunkedEncodingError,
+                urllib3.exceptions.ProtocolError) as exc:
+            raise EngineUnavailable(f"the Docker engine stopped answering while building {label} "
+                                    f"({step}): {_first_line(exc)}", hint=LOST_HINT)
         if cancel.is_set():
-            raise Cancelled(f"{label}: build cancelled")
+            raise Cancelled(f"{label}: build cancelled", images=tuple(made))
         if image_id is None:
-            raise BuildFailed(label, step, "the engine reported no image id", list(tail))
-        return str(image_id)
+            raise BuildFailed(label, step, "the engine reported no image id", list(tail),
+                              images=tuple(made))
+        return image_id
 
     # -- containers ---------------------------------------------------------------
     def stop_build_steps(self, tag: str) -> int:

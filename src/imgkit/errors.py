@@ -61,11 +61,14 @@ class HostError(ImgkitError):
 
 
 class BuildFailed(ImgkitError):
-    """One image failed to build: which image, which step, the last log lines."""
+    """One image failed to build: which image, which step, the last log lines, and the
+    images its steps made (to be removed: no <none> image is left behind)."""
 
-    def __init__(self, tag: str, step: str, reason: str, log_tail: list[str]) -> None:
+    def __init__(self, tag: str, step: str, reason: str, log_tail: list[str],
+                 images: tuple[str, ...] = ()) -> None:
         super().__init__(f"{tag}: {step}: {reason}")
         self.tag = tag
         self.step = step
         self.reason = reason
         self.log_tail = log_tail
+        self.images = images

@@ -165,6 +165,11 @@ def _build(engine: Engine, contexts: list[Context], env: BuildEnv, *, jobs: int,
     builds = not dry_run and (force or not all(f.fresh for f in freshness.values()))
     with SecretServer(env if builds else BuildEnv(),
                       engine.bridge_gateway() if builds else "") as server:
+        if builds:  # holding the server's port, no other imgkit build runs on this host
+            stale = engine.remove_stale_build_steps([c.target.tag for c in contexts])
+            if stale:
+                console.print(f"removed {stale} stopped build step container(s) an interrupted "
+                              "build left", highlight=False)
         results = Builder(engine, options, server.extra_hosts, _progress(verbose)).run(
             contexts, freshness)
     report.print_build_summary(results, time.monotonic() - started)
