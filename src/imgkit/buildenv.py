@@ -4,9 +4,18 @@ The legacy builder that docker-py drives has no secret mounts, and build args en
 the image history. Instead, while `imgkit build` runs, a small HTTP server on the Docker
 bridge hands these files to `imgkit-build-env` inside the RUN step, which deletes them
 before the step ends: no layer and no history entry keeps them.
+
+Only imgkit's own running build may read them (an index URL can carry credentials, and
+every container on the bridge reaches the server): each run makes a random token, the
+server answers only requests that carry it, and the build's steps alone learn it, through
+an --add-host entry `<token>.imgkit-build-settings` that lands in their /etc/hosts (not in
+a layer, the history, or the cache key). The helper reads the server's address from that
+entry: no name is looked up, so nothing answering to a name through DNS is trusted.
 """
 from __future__ import annotations
 
+import hmac
+import secrets
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,7 +27,7 @@ from .errors import HostError, UsageError
 if TYPE_CHECKING:
     from http.server import ThreadingHTTPServer
 
-HOSTNAME = "imgkit-build-secrets"
+HOST_SUFFIX = ".imgkit-build-settings"   # the helper finds <token><suffix> in /etc/hosts
 PORT = 47419  # fixed: the helper in the image knows it, and it is not part of any cache key
 DEFAULT_CA_BUNDLE = Path("/etc/ssl/certs/ca-certificates.crt")
 
@@ -58,21 +67,27 @@ class SecretServer:
     def __init__(self, env: BuildEnv, bind_ip: str) -> None:
         self.files = env.files()
         self.bind_ip = bind_ip
+        self.token = secrets.token_hex(16)
         self._server: ThreadingHTTPServer | None = None
 
     @property
     def extra_hosts(self) -> dict[str, str]:
-        return {HOSTNAME: self.bind_ip} if self.files else {}
+        return {self.token + HOST_SUFFIX: self.bind_ip} if self.files else {}
 
     def __enter__(self) -> "SecretServer":
         if not self.files:
             return self
         import http.server  # only when something is built: no-op runs skip its import cost
 
-        files = self.files
+        files, wanted = self.files, f"Bearer {self.token}".encode()
 
         class Handler(http.server.BaseHTTPRequestHandler):
             def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+                given = (self.headers.get("Authorization") or "").encode()
+                if not hmac.compare_digest(given, wanted):
+                    self.send_response(403)
+                    self.end_headers()
+                    return
                 body = files.get(self.path.lstrip("/"))
                 self.send_response(200 if body is not None else 404)
                 self.end_headers()
