@@ -279,3 +279,20 @@ def test_device_count_knows_mig(devices: list[dict[str, Any]], cuda_count: int, 
     checks = {c.name: c for c in run(report).checks}
     assert (checks["gpu.nvml-agrees"].verdict if "gpu.nvml-agrees" in checks else None) == verdict
     assert ("gpu.nvml-agrees" in names(run(report))) == (verdict == "fail")
+
+
+@pytest.mark.parametrize("driver,cuda,verdict,says", [
+    ("580.159.04", "12.4", "pass", ""),                      # seen on the lent H100
+    ("535.104.05", "12.4", "warn", "minor-version compatibility"),
+    ("470.82.01", "12.4", "fail", "too old for CUDA 12.4"),
+    ("450.80.02", "11.8", "warn", "minor-version compatibility"),
+    ("440.33.01", "11.8", "fail", "upgrade to >= 520.61.05"),
+    ("580.159.04", None, "info", ""),
+    ("not-a-version", "12.4", "info", ""),
+])
+def test_the_host_driver_against_the_images_cuda(driver: str, cuda: str | None, verdict: str,
+                                                 says: str) -> None:
+    from imgkit.compat import load
+    from imgkit.verify import driver_check
+    check = driver_check(driver, cuda, load())
+    assert check.verdict == verdict and says in check.diagnosis and check.scope == "host"

@@ -11,7 +11,7 @@ import re
 import threading
 import zipfile
 
-from . import compat, labels
+from . import compat, labels, versions
 from .diagnose import HOST, IMAGE, diagnose
 from .engine import ContainerFailed, ContainerRun, Engine, ImageInfo, RunSpec
 from .errors import HostError, UsageError
@@ -54,35 +54,38 @@ def check_gpus(gpus: str) -> str:
 
 
 def host_driver_checks(exp: Expectations) -> list[Check]:
-    """Compare the host driver (NVML on the host, when present) with what the CUDA needs."""
+    """The host driver, read through NVML (nvidia-ml-py), against what the CUDA needs."""
     try:
-        import pynvml  # optional: only hosts with an NVIDIA driver have NVML
+        import pynvml
         pynvml.nvmlInit()
         driver = pynvml.nvmlSystemGetDriverVersion()
         driver = driver.decode() if isinstance(driver, bytes) else str(driver)
         pynvml.nvmlShutdown()
-    except Exception as exc:  # ImportError or any NVMLError: no readable driver here
+    except Exception as exc:  # an NVMLError: no NVIDIA driver on this host
         return [Check("host.driver", INFO, "", f"not readable on this host ({type(exc).__name__})",
                       "the container launch will tell", scope=HOST, required=False)]
-    cuda = exp.get("cuda")
-    data = compat.load()
+    return [driver_check(driver, exp.get("cuda"), compat.load())]
+
+
+def driver_check(driver: str, cuda: str | None, data: compat.Compat) -> Check:
+    """A driver version against the minimum drivers of `cuda` (pure logic)."""
+    if versions.parse(driver) is None:
+        return Check("host.driver", INFO, "", f"{driver} (not a version imgkit can compare)",
+                     scope=HOST, required=False)
     supported = data.cuda_supported_by_driver(driver) or "none known"
     if cuda is None or cuda not in data.cuda:
-        return [Check("host.driver", INFO, "", f"{driver} (supports CUDA {supported})",
-                      scope=HOST, required=False)]
+        return Check("host.driver", INFO, "", f"{driver} (supports CUDA {supported})",
+                     scope=HOST, required=False)
     toolkit, minor = data.min_driver(cuda)
-    version = tuple(int(p) for p in re.findall(r"\d+", driver))
-    need = tuple(int(p) for p in minor.split("."))
-    full = tuple(int(p) for p in toolkit.split("."))
-    if version < need:
-        return [Check("host.driver", FAIL, f">= {minor} for CUDA {cuda}", driver,
-                      f"driver {driver} is too old for CUDA {cuda} (it supports CUDA "
-                      f"{supported}); upgrade to >= {toolkit}", scope=HOST)]
-    if version < full:
-        return [Check("host.driver", WARN, f">= {toolkit} for CUDA {cuda}", driver,
-                      f"runs under minor-version compatibility only (driver supports CUDA "
-                      f"{supported}); PTX JIT of newer code will fail", scope=HOST, required=False)]
-    return [Check("host.driver", PASS, f">= {toolkit} for CUDA {cuda}", driver, scope=HOST)]
+    if not versions.at_least(driver, minor):
+        return Check("host.driver", FAIL, f">= {minor} for CUDA {cuda}", driver,
+                     f"driver {driver} is too old for CUDA {cuda} (it supports CUDA "
+                     f"{supported}); upgrade to >= {toolkit}", scope=HOST)
+    if not versions.at_least(driver, toolkit):
+        return Check("host.driver", WARN, f">= {toolkit} for CUDA {cuda}", driver,
+                     f"runs under minor-version compatibility only (driver supports CUDA "
+                     f"{supported}); PTX JIT of newer code will fail", scope=HOST, required=False)
+    return Check("host.driver", PASS, f">= {toolkit} for CUDA {cuda}", driver, scope=HOST)
 
 
 def run_probe(engine: Engine, image_id: str, options: VerifyOptions) -> ContainerRun:
