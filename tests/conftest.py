@@ -90,6 +90,21 @@ def project(tmp_path: Path) -> Path:
     return tmp_path
 
 
+def build_from_files(engine, ref: str, files: dict[str, bytes]) -> str:  # type: ignore[no-untyped-def]
+    """Build `ref` from an in-memory context (a Dockerfile and the files it copies)."""
+    import io
+    import tarfile
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        for path, data in files.items():
+            info = tarfile.TarInfo(path)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    buf.seek(0)
+    engine.client.images.build(fileobj=buf, custom_context=True, tag=ref, rm=True, forcerm=True)
+    return ref
+
+
 def no_verify_containers(engine) -> list[str]:  # type: ignore[no-untyped-def]
     return [c.id for c in engine.client.containers.list(
         all=True, filters={"label": "org.imgkit.role=verify"})]

@@ -6,7 +6,6 @@ from __future__ import annotations
 import io
 import subprocess
 import sys
-import tarfile
 import zipfile
 from pathlib import Path
 
@@ -15,7 +14,7 @@ import pytest
 from imgkit.verdict import Verdict
 from imgkit.verify import VerifyOptions, verify
 
-from .conftest import MiniStack, no_verify_containers
+from .conftest import MiniStack, build_from_files, no_verify_containers
 
 pytestmark = pytest.mark.docker
 CU11 = "nvidia-cuda-runtime-cu11==11.8.89"
@@ -69,17 +68,8 @@ def layout(engine, namespace: str, parent: str, name: str, steps: str,  # type: 
            files: dict[str, bytes] | None = None) -> str:
     """An image from `parent` with a few Dockerfile steps run as root; files in the context."""
     ref = f"{namespace}/layout:{name}"
-    members = {"Dockerfile": f"FROM {parent}\nUSER root\n{steps}\nUSER imgkit\n".encode(),
-               **(files or {})}
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w") as tar:
-        for path, data in members.items():
-            info = tarfile.TarInfo(path)
-            info.size = len(data)
-            tar.addfile(info, io.BytesIO(data))
-    buf.seek(0)
-    engine.client.images.build(fileobj=buf, custom_context=True, tag=ref, rm=True, forcerm=True)
-    return ref
+    return build_from_files(engine, ref, {
+        "Dockerfile": f"FROM {parent}\nUSER root\n{steps}\nUSER imgkit\n".encode(), **(files or {})})
 
 
 def judge(engine, ref: str, *expect: str) -> Verdict:  # type: ignore[no-untyped-def]

@@ -80,14 +80,7 @@ class CompatDocument(Strict):
 
 def read(path: Path) -> dict[str, Any]:
     """A compat file, validated; returned as plain data (JSON-compatible)."""
-    try:
-        raw = yamlload.safe_load(path.read_text())
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SpecError(str(path), "(file)", f"cannot be read: {exc}")
-    except yamlload.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        raise SpecError(str(path), f"line {mark.line + 1}" if mark else "(parse)",
-                        f"not valid YAML: {getattr(exc, 'problem', exc)}")
+    raw = yamlload.read_file(path)
     if raw is None:
         raw = {}
     try:

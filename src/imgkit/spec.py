@@ -229,15 +229,7 @@ def load_spec(images_dir: Path) -> Spec:
     families: list[Family] = []
     seen: dict[str, str] = {}
     for path in files:
-        try:
-            raw = yamlload.safe_load(path.read_text())
-        except (OSError, UnicodeDecodeError) as exc:
-            raise SpecError(str(path), "(file)", f"cannot be read: {exc}")
-        except yamlload.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            where = f"line {mark.line + 1}" if mark else "(parse)"
-            raise SpecError(str(path), where, f"not valid YAML: {getattr(exc, 'problem', exc)}")
-        family = parse_family(str(path), raw)
+        family = parse_family(str(path), yamlload.read_file(path))
         if family.name in seen:
             raise SpecError(str(path), "family", f"{family.name!r} is also declared in "
                             f"{seen[family.name]}")
