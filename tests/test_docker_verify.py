@@ -12,7 +12,7 @@ import pytest
 from imgkit.errors import HostError
 from imgkit.verify import VerifyOptions, verify
 
-from .conftest import no_verify_containers
+from .conftest import build_from_files, no_verify_containers
 
 pytestmark = pytest.mark.docker
 CUDART = "/opt/venv/lib/python3.11/site-packages/nvidia/cuda_runtime/lib/libcudart.so.11.0"
@@ -109,20 +109,11 @@ def test_structure_with_testinfra(engine, mini):  # type: ignore[no-untyped-def]
 def fake_python(engine, namespace: str, base: str, name: str, script: str,  # type: ignore[no-untyped-def]
                 files: dict[str, bytes] | None = None) -> str:
     """An image (from the Debian base, which has no python3) whose `python3` is `script`."""
-    import tarfile
     ref = f"{namespace}/hostile:{name}"
-    members = {"Dockerfile": f"FROM {base}\nCOPY . /fake/\nRUN install -m 755 /fake/python3 "
-                             f"/usr/local/bin/python3\n".encode(),
-               "python3": f"#!/bin/sh\n{script}\n".encode(), **(files or {})}
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w") as tar:
-        for path, data in members.items():
-            info = tarfile.TarInfo(path)
-            info.size = len(data)
-            tar.addfile(info, io.BytesIO(data))
-    buf.seek(0)
-    engine.client.images.build(fileobj=buf, custom_context=True, tag=ref, rm=True, forcerm=True)
-    return ref
+    return build_from_files(engine, ref, {
+        "Dockerfile": (f"FROM {base}\nCOPY . /fake/\n"
+                       "RUN install -m 755 /fake/python3 /usr/local/bin/python3\n").encode(),
+        "python3": f"#!/bin/sh\n{script}\n".encode(), **(files or {})})
 
 
 def cli_verify(ref: str, tmp_path, *extra: str) -> tuple[subprocess.CompletedProcess[str], dict]:  # type: ignore[no-untyped-def,type-arg]
@@ -210,3 +201,15 @@ def test_a_ci_log_and_job_summary(engine, mini, tmp_path):  # type: ignore[no-un
     table = markdown.read_text()
     assert "| cudart.version | 11.8 | 11.8 | pass |" in table
     assert summary.read_text() == "earlier steps\n" + table
+
+
+def test_verify_leaves_a_ticket_for_the_image_id_it_judged(engine, mini):  # type: ignore[no-untyped-def]
+    from imgkit import tickets
+    image_id = engine.image(mini).id
+    proc = subprocess.run([sys.executable, "-m", "imgkit", "verify", mini, "--gpus", "none"],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    ticket = tickets.lookup(image_id)
+    assert ticket is not None and ticket.passed and not ticket.gpu_checked and ticket.image == mini
+    assert tickets.refusal(mini, image_id, ticket, allow_gpu_unverified=False) is not None
+    assert tickets.refusal(mini, image_id, ticket, allow_gpu_unverified=True) is None

@@ -140,6 +140,7 @@ def verify(
 ) -> None:
     """Prove an image's stack matches its tag and that the GPU really computes.
 
+    The verdict is kept as the ticket of the image id it judged (imgkit's cache).
     Exit 0: every required check passed; 1: the image failed; 2: bad usage or unknown
     image; 3: the host cannot run the check (no engine, no NVIDIA runtime, driver too old)."""
     if shm_size is not None and not SIZE.match(shm_size):

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
-from . import plancache, report
+from . import plancache, report, tickets
 from .buildenv import BuildEnv, SecretServer, default_ca_bundle
 from .engine import Engine, connect
 from .errors import EXIT_FAILED, EXIT_OK, UsageError
@@ -192,6 +192,7 @@ def verify(*, image: str, options: VerifyOptions, json_file: Path | None = None,
     from .verify import verify as run_verify
     check_gpus(options.gpus)                                  # bad --gpus: exit 2 first
     verdict = run_verify(connect(), image, options)
+    tickets.record(verdict)                                   # what publish gates on
     report.print_verdict(verdict)
     if json_file is not None:
         json_file.write_text(report.verdict_json(verdict))

@@ -1,0 +1,92 @@
+"""A verdict is a ticket for exactly one image id.
+
+Every `imgkit verify` records its verdict here ($IMGKIT_CACHE_DIR/verdicts, else
+~/.cache/imgkit/verdicts), under the id of the image it judged. Publishing asks for the
+ticket of the id a tag points at *now*: a tag that moved, or an image rebuilt since, has
+none, and is refused.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from .plancache import cache_dir
+from .verdict import Verdict
+
+FORMAT = 1
+IMAGE_ID = re.compile(r"^sha256:[0-9a-f]{64}$")
+
+
+@dataclass(frozen=True)
+class Ticket:
+    image_id: str
+    image: str               # the reference verify was given
+    passed: bool
+    gpu_checked: bool        # False: verified with --gpus none, the GPU was not proven
+    failed: tuple[str, ...]  # names of the required checks that failed
+    host_failure: bool
+    recorded_at: float
+
+
+def path_of(image_id: str) -> Path:
+    if not IMAGE_ID.match(image_id):
+        raise ValueError(f"not an image id: {image_id!r}")
+    return cache_dir() / "verdicts" / f"{image_id.split(':', 1)[1]}.json"
+
+
+def record(verdict: Verdict) -> Ticket:
+    """Keep `verdict` as the ticket of the image id it judged (replacing an older one)."""
+    ticket = Ticket(image_id=verdict.image_id, image=verdict.image, passed=verdict.passed,
+                    gpu_checked=verdict.gpu_checked, failed=tuple(c.name for c in verdict.failed),
+                    host_failure=verdict.host_failure, recorded_at=time.time())
+    path = path_of(verdict.image_id)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    document = {"format": FORMAT, **asdict(ticket),
+                "checks": [asdict(c) for c in verdict.checks]}
+    with tempfile.NamedTemporaryFile("w", dir=path.parent, delete=False, suffix=".tmp") as out:
+        json.dump(document, out, indent=1)
+    os.replace(out.name, path)  # readers see the old ticket or the new one, never half
+    return ticket
+
+
+def lookup(image_id: str) -> Ticket | None:
+    try:
+        raw = json.loads(path_of(image_id).read_text())
+        if raw.get("format") != FORMAT or raw.get("image_id") != image_id:
+            return None
+        return Ticket(image_id=raw["image_id"], image=raw["image"], passed=bool(raw["passed"]),
+                      gpu_checked=bool(raw["gpu_checked"]), failed=tuple(raw["failed"]),
+                      host_failure=bool(raw["host_failure"]), recorded_at=float(raw["recorded_at"]))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def latest_for(ref: str) -> Ticket | None:
+    """The newest ticket recorded for the reference `ref`, whatever image id it judged."""
+    found = [t for t in (lookup(f"sha256:{p.stem}") for p in (cache_dir() / "verdicts").glob("*.json")
+                         if re.fullmatch(r"[0-9a-f]{64}", p.stem)) if t is not None and t.image == ref]
+    return max(found, key=lambda t: t.recorded_at, default=None)
+
+
+def refusal(ref: str, image_id: str, ticket: Ticket | None, *, allow_gpu_unverified: bool,
+            earlier: Ticket | None = None) -> str | None:
+    """Why `ref` (now the image `image_id`) may not be published, or None when it may.
+    `earlier`: the newest ticket of `ref` for any id (to say that the tag moved)."""
+    if ticket is None:
+        if earlier is not None and earlier.image_id != image_id:
+            return (f"{ref} was verified as {earlier.image_id[:19]}, but it is now {image_id[:19]} "
+                    f"(rebuilt or retagged since): run `imgkit verify {ref}` again")
+        return (f"{ref} ({image_id[:19]}) was never verified: run `imgkit verify {ref}`")
+    if ticket.host_failure:
+        return f"{ref}: its verification could not run on that host ({', '.join(ticket.failed)})"
+    if not ticket.passed:
+        return f"{ref}: its verification failed: {', '.join(ticket.failed)}"
+    if not ticket.gpu_checked and not allow_gpu_unverified:
+        return (f"{ref} was verified without a GPU (--gpus none): verify it on a GPU host, or "
+                "pass --allow-gpu-unverified and the record says so")
+    return None
