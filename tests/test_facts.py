@@ -62,7 +62,7 @@ def test_evidence_is_bounded_whatever_the_report_says() -> None:
 def stats_of(report: dict[str, Any], **changes: PathStat | None) -> dict[str, PathStat | None]:
     facts = parse_report(report)
     sizes = {c.realpath: c.size for f in facts.libraries.families.values() for c in f.copies}
-    found: dict[str, PathStat | None] = {p: PathStat(sizes.get(p, 10), 0o644, "")
+    found: dict[str, PathStat | None] = {p: PathStat(sizes.get(p, 10))
                                          for p in paths_to_check(facts)}
     found.update(changes)
     return found
@@ -77,7 +77,7 @@ def test_a_file_the_image_lacks_or_sized_otherwise_fails() -> None:
     facts = parse_report(good())
     missing = file_checks(facts, lambda paths: stats_of(good(), **{"/l/libcudart.so.12": None}))
     assert missing.verdict == FAIL and "/l/libcudart.so.12 is not in the image" in missing.diagnosis
-    resized = file_checks(facts, lambda paths: stats_of(good(), **{"/l/libcudnn.so.9": PathStat(7, 0, "")}))
+    resized = file_checks(facts, lambda paths: stats_of(good(), **{"/l/libcudnn.so.9": PathStat(7)}))
     assert "7 bytes in the image, the report says 1" in resized.diagnosis
 
 

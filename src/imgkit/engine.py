@@ -95,8 +95,6 @@ class ContainerRun:
 class PathStat:
     """A file as the image's own filesystem has it (read through the engine)."""
     size: int
-    mode: int
-    link_target: str
 
 
 DEFAULT_SOCKET = "/var/run/docker.sock"
@@ -228,9 +226,8 @@ class Engine:
         import docker.errors
         wanted, removed = set(tags), 0
         for container in self.api.containers(all=True, filters={"label": labels.TITLE}):
-            if (container.get("State") != "running"
-                    and container.get("Labels", {}).get(labels.TITLE) in wanted
-                    and str(container.get("Image", "")).startswith("sha256:")):
+            if (container.get("State") != "running" and _build_step(container)
+                    and container.get("Labels", {}).get(labels.TITLE) in wanted):
                 try:
                     self.api.remove_container(container["Id"], force=True, v=True)
                     removed += 1
@@ -332,14 +329,12 @@ class Engine:
         """Kill the containers running build steps of `tag`; returns how many.
 
         For Ctrl-C: the legacy builder has no cancel call and notices a dropped client only
-        at its next output, so a silent RUN step would keep going for minutes. A step's
-        container is made from an untagged intermediate image (its Image is an id, never a
-        tag, unlike a user's `docker run`) and carries the labels our templates set first."""
+        at its next output, so a silent RUN step would keep going for minutes."""
         import docker.errors
         killed = 0
         for container in self.api.containers(filters={
                 "label": f"{labels.TITLE}={tag}", "status": "running"}):
-            if not str(container.get("Image", "")).startswith("sha256:"):
+            if not _build_step(container):
                 continue
             try:
                 self.api.kill(container["Id"])
@@ -442,8 +437,7 @@ class Engine:
         response.raise_for_status()
         header = response.headers.get("X-Docker-Container-Path-Stat", "")
         stat = json.loads(base64.b64decode(header)) if header else {}
-        return PathStat(size=int(stat.get("size", -1)), mode=int(stat.get("mode", 0)),
-                        link_target=str(stat.get("linkTarget") or ""))
+        return PathStat(size=int(stat.get("size", -1)))
 
     def remove_container(self, container_id: str) -> None:
         import docker.errors
@@ -451,6 +445,12 @@ class Engine:
             self.api.remove_container(container_id, force=True, v=True)
         except docker.errors.NotFound:
             pass
+
+
+def _build_step(container: dict[str, Any]) -> bool:
+    """A legacy-builder step's container runs an untagged intermediate image (its Image is
+    an id, never a tag as in a user's `docker run`) and carries our templates' labels."""
+    return str(container.get("Image", "")).startswith("sha256:")
 
 
 def _device_requests(gpus: str) -> list[Any]:

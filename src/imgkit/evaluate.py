@@ -13,11 +13,11 @@ from .diagnose import HOST, IMAGE, diagnose
 from .expect import Expectations
 from .facts import Framework, LibraryCopy, Report, Timing
 from .options import Thresholds
+from .probe.gpu import TF32_ERROR_BOUNDARY
 from .shipped import PACKAGE_DIR
 from .verdict import FAIL, INFO, PASS, SKIP, WARN, Check, Verdict
 
 DOCKER_DEFAULT_SHM = 64 * 1024 * 1024
-TF32_BOUNDARY = 2e-5    # relative error: FP32 lands near 1e-7, TF32 near 3e-4 (seen on an H100)
 PADDLE_BARE_NAMES = ("libcudart.so", "libcublas.so", "libcudnn.so", "libcurand.so",
                      "libcusolver.so", "libcusparse.so", "libnccl.so")
 
@@ -323,7 +323,7 @@ def _framework_gpu_checks(name: str, fw: Framework, count: int, exp: Expectation
                         "" if on_gpu else f"{name}'s matmul did not run on the GPU"))
     err = fw.fp32_matmul_error
     if err is not None:
-        mode = "tf32" if err > TF32_BOUNDARY else "fp32"
+        mode = "tf32" if err > TF32_ERROR_BOUNDARY else "fp32"
         claim = exp.get("tf32")
         ok = claim is None or (claim in ("on", "1", "true")) == (mode == "tf32")
         checks.append(Check(f"{name}.fp32-matmul-mode", PASS if ok else FAIL,

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
-from . import plancache, report, tickets
+from . import plancache, report
 from .buildenv import BuildEnv, SecretServer, default_ca_bundle
 from .engine import Engine, connect
 from .errors import EXIT_FAILED, EXIT_OK, UsageError
@@ -18,6 +18,7 @@ from .freshness import check_freshness
 from .options import VerifyOptions
 
 if TYPE_CHECKING:
+    from .outcome import Result
     from .plan import Plan
     from .render import Context
 
@@ -138,11 +139,16 @@ def answer_if_up_to_date(key: str, started: float, json_file: Path | None = None
     freshness = check_freshness(connect(), stamps)            # unreachable: exit 3
     if not all(f.fresh for f in freshness.values()):
         return False
-    results = [up_to_date(s.tag, freshness[s.tag]) for s in stamps]
-    report.print_build_summary(results, time.monotonic() - started)
-    if json_file is not None:
-        json_file.write_text(report.build_json(results, time.monotonic() - started))
+    _summarize([up_to_date(s.tag, freshness[s.tag]) for s in stamps], started, json_file)
     return True
+
+
+def _summarize(results: list[Result], started: float, json_file: Path | None) -> None:
+    """The build's summary on stdout and, when asked, as JSON."""
+    seconds = time.monotonic() - started
+    report.print_build_summary(results, seconds)
+    if json_file is not None:
+        json_file.write_text(report.build_json(results, seconds))
 
 
 def _build(engine: Engine, contexts: list[Context], env: BuildEnv, *, jobs: int, force: bool,
@@ -172,9 +178,7 @@ def _build(engine: Engine, contexts: list[Context], env: BuildEnv, *, jobs: int,
                               "build left", highlight=False)
         results = Builder(engine, options, server.extra_hosts, _progress(verbose)).run(
             contexts, freshness)
-    report.print_build_summary(results, time.monotonic() - started)
-    if json_file is not None:
-        json_file.write_text(report.build_json(results, time.monotonic() - started))
+    _summarize(results, started, json_file)
     for result in results:
         if result.error is not None:
             report.print_build_failure(result.error)
@@ -187,6 +191,7 @@ def verify(*, image: str, options: VerifyOptions, json_file: Path | None = None,
     """Judge one image; every output the user asked for is written whatever the verdict."""
     import os
 
+    from . import tickets
     from .errors import EXIT_HOST
     from .verify import check_gpus
     from .verify import verify as run_verify

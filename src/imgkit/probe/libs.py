@@ -161,40 +161,38 @@ def load(path_or_name):
         return None, str(exc).strip()
 
 
-def mapped_families():
-    """family -> the file this process mapped for it (from /proc/self/maps)."""
-    found = {}
+def mapped_files():
+    """The files this process has mapped, in /proc/self/maps order (the loader's truth)."""
     try:
         with open("/proc/self/maps") as maps:
             for line in maps:
                 fields = line.split()
-                name = os.path.basename(fields[-1]) if len(fields) >= 6 else ""
-                for family, pattern in FAMILIES.items():
-                    if family not in found and re.match(pattern, name):
-                        found[family] = fields[-1]
+                if len(fields) >= 6:
+                    yield fields[-1]
     except OSError:
-        pass
+        return
+
+
+def mapped_families():
+    """family -> the file this process mapped for it."""
+    found = {}
+    for path in mapped_files():
+        for family, pattern in FAMILIES.items():
+            if family not in found and re.match(pattern, os.path.basename(path)):
+                found[family] = path
     return found
 
 
 def loaded_path(name_fragment):
-    """Where the loader actually mapped a library from (read from /proc/self/maps)."""
-    try:
-        with open("/proc/self/maps") as maps:
-            for line in maps:
-                path = line.split()[-1] if len(line.split()) >= 6 else ""
-                if os.path.basename(path).startswith(name_fragment):
-                    return path
-    except OSError:
-        pass
-    return None
+    """Where the loader actually mapped a library from."""
+    return next((p for p in mapped_files() if os.path.basename(p).startswith(name_fragment)), None)
 
 
-def describe_copy(family, copy, loaded=None):
-    """Load one copy by path in a child interpreter (two copies never share a process); its
-    version comes from the library itself, else from the package that installed it.
-    `loaded`: the child's answer when it already ran."""
-    result = dict(loaded) if loaded is not None else _describe_copy(family, copy)
+def describe_copy(family, copy, loaded):
+    """What one copy is: `loaded`, the answer of the child interpreter that loaded it by path
+    (two copies never share a process), with its owner; its version comes from the library
+    itself, else from the package that installed it."""
+    result = dict(loaded)
     owner = owners.owner_of(copy["path"], family)
     if owner:
         result["owner"] = owner
