@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Make this machine able to build and test: Docker engine (Debian's docker.io), debootstrap
-# (for the base image when no registry is reachable), a running dockerd.
+# (for the base image when no registry is reachable), a running dockerd, and for publishing
+# a registry (Debian's docker-registry, distribution 2.8) and skopeo (copies by digest).
 # Idempotent: does nothing that is already done. Needs root (or sudo).
 set -euo pipefail
 SUDO=""
@@ -9,6 +10,8 @@ SUDO=""
 missing=()
 command -v dockerd >/dev/null 2>&1 || missing+=(docker.io)
 command -v debootstrap >/dev/null 2>&1 || missing+=(debootstrap)
+command -v docker-registry >/dev/null 2>&1 || missing+=(docker-registry)
+command -v skopeo >/dev/null 2>&1 || missing+=(skopeo)
 if [ "${#missing[@]}" -gt 0 ]; then
   echo "setup-host: installing ${missing[*]}"
   $SUDO apt-get update -q

@@ -11,7 +11,7 @@ import typer
 
 from . import report, workflows
 from .errors import EXIT_INTERRUPTED, ImgkitError, UsageError
-from .options import BUILD_DEFAULTS, DEFAULTS, Thresholds, VerifyOptions
+from .options import BUILD_DEFAULTS, DEFAULTS, PUBLISH_DEFAULTS, PublishOptions, Thresholds, VerifyOptions
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Build and verify GPU container images from a declared matrix.")
@@ -149,6 +149,45 @@ def verify(
                             thresholds=Thresholds(gemm=min_gemm, conv=min_conv))
     raise typer.Exit(workflows.verify(image=image, options=options, json_file=json_file,
                                       junit_file=junit_file, markdown_file=markdown_file))
+
+
+@app.command()
+@reports_errors
+def publish(
+    tags: list[str] = typer.Argument(None, help="Local images (name:tag); default: the matrix's "
+                                     "images in the --cuda/--only selection."),
+    to: list[str] = typer.Option([], "--to", help="REGISTRY\\[/NAMESPACE] to publish to "
+                                 "(repeatable): pushed to the first, copied by digest to the rest."),
+    cuda: Optional[str] = CUDA,
+    only: Optional[str] = ONLY,
+    allow_gpu_unverified: bool = typer.Option(
+        False, "--allow-gpu-unverified",
+        help="Accept verdicts whose GPU checks did not run (--gpus none); the attached "
+             "verdict says so."),
+    candidate: bool = typer.Option(
+        False, "--candidate", help="Staging: push without the verdict gate, under the id tag "
+                                   "only (no human tags, no verdict), to verify by digest later."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Check the gate, say what would be "
+                                                          "pushed; touch no registry."),
+    retry_for: float = typer.Option(PUBLISH_DEFAULTS.retry_for, "--retry-for", min=0,
+                                    help="Seconds to keep retrying a transient registry failure."),
+    images: Path = IMAGES,
+    namespace: str = NAMESPACE,
+    compat_file: Optional[Path] = COMPAT,
+    json_file: Optional[Path] = JSON,
+) -> None:
+    """Push verified images to registries, by digest, with their verdicts attached.
+
+    Every image needs a passing verdict for the id its tag points at now (`imgkit verify`);
+    it is pushed once, copied by digest to further registries, read back everywhere, and
+    only then do its tag and the matrix's aliases move. Credentials come from Docker's
+    config (`docker login`). Exit 0: published; 1: refused or failed; 2: bad usage;
+    3: a registry refused the credentials, or no engine."""
+    options = PublishOptions(allow_gpu_unverified=allow_gpu_unverified, candidate=candidate,
+                             dry_run=dry_run, retry_for=retry_for)
+    raise typer.Exit(workflows.publish(tags=tags or [], cuda=cuda, only=only, images=images,
+                                       namespace=namespace, compat_file=compat_file, to=to,
+                                       options=options, json_file=json_file))
 
 
 @app.command()

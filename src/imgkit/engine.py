@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator
 from urllib.parse import quote
 
 from . import labels
-from .errors import BuildFailed, EngineUnavailable, ImgkitError
+from .errors import BuildFailed, EngineUnavailable, ImgkitError, RegistryError
 
 if TYPE_CHECKING:
     import docker
@@ -324,6 +324,85 @@ class Engine:
                               images=tuple(made))
         return image_id
 
+    # -- registries -----------------------------------------------------------------
+    def push(self, ref: str, credentials: tuple[str, str] | None = None,
+             on_status: Callable[[str], None] = lambda _: None) -> str:
+        """Push `ref` (registry/repository:tag) and return the manifest digest the registry
+        accepted. docker-py does not raise when the registry refuses a layer or the
+        credentials: every chunk is checked, and a push with no `aux.Digest` failed.
+        Raises RegistryError (its message is the engine's, for the caller to classify)."""
+        import docker.errors
+        import requests.exceptions
+        import urllib3.exceptions
+        repository, tag = ref.rsplit(":", 1)
+        registry = repository.split("/", 1)[0]
+        digest = None
+        try:
+            stream = self.api.push(repository, tag=tag, stream=True, decode=True,
+                                   auth_config=_auth_config(credentials))
+            for chunk in _checked(stream):
+                if chunk.get("error") or chunk.get("errorDetail"):
+                    detail = chunk.get("errorDetail") or {}
+                    raise RegistryError(registry, str(detail.get("message") or chunk.get("error")))
+                aux = chunk.get("aux")
+                if isinstance(aux, dict) and aux.get("Digest"):
+                    digest = str(aux["Digest"])
+                if chunk.get("status"):
+                    on_status(f"{chunk.get('id', '')} {chunk['status']}".strip())
+        except docker.errors.APIError as exc:
+            raise RegistryError(registry, str(exc.explanation or exc))
+        except (requests.exceptions.ConnectionError, requests.exceptions.ChunkedEncodingError,
+                urllib3.exceptions.ProtocolError) as exc:
+            raise EngineUnavailable(f"the Docker engine stopped answering while pushing {ref}: "
+                                    f"{_first_line(exc)}", hint=START_HINT)
+        if digest is None:
+            raise RegistryError(registry, f"the push of {ref} ended without a digest")
+        return digest
+
+    def untag(self, ref: str) -> None:
+        """Remove the tag `ref` only (never the image it names)."""
+        import docker.errors
+        try:
+            self.api.remove_image(ref, force=False, noprune=True)
+        except docker.errors.NotFound:
+            pass
+
+    def registry_credentials(self, registry: str) -> tuple[str, str] | None:
+        """(username, password or identity token) for `registry` from Docker's own config
+        and credential helpers (DOCKER_CONFIG honoured), or None when it has none."""
+        import docker.auth
+        import docker.errors
+        try:
+            entry = docker.auth.load_config().resolve_authconfig(registry)
+        except docker.errors.DockerException as exc:
+            raise RegistryError(registry, f"Docker's credential helper failed: {_first_line(exc)}")
+        if not entry:
+            return None
+        secret = entry.get("IdentityToken") or entry.get("password") or entry.get("Password")
+        user = entry.get("username") or entry.get("Username") or ""
+        if entry.get("IdentityToken"):
+            user = "<token>"  # docker's marker: the secret is an OAuth2 refresh token
+        return (str(user), str(secret)) if secret else None
+
+    def registry_is_secure(self, registry: str) -> bool:
+        """The engine's own policy: False for a registry it treats as insecure (listed in
+        insecure-registries, or in their CIDRs, as 127.0.0.0/8 always is)."""
+        import ipaddress
+        config = self.client.info().get("RegistryConfig") or {}
+        index = (config.get("IndexConfigs") or {}).get(registry)
+        if index is not None:
+            return bool(index.get("Secure", True))
+        host = registry[1:registry.find("]")] if registry.startswith("[") else registry.split(":")[0]
+        try:
+            address = ipaddress.ip_address(host)
+        except ValueError:
+            try:
+                address = ipaddress.ip_address(socket.gethostbyname(host))
+            except (OSError, ValueError):
+                return True
+        return not any(address in ipaddress.ip_network(cidr, strict=False)
+                       for cidr in config.get("InsecureRegistryCIDRs") or ())
+
     # -- containers ---------------------------------------------------------------
     def stop_build_steps(self, tag: str) -> int:
         """Kill the containers running build steps of `tag`; returns how many.
@@ -463,6 +542,14 @@ def _device_requests(gpus: str) -> list[Any]:
     if gpus.isdigit():
         return [docker.types.DeviceRequest(count=int(gpus), capabilities=[["gpu"]])]
     return [docker.types.DeviceRequest(device_ids=gpus.split(","), capabilities=[["gpu"]])]
+
+
+def _auth_config(credentials: tuple[str, str] | None) -> dict[str, str] | None:
+    """docker-py's auth_config for the engine (None: send no credentials)."""
+    if credentials is None:
+        return None
+    user, secret = credentials
+    return {"identitytoken": secret} if user == "<token>" else {"username": user, "password": secret}
 
 
 def _checked(stream: Iterator[Any]) -> Iterator[dict[str, Any]]:

@@ -72,3 +72,25 @@ class BuildFailed(ImgkitError):
         self.reason = reason
         self.log_tail = log_tail
         self.images = images
+
+
+class RegistryError(ImgkitError):
+    """A registry refused or failed an operation; `transient` when trying again may help
+    (connection reset, 5xx, 429, an upload the registry forgot)."""
+
+    def __init__(self, registry: str, message: str, *, transient: bool = False,
+                 hint: str = "") -> None:
+        super().__init__(f"{registry}: {message}", hint=hint)
+        self.registry = registry
+        self.transient = transient
+
+
+class RegistryAuthError(RegistryError):
+    """The registry refused our credentials (401/403/denied): retrying cannot help."""
+
+    exit_code = EXIT_HOST
+
+    def __init__(self, registry: str, message: str) -> None:
+        super().__init__(registry, message,
+                         hint=f"log in with `docker login {registry}` (imgkit reads credentials "
+                              "only from Docker's config and its credential helpers)")

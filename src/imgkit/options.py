@@ -1,4 +1,4 @@
-"""The options of `imgkit build` and `imgkit verify`, each default declared once (the CLI
+"""The options of `imgkit build`, `verify` and `publish`, each default declared once (the CLI
 shows these).
 No imports beyond the standard library: the CLI loads this at start-up."""
 from __future__ import annotations
@@ -31,5 +31,14 @@ class VerifyOptions:
     gemm_size: int = 8192
 
 
+@dataclass(frozen=True)
+class PublishOptions:
+    allow_gpu_unverified: bool = False   # accept verdicts whose GPU checks did not run
+    candidate: bool = False              # staging: no gate, no human tags, no verdict
+    dry_run: bool = False
+    retry_for: float = 120.0             # seconds spent retrying transient failures, per step
+
+
 BUILD_DEFAULTS = BuildOptions()
 DEFAULTS = VerifyOptions()
+PUBLISH_DEFAULTS = PublishOptions()

@@ -42,6 +42,7 @@ class Target:
     packages: tuple[str, ...] = ()
     framework: FrameworkBuild | None = None
     os_release: OsRelease | None = None  # what the base OS is, for root layers
+    aliases: tuple[str, ...] = ()  # further tags in registries (not local), moved on publish
 
     @property
     def component_map(self) -> dict[str, str]:
@@ -131,10 +132,11 @@ def _chain(family: Family, combo: Combo, compat: Compat, settings: Settings) -> 
         fields = {"os": combo.os, "python": python, "cuda": combo.cuda,
                   "cudnn": _short(comps["cudnn"]), "cudnn_major": comps["cudnn"].split(".")[0],
                   "nccl": _short(comps["nccl"]), "framework": build.name,
-                  "framework_version": build.version}
+                  "framework_version": build.version, "framework_minor": _short(build.version)}
         assert family.tag_template and family.repository
         tag = family.tag_template.format(**fields)
         chain.append(Target(
+            aliases=tuple(dict.fromkeys(a.format(**fields) for a in family.alias_templates)),
             tag=f"{family.repository}:{tag}", layer="framework", family=family.name,
             parent=parent.tag, base=None, os=combo.os, python=python, cuda=combo.cuda,
             components=parent.components + (("framework", build.name),
@@ -146,6 +148,11 @@ def _chain(family: Family, combo: Combo, compat: Compat, settings: Settings) -> 
 def _check_reference(family: Family, target: Target) -> None:
     """Every image's name:tag must be a reference docker accepts, known at load time rather
     than after a whole build."""
+    repository = target.tag.rsplit(":", 1)[0]
+    for alias in target.aliases:
+        why = problem(f"{repository}:{alias}")
+        if why is not None:
+            raise SpecError(family.file, "aliases", f"{alias!r} (for {target.tag}): {why}")
     why = problem(target.tag)
     if why is None:
         return
@@ -155,9 +162,26 @@ def _check_reference(family: Family, target: Target) -> None:
                     hint="check --namespace and the axis values that go into layer tags")
 
 
+def _claim_aliases(family: Family, target: Target, claimed: dict[str, str],
+                   by_tag: dict[str, Target]) -> None:
+    """An alias names one image: `latest-gpu` on a family of many images is ambiguous, and
+    an alias may not be another image's own tag."""
+    repository = target.tag.rsplit(":", 1)[0]
+    for alias in target.aliases:
+        ref = f"{repository}:{alias}"
+        owner = claimed.setdefault(ref, target.tag)
+        if ref in by_tag and ref != target.tag:
+            owner = ref
+        if owner != target.tag:
+            raise SpecError(family.file, "aliases", f"{alias!r} would name both {owner} and "
+                            f"{target.tag}", hint="put a placeholder in it that tells them apart, "
+                            "e.g. {cuda}, or narrow it with include/exclude")
+
+
 def make_plan(spec: Spec, compat: Compat, settings: Settings = Settings()) -> Plan:
     by_tag: dict[str, Target] = {}
     finals: list[str] = []
+    claimed: dict[str, str] = {}   # repository:alias -> the image it names
     for family in spec.families:
         for combo in family.combos:
             try:
@@ -176,6 +200,7 @@ def make_plan(spec: Spec, compat: Compat, settings: Settings = Settings()) -> Pl
                                     f"{target.tag} would name two different images "
                                     f"(also from family {known.family})")
             finals.append(chain[-1].tag)
+            _claim_aliases(family, chain[-1], claimed, by_tag)
     order = {layer: i for i, layer in enumerate(LAYERS)}
     targets = sorted(by_tag.values(), key=lambda t: (order[t.layer], t.tag))
     return Plan(targets=tuple(targets), finals=tuple(dict.fromkeys(finals)))

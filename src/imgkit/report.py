@@ -16,6 +16,7 @@ if TYPE_CHECKING:  # types only: the verifier's modules stay out of a `build` ru
     from .errors import BuildFailed
     from .outcome import Result
     from .plan import Plan
+    from .publish.push import Published
     from .verdict import Check, Verdict
 
 
@@ -23,8 +24,6 @@ if TYPE_CHECKING:  # types only: the verifier's modules stay out of a `build` ru
 def console(stderr: bool = False) -> Console:
     from rich.console import Console
     return Console(stderr=stderr, highlight=False, soft_wrap=True)  # whole lines in CI logs
-
-
 
 
 def human_size(size: int) -> str:
@@ -194,3 +193,33 @@ def verdict_junit(verdict: Verdict) -> str:
             ET.SubElement(case, "skipped", message=c.diagnosis)
         ET.SubElement(case, "system-out").text = f"{c.verdict}: {c.measured}"
     return ET.tostring(suite, encoding="unicode")
+
+
+# -- publishing --------------------------------------------------------------------------
+def publish_summary(results: list[Published], seconds: float) -> str:
+    """One row per image and destination: where it went, its digest, what points at it."""
+    rows = [(r.image, r.destination, r.status, r.digest[:19] + "…" if r.digest else "",
+             ", ".join(r.tags), r.detail) for r in results]
+    counts: dict[str, int] = {}
+    for r in results:
+        counts[r.status] = counts.get(r.status, 0) + 1
+    total = ", ".join(f"{n} {status}" for status, n in counts.items())
+    return "\n".join([f"imgkit publish: {len(results)} in {seconds:.1f} s ({total or 'nothing'})",
+                      *columns(("image", "destination", "status", "digest", "tags", "note"), rows)])
+
+
+def publish_json(results: list[Published], seconds: float) -> str:
+    import dataclasses
+    import json
+    return json.dumps({"seconds": round(seconds, 2), "published": [
+        {**dataclasses.asdict(r), "reference": r.reference or None} for r in results]}, indent=1)
+
+
+def publish_markdown(results: list[Published]) -> str:
+    def cell(text: str) -> str:
+        return _flat(text).replace("|", "\\|")
+    lines = ["### imgkit publish", "", "| image | destination | status | digest | tags | note |",
+             "|---|---|---|---|---|---|"]
+    lines += [f"| `{r.image}` | `{r.destination}` | {r.status} | `{r.digest}` | "
+              f"{cell(', '.join(r.tags))} | {cell(r.detail)} |" for r in results]
+    return "\n".join(lines) + "\n\n"

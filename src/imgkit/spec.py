@@ -43,9 +43,9 @@ REPOSITORY_PATTERN = re.compile(r"^[a-z0-9]+([._-][a-z0-9]+)*(/[a-z0-9]+([._-][a
 TAG_PATTERN = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")
 CUDA_LIBS = ("cudart", "nvrtc", "cublas", "cufft", "curand", "cusolver", "cusparse", "nvjitlink")
 TAG_FIELDS = ("os", "python", "cuda", "cudnn", "cudnn_major", "nccl", "framework",
-              "framework_version")
-TOP_KEYS = {"family", "description", "repository", "framework", "tag", "axes", "exclude",
-            "include", "cuda_libs"}
+              "framework_version", "framework_minor")
+TOP_KEYS = {"family", "description", "repository", "framework", "tag", "aliases", "axes",
+            "exclude", "include", "cuda_libs"}
 
 
 @dataclass(frozen=True)
@@ -70,6 +70,7 @@ class Family:
     tag_template: str | None
     cuda_libs: tuple[str, ...] | None
     combos: tuple[Combo, ...]
+    alias_templates: tuple[str, ...] = ()   # registry-only extra tags, e.g. "latest-gpu"
 
 
 @dataclass(frozen=True)
@@ -150,16 +151,35 @@ def _combo(values: dict[str, str]) -> Combo:
                  framework_version=full.get("framework_version"))
 
 
-def _check_tag_template(file: str, template: str) -> None:
-    for _, field, spec, conv in string.Formatter().parse(template):
+def _check_tag_template(file: str, template: str, key: str = "tag") -> None:
+    try:
+        parts = list(string.Formatter().parse(template))
+    except ValueError as exc:
+        raise SpecError(file, key, f"{template!r}: {exc}")
+    for _, field, spec, conv in parts:
         if field is None:
             continue
         if field not in TAG_FIELDS or spec or conv:
-            raise SpecError(file, "tag", f"unknown placeholder {{{field}}}",
+            raise SpecError(file, key, f"unknown placeholder {{{field}}}",
                             hint=f"placeholders: {', '.join('{' + f + '}' for f in TAG_FIELDS)}")
-    literal = "".join(lit for lit, *_ in string.Formatter().parse(template))
+    literal = "".join(lit for lit, *_ in parts)
     if not re.match(r"^[A-Za-z0-9_.-]*$", literal):
-        raise SpecError(file, "tag", f"{template!r} has characters a docker tag cannot hold")
+        raise SpecError(file, key, f"{template!r} has characters a docker tag cannot hold")
+
+
+def _alias_templates(file: str, raw: Any) -> tuple[str, ...]:
+    """Extra tags a family's images get in registries (published last, by digest)."""
+    if raw is None:
+        return ()
+    if not isinstance(raw, list):
+        raise SpecError(file, "aliases", "must be a list of tag templates")
+    out = []
+    for i, value in enumerate(raw):
+        key = f"aliases[{i}]"
+        template = _text(file, key, value, re.compile(r"^[^\n\r]{1,128}$"), "tag template")
+        _check_tag_template(file, template, key)
+        out.append(template)
+    return tuple(out)
 
 
 def parse_family(file: str, raw: Any) -> Family:
@@ -183,6 +203,9 @@ def parse_family(file: str, raw: Any) -> Family:
         _check_tag_template(file, template)
     if framework and not (repository and template):
         raise SpecError(file, "framework", "a framework family needs `repository` and `tag`")
+    aliases = _alias_templates(file, raw.get("aliases"))
+    if aliases and not framework:
+        raise SpecError(file, "aliases", "only a framework family (with `tag`) has aliases")
     cuda_libs = None
     if raw.get("cuda_libs") is not None:
         libs = raw["cuda_libs"]
@@ -216,6 +239,7 @@ def parse_family(file: str, raw: Any) -> Family:
         raise SpecError(file, "exclude", "excludes every combination")
     return Family(name=name, file=file, description=str(raw.get("description") or ""),
                   repository=repository, framework=framework, tag_template=template,
+                  alias_templates=aliases,
                   cuda_libs=cuda_libs, combos=combos)
 
 

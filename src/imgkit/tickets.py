@@ -66,6 +66,18 @@ def lookup(image_id: str) -> Ticket | None:
         return None
 
 
+def document(image_id: str) -> dict[str, object] | None:
+    """The whole recorded verdict of `image_id` (its checks included), as verify wrote it:
+    what publishing attaches to the digest."""
+    if lookup(image_id) is None:
+        return None
+    try:
+        raw = json.loads(path_of(image_id).read_text())
+    except (OSError, ValueError):
+        return None
+    return raw if isinstance(raw, dict) else None
+
+
 def latest_for(ref: str) -> Ticket | None:
     """The newest ticket recorded for the reference `ref`, whatever image id it judged."""
     found = [t for t in (lookup(f"sha256:{p.stem}") for p in (cache_dir() / "verdicts").glob("*.json")

@@ -15,11 +15,12 @@ from .buildenv import BuildEnv, SecretServer, default_ca_bundle
 from .engine import Engine, connect
 from .errors import EXIT_FAILED, EXIT_OK, UsageError
 from .freshness import check_freshness
-from .options import VerifyOptions
+from .options import PublishOptions, VerifyOptions
 
 if TYPE_CHECKING:
     from .outcome import Result
     from .plan import Plan
+    from .publish.push import Wanted
     from .render import Context
 
 
@@ -212,3 +213,58 @@ def verify(*, image: str, options: VerifyOptions, json_file: Path | None = None,
     if verdict.host_failure:
         return EXIT_HOST
     return EXIT_FAILED if verdict.failed else EXIT_OK
+
+
+def publish(*, tags: list[str], cuda: str | None, only: str | None, images: Path, namespace: str,
+            compat_file: Path | None, to: list[str], options: PublishOptions,
+            json_file: Path | None = None) -> int:
+    """Gate, push once, copy by digest, attach verdicts, move human tags last; returns the
+    exit code (1 when anything was refused or failed)."""
+    import os
+
+    from .errors import EXIT_FAILED, EXIT_OK, UsageError
+    from .publish.destination import parse_destination
+    from .publish.push import Publisher
+    started = time.monotonic()
+    destinations = list(dict.fromkeys(parse_destination(d) for d in to))  # bad --to: exit 2
+    if not destinations:
+        raise UsageError("say where to publish: --to REGISTRY[/NAMESPACE] (repeatable)")
+    wanted = publish_selection(tags, cuda, only, images, namespace, compat_file)
+    if not wanted:
+        raise UsageError("nothing to publish: the selection names no image")
+    console = report.console(stderr=True)
+    publisher = Publisher(connect(), destinations, options,             # no engine: exit 3
+                          log=lambda line: console.print(line, highlight=False, markup=False))
+    try:
+        results = publisher.run(wanted)
+    finally:
+        publisher.close()
+    print(report.publish_summary(results, time.monotonic() - started), flush=True)
+    if json_file is not None:
+        json_file.write_text(report.publish_json(results, time.monotonic() - started))
+    summary = os.environ.get("GITHUB_STEP_SUMMARY")
+    if summary:
+        with open(summary, "a") as out:
+            out.write(report.publish_markdown(results))
+    return EXIT_FAILED if any(r.status in ("refused", "held", "failed", "pushed")
+                              for r in results) else EXIT_OK
+
+
+def publish_selection(tags: list[str], cuda: str | None, only: str | None, images: Path,
+                      namespace: str, compat_file: Path | None) -> list[Wanted]:
+    """The images named (with the aliases the matrix gives them), else the matrix's final
+    images in the --cuda/--only selection."""
+    from .errors import UsageError
+    from .publish.push import Wanted
+    from .reference import problem
+    for tag in tags:
+        why = problem(tag)
+        if why is not None:
+            raise UsageError(f"{tag!r} is not an image reference: {why}")
+    if tags and (cuda or only):
+        raise UsageError("name images or select them with --cuda/--only, not both")
+    if tags and not images.is_dir():    # images built elsewhere: no matrix, no aliases
+        return [Wanted(tag) for tag in dict.fromkeys(tags)]
+    plan = load_plan(images, namespace, cuda, only, compat_file)
+    aliases = {t.tag: t.aliases for t in plan.targets}
+    return [Wanted(tag, aliases.get(tag, ())) for tag in (dict.fromkeys(tags) or plan.finals)]

@@ -1,0 +1,1 @@
+"""The publish stage: verified images -> registries, by digest (Verified -> Published)."""

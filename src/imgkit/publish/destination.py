@@ -1,0 +1,63 @@
+"""Where images go: `--to REGISTRY[/NAMESPACE]`, validated, and the name a local image
+gets there (its repository path under the namespace, its registry host dropped)."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ..errors import UsageError
+from ..reference import DOMAIN, PATH_COMPONENT, problem
+
+REGISTRY = re.compile(rf"^{DOMAIN}$")
+NAMESPACE = re.compile(rf"^{PATH_COMPONENT}(?:/{PATH_COMPONENT})*$")
+
+
+def is_registry_host(component: str) -> bool:
+    """Docker's rule: a first path component is a registry host when it has a '.' or a
+    ':' or is 'localhost'; otherwise it is part of a Docker Hub repository name."""
+    return "." in component or ":" in component or component == "localhost"
+
+
+@dataclass(frozen=True)
+class Destination:
+    registry: str       # host[:port], as Docker names it
+    namespace: str      # repository prefix there ("" for none)
+
+    def __str__(self) -> str:
+        return f"{self.registry}/{self.namespace}" if self.namespace else self.registry
+
+    def repository(self, local_ref: str) -> str:
+        """The repository path (without the host) `local_ref` is published under."""
+        name = split_ref(local_ref)[0]
+        first, _, rest = name.partition("/")
+        if rest and is_registry_host(first):
+            name = rest
+        return f"{self.namespace}/{name}" if self.namespace else name
+
+
+def split_ref(ref: str) -> tuple[str, str]:
+    """`name:tag` -> (name, tag)."""
+    name, _, tag = ref.rpartition(":")
+    if not name or "/" in tag:
+        raise UsageError(f"{ref!r} is not a name:tag reference")
+    return name, tag
+
+
+def parse_destination(text: str) -> Destination:
+    registry, _, namespace = text.strip().rstrip("/").partition("/")
+    if not REGISTRY.match(registry) or not is_registry_host(registry):
+        raise UsageError(f"--to {text!r}: {registry!r} is not a registry host",
+                         hint="name the registry as Docker does: host[:port][/namespace], "
+                              "e.g. registry.example.com/ml or 127.0.0.1:5000")
+    if namespace and not NAMESPACE.match(namespace):
+        raise UsageError(f"--to {text!r}: namespace {namespace!r} is not a repository path "
+                         "(lowercase letters and digits, joined by '.', '_', '-', and '/')")
+    return Destination(registry=registry, namespace=namespace)
+
+
+def destination_ref(destination: Destination, local_ref: str, tag: str) -> str:
+    ref = f"{destination.registry}/{destination.repository(local_ref)}:{tag}"
+    why = problem(ref)
+    if why is not None:
+        raise UsageError(f"{local_ref} cannot be published to {destination} as {ref!r}: {why}")
+    return ref

@@ -1,0 +1,269 @@
+"""Publish verified images: gate, push once, copy by digest, attach the verdict, move the
+human tags last.
+
+1. Gate: every image needs a passing verdict for the id its tag points at now (tickets);
+   one refusal and nothing is pushed.
+2. Preflight: every destination accepts our credentials for every repository (exit 3 fast).
+3. Per image: the engine pushes the gated image *id* (tagged only for the push, and only
+   under its id tag) to the first destination; the digest comes from the push and is read
+   back, and the manifest's config must be the verified image id. Every further
+   destination gets a registry-to-registry copy of that digest (skopeo), read back too.
+   The verdict artifact goes next to the digest everywhere.
+4. Only when every image reached every destination do the human tags (the local tag and
+   the matrix's aliases) move, each to the digest that was read back.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Literal
+
+import stamina
+
+from .. import tickets
+from ..engine import Engine
+from ..errors import RegistryAuthError, RegistryError
+from ..options import PublishOptions
+from . import skopeo
+from .attest import Artifact, verdict_artifact
+from .destination import Destination, destination_ref, split_ref
+from .registry import Endpoint, Manifest, RegistryClient
+
+Status = Literal["published", "candidate", "would publish", "refused", "held", "failed", "pushed"]
+AUTH_WORDS = ("unauthorized", "authentication required", "denied", "no basic auth credentials")
+
+
+@dataclass(frozen=True)
+class Wanted:
+    """One local image to publish, with the extra tags the matrix gives it."""
+    ref: str
+    aliases: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Published:
+    image: str                           # the local reference
+    image_id: str
+    destination: str
+    status: Status
+    digest: str = ""
+    tags: tuple[str, ...] = ()           # tags that point at the digest there
+    verdict: str = ""                    # the verdict artifact's tag there
+    detail: str = ""
+    gpu_unverified_allowed: bool = False
+
+    @property
+    def reference(self) -> str:
+        return f"{self.destination}@{self.digest}" if self.digest else ""
+
+
+@dataclass
+class _Pushed:
+    wanted: Wanted
+    image_id: str
+    manifest: Manifest | None = None
+    verdict: Artifact | None = None
+    done: list[Destination] = field(default_factory=list)
+
+
+def id_tag(image_id: str) -> str:
+    """The immutable tag an image is pushed under: its id, never moved to another image."""
+    return f"id-{image_id.split(':', 1)[1][:16]}"
+
+
+class Publisher:
+    def __init__(self, engine: Engine, destinations: list[Destination], options: PublishOptions,
+                 log: Callable[[str], None] = lambda _: None) -> None:
+        self.engine = engine
+        self.destinations = destinations
+        self.options = options
+        self.log = log
+        self.endpoints = {d.registry: Endpoint(d.registry, engine.registry_is_secure(d.registry),
+                                               engine.registry_credentials(d.registry))
+                          for d in destinations}
+        self.clients = {r: RegistryClient(e, retry_for=options.retry_for)
+                        for r, e in self.endpoints.items()}
+
+    def close(self) -> None:
+        for client in self.clients.values():
+            client.close()
+
+    # -- the whole flow ---------------------------------------------------------------
+    def run(self, wanted: list[Wanted]) -> list[Published]:
+        gated, refused = self.gate(wanted)
+        if refused:  # one refusal and nothing is pushed
+            return refused + [self._result(i, d, "held", detail="not pushed: another image was "
+                                           "refused") for i in gated for d in self.destinations]
+        if self.options.dry_run:
+            return [self._planned(item) for item in gated]
+        self.preflight(gated)
+        failures: dict[str, str] = {}
+        for item in gated:
+            try:
+                self.push(item)
+            except RegistryAuthError:
+                raise
+            except RegistryError as exc:
+                failures[item.wanted.ref] = exc.message
+        if failures:  # no human tag moves unless every image reached every destination
+            return [self._unfinished(item, d, failures.get(item.wanted.ref))
+                    for item in gated for d in self.destinations]
+        if self.options.candidate:
+            return [self._result(i, d, "candidate") for i in gated for d in self.destinations]
+        return [self._result(i, d, "published", tags=self.move_tags(i, d))
+                for i in gated for d in self.destinations]
+
+    def gate(self, wanted: list[Wanted]) -> tuple[list[_Pushed], list[Published]]:
+        """The images that may be published, and a refusal for each that may not."""
+        gated: list[_Pushed] = []
+        refused: list[Published] = []
+        for item in wanted:
+            info = self.engine.image(item.ref)
+            if info is None:
+                refused += self._refuse(item, "", f"{item.ref}: no such local image")
+                continue
+            why = None if self.options.candidate else tickets.refusal(
+                item.ref, info.id, tickets.lookup(info.id),
+                allow_gpu_unverified=self.options.allow_gpu_unverified,
+                earlier=tickets.latest_for(item.ref))
+            if why is not None:
+                refused += self._refuse(item, info.id, why)
+            else:
+                gated.append(_Pushed(item, info.id))
+        return gated, refused
+
+    def preflight(self, gated: list[_Pushed]) -> None:
+        """Every destination must take our credentials before anything is pushed."""
+        for destination in self.destinations:
+            for repository in dict.fromkeys(destination.repository(p.wanted.ref) for p in gated):
+                self.clients[destination.registry].check_push(repository)
+
+    # -- one image --------------------------------------------------------------------
+    def push(self, item: _Pushed) -> None:
+        first, *rest = self.destinations
+        self._engine_push(item, first)
+        for destination in rest:
+            self._copy(item, first, destination)
+        if not self.options.candidate:
+            for destination in self.destinations:
+                self._attach(item, destination)
+
+    def _engine_push(self, item: _Pushed, destination: Destination) -> None:
+        tag = id_tag(item.image_id)
+        ref = destination_ref(destination, item.wanted.ref, tag)
+        self.log(f"pushing {item.wanted.ref} ({item.image_id[:19]}) to {ref}")
+        self.engine.tag(item.image_id, ref)        # the gated id, whatever the tag says now
+        try:
+            digest = self._retrying(lambda: self._push_once(ref, destination.registry))
+        finally:
+            self.engine.untag(ref)                 # nothing of the push stays tagged locally
+        repository = destination.repository(item.wanted.ref)
+        client = self.clients[destination.registry]
+        manifest = client.manifest(repository, digest)
+        if manifest is None or client.digest(repository, tag) != digest:
+            raise RegistryError(destination.registry, f"{repository}@{digest} is not in the "
+                                "registry after a push that reported it")
+        if manifest.config_digest != item.image_id:
+            raise RegistryError(destination.registry, f"{repository}@{digest} holds the image "
+                                f"{manifest.config_digest}, not the verified {item.image_id}")
+        item.manifest = manifest
+        item.done.append(destination)
+
+    def _push_once(self, ref: str, registry: str) -> str:
+        try:
+            return self.engine.push(ref, self.endpoints[registry].credentials)
+        except RegistryError as exc:
+            if any(word in exc.message.lower() for word in AUTH_WORDS):
+                raise RegistryAuthError(exc.registry, f"the push of {ref} was refused: "
+                                        f"{exc.message.split(': ', 1)[-1]}")
+            raise RegistryError(exc.registry, exc.message.split(": ", 1)[-1], transient=True)
+
+    def _retrying(self, attempt: Callable[[], str]) -> str:
+        retry_for = self.options.retry_for
+        for try_ in stamina.retry_context(
+                on=lambda exc: isinstance(exc, RegistryError) and exc.transient,
+                attempts=None if retry_for > 0 else 1, timeout=max(retry_for, 0.001),
+                wait_initial=0.5, wait_max=10.0, wait_jitter=1.0):
+            with try_:
+                return attempt()
+        raise AssertionError("unreachable: stamina re-raises the last error")
+
+    def _copy(self, item: _Pushed, source: Destination, destination: Destination) -> None:
+        assert item.manifest is not None
+        digest = item.manifest.digest
+        tag = id_tag(item.image_id)
+        source_ref = f"{source.registry}/{source.repository(item.wanted.ref)}@{digest}"
+        target = destination_ref(destination, item.wanted.ref, tag)
+        self.log(f"copying {source_ref} to {target}")
+        skopeo.copy(self.endpoints[source.registry], source_ref,
+                    self.endpoints[destination.registry], target, retry_for=self.options.retry_for)
+        repository = destination.repository(item.wanted.ref)
+        read = self.clients[destination.registry].digest(repository, tag)
+        if read != digest:
+            raise RegistryError(destination.registry, f"{repository}:{tag} is {read} after the "
+                                f"copy, not {digest}: digests must agree everywhere")
+        item.done.append(destination)
+
+    def _attach(self, item: _Pushed, destination: Destination) -> None:
+        assert item.manifest is not None
+        if item.verdict is None:
+            document = tickets.document(item.image_id) or {}
+            item.verdict = verdict_artifact(
+                document, item.manifest, created=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                gpu_unverified_allowed=not bool(document.get("gpu_checked")))
+        client = self.clients[destination.registry]
+        repository = destination.repository(item.wanted.ref)
+        for blob in item.verdict.blobs:
+            client.put_blob(repository, blob)
+        client.put_manifest(repository, item.verdict.tag, item.verdict.manifest,
+                            "application/vnd.oci.image.manifest.v1+json")
+        self.log(f"attached the verdict to {destination.registry}/{repository}@"
+                 f"{item.manifest.digest} ({item.verdict.tag})")
+
+    def move_tags(self, item: _Pushed, destination: Destination) -> tuple[str, ...]:
+        """Point the image's own tag and its aliases at the digest, by putting the very
+        manifest that was read back (so the digest cannot change)."""
+        assert item.manifest is not None
+        client = self.clients[destination.registry]
+        repository = destination.repository(item.wanted.ref)
+        tags = (split_ref(item.wanted.ref)[1], *item.wanted.aliases)
+        for tag in tags:
+            client.put_manifest(repository, tag, item.manifest.body, item.manifest.media_type)
+        self.log(f"tagged {destination.registry}/{repository}@{item.manifest.digest} as "
+                 f"{', '.join(tags)}")
+        return tags
+
+    # -- results ----------------------------------------------------------------------
+    def _result(self, item: _Pushed, destination: Destination, status: Status, *,
+                tags: tuple[str, ...] = (), detail: str = "") -> Published:
+        reached = destination in item.done and item.manifest is not None
+        return Published(
+            image=item.wanted.ref, image_id=item.image_id,
+            destination=f"{destination.registry}/{destination.repository(item.wanted.ref)}",
+            status=status, digest=item.manifest.digest if reached and item.manifest else "",
+            tags=(id_tag(item.image_id), *tags) if reached else (),
+            verdict=item.verdict.tag if item.verdict is not None and reached else "",
+            detail=detail, gpu_unverified_allowed=self._gpu_unverified(item))
+
+    def _unfinished(self, item: _Pushed, destination: Destination, error: str | None) -> Published:
+        if destination in item.done:
+            return self._result(item, destination, "pushed", detail="human tags not moved: "
+                                + ("a later step failed" if error else "another image failed"))
+        first_missing = next(d for d in self.destinations if d not in item.done)
+        return self._result(item, destination, "failed",
+                            detail=str(error) if destination == first_missing else "not reached")
+
+    def _gpu_unverified(self, item: _Pushed) -> bool:
+        ticket = tickets.lookup(item.image_id)
+        return ticket is not None and not ticket.gpu_checked
+
+    def _planned(self, item: _Pushed) -> Published:
+        tags = () if self.options.candidate else (split_ref(item.wanted.ref)[1], *item.wanted.aliases)
+        return Published(image=item.wanted.ref, image_id=item.image_id,
+                         destination=", ".join(str(d) for d in self.destinations),
+                         status="would publish", tags=(id_tag(item.image_id), *tags),
+                         gpu_unverified_allowed=self._gpu_unverified(item))
+
+    def _refuse(self, item: Wanted, image_id: str, why: str) -> list[Published]:
+        return [Published(image=item.ref, image_id=image_id, destination=str(d), status="refused",
+                          detail=why) for d in self.destinations]

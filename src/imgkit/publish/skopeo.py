@@ -1,0 +1,79 @@
+"""Registry-to-registry copies by digest, with skopeo (`--preserve-digests`): the engine
+may recompress layers on every push, so a second push could give a second digest.
+
+skopeo gets credentials from a temporary auth file imgkit writes (mode 0600, removed
+afterwards) from Docker's config, never from argv; TLS follows the engine's policy.
+"""
+from __future__ import annotations
+
+import base64
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+import stamina
+
+from ..errors import HostError, RegistryAuthError, RegistryError
+from .registry import CERTS_D, Endpoint
+
+AUTH_WORDS = ("unauthorized", "authentication required", "denied", "status 401", "status 403")
+STDERR_KEPT = 400
+
+
+def auth_file(directory: Path, endpoints: list[Endpoint]) -> Path:
+    auths = {e.registry: {"auth": base64.b64encode(f"{e.credentials[0]}:{e.credentials[1]}"
+                                                   .encode()).decode()}
+             for e in endpoints if e.credentials is not None}
+    path = directory / "auth.json"
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as out:
+        json.dump({"auths": auths}, out)
+    return path
+
+
+def _tls(side: str, endpoint: Endpoint) -> list[str]:
+    flags = [f"--{side}-tls-verify={'true' if endpoint.secure else 'false'}"]
+    if (CERTS_D / endpoint.registry).is_dir():
+        flags.append(f"--{side}-cert-dir={CERTS_D / endpoint.registry}")
+    return flags
+
+
+def copy(source: Endpoint, source_ref: str, destination: Endpoint, destination_ref: str, *,
+         retry_for: float) -> None:
+    """Copy `source_ref` (host/repo@sha256:...) to `destination_ref` (host/repo:tag),
+    digests preserved; retried while the failure looks transient."""
+    if shutil.which("skopeo") is None:
+        raise HostError("skopeo is not installed: it copies images between registries by digest",
+                        hint="install it (Debian: apt-get install skopeo) or publish to one "
+                             "destination")
+    with tempfile.TemporaryDirectory(prefix="imgkit-skopeo-") as tmp:
+        authfile = auth_file(Path(tmp), [source, destination])
+        command = ["skopeo", "copy", "--quiet", "--preserve-digests", "--retry-times=0",
+                   f"--authfile={authfile}", *_tls("src", source), *_tls("dest", destination),
+                   f"docker://{source_ref}", f"docker://{destination_ref}"]
+        retries = stamina.retry_context(
+            on=lambda exc: isinstance(exc, RegistryError) and exc.transient,
+            attempts=None if retry_for > 0 else 1, timeout=max(retry_for, 0.001),
+            wait_initial=0.5, wait_max=5.0, wait_jitter=0.5)
+        for attempt in retries:
+            with attempt:
+                _run(command, destination.registry)
+
+
+def _run(command: list[str], registry: str) -> None:
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        _, stderr = process.communicate()
+    except BaseException:  # Ctrl-C included: no copy outlives imgkit
+        process.kill()
+        process.wait()
+        raise
+    if process.returncode == 0:
+        return
+    said = " ".join(stderr.split())[-STDERR_KEPT:]
+    if any(word in said.lower() for word in AUTH_WORDS):
+        raise RegistryAuthError(registry, f"skopeo copy was refused: {said}")
+    raise RegistryError(registry, f"skopeo copy failed: {said}", transient=True)

@@ -1,0 +1,227 @@
+"""`imgkit publish` against real registries (Debian's docker-registry on loopback, htpasswd
+auth), the real engine, and skopeo as the independent reader."""
+from __future__ import annotations
+
+import io
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+import requests
+
+from imgkit.publish.push import id_tag
+
+from .registry import USER, FaultProxy, Registry, docker_config, skopeo_json, skopeo_tags, start_registry
+
+pytestmark = pytest.mark.docker
+IMGKIT = [sys.executable, "-m", "imgkit"]
+
+
+@pytest.fixture()
+def registry(tmp_path: Path) -> Iterator[Registry]:
+    running = start_registry(tmp_path / "registry-a")
+    yield running
+    running.remove()
+
+
+@pytest.fixture()
+def second(tmp_path: Path) -> Iterator[Registry]:
+    running = start_registry(tmp_path / "registry-b")
+    yield running
+    running.remove()
+
+
+def image_like(engine, namespace: str, parent: str, name: str) -> str:  # type: ignore[no-untyped-def]
+    """An image of its own id (a label apart from `parent`): its own ticket, same layers."""
+    ref = f"{namespace}/pub-{name}:1.0-cuda11.8"
+    dockerfile = f"FROM {parent}\nLABEL org.imgkit.test-run={uuid.uuid4().hex}\n"
+    engine.client.images.build(fileobj=io.BytesIO(dockerfile.encode()), tag=ref, rm=True)
+    return ref
+
+
+def imgkit(*args: str, config: Path, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "DOCKER_CONFIG": str(config)}
+    return subprocess.run([*IMGKIT, *args], env=env, capture_output=True, text=True, timeout=timeout)
+
+
+def verified(ref: str, config: Path) -> None:
+    out = imgkit("verify", ref, "--gpus", "none", config=config)
+    assert out.returncode == 0, out.stdout + out.stderr
+
+
+def logins(tmp_path: Path, *registries: Registry, address: str | None = None) -> Path:
+    return docker_config(tmp_path / f"docker-{uuid.uuid4().hex[:6]}",
+                         {address or r.address: (USER, r.password) for r in registries})
+
+
+def raw(registry: Registry, ref: str) -> dict:  # type: ignore[type-arg]
+    return skopeo_json("inspect", "--raw", f"docker://{registry.address}/{ref}", registry=registry)
+
+
+def test_a_verified_image_reaches_two_registries_under_one_digest(  # type: ignore[no-untyped-def]
+        engine, mini, namespace, registry, second, tmp_path):
+    ref = image_like(engine, namespace, mini, "two")
+    config = logins(tmp_path, registry, second)
+    verified(ref, config)
+    image_id = engine.image(ref).id
+    out = imgkit("publish", ref, "--to", f"{registry.address}/team", "--to", second.address,
+                 "--allow-gpu-unverified", "--json", str(tmp_path / "p.json"), config=config)
+    assert out.returncode == 0, out.stdout + out.stderr
+    results = json.loads((tmp_path / "p.json").read_text())["published"]
+    digest = results[0]["digest"]
+    assert [r["digest"] for r in results] == [digest, digest]
+
+    name, tag = ref.rsplit(":", 1)
+    for where, repository in ((registry, f"team/{name}"), (second, name)):
+        manifest = raw(where, f"{repository}@{digest}")
+        assert manifest["config"]["digest"] == image_id          # the verified image, bit for bit
+        tags = skopeo_tags(where, repository)
+        verdict_tag = digest.replace(":", "-") + ".verdict"
+        assert set(tags) == {tag, id_tag(image_id), verdict_tag}
+        assert skopeo_json("inspect", f"docker://{where.address}/{repository}:{tag}",
+                           registry=where)["Digest"] == digest
+        artifact = raw(where, f"{repository}:{verdict_tag}")
+        assert artifact["subject"]["digest"] == digest
+        assert artifact["annotations"]["dev.imgkit.verdict.image-id"] == image_id
+        assert artifact["annotations"]["dev.imgkit.verdict.gpu-unverified-allowed"] == "true"
+        layer = artifact["layers"][0]["digest"]
+        blob = requests.get(f"http://{where.address}/v2/{repository}/blobs/{layer}",
+                            auth=(USER, where.password), timeout=30).json()
+        assert blob["image_id"] == image_id and blob["passed"] and blob["subject"] == digest
+    assert not [t for i in engine.client.images.list() for t in i.tags
+                if t.startswith(("127.0.0.1:",))], "a push tag was left behind locally"
+
+
+def test_unverified_failed_and_moved_images_are_refused_with_nothing_pushed(  # type: ignore[no-untyped-def]
+        engine, mini, namespace, base_image, registry, tmp_path):
+    config = logins(tmp_path, registry)
+    never = image_like(engine, namespace, mini, "never")
+    failing = f"{namespace}/pub-failing:1.0-cuda11.8"
+    engine.tag(engine.image(base_image).id, failing)       # no python: its verify fails
+    assert imgkit("verify", failing, "--gpus", "none", config=config).returncode == 1
+    moved = image_like(engine, namespace, mini, "moved")
+    verified(moved, config)
+    engine.tag(engine.image(image_like(engine, namespace, mini, "other")).id, moved)
+    gpu_less = image_like(engine, namespace, mini, "gpuless")
+    verified(gpu_less, config)
+
+    for ref, why in ((never, "never verified"), (failing, "verification failed"),
+                     (moved, "rebuilt or retagged since"), (gpu_less, "without a GPU")):
+        out = imgkit("publish", ref, "--to", registry.address, config=config)
+        assert out.returncode == 1, out.stdout + out.stderr
+        assert why in out.stdout, out.stdout
+        assert skopeo_tags(registry, ref.rsplit(":", 1)[0]) == []
+    # one refusal holds back the whole publish
+    out = imgkit("publish", gpu_less, never, "--to", registry.address, "--allow-gpu-unverified",
+                 config=config)
+    assert out.returncode == 1 and "held" in out.stdout
+    assert skopeo_tags(registry, gpu_less.rsplit(":", 1)[0]) == []
+
+
+def test_a_wrong_password_is_exit_3_within_seconds(engine, mini, namespace, registry, tmp_path):  # type: ignore[no-untyped-def]
+    ref = image_like(engine, namespace, mini, "badpass")
+    good = logins(tmp_path, registry)
+    verified(ref, good)
+    bad = docker_config(tmp_path / "bad", {registry.address: (USER, "not-the-password")})
+    started = time.monotonic()
+    out = imgkit("publish", ref, "--to", registry.address, "--allow-gpu-unverified", config=bad)
+    assert out.returncode == 3, out.stdout + out.stderr
+    assert time.monotonic() - started < 15
+    assert registry.address in out.stderr and "docker login" in out.stderr
+    assert "not-the-password" not in out.stdout + out.stderr
+    assert skopeo_tags(registry, ref.rsplit(":", 1)[0]) == []
+
+
+def test_transient_faults_are_retried_to_the_right_digest(  # type: ignore[no-untyped-def]
+        engine, mini, namespace, registry, tmp_path):
+    proxy = FaultProxy(registry.port, faults=["reset", "502", "429", "reset", "502", "429"])
+    try:
+        ref = image_like(engine, namespace, mini, "faults")
+        config = logins(tmp_path, registry, address=proxy.address)
+        verified(ref, config)
+        out = imgkit("publish", ref, "--to", proxy.address, "--allow-gpu-unverified",
+                     "--json", str(tmp_path / "p.json"), config=config)
+        assert out.returncode == 0, out.stdout + out.stderr
+        assert proxy.faults == [] and len(proxy.served) == 6
+        digest = json.loads((tmp_path / "p.json").read_text())["published"][0]["digest"]
+        repository, tag = ref.rsplit(":", 1)
+        assert skopeo_json("inspect", f"docker://{registry.address}/{repository}:{tag}",
+                           registry=registry)["Digest"] == digest
+        assert raw(registry, f"{repository}@{digest}")["config"]["digest"] == engine.image(ref).id
+    finally:
+        proxy.close()
+
+
+def test_a_registry_killed_mid_push_moves_no_tag_and_a_rerun_completes(  # type: ignore[no-untyped-def]
+        engine, mini, namespace, registry, tmp_path):
+    killed: list[str] = []
+
+    def kill_at_first_upload(method: str, path: str) -> None:
+        if method in ("PATCH", "PUT") and "/blobs/uploads/" in path and not killed:
+            killed.append(path)
+            registry.kill()
+
+    proxy = FaultProxy(registry.port, on_request=kill_at_first_upload)
+    try:
+        ref = image_like(engine, namespace, mini, "killed")
+        config = logins(tmp_path, registry, address=proxy.address)
+        verified(ref, config)
+        out = imgkit("publish", ref, "--to", proxy.address, "--allow-gpu-unverified",
+                     "--retry-for", "0", config=config)
+        assert killed and out.returncode != 0, out.stdout + out.stderr
+        assert "Traceback" not in out.stderr
+        registry.start()                                     # same storage, same port
+        repository, tag = ref.rsplit(":", 1)
+        assert tag not in skopeo_tags(registry, repository)
+        out = imgkit("publish", ref, "--to", proxy.address, "--allow-gpu-unverified", config=config)
+        assert out.returncode == 0, out.stdout + out.stderr
+        assert tag in skopeo_tags(registry, repository)
+    finally:
+        proxy.close()
+
+
+def test_ctrl_c_during_a_push_moves_no_tag_and_leaves_no_local_tag(  # type: ignore[no-untyped-def]
+        engine, mini, namespace, registry, tmp_path):
+    started: list[subprocess.Popen[str]] = []
+    interrupted: list[str] = []
+
+    def interrupt_at_first_upload(method: str, path: str) -> None:
+        if method in ("PATCH", "PUT") and "/blobs/uploads/" in path and not interrupted:
+            interrupted.append(path)
+            started[0].send_signal(signal.SIGINT)
+
+    proxy = FaultProxy(registry.port, on_request=interrupt_at_first_upload)
+    try:
+        ref = image_like(engine, namespace, mini, "ctrlc")
+        config = logins(tmp_path, registry, address=proxy.address)
+        verified(ref, config)
+        started.append(subprocess.Popen(
+            [*IMGKIT, "publish", ref, "--to", proxy.address, "--allow-gpu-unverified"],
+            env={**os.environ, "DOCKER_CONFIG": str(config)}, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, text=True))
+        stdout, stderr = started[0].communicate(timeout=120)
+        assert interrupted and started[0].returncode == 130, stdout + stderr
+        assert "Traceback" not in stderr
+        repository, tag = ref.rsplit(":", 1)
+        assert tag not in skopeo_tags(registry, repository)
+        assert not [t for i in engine.client.images.list() for t in i.tags
+                    if t.startswith(proxy.address)], "a push tag was left behind locally"
+    finally:
+        proxy.close()
+
+
+def test_dry_run_touches_no_registry(engine, mini, namespace, registry, tmp_path):  # type: ignore[no-untyped-def]
+    ref = image_like(engine, namespace, mini, "dry")
+    config = logins(tmp_path, registry)
+    verified(ref, config)
+    out = imgkit("publish", ref, "--to", registry.address, "--allow-gpu-unverified", "--dry-run",
+                 config=config)
+    assert out.returncode == 0 and "would publish" in out.stdout, out.stdout + out.stderr
+    assert skopeo_tags(registry, ref.rsplit(":", 1)[0]) == []
