@@ -62,7 +62,7 @@ def test_render_writes_one_context_per_image(tmp_path: Path) -> None:
 
 def test_help_lists_the_commands() -> None:
     result = imgkit("--help")
-    for command in ("build", "render", "verify", "probe", "list"):
+    for command in ("build", "render", "verify", "probe", "list", "publish"):
         assert command in result.stdout
 
 

@@ -156,7 +156,7 @@ def verify(
 def publish(
     tags: list[str] = typer.Argument(None, help="Local images (name:tag); default: the matrix's "
                                      "images in the --cuda/--only selection."),
-    to: list[str] = typer.Option([], "--to", help="REGISTRY\\[/NAMESPACE] to publish to "
+    to: list[str] = typer.Option([], "--to", help="Registry to publish to: host, host:port or host/namespace "
                                  "(repeatable): pushed to the first, copied by digest to the rest."),
     cuda: Optional[str] = CUDA,
     only: Optional[str] = ONLY,

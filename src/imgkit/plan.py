@@ -162,26 +162,29 @@ def _check_reference(family: Family, target: Target) -> None:
                     hint="check --namespace and the axis values that go into layer tags")
 
 
-def _claim_aliases(family: Family, target: Target, claimed: dict[str, str],
-                   by_tag: dict[str, Target]) -> None:
-    """An alias names one image: `latest-gpu` on a family of many images is ambiguous, and
-    an alias may not be another image's own tag."""
+def _claim_aliases(family: Family, target: Target, claimed: dict[str, tuple[str, str]]) -> None:
+    """An alias names one image: `latest-gpu` on a family of many images is ambiguous."""
     repository = target.tag.rsplit(":", 1)[0]
     for alias in target.aliases:
-        ref = f"{repository}:{alias}"
-        owner = claimed.setdefault(ref, target.tag)
-        if ref in by_tag and ref != target.tag:
-            owner = ref
+        owner, _ = claimed.setdefault(f"{repository}:{alias}", (target.tag, family.file))
         if owner != target.tag:
             raise SpecError(family.file, "aliases", f"{alias!r} would name both {owner} and "
                             f"{target.tag}", hint="put a placeholder in it that tells them apart, "
                             "e.g. {cuda}, or narrow it with include/exclude")
 
 
+def _check_alias_owners(claimed: dict[str, tuple[str, str]], by_tag: dict[str, Target]) -> None:
+    """An alias may not be another image's own tag (publishing would move it away)."""
+    for ref, (owner, file) in claimed.items():
+        if ref in by_tag and ref != owner:
+            raise SpecError(file, "aliases", f"{ref.rsplit(':', 1)[1]!r} (for {owner}) is the tag "
+                            f"of another image, {ref}")
+
+
 def make_plan(spec: Spec, compat: Compat, settings: Settings = Settings()) -> Plan:
     by_tag: dict[str, Target] = {}
     finals: list[str] = []
-    claimed: dict[str, str] = {}   # repository:alias -> the image it names
+    claimed: dict[str, tuple[str, str]] = {}   # repository:alias -> (image, file)
     for family in spec.families:
         for combo in family.combos:
             try:
@@ -200,7 +203,8 @@ def make_plan(spec: Spec, compat: Compat, settings: Settings = Settings()) -> Pl
                                     f"{target.tag} would name two different images "
                                     f"(also from family {known.family})")
             finals.append(chain[-1].tag)
-            _claim_aliases(family, chain[-1], claimed, by_tag)
+            _claim_aliases(family, chain[-1], claimed)
+    _check_alias_owners(claimed, by_tag)
     order = {layer: i for i, layer in enumerate(LAYERS)}
     targets = sorted(by_tag.values(), key=lambda t: (order[t.layer], t.tag))
     return Plan(targets=tuple(targets), finals=tuple(dict.fromkeys(finals)))
