@@ -187,19 +187,20 @@ def test_a_registry_killed_mid_push_moves_no_tag_and_a_rerun_completes(  # type:
         proxy.close()
 
 
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
 def test_ctrl_c_during_a_push_moves_no_tag_and_leaves_no_local_tag(  # type: ignore[no-untyped-def]
-        engine, mini, namespace, registry, tmp_path):
+        engine, mini, namespace, registry, tmp_path, signum):
     started: list[subprocess.Popen[str]] = []
     interrupted: list[str] = []
 
     def interrupt_at_first_upload(method: str, path: str) -> None:
         if method in ("PATCH", "PUT") and "/blobs/uploads/" in path and not interrupted:
             interrupted.append(path)
-            started[0].send_signal(signal.SIGINT)
+            started[0].send_signal(signum)
 
     proxy = FaultProxy(registry.port, on_request=interrupt_at_first_upload)
     try:
-        ref = image_like(engine, namespace, mini, "ctrlc")
+        ref = image_like(engine, namespace, mini, f"stop{int(signum)}")
         config = logins(tmp_path, registry, address=proxy.address)
         verified(ref, config)
         started.append(subprocess.Popen(
@@ -225,3 +226,49 @@ def test_dry_run_touches_no_registry(engine, mini, namespace, registry, tmp_path
                  config=config)
     assert out.returncode == 0 and "would publish" in out.stdout, out.stdout + out.stderr
     assert skopeo_tags(registry, ref.rsplit(":", 1)[0]) == []
+
+
+def test_candidate_then_verify_by_digest_then_promote(  # type: ignore[no-untyped-def]
+        engine, mini, namespace, registry, second, tmp_path):
+    """The staging flow: push a candidate (no gate), verify it by digest (pulled, since the
+    local copy is gone) and attach the verdict, promote by digest with the verdict along."""
+    config = logins(tmp_path, registry, second)
+    ref = image_like(engine, namespace, mini, "staged")
+    image_id = engine.image(ref).id
+    out = imgkit("publish", ref, "--candidate", "--to", registry.address, "--json",
+                 str(tmp_path / "c.json"), config=config)
+    assert out.returncode == 0, out.stdout + out.stderr
+    digest = json.loads((tmp_path / "c.json").read_text())["published"][0]["digest"]
+    repository, tag = ref.rsplit(":", 1)
+    assert skopeo_tags(registry, repository) == [id_tag(image_id)]   # no human tag, no verdict
+    engine.remove_image(ref)                                        # verify must pull it
+    candidate = f"{registry.address}/{repository}@{digest}"
+    production = f"{second.address}/ml/promoted"
+
+    out = imgkit("promote", candidate, "--to", production, config=config)
+    assert out.returncode == 1 and "no verdict attached" in out.stdout, out.stdout + out.stderr
+    assert skopeo_tags(second, "ml/promoted") == []
+
+    out = imgkit("verify", candidate, "--gpus", "none", "--attest", config=config)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert engine.image(candidate).id == image_id
+    assert digest.replace(":", "-") + ".verdict" in skopeo_tags(registry, repository)
+
+    out = imgkit("promote", candidate, "--to", production, "--tag", tag, config=config)
+    assert out.returncode == 1 and "without a GPU" in out.stdout, out.stdout + out.stderr
+    out = imgkit("promote", candidate, "--to", production, "--tag", tag, "--tag", "stable",
+                 "--allow-gpu-unverified", config=config)
+    assert out.returncode == 0, out.stdout + out.stderr
+    for name in (tag, "stable"):
+        assert skopeo_json("inspect", f"docker://{production}:{name}", registry=second)["Digest"] == digest
+    assert raw(second, f"ml/promoted@{digest}")["config"]["digest"] == image_id
+    assert digest.replace(":", "-") + ".verdict" in skopeo_tags(second, "ml/promoted")
+
+
+def test_promotion_and_attestation_take_digests_only(engine, registry, tmp_path):  # type: ignore[no-untyped-def]
+    config = logins(tmp_path, registry)
+    out = imgkit("promote", f"{registry.address}/ml/x:1.0", "--to", f"{registry.address}/y",
+                 config=config)
+    assert out.returncode == 2 and "by digest" in out.stderr
+    out = imgkit("verify", "paddle:2.6.2", "--attest", "--gpus", "none", config=config)
+    assert out.returncode == 2 and "--attest needs a registry reference" in out.stderr

@@ -137,10 +137,15 @@ def verify(
                                    help="Share of dense peak GEMMs must reach."),
     min_conv: float = typer.Option(DEFAULTS.thresholds.conv, "--min-conv",
                                    help="Share of FP16 peak the conv must reach."),
+    attest: bool = typer.Option(
+        False, "--attest", help="For a registry reference: attach the verdict next to the "
+                                "digest that was verified (what `imgkit promote` checks)."),
 ) -> None:
     """Prove an image's stack matches its tag and that the GPU really computes.
 
-    The verdict is kept as the ticket of the image id it judged (imgkit's cache).
+    IMAGE is a local image, or a registry reference (HOST/REPO@sha256:... or HOST/REPO:TAG)
+    pulled by digest first. The verdict is kept as the ticket of the image id it judged
+    (imgkit's cache).
     Exit 0: every required check passed; 1: the image failed; 2: bad usage or unknown
     image; 3: the host cannot run the check (no engine, no NVIDIA runtime, driver too old)."""
     if shm_size is not None and not SIZE.match(shm_size):
@@ -148,7 +153,8 @@ def verify(
     options = VerifyOptions(gpus=gpus, expect=tuple(expect), timeout=timeout, shm_size=shm_size,
                             thresholds=Thresholds(gemm=min_gemm, conv=min_conv))
     raise typer.Exit(workflows.verify(image=image, options=options, json_file=json_file,
-                                      junit_file=junit_file, markdown_file=markdown_file))
+                                      junit_file=junit_file, markdown_file=markdown_file,
+                                      attest=attest))
 
 
 @app.command()
@@ -188,6 +194,32 @@ def publish(
     raise typer.Exit(workflows.publish(tags=tags or [], cuda=cuda, only=only, images=images,
                                        namespace=namespace, compat_file=compat_file, to=to,
                                        options=options, json_file=json_file))
+
+
+@app.command()
+@reports_errors
+def promote(
+    source: str = typer.Argument(..., help="The candidate, by digest: HOST/REPO@sha256:..."),
+    to: list[str] = typer.Option([], "--to", help="Repository to promote to: HOST/REPO "
+                                 "(repeatable)."),
+    tag: list[str] = typer.Option([], "--tag", help="Tag to point at the digest in every "
+                                  "destination, moved last (repeatable)."),
+    allow_gpu_unverified: bool = typer.Option(
+        False, "--allow-gpu-unverified", help="Accept an attached verdict whose GPU checks did "
+                                              "not run."),
+    retry_for: float = typer.Option(PUBLISH_DEFAULTS.retry_for, "--retry-for", min=0,
+                                    help="Seconds to keep retrying a transient registry failure."),
+    json_file: Optional[Path] = JSON,
+) -> None:
+    """Copy a verified candidate by digest to production repositories.
+
+    Only when a passing verdict is attached to that digest in the source (`imgkit verify
+    SOURCE --attest`); the verdict is copied along, and the tags move only after every
+    destination holds the digest. Exit 0: promoted; 1: refused or failed; 2: bad usage;
+    3: a registry refused the credentials."""
+    options = PublishOptions(allow_gpu_unverified=allow_gpu_unverified, retry_for=retry_for)
+    raise typer.Exit(workflows.promote(source=source, to=to, tags=tag, options=options,
+                                       json_file=json_file))
 
 
 @app.command()

@@ -359,6 +359,20 @@ class Engine:
             raise RegistryError(registry, f"the push of {ref} ended without a digest")
         return digest
 
+    def pull_checked(self, ref: str, credentials: tuple[str, str] | None = None) -> None:
+        """Pull `ref` (name:tag or name@sha256:...), every chunk checked like a push."""
+        import docker.errors
+        name, digest = ref.split("@", 1) if "@" in ref else ref.rsplit(":", 1)
+        registry = name.split("/", 1)[0]
+        try:
+            for chunk in _checked(self.api.pull(name, tag=digest, stream=True, decode=True,
+                                                auth_config=_auth_config(credentials))):
+                if chunk.get("error") or chunk.get("errorDetail"):
+                    detail = chunk.get("errorDetail") or {}
+                    raise RegistryError(registry, str(detail.get("message") or chunk.get("error")))
+        except docker.errors.APIError as exc:
+            raise RegistryError(registry, str(exc.explanation or exc))
+
     def untag(self, ref: str) -> None:
         """Remove the tag `ref` only (never the image it names)."""
         import docker.errors

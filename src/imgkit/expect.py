@@ -38,6 +38,7 @@ def from_labels(labels: dict[str, str]) -> dict[str, str]:
 
 def from_tag(ref: str) -> dict[str, str]:
     """`paddle:2.6.2-gpu-cuda11.8-cudnn8` -> cuda 11.8, cudnn 8, paddle 2.6.2."""
+    ref = ref.split("@", 1)[0]   # name@sha256:...: the digest says nothing of the stack
     repository, _, tag = ref.rpartition(":") if ":" in ref.split("/")[-1] else (ref, "", "")
     out = {}
     cuda = re.search(r"cuda[-_]?(\d+\.\d+)", tag) or re.search(r"cu(\d{2})(\d)\b", tag)

@@ -43,3 +43,21 @@ def interrupt_sets(event: threading.Event) -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGINT, previous)
+
+
+@contextmanager
+def terminate_interrupts() -> Iterator[None]:
+    """Within the block, SIGTERM (a CI job cancelled) unwinds like Ctrl-C, so the same
+    clean-up runs (no push tag left behind). For single-threaded work only."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def on_sigterm(signum: int, frame: FrameType | None) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, on_sigterm)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)

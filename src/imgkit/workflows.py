@@ -15,12 +15,13 @@ from .buildenv import BuildEnv, SecretServer, default_ca_bundle
 from .engine import Engine, connect
 from .errors import EXIT_FAILED, EXIT_OK, UsageError
 from .freshness import check_freshness
-from .options import PublishOptions, VerifyOptions
+from .interrupts import terminate_interrupts
+from .options import PUBLISH_DEFAULTS, PublishOptions, VerifyOptions
 
 if TYPE_CHECKING:
     from .outcome import Result
     from .plan import Plan
-    from .publish.push import Wanted
+    from .publish.push import Published, Wanted
     from .render import Context
 
 
@@ -188,17 +189,32 @@ def _build(engine: Engine, contexts: list[Context], env: BuildEnv, *, jobs: int,
 
 
 def verify(*, image: str, options: VerifyOptions, json_file: Path | None = None,
-           junit_file: Path | None = None, markdown_file: Path | None = None) -> int:
-    """Judge one image; every output the user asked for is written whatever the verdict."""
+           junit_file: Path | None = None, markdown_file: Path | None = None,
+           attest: bool = False) -> int:
+    """Judge one image; every output the user asked for is written whatever the verdict.
+    A registry reference is pulled by digest first; with `attest` the verdict is attached
+    next to that digest in its registry."""
     import os
 
     from . import tickets
     from .errors import EXIT_HOST
+    from .publish.remote import attach_verdict, fetch, remote_ref
     from .verify import check_gpus
     from .verify import verify as run_verify
     check_gpus(options.gpus)                                  # bad --gpus: exit 2 first
-    verdict = run_verify(connect(), image, options)
+    remote = remote_ref(image)
+    if attest and remote is None:
+        raise UsageError(f"--attest needs a registry reference, not {image!r}",
+                         hint="e.g. imgkit verify registry.example.com/ml/paddle@sha256:... --attest")
+    engine = connect()
+    if remote is not None:
+        remote = fetch(engine, remote, retry_for=PUBLISH_DEFAULTS.retry_for)  # pull by digest
+    verdict = run_verify(engine, image if remote is None else remote.local_ref, options)
     tickets.record(verdict)                                   # what publish gates on
+    if attest and remote is not None:
+        tag = attach_verdict(engine, remote, verdict.image_id, retry_for=PUBLISH_DEFAULTS.retry_for)
+        report.console(stderr=True).print(f"attached the verdict to {remote.registry}/"
+                                          f"{remote.repository}@{remote.digest} ({tag})")
     report.print_verdict(verdict)
     if json_file is not None:
         json_file.write_text(report.verdict_json(verdict))
@@ -220,9 +236,6 @@ def publish(*, tags: list[str], cuda: str | None, only: str | None, images: Path
             json_file: Path | None = None) -> int:
     """Gate, push once, copy by digest, attach verdicts, move human tags last; returns the
     exit code (1 when anything was refused or failed)."""
-    import os
-
-    from .errors import EXIT_FAILED, EXIT_OK, UsageError
     from .publish.destination import parse_destination
     from .publish.push import Publisher
     started = time.monotonic()
@@ -236,9 +249,16 @@ def publish(*, tags: list[str], cuda: str | None, only: str | None, images: Path
     publisher = Publisher(connect(), destinations, options,             # no engine: exit 3
                           log=lambda line: console.print(line, highlight=False, markup=False))
     try:
-        results = publisher.run(wanted)
+        with terminate_interrupts():
+            results = publisher.run(wanted)
     finally:
         publisher.close()
+    return _published(results, started, json_file)
+
+
+def _published(results: list[Published], started: float, json_file: Path | None) -> int:
+    """The publish/promote summary on stdout, as JSON and as the job summary; the exit code."""
+    import os
     print(report.publish_summary(results, time.monotonic() - started), flush=True)
     if json_file is not None:
         json_file.write_text(report.publish_json(results, time.monotonic() - started))
@@ -248,6 +268,27 @@ def publish(*, tags: list[str], cuda: str | None, only: str | None, images: Path
             out.write(report.publish_markdown(results))
     return EXIT_FAILED if any(r.status in ("refused", "held", "failed", "pushed")
                               for r in results) else EXIT_OK
+
+
+def promote(*, source: str, to: list[str], tags: list[str], options: PublishOptions,
+            json_file: Path | None = None) -> int:
+    """Copy a candidate by digest to every --to repository, if its attached verdict passes."""
+    from .publish.promote import Promoter, check_tags, parse_source, parse_target
+    started = time.monotonic()
+    repository, digest = parse_source(source)                  # a tag, not a digest: exit 2
+    targets = list(dict.fromkeys(parse_target(t) for t in to))
+    if not targets:
+        raise UsageError("say where to promote to: --to HOST/REPOSITORY (repeatable)")
+    check_tags(tags)
+    console = report.console(stderr=True)
+    promoter = Promoter(connect(), options,
+                        log=lambda line: console.print(line, highlight=False, markup=False))
+    try:
+        with terminate_interrupts():
+            results = promoter.run(repository, digest, targets, tags)
+    finally:
+        promoter.close()
+    return _published(results, started, json_file)
 
 
 def publish_selection(tags: list[str], cuda: str | None, only: str | None, images: Path,

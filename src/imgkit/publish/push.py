@@ -14,23 +14,19 @@ human tags last.
 """
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 from typing import Callable, Literal
-
-import stamina
 
 from .. import tickets
 from ..engine import Engine
 from ..errors import RegistryAuthError, RegistryError
 from ..options import PublishOptions
-from . import skopeo
-from .attest import Artifact, verdict_artifact
+from . import skopeo, verdicts
+from .attest import Artifact
 from .destination import Destination, destination_ref, split_ref
-from .registry import Endpoint, Manifest, RegistryClient
+from .registry import Endpoint, Manifest, RegistryClient, classify_engine_error, retrying
 
 Status = Literal["published", "candidate", "would publish", "refused", "held", "failed", "pushed"]
-AUTH_WORDS = ("unauthorized", "authentication required", "denied", "no basic auth credentials")
 
 
 @dataclass(frozen=True)
@@ -154,7 +150,8 @@ class Publisher:
         self.log(f"pushing {item.wanted.ref} ({item.image_id[:19]}) to {ref}")
         self.engine.tag(item.image_id, ref)        # the gated id, whatever the tag says now
         try:
-            digest = self._retrying(lambda: self._push_once(ref, destination.registry))
+            digest = retrying(lambda: self._push_once(ref, destination.registry),
+                              self.options.retry_for)
         finally:
             self.engine.untag(ref)                 # nothing of the push stays tagged locally
         repository = destination.repository(item.wanted.ref)
@@ -170,23 +167,8 @@ class Publisher:
         item.done.append(destination)
 
     def _push_once(self, ref: str, registry: str) -> str:
-        try:
-            return self.engine.push(ref, self.endpoints[registry].credentials)
-        except RegistryError as exc:
-            if any(word in exc.message.lower() for word in AUTH_WORDS):
-                raise RegistryAuthError(exc.registry, f"the push of {ref} was refused: "
-                                        f"{exc.message.split(': ', 1)[-1]}")
-            raise RegistryError(exc.registry, exc.message.split(": ", 1)[-1], transient=True)
-
-    def _retrying(self, attempt: Callable[[], str]) -> str:
-        retry_for = self.options.retry_for
-        for try_ in stamina.retry_context(
-                on=lambda exc: isinstance(exc, RegistryError) and exc.transient,
-                attempts=None if retry_for > 0 else 1, timeout=max(retry_for, 0.001),
-                wait_initial=0.5, wait_max=10.0, wait_jitter=1.0):
-            with try_:
-                return attempt()
-        raise AssertionError("unreachable: stamina re-raises the last error")
+        credentials = self.endpoints[registry].credentials
+        return classify_engine_error(lambda: self.engine.push(ref, credentials), f"the push of {ref}")
 
     def _copy(self, item: _Pushed, source: Destination, destination: Destination) -> None:
         assert item.manifest is not None
@@ -206,17 +188,10 @@ class Publisher:
 
     def _attach(self, item: _Pushed, destination: Destination) -> None:
         assert item.manifest is not None
-        if item.verdict is None:
-            document = tickets.document(item.image_id) or {}
-            item.verdict = verdict_artifact(
-                document, item.manifest, created=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                gpu_unverified_allowed=not bool(document.get("gpu_checked")))
-        client = self.clients[destination.registry]
+        if item.verdict is None:  # made once: the same bytes, the same digest everywhere
+            item.verdict = verdicts.make(tickets.document(item.image_id) or {}, item.manifest)
         repository = destination.repository(item.wanted.ref)
-        for blob in item.verdict.blobs:
-            client.put_blob(repository, blob)
-        client.put_manifest(repository, item.verdict.tag, item.verdict.manifest,
-                            "application/vnd.oci.image.manifest.v1+json")
+        verdicts.attach(self.clients[destination.registry], repository, item.verdict)
         self.log(f"attached the verdict to {destination.registry}/{repository}@"
                  f"{item.manifest.digest} ({item.verdict.tag})")
 

@@ -34,6 +34,7 @@ TRANSIENT_CODES = {"BLOB_UPLOAD_UNKNOWN", "BLOB_UPLOAD_INVALID", "TOOMANYREQUEST
 CERTS_D = Path("/etc/docker/certs.d")     # where the engine looks for a registry's own CA
 SYSTEM_CAS = Path("/etc/ssl/certs/ca-certificates.crt")
 T = TypeVar("T")
+ENGINE_AUTH_WORDS = ("unauthorized", "authentication required", "denied", "no basic auth credentials")
 
 
 @dataclass(frozen=True)
@@ -169,14 +170,7 @@ class RegistryClient:
 
     # -- HTTP, authentication and retries -------------------------------------------------
     def _retrying(self, attempt: Callable[[], T]) -> T:
-        retries = stamina.retry_context(
-            on=lambda exc: isinstance(exc, RegistryError) and exc.transient,
-            attempts=None if self.retry_for > 0 else 1, timeout=max(self.retry_for, 0.001),
-            wait_initial=0.2, wait_max=5.0, wait_jitter=0.5)
-        for try_ in retries:
-            with try_:
-                return attempt()
-        raise AssertionError("unreachable: stamina re-raises the last error")
+        return retrying(attempt, self.retry_for, wait_max=5.0)
 
     def _url(self, path: str) -> str:
         if path.startswith(("http://", "https://")):
@@ -287,3 +281,27 @@ class RegistryClient:
                           f"repository:{repository}:pull,push", {}, {})
         except (RegistryError, KeyError):
             pass  # an abandoned upload expires on its own
+
+
+def retrying(attempt: Callable[[], T], retry_for: float, *, wait_max: float = 10.0) -> T:
+    """Run `attempt` again while it raises a transient RegistryError, with backoff and
+    jitter, for at most `retry_for` seconds (0: once)."""
+    for try_ in stamina.retry_context(
+            on=lambda exc: isinstance(exc, RegistryError) and exc.transient,
+            attempts=None if retry_for > 0 else 1, timeout=max(retry_for, 0.001),
+            wait_initial=0.2, wait_max=wait_max, wait_jitter=0.5):
+        with try_:
+            return attempt()
+    raise AssertionError("unreachable: stamina re-raises the last error")
+
+
+def classify_engine_error(call: Callable[[], T], what: str) -> T:
+    """The engine reports a registry's refusal as text: credentials refused -> exit 3
+    (RegistryAuthError); anything else may pass (transient)."""
+    try:
+        return call()
+    except RegistryError as exc:
+        said = exc.message.split(": ", 1)[-1]
+        if any(word in exc.message.lower() for word in ENGINE_AUTH_WORDS):
+            raise RegistryAuthError(exc.registry, f"{what} was refused: {said}")
+        raise RegistryError(exc.registry, f"{what} failed: {said}", transient=True)

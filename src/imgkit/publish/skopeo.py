@@ -14,10 +14,8 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-import stamina
-
 from ..errors import HostError, RegistryAuthError, RegistryError
-from .registry import CERTS_D, Endpoint
+from .registry import CERTS_D, Endpoint, retrying
 
 AUTH_WORDS = ("unauthorized", "authentication required", "denied", "status 401", "status 403")
 STDERR_KEPT = 400
@@ -54,13 +52,7 @@ def copy(source: Endpoint, source_ref: str, destination: Endpoint, destination_r
         command = ["skopeo", "copy", "--quiet", "--preserve-digests", "--retry-times=0",
                    f"--authfile={authfile}", *_tls("src", source), *_tls("dest", destination),
                    f"docker://{source_ref}", f"docker://{destination_ref}"]
-        retries = stamina.retry_context(
-            on=lambda exc: isinstance(exc, RegistryError) and exc.transient,
-            attempts=None if retry_for > 0 else 1, timeout=max(retry_for, 0.001),
-            wait_initial=0.5, wait_max=5.0, wait_jitter=0.5)
-        for attempt in retries:
-            with attempt:
-                _run(command, destination.registry)
+        retrying(lambda: _run(command, destination.registry), retry_for)
 
 
 def _run(command: list[str], registry: str) -> None:

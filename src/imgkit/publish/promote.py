@@ -1,0 +1,135 @@
+"""Promotion: copy a candidate from a staging registry to production repositories, by
+digest only, and only when a passing verdict is attached to that very digest in the source.
+
+The staging flow: CPU runners build and `publish --candidate` to staging; GPU runners
+`verify STAGING/REPO@sha256:... --attest`; this copies what passed, verdict included, then
+moves the human tags.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from ..engine import Engine
+from ..errors import RegistryError, UsageError
+from ..options import PublishOptions
+from . import skopeo, verdicts
+from .destination import NAMESPACE, REGISTRY, is_registry_host
+from .push import Published, id_tag
+from .registry import Endpoint, Manifest, RegistryClient
+
+DIGEST_REF = re.compile(r"^(?P<registry>[^/]+)/(?P<repository>[^@:]+)@(?P<digest>sha256:[0-9a-f]{64})$")
+TAG = re.compile(r"^[\w][\w.-]{0,127}$")
+
+
+@dataclass(frozen=True)
+class Repository:
+    registry: str
+    path: str
+
+    def __str__(self) -> str:
+        return f"{self.registry}/{self.path}"
+
+
+def parse_source(text: str) -> tuple[Repository, str]:
+    """HOST/REPO@sha256:... -> (repository, digest); a tag is refused: tags move."""
+    match = DIGEST_REF.match(text.strip())
+    if not match or not is_registry_host(match["registry"]) or not NAMESPACE.match(match["repository"]):
+        raise UsageError(f"{text!r}: promotion copies by digest only",
+                         hint="name the source as HOST/REPOSITORY@sha256:<64 hex digits>, e.g. the "
+                              "digest `imgkit publish --candidate` printed")
+    return Repository(match["registry"], match["repository"]), match["digest"]
+
+
+def parse_target(text: str) -> Repository:
+    registry, _, path = text.strip().rstrip("/").partition("/")
+    if not (REGISTRY.match(registry) and is_registry_host(registry) and path and NAMESPACE.match(path)):
+        raise UsageError(f"--to {text!r}: expected HOST/REPOSITORY, e.g. registry.example.com/ml/paddle")
+    return Repository(registry, path)
+
+
+def check_tags(tags: list[str]) -> None:
+    for tag in tags:
+        if not TAG.match(tag):
+            raise UsageError(f"--tag {tag!r} is not a valid tag")
+
+
+class Promoter:
+    def __init__(self, engine: Engine, options: PublishOptions,
+                 log: Callable[[str], None] = lambda _: None) -> None:
+        self.engine = engine
+        self.options = options
+        self.log = log
+        self.clients: dict[str, RegistryClient] = {}
+
+    def client(self, registry: str) -> RegistryClient:
+        if registry not in self.clients:
+            endpoint = Endpoint(registry, self.engine.registry_is_secure(registry),
+                                self.engine.registry_credentials(registry))
+            self.clients[registry] = RegistryClient(endpoint, retry_for=self.options.retry_for)
+        return self.clients[registry]
+
+    def close(self) -> None:
+        for client in self.clients.values():
+            client.close()
+
+    def run(self, source: Repository, digest: str, targets: list[Repository],
+            tags: list[str]) -> list[Published]:
+        reference = f"{source}@{digest}"
+        manifest, why, image_id = self.gate(source, digest)
+        if why is not None or manifest is None:
+            return [Published(image=reference, image_id=image_id, destination=str(t),
+                              status="refused", detail=str(why)) for t in targets]
+        for target in targets:                     # credentials everywhere before any copy
+            self.client(target.registry).check_push(target.path)
+        found = verdicts.read(self.client(source.registry), source.path, digest)
+        assert found is not None
+        artifact, _ = found
+        for target in targets:
+            self.copy(source, digest, target, id_tag(image_id))
+            verdicts.attach(self.client(target.registry), target.path, artifact)
+        for target in targets:                     # human tags last, once every copy agreed
+            for tag in tags:
+                self.client(target.registry).put_manifest(target.path, tag, manifest.body,
+                                                          manifest.media_type)
+        return [Published(image=reference, image_id=image_id, destination=str(t),
+                          status="published", digest=digest, tags=(id_tag(image_id), *tags),
+                          verdict=artifact.tag) for t in targets]
+
+    def gate(self, source: Repository, digest: str) -> tuple[Manifest | None, str | None, str]:
+        """The source manifest, and why it may not be promoted (None when it may)."""
+        client = self.client(source.registry)
+        manifest = client.manifest(source.path, digest)
+        if manifest is None:
+            raise RegistryError(source.registry, f"{source}@{digest} is not in the registry")
+        image_id = manifest.config_digest or ""
+        found = verdicts.read(client, source.path, digest)
+        if found is None:
+            return manifest, (f"{source}@{digest} has no verdict attached: run `imgkit verify "
+                              f"{source}@{digest} --attest` on a GPU host"), image_id
+        return manifest, refusal(found[1], image_id, self.options.allow_gpu_unverified), image_id
+
+    def copy(self, source: Repository, digest: str, target: Repository, tag: str) -> None:
+        self.log(f"copying {source}@{digest} to {target}:{tag}")
+        skopeo.copy(self.client(source.registry).endpoint, f"{source}@{digest}",
+                    self.client(target.registry).endpoint, f"{target}:{tag}",
+                    retry_for=self.options.retry_for)
+        read = self.client(target.registry).digest(target.path, tag)
+        if read != digest:
+            raise RegistryError(target.registry, f"{target}:{tag} is {read} after the copy, "
+                                f"not {digest}: digests must agree everywhere")
+
+
+def refusal(verdict: dict[str, Any], image_id: str, allow_gpu_unverified: bool) -> str | None:
+    """Why an attached verdict does not allow promotion, or None when it does."""
+    if verdict.get("image_id") != image_id:
+        return (f"the attached verdict judged {verdict.get('image_id')}, not this image "
+                f"({image_id})")
+    if not verdict.get("passed"):
+        failed = ", ".join(str(f) for f in verdict.get("failed") or []) or "a required check"
+        return f"its verification failed: {failed}"
+    if not verdict.get("gpu_checked") and not allow_gpu_unverified:
+        return ("it was verified without a GPU (--gpus none): verify it on a GPU host, or pass "
+                "--allow-gpu-unverified and the record says so")
+    return None
