@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import functools
 import sys
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Iterable, Sequence
 
 if TYPE_CHECKING:  # types only: the verifier's modules stay out of a `build` run's start-up
     from rich.console import Console
@@ -75,15 +75,20 @@ def build_json(results: list[Result], seconds: float) -> str:
         for r in results]}, indent=1)
 
 
+def tally(statuses: Iterable[str]) -> str:
+    """"2 built, 1 up-to-date", in the order the statuses first appear."""
+    counts: dict[str, int] = {}
+    for status in statuses:
+        counts[status] = counts.get(status, 0) + 1
+    return ", ".join(f"{n} {status}" for status, n in counts.items())
+
+
 def build_summary(results: list[Result], seconds: float) -> str:
     """The build summary as aligned plain text: one row per image, tags never cut."""
     header = ("tag", "status", "size", "seconds", "note")
     rows = [(r.tag, r.status, human_size(r.size) if r.size else "",
              f"{r.seconds:.1f}" if r.seconds else "", r.reason[:60]) for r in results]
-    counts: dict[str, int] = {}
-    for r in results:
-        counts[r.status] = counts.get(r.status, 0) + 1
-    total = ", ".join(f"{n} {status}" for status, n in counts.items())
+    total = tally(r.status for r in results)
     return "\n".join([f"imgkit build: {len(results)} images in {seconds:.1f} s ({total or 'nothing to do'})",
                       *columns(header, rows, right=frozenset({2, 3}))])
 
@@ -198,12 +203,9 @@ def verdict_junit(verdict: Verdict) -> str:
 # -- publishing --------------------------------------------------------------------------
 def publish_summary(results: list[Published], seconds: float) -> str:
     """One row per image and destination: where it went, its digest, what points at it."""
-    rows = [(r.image, r.destination, r.status, r.digest[:19] + "…" if r.digest else "",
-             ", ".join(r.tags), r.detail) for r in results]
-    counts: dict[str, int] = {}
-    for r in results:
-        counts[r.status] = counts.get(r.status, 0) + 1
-    total = ", ".join(f"{n} {status}" for status, n in counts.items())
+    rows = [(r.image, r.destination, r.status, r.digest, ", ".join(r.tags), r.detail)
+            for r in results]
+    total = tally(r.status for r in results)
     return "\n".join([f"imgkit publish: {len(results)} in {seconds:.1f} s ({total or 'nothing'})",
                       *columns(("image", "destination", "status", "digest", "tags", "note"), rows)])
 
