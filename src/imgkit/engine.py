@@ -325,8 +325,7 @@ class Engine:
         return image_id
 
     # -- registries -----------------------------------------------------------------
-    def push(self, ref: str, credentials: tuple[str, str] | None = None,
-             on_status: Callable[[str], None] = lambda _: None) -> str:
+    def push(self, ref: str, credentials: tuple[str, str] | None = None) -> str:
         """Push `ref` (registry/repository:tag) and return the manifest digest the registry
         accepted. docker-py does not raise when the registry refuses a layer or the
         credentials: every chunk is checked, and a push with no `aux.Digest` failed.
@@ -340,15 +339,10 @@ class Engine:
         try:
             stream = self.api.push(repository, tag=tag, stream=True, decode=True,
                                    auth_config=_auth_config(credentials))
-            for chunk in _checked(stream):
-                if chunk.get("error") or chunk.get("errorDetail"):
-                    detail = chunk.get("errorDetail") or {}
-                    raise RegistryError(registry, str(detail.get("message") or chunk.get("error")))
+            for chunk in _registry_stream(stream, registry):
                 aux = chunk.get("aux")
                 if isinstance(aux, dict) and aux.get("Digest"):
                     digest = str(aux["Digest"])
-                if chunk.get("status"):
-                    on_status(f"{chunk.get('id', '')} {chunk['status']}".strip())
         except docker.errors.APIError as exc:
             raise RegistryError(registry, str(exc.explanation or exc))
         except (requests.exceptions.ConnectionError, requests.exceptions.ChunkedEncodingError,
@@ -365,11 +359,9 @@ class Engine:
         name, digest = ref.split("@", 1) if "@" in ref else ref.rsplit(":", 1)
         registry = name.split("/", 1)[0]
         try:
-            for chunk in _checked(self.api.pull(name, tag=digest, stream=True, decode=True,
-                                                auth_config=_auth_config(credentials))):
-                if chunk.get("error") or chunk.get("errorDetail"):
-                    detail = chunk.get("errorDetail") or {}
-                    raise RegistryError(registry, str(detail.get("message") or chunk.get("error")))
+            for _ in _registry_stream(self.api.pull(name, tag=digest, stream=True, decode=True,
+                                                    auth_config=_auth_config(credentials)), registry):
+                pass
         except docker.errors.APIError as exc:
             raise RegistryError(registry, str(exc.explanation or exc))
 
@@ -564,6 +556,16 @@ def _auth_config(credentials: tuple[str, str] | None) -> dict[str, str] | None:
         return None
     user, secret = credentials
     return {"identitytoken": secret} if user == "<token>" else {"username": user, "password": secret}
+
+
+def _registry_stream(stream: Iterator[Any], registry: str) -> Iterator[dict[str, Any]]:
+    """A push or pull stream's chunks; one carrying an error (which docker-py does not
+    raise) raises RegistryError with the engine's message."""
+    for chunk in _checked(stream):
+        if chunk.get("error") or chunk.get("errorDetail"):
+            detail = chunk.get("errorDetail") or {}
+            raise RegistryError(registry, str(detail.get("message") or chunk.get("error")))
+        yield chunk
 
 
 def _checked(stream: Iterator[Any]) -> Iterator[dict[str, Any]]:

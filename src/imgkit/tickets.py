@@ -54,28 +54,31 @@ def record(verdict: Verdict) -> Ticket:
     return ticket
 
 
-def lookup(image_id: str) -> Ticket | None:
+def ticket_of(raw: object, image_id: str) -> Ticket | None:
+    """The ticket a recorded verdict document holds for `image_id` (a file here, or the
+    verdict attached in a registry), or None when it is not one for that id."""
     try:
-        raw = json.loads(path_of(image_id).read_text())
-        if raw.get("format") != FORMAT or raw.get("image_id") != image_id:
+        if not isinstance(raw, dict) or raw.get("format") != FORMAT or raw.get("image_id") != image_id:
             return None
         return Ticket(image_id=raw["image_id"], image=raw["image"], passed=bool(raw["passed"]),
                       gpu_checked=bool(raw["gpu_checked"]), failed=tuple(raw["failed"]),
                       host_failure=bool(raw["host_failure"]), recorded_at=float(raw["recorded_at"]))
-    except (OSError, ValueError, KeyError, TypeError):
+    except (ValueError, KeyError, TypeError):
         return None
 
 
 def document(image_id: str) -> dict[str, object] | None:
     """The whole recorded verdict of `image_id` (its checks included), as verify wrote it:
     what publishing attaches to the digest."""
-    if lookup(image_id) is None:
-        return None
     try:
         raw = json.loads(path_of(image_id).read_text())
     except (OSError, ValueError):
         return None
-    return raw if isinstance(raw, dict) else None
+    return raw if ticket_of(raw, image_id) is not None else None
+
+
+def lookup(image_id: str) -> Ticket | None:
+    return ticket_of(document(image_id), image_id)
 
 
 def latest_for(ref: str) -> Ticket | None:

@@ -213,8 +213,8 @@ def verify(*, image: str, options: VerifyOptions, json_file: Path | None = None,
     tickets.record(verdict)                                   # what publish gates on
     if attest and remote is not None:
         tag = attach_verdict(engine, remote, verdict.image_id, retry_for=PUBLISH_DEFAULTS.retry_for)
-        report.console(stderr=True).print(f"attached the verdict to {remote.registry}/"
-                                          f"{remote.repository}@{remote.digest} ({tag})")
+        _stderr_line(f"attached the verdict to {remote.registry}/{remote.repository}@"
+                     f"{remote.digest} ({tag})")
     report.print_verdict(verdict)
     if json_file is not None:
         json_file.write_text(report.verdict_json(verdict))
@@ -245,9 +245,7 @@ def publish(*, tags: list[str], cuda: str | None, only: str | None, images: Path
     wanted = publish_selection(tags, cuda, only, images, namespace, compat_file)
     if not wanted:
         raise UsageError("nothing to publish: the selection names no image")
-    console = report.console(stderr=True)
-    publisher = Publisher(connect(), destinations, options,             # no engine: exit 3
-                          log=lambda line: console.print(line, highlight=False, markup=False))
+    publisher = Publisher(connect(), destinations, options, log=_stderr_line)  # no engine: exit 3
     try:
         with terminate_interrupts():
             results = publisher.run(wanted)
@@ -256,12 +254,18 @@ def publish(*, tags: list[str], cuda: str | None, only: str | None, images: Path
     return _published(results, started, json_file)
 
 
+def _stderr_line(line: str) -> None:
+    """A progress line of publish/promote, whole and unstyled."""
+    report.console(stderr=True).print(line, highlight=False, markup=False)
+
+
 def _published(results: list[Published], started: float, json_file: Path | None) -> int:
     """The publish/promote summary on stdout, as JSON and as the job summary; the exit code."""
     import os
-    print(report.publish_summary(results, time.monotonic() - started), flush=True)
+    seconds = time.monotonic() - started
+    print(report.publish_summary(results, seconds), flush=True)
     if json_file is not None:
-        json_file.write_text(report.publish_json(results, time.monotonic() - started))
+        json_file.write_text(report.publish_json(results, seconds))
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
     if summary:
         with open(summary, "a") as out:
@@ -280,9 +284,7 @@ def promote(*, source: str, to: list[str], tags: list[str], options: PublishOpti
     if not targets:
         raise UsageError("say where to promote to: --to HOST/REPOSITORY (repeatable)")
     check_tags(tags)
-    console = report.console(stderr=True)
-    promoter = Promoter(connect(), options,
-                        log=lambda line: console.print(line, highlight=False, markup=False))
+    promoter = Promoter(connect(), options, log=_stderr_line)
     try:
         with terminate_interrupts():
             results = promoter.run(repository, digest, targets, tags)
@@ -295,7 +297,6 @@ def publish_selection(tags: list[str], cuda: str | None, only: str | None, image
                       namespace: str, compat_file: Path | None) -> list[Wanted]:
     """The images named (with the aliases the matrix gives them), else the matrix's final
     images in the --cuda/--only selection."""
-    from .errors import UsageError
     from .publish.push import Wanted
     from .reference import problem
     for tag in tags:

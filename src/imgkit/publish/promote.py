@@ -11,13 +11,15 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from .. import tickets
 from ..engine import Engine
 from ..errors import RegistryError, UsageError
 from ..options import PublishOptions
 from . import skopeo, verdicts
+from .attest import Artifact
 from .destination import NAMESPACE, REGISTRY, is_registry_host
 from .push import Published, id_tag
-from .registry import Endpoint, Manifest, RegistryClient
+from .registry import RegistryClient, endpoint_of
 
 DIGEST_REF = re.compile(r"^(?P<registry>[^/]+)/(?P<repository>[^@:]+)@(?P<digest>sha256:[0-9a-f]{64})$")
 TAG = re.compile(r"^[\w][\w.-]{0,127}$")
@@ -65,9 +67,8 @@ class Promoter:
 
     def client(self, registry: str) -> RegistryClient:
         if registry not in self.clients:
-            endpoint = Endpoint(registry, self.engine.registry_is_secure(registry),
-                                self.engine.registry_credentials(registry))
-            self.clients[registry] = RegistryClient(endpoint, retry_for=self.options.retry_for)
+            self.clients[registry] = RegistryClient(endpoint_of(self.engine, registry),
+                                                    retry_for=self.options.retry_for)
         return self.clients[registry]
 
     def close(self) -> None:
@@ -77,15 +78,16 @@ class Promoter:
     def run(self, source: Repository, digest: str, targets: list[Repository],
             tags: list[str]) -> list[Published]:
         reference = f"{source}@{digest}"
-        manifest, why, image_id = self.gate(source, digest)
-        if why is not None or manifest is None:
+        manifest = self.client(source.registry).manifest(source.path, digest)
+        if manifest is None:
+            raise RegistryError(source.registry, f"{reference} is not in the registry")
+        image_id = manifest.config_digest or ""
+        artifact, why = self.gate(source, digest, image_id)
+        if artifact is None:
             return [Published(image=reference, image_id=image_id, destination=str(t),
                               status="refused", detail=str(why)) for t in targets]
         for target in targets:                     # credentials everywhere before any copy
             self.client(target.registry).check_push(target.path)
-        found = verdicts.read(self.client(source.registry), source.path, digest)
-        assert found is not None
-        artifact, _ = found
         for target in targets:
             self.copy(source, digest, target, id_tag(image_id))
             verdicts.attach(self.client(target.registry), target.path, artifact)
@@ -97,18 +99,15 @@ class Promoter:
                           status="published", digest=digest, tags=(id_tag(image_id), *tags),
                           verdict=artifact.tag) for t in targets]
 
-    def gate(self, source: Repository, digest: str) -> tuple[Manifest | None, str | None, str]:
-        """The source manifest, and why it may not be promoted (None when it may)."""
-        client = self.client(source.registry)
-        manifest = client.manifest(source.path, digest)
-        if manifest is None:
-            raise RegistryError(source.registry, f"{source}@{digest} is not in the registry")
-        image_id = manifest.config_digest or ""
-        found = verdicts.read(client, source.path, digest)
+    def gate(self, source: Repository, digest: str, image_id: str) -> tuple[Artifact | None, str]:
+        """The verdict attached to `source@digest` when it allows promotion, else None and why."""
+        found = verdicts.read(self.client(source.registry), source.path, digest)
         if found is None:
-            return manifest, (f"{source}@{digest} has no verdict attached: run `imgkit verify "
-                              f"{source}@{digest} --attest` on a GPU host"), image_id
-        return manifest, refusal(found[1], image_id, self.options.allow_gpu_unverified), image_id
+            return None, (f"{source}@{digest} has no verdict attached: run `imgkit verify "
+                          f"{source}@{digest} --attest` on a GPU host")
+        artifact, verdict = found
+        why = refusal(verdict, f"{source}@{digest}", image_id, self.options.allow_gpu_unverified)
+        return (None, why) if why is not None else (artifact, "")
 
     def copy(self, source: Repository, digest: str, target: Repository, tag: str) -> None:
         self.log(f"copying {source}@{digest} to {target}:{tag}")
@@ -121,15 +120,12 @@ class Promoter:
                                 f"not {digest}: digests must agree everywhere")
 
 
-def refusal(verdict: dict[str, Any], image_id: str, allow_gpu_unverified: bool) -> str | None:
-    """Why an attached verdict does not allow promotion, or None when it does."""
+def refusal(verdict: dict[str, Any], reference: str, image_id: str,
+            allow_gpu_unverified: bool) -> str | None:
+    """Why an attached verdict does not allow promotion, or None when it does: it must have
+    judged this very image, and pass the same gate as a local ticket."""
     if verdict.get("image_id") != image_id:
         return (f"the attached verdict judged {verdict.get('image_id')}, not this image "
                 f"({image_id})")
-    if not verdict.get("passed"):
-        failed = ", ".join(str(f) for f in verdict.get("failed") or []) or "a required check"
-        return f"its verification failed: {failed}"
-    if not verdict.get("gpu_checked") and not allow_gpu_unverified:
-        return ("it was verified without a GPU (--gpus none): verify it on a GPU host, or pass "
-                "--allow-gpu-unverified and the record says so")
-    return None
+    return tickets.refusal(reference, image_id, tickets.ticket_of(verdict, image_id),
+                           allow_gpu_unverified=allow_gpu_unverified)

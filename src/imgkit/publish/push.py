@@ -24,7 +24,7 @@ from ..options import PublishOptions
 from . import skopeo, verdicts
 from .attest import Artifact
 from .destination import Destination, destination_ref, split_ref
-from .registry import Endpoint, Manifest, RegistryClient, classify_engine_error, retrying
+from .registry import Manifest, RegistryClient, classify_engine_error, endpoint_of, retrying
 
 Status = Literal["published", "candidate", "would publish", "refused", "held", "failed", "pushed"]
 
@@ -57,6 +57,7 @@ class Published:
 class _Pushed:
     wanted: Wanted
     image_id: str
+    ticket: tickets.Ticket | None       # its recorded verdict (a candidate may have none)
     manifest: Manifest | None = None
     verdict: Artifact | None = None
     done: list[Destination] = field(default_factory=list)
@@ -74,9 +75,7 @@ class Publisher:
         self.destinations = destinations
         self.options = options
         self.log = log
-        self.endpoints = {d.registry: Endpoint(d.registry, engine.registry_is_secure(d.registry),
-                                               engine.registry_credentials(d.registry))
-                          for d in destinations}
+        self.endpoints = {d.registry: endpoint_of(engine, d.registry) for d in destinations}
         self.clients = {r: RegistryClient(e, retry_for=options.retry_for)
                         for r, e in self.endpoints.items()}
 
@@ -118,14 +117,14 @@ class Publisher:
             if info is None:
                 refused += self._refuse(item, "", f"{item.ref}: no such local image")
                 continue
+            ticket = tickets.lookup(info.id)
             why = None if self.options.candidate else tickets.refusal(
-                item.ref, info.id, tickets.lookup(info.id),
-                allow_gpu_unverified=self.options.allow_gpu_unverified,
+                item.ref, info.id, ticket, allow_gpu_unverified=self.options.allow_gpu_unverified,
                 earlier=tickets.latest_for(item.ref))
             if why is not None:
                 refused += self._refuse(item, info.id, why)
             else:
-                gated.append(_Pushed(item, info.id))
+                gated.append(_Pushed(item, info.id, ticket))
         return gated, refused
 
     def preflight(self, gated: list[_Pushed]) -> None:
@@ -229,8 +228,7 @@ class Publisher:
                             detail=str(error) if destination == first_missing else "not reached")
 
     def _gpu_unverified(self, item: _Pushed) -> bool:
-        ticket = tickets.lookup(item.image_id)
-        return ticket is not None and not ticket.gpu_checked
+        return item.ticket is not None and not item.ticket.gpu_checked
 
     def _planned(self, item: _Pushed) -> Published:
         tags = () if self.options.candidate else (split_ref(item.wanted.ref)[1], *item.wanted.aliases)

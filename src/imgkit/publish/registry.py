@@ -16,13 +16,16 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, TypeVar
 from urllib.parse import urljoin
 
 import requests
 import stamina
 
 from ..errors import RegistryAuthError, RegistryError
+
+if TYPE_CHECKING:
+    from ..engine import Engine
 
 OCI_MANIFEST = "application/vnd.oci.image.manifest.v1+json"
 OCI_INDEX = "application/vnd.oci.image.index.v1+json"
@@ -42,6 +45,12 @@ class Endpoint:
     registry: str                  # host[:port]
     secure: bool                   # False: the engine treats it as insecure (http allowed)
     credentials: tuple[str, str] | None = field(default=None, repr=False)
+
+
+def endpoint_of(engine: Engine, registry: str) -> Endpoint:
+    """`registry` as the engine sees it: its TLS policy and Docker's credentials for it."""
+    return Endpoint(registry, engine.registry_is_secure(registry),
+                    engine.registry_credentials(registry))
 
 
 @dataclass(frozen=True)

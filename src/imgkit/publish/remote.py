@@ -11,7 +11,7 @@ from ..engine import Engine
 from ..errors import RegistryError, UsageError
 from . import verdicts
 from .destination import is_registry_host
-from .registry import Endpoint, RegistryClient, classify_engine_error, retrying
+from .registry import RegistryClient, classify_engine_error, endpoint_of, retrying
 
 DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
 
@@ -48,8 +48,7 @@ def remote_ref(text: str) -> RemoteRef | None:
 
 
 def _client(engine: Engine, registry: str, retry_for: float) -> RegistryClient:
-    return RegistryClient(Endpoint(registry, engine.registry_is_secure(registry),
-                                   engine.registry_credentials(registry)), retry_for=retry_for)
+    return RegistryClient(endpoint_of(engine, registry), retry_for=retry_for)
 
 
 def fetch(engine: Engine, remote: RemoteRef, *, retry_for: float) -> RemoteRef:
