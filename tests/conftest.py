@@ -127,7 +127,7 @@ def mini_stack(engine, base_image, namespace, tmp_path_factory) -> MiniStack:  #
     (project / "images").mkdir()
     (project / "images" / "mini.yaml").write_text(MINI_FAMILY)
     contexts = workflows.render_contexts(project / "images", ROOT / "templates", namespace,
-                                         None, None)
+                                         None, ())
     with SecretServer(BuildEnv(ca_bundle=default_ca_bundle(None)), engine.bridge_gateway()) as s:
         results = Builder(engine, BuildOptions(), s.extra_hosts, lambda *a: None).run(contexts)
     assert all(r.status in ("built", "up-to-date") for r in results), results

@@ -101,14 +101,14 @@ def test_an_unquoted_version_gets_a_hint(tmp_path: Path) -> None:
 
 def test_the_noop_cache_sees_an_overlay_change(tmp_path: Path) -> None:
     images = matrix(tmp_path, PADDLE3, OVERLAY)
-    before = workflows.plan_key(images, ROOT / "templates", "imgkit", None, None)
+    before = workflows.plan_key(images, ROOT / "templates", "imgkit", None, ())
     (images / "compat.yaml").write_text(yaml.safe_dump({**OVERLAY, **CUDA_12_9}))
-    assert workflows.plan_key(images, ROOT / "templates", "imgkit", None, None) != before
+    assert workflows.plan_key(images, ROOT / "templates", "imgkit", None, ()) != before
     elsewhere = tmp_path / "c.yaml"
     elsewhere.write_text("{}")
-    first = workflows.plan_key(images, ROOT / "templates", "imgkit", None, None, elsewhere)
+    first = workflows.plan_key(images, ROOT / "templates", "imgkit", None, (), elsewhere)
     elsewhere.write_text(yaml.safe_dump(CUDA_12_9))
-    assert workflows.plan_key(images, ROOT / "templates", "imgkit", None, None, elsewhere) != first
+    assert workflows.plan_key(images, ROOT / "templates", "imgkit", None, (), elsewhere) != first
 
 
 overlay_values = st.recursive(

@@ -25,7 +25,7 @@ pytestmark = pytest.mark.docker
 
 def build(engine, project: Path, namespace: str, **kw):  # type: ignore[no-untyped-def]
     contexts = workflows.render_contexts(project / "images", project / "templates", namespace,
-                                         None, None)
+                                         None, ())
     env = BuildEnv(ca_bundle=default_ca_bundle(None))
     with SecretServer(env, engine.bridge_gateway()) as server:
         results = Builder(engine, BuildOptions(jobs=2, **kw), server.extra_hosts,
@@ -171,7 +171,7 @@ def test_stop_requested_between_steps_still_kills_the_step_that_starts_next(  # 
     template.write_text(template.read_text().replace(
         "WORKDIR /workspace", "RUN echo imgkit-stop-here\nRUN sleep 600\nWORKDIR /workspace"))
     contexts = workflows.render_contexts(project / "images", project / "templates", namespace,
-                                         None, None)
+                                         None, ())
     root = contexts[0].target.tag
     root_before = engine.image(root)
     containers_before = {c.id for c in engine.client.containers.list(all=True)}
@@ -249,7 +249,7 @@ def test_ctrl_c_as_two_builds_end_together_leaves_no_untagged_image(  # type: ig
     two = MINI_FAMILY.replace('cuda: ["11.8"]', 'cuda: ["12.1", "12.4"]')  # siblings built nowhere else
     (project / "images" / "mini.yaml").write_text(two)
     contexts = workflows.render_contexts(project / "images", project / "templates", namespace,
-                                         None, None)
+                                         None, ())
     siblings = [c.target.tag for c in contexts if c.target.layer == "cuda"]
     assert len(siblings) == 2
     finished: set[str] = set()
@@ -353,7 +353,7 @@ def test_an_engine_lost_mid_build_is_exit_3_with_a_clear_message(  # type: ignor
 def test_the_next_build_removes_step_containers_an_interrupted_one_left(  # type: ignore[no-untyped-def]
         engine, base_image, project, namespace):
     contexts = workflows.render_contexts(project / "images", project / "templates", namespace,
-                                         None, None)
+                                         None, ())
     root = contexts[0].target.tag
     # what a daemon restart in the middle of a step leaves: a stopped container of the step,
     # made from an untagged image, with the build's labels

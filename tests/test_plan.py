@@ -50,7 +50,7 @@ def test_select_cuda_keeps_ancestors_only_of_that_slice() -> None:
     sliced = select(bundled(), cuda="11.8")
     assert {t.cuda for t in sliced.targets} == {None, "11.8"}
     assert "paddle:2.6.2-gpu-cuda11.8-cudnn8" in sliced.finals
-    only = select(bundled(), only="paddle:*")
+    only = select(bundled(), only=("paddle:*",))
     assert [t.layer for t in only.targets] == ["python", "cuda", "cudnn", "nccl", "framework"]
 
 
@@ -111,3 +111,11 @@ def test_each_os_brings_its_own_python_and_base(os_name: str, python: str, base:
     root = plan.targets[0]
     assert (root.tag, root.base, root.python) == (f"imgkit/python:{python}-{os_name}", base, python)
     assert all(t.python == python and t.os == os_name for t in plan.targets)
+
+
+def test_only_is_repeatable_and_every_glob_must_match() -> None:
+    both = select(bundled(), only=("paddle:*", "pytorch:*"))
+    assert {t.tag for t in both.targets if t.layer == "framework"} == {
+        "paddle:2.6.2-gpu-cuda11.8-cudnn8", "pytorch:2.5.1-cuda12.4-cudnn9-runtime"}
+    with pytest.raises(CompatError, match="'nope\\*'"):
+        select(bundled(), only=("paddle:*", "nope*"))

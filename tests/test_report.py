@@ -78,11 +78,11 @@ def test_the_matrix_listing_keeps_long_tags_whole(tmp_path) -> None:  # type: ig
     from imgkit.report import plan_listing
     images = Path(__file__).resolve().parent.parent / "images"
     out = tmp_path / "plan.json"
-    workflows.list_plan(cuda="12.4", only=None, images=images, namespace="imgkit", json_file=out)
+    workflows.list_plan(cuda="12.4", only=(), images=images, namespace="imgkit", json_file=out)
     doc = json.loads(out.read_text())
     tags = [i["tag"] for i in doc["images"]]
     assert "imgkit/cuda:12.4-runtime-cudnn9.10-nccl2.23-py3.11-bookworm" in tags
     assert doc["images"][-1] == {**doc["images"][-1], "tag": "pytorch:2.5.1-cuda12.4-cudnn9-runtime",
                                  "final": True}
-    text = plan_listing(workflows.load_plan(images, "imgkit", "12.4", None))
+    text = plan_listing(workflows.load_plan(images, "imgkit", "12.4", ()))
     assert all(f"\n{tag} " in text for tag in tags)  # every tag whole, at a line's start

@@ -25,7 +25,8 @@ TEMPLATES = typer.Option(None, "--templates",
 NAMESPACE = typer.Option(workflows.DEFAULT_NAMESPACE, "--namespace",
                          help="Repository prefix of shared layers.")
 CUDA = typer.Option(None, "--cuda", help="Only images of this CUDA version, e.g. 11.8.")
-ONLY = typer.Option(None, "--only", help="Only tags matching this glob (plus their parents).")
+ONLY = typer.Option([], "--only", help="Only tags matching this glob, plus their parents "
+                    "(repeatable: any of the globs).")
 JSON = typer.Option(None, "--json", help="Also write the result as JSON to this file.")
 COMPAT = typer.Option(None, "--compat", help="Your compatibility data (new CUDA releases, framework "
                       "builds), merged over the shipped data (default: compat.yaml in --images).")
@@ -53,7 +54,7 @@ def reports_errors(func: F) -> F:
 @reports_errors
 def build(
     cuda: Optional[str] = CUDA,
-    only: Optional[str] = ONLY,
+    only: list[str] = ONLY,
     jobs: int = typer.Option(BUILD_DEFAULTS.jobs, "--jobs", "-j", min=1, help="Images built at once."),
     force: bool = typer.Option(False, "--force", help="Rebuild even what is up to date."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Say what would be built; build nothing."),
@@ -91,7 +92,7 @@ def build(
 def render(
     out: Path = typer.Option(..., "--out", help="Directory to write one build context per image."),
     cuda: Optional[str] = CUDA,
-    only: Optional[str] = ONLY,
+    only: list[str] = ONLY,
     images: Path = IMAGES,
     templates: Optional[Path] = TEMPLATES,
     namespace: str = NAMESPACE,
@@ -106,7 +107,7 @@ def render(
 @reports_errors
 def list_(
     cuda: Optional[str] = CUDA,
-    only: Optional[str] = ONLY,
+    only: list[str] = ONLY,
     images: Path = IMAGES,
     namespace: str = NAMESPACE,
     compat_file: Optional[Path] = COMPAT,
@@ -165,7 +166,7 @@ def publish(
     to: list[str] = typer.Option([], "--to", help="Registry to publish to: host, host:port or host/namespace "
                                  "(repeatable): pushed to the first, copied by digest to the rest."),
     cuda: Optional[str] = CUDA,
-    only: Optional[str] = ONLY,
+    only: list[str] = ONLY,
     allow_gpu_unverified: bool = typer.Option(
         False, "--allow-gpu-unverified",
         help="Accept verdicts whose GPU checks did not run (--gpus none); the attached "

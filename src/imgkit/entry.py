@@ -58,7 +58,7 @@ def try_noop_build(argv: list[str]) -> bool:
             Path(selection.get("images", workflows.DEFAULT_IMAGES)),
             Path(selection["templates"]) if "templates" in selection else None,
             selection.get("namespace", workflows.DEFAULT_NAMESPACE),
-            selection.get("cuda"), selection.get("only"),
+            selection.get("cuda"), [selection["only"]] if "only" in selection else [],
             Path(selection["compat_file"]) if "compat_file" in selection else None)
         return workflows.answer_if_up_to_date(key, started)
     except ImgkitError:

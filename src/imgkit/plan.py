@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import fnmatch
 from dataclasses import dataclass, field
+from typing import Sequence
 
 from .compat import Compat, FrameworkBuild, OsRelease, version_key
 from .errors import CompatError, SpecError
@@ -210,19 +211,23 @@ def make_plan(spec: Spec, compat: Compat, settings: Settings = Settings()) -> Pl
     return Plan(targets=tuple(targets), finals=tuple(dict.fromkeys(finals)))
 
 
-def select(plan: Plan, cuda: str | None = None, only: str | None = None) -> Plan:
-    """The slice asked for, with every ancestor it needs (ancestors may turn out up to date)."""
+def _matches(target: Target, glob: str) -> bool:
+    return fnmatch.fnmatch(target.tag, glob) or fnmatch.fnmatch(target.tag.split(":", 1)[1], glob)
+
+
+def select(plan: Plan, cuda: str | None = None, only: Sequence[str] = ()) -> Plan:
+    """The slice asked for (every --only glob, joined), with every ancestor it needs
+    (ancestors may turn out up to date)."""
     if cuda is not None and not any(t.cuda == cuda for t in plan.targets):
         known = sorted({t.cuda for t in plan.targets if t.cuda}, key=version_key)
         raise CompatError(f"no image in the matrix has CUDA {cuda!r}",
                           hint=f"CUDA versions in the matrix: {', '.join(known)}")
-    wanted = [t for t in plan.targets
-              if (cuda is None or t.cuda == cuda)
-              and (only is None or fnmatch.fnmatch(t.tag, only) or fnmatch.fnmatch(
-                  t.tag.split(":", 1)[1], only))]
-    if not wanted:
-        raise CompatError(f"nothing in the matrix matches --only {only!r}"
-                          + (f" with CUDA {cuda}" if cuda else ""))
+    in_cuda = [t for t in plan.targets if cuda is None or t.cuda == cuda]
+    for glob in only:
+        if not any(_matches(t, glob) for t in in_cuda):
+            raise CompatError(f"nothing in the matrix matches --only {glob!r}"
+                              + (f" with CUDA {cuda}" if cuda else ""))
+    wanted = [t for t in in_cuda if not only or any(_matches(t, glob) for glob in only)]
     keep: set[str] = set()
     for target in wanted:
         tag: str | None = target.tag

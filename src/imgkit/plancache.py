@@ -50,7 +50,7 @@ def _library_sources() -> list[Path]:
     return paths
 
 
-def fingerprint(images: Path, templates: Path, selection: dict[str, str | None],
+def fingerprint(images: Path, templates: Path, selection: dict[str, object],
                 compat: Path | None = None) -> str:
     """`compat`: a compat overlay outside the matrix folder (one inside is hashed with it)."""
     digest = hashlib.sha256(f"imgkit-plan-{FORMAT}\0{sys.version}\0".encode())

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, Sequence
 
 from . import plancache, report
 from .buildenv import BuildEnv, SecretServer, default_ca_bundle
@@ -34,7 +34,7 @@ def compat_overlay(images: Path, compat_file: Path | None) -> Path | None:
     return beside if beside.is_file() else None
 
 
-def load_plan(images: Path, namespace: str, cuda: str | None, only: str | None,
+def load_plan(images: Path, namespace: str, cuda: str | None, only: Sequence[str],
               compat_file: Path | None = None) -> Plan:
     from . import compat
     from .plan import Settings, make_plan, select
@@ -55,13 +55,13 @@ def templates_dir(images: Path, templates: Path | None) -> Path:
 
 
 def render_contexts(images: Path, templates: Path | None, namespace: str, cuda: str | None,
-                    only: str | None, compat_file: Path | None = None) -> list[Context]:
+                    only: Sequence[str], compat_file: Path | None = None) -> list[Context]:
     from .render import render_plan
     plan = load_plan(images, namespace, cuda, only, compat_file)
     return render_plan(plan, templates_dir(images, templates))
 
 
-def render(*, out: Path, cuda: str | None, only: str | None, images: Path,
+def render(*, out: Path, cuda: str | None, only: Sequence[str], images: Path,
            templates: Path | None, namespace: str, compat_file: Path | None = None) -> list[Path]:
     from .render import write_context
     contexts = render_contexts(images, templates, namespace, cuda, only, compat_file)
@@ -72,7 +72,7 @@ def render(*, out: Path, cuda: str | None, only: str | None, images: Path,
     return written
 
 
-def list_plan(*, cuda: str | None, only: str | None, images: Path, namespace: str,
+def list_plan(*, cuda: str | None, only: Sequence[str], images: Path, namespace: str,
               compat_file: Path | None = None, json_file: Path | None = None) -> None:
     plan = load_plan(images, namespace, cuda, only, compat_file)
     report.print_plan(plan)
@@ -105,13 +105,13 @@ def build_env(ca_bundle: str | None, index_url: str | None) -> BuildEnv:
 
 
 def plan_key(images: Path, templates: Path | None, namespace: str, cuda: str | None,
-             only: str | None, compat_file: Path | None = None) -> str:
+             only: Sequence[str], compat_file: Path | None = None) -> str:
     return plancache.fingerprint(images, templates_dir(images, templates),
-                                 {"namespace": namespace, "cuda": cuda, "only": only,
+                                 {"namespace": namespace, "cuda": cuda, "only": list(only),
                                   "compat": str(compat_file) if compat_file else None}, compat_file)
 
 
-def build(*, cuda: str | None, only: str | None, jobs: int, force: bool, dry_run: bool,
+def build(*, cuda: str | None, only: Sequence[str], jobs: int, force: bool, dry_run: bool,
           verbose: bool, images: Path, templates: Path | None, namespace: str,
           ca_bundle: str | None, index_url: str | None, base_source: str,
           mirrors: list[str], compat_file: Path | None = None, json_file: Path | None = None) -> int:
@@ -231,7 +231,7 @@ def verify(*, image: str, options: VerifyOptions, json_file: Path | None = None,
     return EXIT_FAILED if verdict.failed else EXIT_OK
 
 
-def publish(*, tags: list[str], cuda: str | None, only: str | None, images: Path, namespace: str,
+def publish(*, tags: list[str], cuda: str | None, only: Sequence[str], images: Path, namespace: str,
             compat_file: Path | None, to: list[str], options: PublishOptions,
             json_file: Path | None = None) -> int:
     """Gate, push once, copy by digest, attach verdicts, move human tags last; returns the
@@ -293,7 +293,7 @@ def promote(*, source: str, to: list[str], tags: list[str], options: PublishOpti
     return _published(results, started, json_file)
 
 
-def publish_selection(tags: list[str], cuda: str | None, only: str | None, images: Path,
+def publish_selection(tags: list[str], cuda: str | None, only: Sequence[str], images: Path,
                       namespace: str, compat_file: Path | None) -> list[Wanted]:
     """The images named (with the aliases the matrix gives them), else the matrix's final
     images in the --cuda/--only selection."""
