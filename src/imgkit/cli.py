@@ -8,9 +8,11 @@ from pathlib import Path
 from typing import Any, Callable, Optional, TypeVar
 
 import typer
+from rich.markup import escape
 
 from . import report, workflows
 from .errors import EXIT_INTERRUPTED, ImgkitError, UsageError
+from .export.jobs import CiSettings
 from .options import BUILD_DEFAULTS, DEFAULTS, PUBLISH_DEFAULTS, PublishOptions, Thresholds, VerifyOptions
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
@@ -28,6 +30,7 @@ CUDA = typer.Option(None, "--cuda", help="Only images of this CUDA version, e.g.
 ONLY = typer.Option([], "--only", help="Only tags matching this glob, plus their parents "
                     "(repeatable: any of the globs).")
 JSON = typer.Option(None, "--json", help="Also write the result as JSON to this file.")
+CANDIDATES = "Directory of `imgkit publish --candidate --json` files from earlier CI jobs"
 COMPAT = typer.Option(None, "--compat", help="Your compatibility data (new CUDA releases, framework "
                       "builds), merged over the shipped data (default: compat.yaml in --images).")
 
@@ -40,9 +43,10 @@ def reports_errors(func: F) -> F:
             return func(*args, **kwargs)
         except ImgkitError as exc:
             err = report.console(stderr=True)
-            err.print(f"[bold red]error:[/] {exc.message}", highlight=False, markup=True)
+            # messages quote user input ("[/namespace]" is text, not a style)
+            err.print(f"[bold red]error:[/] {escape(exc.message)}", highlight=False, markup=True)
             if exc.hint:
-                err.print(f"  hint: {exc.hint}", highlight=False)
+                err.print(f"  hint: {exc.hint}", highlight=False, markup=False)
             raise typer.Exit(exc.exit_code)
         except KeyboardInterrupt:
             report.console(stderr=True).print("interrupted: stopped cleanly")
@@ -77,13 +81,16 @@ def build(
              "host's apt sources."),
     compat_file: Optional[Path] = COMPAT,
     json_file: Optional[Path] = JSON,
+    candidates: Optional[Path] = typer.Option(
+        None, "--candidates", help=f"{CANDIDATES}: the images they staged are pulled by "
+                                   "digest and built on, never rebuilt."),
 ) -> None:
     """Render and build the matrix (or a slice of it); skip what is up to date."""
     code = workflows.build(cuda=cuda, only=only, jobs=jobs, force=force, dry_run=dry_run,
                            verbose=verbose, images=images, templates=templates,
                            namespace=namespace, ca_bundle=ca_bundle, index_url=index_url,
                            base_source=base_source, mirrors=mirror or [], compat_file=compat_file,
-                           json_file=json_file)
+                           json_file=json_file, candidates=candidates)
     raise typer.Exit(code)
 
 
@@ -141,6 +148,9 @@ def verify(
     attest: bool = typer.Option(
         False, "--attest", help="For a registry reference: attach the verdict next to the "
                                 "digest that was verified (what `imgkit promote` checks)."),
+    candidates: Optional[Path] = typer.Option(
+        None, "--candidates", help=f"{CANDIDATES}: IMAGE is the matrix's tag of one they "
+                                   "staged, verified by its staged digest."),
 ) -> None:
     """Prove an image's stack matches its tag and that the GPU really computes.
 
@@ -155,7 +165,7 @@ def verify(
                             thresholds=Thresholds(gemm=min_gemm, conv=min_conv))
     raise typer.Exit(workflows.verify(image=image, options=options, json_file=json_file,
                                       junit_file=junit_file, markdown_file=markdown_file,
-                                      attest=attest))
+                                      attest=attest, candidates=candidates))
 
 
 @app.command()
@@ -200,7 +210,8 @@ def publish(
 @app.command()
 @reports_errors
 def promote(
-    source: str = typer.Argument(..., help="The candidate, by digest: HOST/REPO@sha256:..."),
+    source: str = typer.Argument(..., help="The candidate, by digest: HOST/REPO@sha256:... "
+                                 "(with --candidates: the matrix's tag of a staged image)."),
     to: list[str] = typer.Option([], "--to", help="Repository to promote to: HOST/REPO "
                                  "(repeatable)."),
     tag: list[str] = typer.Option([], "--tag", help="Tag to point at the digest in every "
@@ -211,6 +222,8 @@ def promote(
     retry_for: float = typer.Option(PUBLISH_DEFAULTS.retry_for, "--retry-for", min=0,
                                     help="Seconds to keep retrying a transient registry failure."),
     json_file: Optional[Path] = JSON,
+    candidates: Optional[Path] = typer.Option(
+        None, "--candidates", help=f"{CANDIDATES}: SOURCE names one of the images they staged."),
 ) -> None:
     """Copy a verified candidate by digest to production repositories.
 
@@ -220,7 +233,49 @@ def promote(
     3: a registry refused the credentials."""
     options = PublishOptions(allow_gpu_unverified=allow_gpu_unverified, retry_for=retry_for)
     raise typer.Exit(workflows.promote(source=source, to=to, tags=tag, options=options,
-                                       json_file=json_file))
+                                       json_file=json_file, candidates=candidates))
+
+
+@app.command()
+@reports_errors
+def ci(
+    platform: str = typer.Argument(..., help="github or gitlab."),
+    registry: str = typer.Option(..., "--registry", help="Where verified images are promoted: "
+                                 "host, host:port or host/namespace."),
+    out: Path = typer.Option(..., "--out", help="The pipeline file to write, e.g. "
+                             ".github/workflows/images.yml or .gitlab-ci.yml."),
+    staging: Optional[str] = typer.Option(
+        None, "--staging", help="Where candidates wait for their verdicts (default: the "
+                                "registry's staging namespace, REGISTRY/staging)."),
+    cuda: Optional[str] = CUDA,
+    only: list[str] = ONLY,
+    gpu_runner: str = typer.Option(CiSettings.gpu_runner, "--gpu-runner",
+                                   help="Runner label (GitHub, self-hosted) or tag (GitLab) of "
+                                        "the machines with GPUs that verify."),
+    cpu_runner: str = typer.Option(CiSettings.cpu_runner, "--cpu-runner",
+                                   help="Runner label or tag for build and promote jobs "
+                                        "(default: ubuntu-latest on GitHub, untagged on GitLab)."),
+    install: str = typer.Option(CiSettings.install, "--install",
+                                help="Shell command each job installs imgkit with."),
+    verify_gpus: str = typer.Option(
+        CiSettings.verify_gpus, "--verify-gpus",
+        help="GPUs of the verify jobs; none makes a pipeline that cannot prove the GPU, and "
+             "its promote then accepts verdicts without GPU checks."),
+    images: Path = IMAGES,
+    namespace: str = NAMESPACE,
+    compat_file: Optional[Path] = COMPAT,
+) -> None:
+    """Write the CI pipeline of the matrix: build, verify on GPU, promote.
+
+    Build jobs on CPU runners, one per layer group, parents first, stage their images in
+    the staging registry (`publish --candidate`); a verify job per image on a GPU runner
+    judges the staged digest and attaches its verdict; the promote job copies each digest
+    whose verdict passed to the registry and moves its tags. Credentials: the secrets or
+    variables REGISTRY_USERNAME and REGISTRY_PASSWORD (STAGING_* for a separate staging host)."""
+    workflows.ci(platform=platform, cuda=cuda, only=only, images=images, namespace=namespace,
+                 compat_file=compat_file, registry=registry, staging=staging,
+                 gpu_runner=gpu_runner, cpu_runner=cpu_runner, install=install,
+                 verify_gpus=verify_gpus, out=out)
 
 
 @app.command()

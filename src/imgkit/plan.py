@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import fnmatch
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Collection, Sequence
 
 from .compat import Compat, FrameworkBuild, OsRelease, version_key
 from .errors import CompatError, SpecError
@@ -236,3 +236,23 @@ def select(plan: Plan, cuda: str | None = None, only: Sequence[str] = ()) -> Pla
             tag = plan.get(tag).parent
     return Plan(targets=tuple(t for t in plan.targets if t.tag in keep),
                 finals=tuple(f for f in plan.finals if f in keep))
+
+
+def split_given(plan: Plan, given: Collection[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """With some images given (staged by an earlier CI job, pulled by digest, never rebuilt):
+    (what to build, which given images that stands on). A given image needs nothing below
+    it, so ancestors reached only through given images are neither built nor fetched."""
+    parents = {t.parent for t in plan.targets}
+    needed = {t.tag for t in plan.targets if t.tag not in parents}   # the slice's leaves
+    build: list[str] = []
+    fetch: list[str] = []
+    for target in reversed(plan.targets):                              # children first
+        if target.tag not in needed:
+            continue
+        if target.tag in given:
+            fetch.append(target.tag)
+        else:
+            build.append(target.tag)
+            if target.parent is not None:
+                needed.add(target.parent)
+    return tuple(reversed(build)), tuple(reversed(fetch))

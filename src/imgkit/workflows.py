@@ -114,21 +114,50 @@ def plan_key(images: Path, templates: Path | None, namespace: str, cuda: str | N
 def build(*, cuda: str | None, only: Sequence[str], jobs: int, force: bool, dry_run: bool,
           verbose: bool, images: Path, templates: Path | None, namespace: str,
           ca_bundle: str | None, index_url: str | None, base_source: str,
-          mirrors: list[str], compat_file: Path | None = None, json_file: Path | None = None) -> int:
-    """Validate, render, then build; returns the exit code (1 if any image failed)."""
+          mirrors: list[str], compat_file: Path | None = None, json_file: Path | None = None,
+          candidates: Path | None = None) -> int:
+    """Validate, render, then build; returns the exit code (1 if any image failed).
+    `candidates`: images staged by earlier CI jobs are pulled by digest, never rebuilt."""
     from .base import parse_mirrors
     started = time.monotonic()
     env = build_env(ca_bundle, index_url)
     mirror_map = parse_mirrors(mirrors)                       # bad --mirror: exit 2
     key = plan_key(images, templates, namespace, cuda, only, compat_file)
-    if not (force or dry_run) and answer_if_up_to_date(key, started, json_file):
+    if not (force or dry_run or candidates) and answer_if_up_to_date(key, started, json_file):
         return EXIT_OK
     contexts = render_contexts(images, templates, namespace, cuda, only, compat_file)  # bad: exit 2
-    plancache.store(key, [c.stamp for c in contexts])
+    if candidates is None:
+        plancache.store(key, [c.stamp for c in contexts])
     engine = connect()                                        # unreachable: exit 3
+    if candidates is not None:
+        contexts = take_staged(engine, candidates, contexts, dry_run=dry_run)
     return _build(engine, contexts, env, jobs=jobs, force=force, dry_run=dry_run,
                   verbose=verbose, base_source=base_source, mirrors=mirror_map, started=started,
                   json_file=json_file)
+
+
+def take_staged(engine: Engine, candidates: Path, contexts: list[Context], *,
+                dry_run: bool) -> list[Context]:
+    """The images of the selection that earlier jobs staged are pulled by digest and tagged
+    as the matrix names them; returns the contexts still to build (on top of them)."""
+    from .plan import Plan, split_given
+    from .publish.candidates import load
+    from .publish.remote import fetch
+    staged = load(candidates)                                 # a bad file: exit 2
+    build, given = split_given(Plan(tuple(c.target for c in contexts)), staged.keys())
+    for tag in given:
+        candidate = staged[tag]
+        if dry_run:
+            _stderr_line(f"would take {tag} from {candidate.reference}")
+            continue
+        pulled = fetch(engine, candidate.remote, retry_for=PUBLISH_DEFAULTS.retry_for)
+        info = engine.image(pulled.local_ref)
+        if info is None or info.id != candidate.image_id:
+            raise UsageError(f"{candidate.reference} holds another image than {candidates} says "
+                             f"{tag} was ({candidate.image_id})")
+        engine.tag(candidate.image_id, tag)
+        _stderr_line(f"took {tag} from {candidate.reference}")
+    return [c for c in contexts if c.target.tag in build]
 
 
 def answer_if_up_to_date(key: str, started: float, json_file: Path | None = None) -> bool:
@@ -190,18 +219,22 @@ def _build(engine: Engine, contexts: list[Context], env: BuildEnv, *, jobs: int,
 
 def verify(*, image: str, options: VerifyOptions, json_file: Path | None = None,
            junit_file: Path | None = None, markdown_file: Path | None = None,
-           attest: bool = False) -> int:
+           attest: bool = False, candidates: Path | None = None) -> int:
     """Judge one image; every output the user asked for is written whatever the verdict.
     A registry reference is pulled by digest first; with `attest` the verdict is attached
-    next to that digest in its registry."""
+    next to that digest in its registry. With `candidates`, `image` is the matrix's tag of
+    an image an earlier job staged: that digest is judged."""
     import os
 
     from . import tickets
     from .errors import EXIT_HOST
+    from .publish.candidates import lookup
     from .publish.remote import attach_verdict, fetch, remote_ref
     from .verify import check_gpus
     from .verify import verify as run_verify
     check_gpus(options.gpus)                                  # bad --gpus: exit 2 first
+    if candidates is not None:
+        image = lookup(candidates, image).reference           # not staged: exit 2
     remote = remote_ref(image)
     if attest and remote is None:
         raise UsageError(f"--attest needs a registry reference, not {image!r}",
@@ -275,10 +308,14 @@ def _published(results: list[Published], started: float, json_file: Path | None)
 
 
 def promote(*, source: str, to: list[str], tags: list[str], options: PublishOptions,
-            json_file: Path | None = None) -> int:
-    """Copy a candidate by digest to every --to repository, if its attached verdict passes."""
+            json_file: Path | None = None, candidates: Path | None = None) -> int:
+    """Copy a candidate by digest to every --to repository, if its attached verdict passes.
+    With `candidates`, `source` is the matrix's tag of an image an earlier job staged."""
+    from .publish.candidates import lookup
     from .publish.promote import Promoter, check_tags, parse_source, parse_target
     started = time.monotonic()
+    if candidates is not None:
+        source = lookup(candidates, source).reference         # not staged: exit 2
     repository, digest = parse_source(source)                  # a tag, not a digest: exit 2
     targets = list(dict.fromkeys(parse_target(t) for t in to))
     if not targets:
@@ -310,3 +347,66 @@ def publish_selection(tags: list[str], cuda: str | None, only: Sequence[str], im
     plan = load_plan(images, namespace, cuda, only, compat_file)
     aliases = {t.tag: t.aliases for t in plan.targets}
     return [Wanted(tag, aliases.get(tag, ())) for tag in (dict.fromkeys(tags) or plan.finals)]
+
+
+def ci(*, platform: str, cuda: str | None, only: Sequence[str], images: Path, namespace: str,
+       compat_file: Path | None, registry: str, staging: str | None, gpu_runner: str,
+       cpu_runner: str, install: str, verify_gpus: str, out: Path) -> None:
+    """Write the CI pipeline (build -> verify on GPU -> promote) of the selection."""
+    from .export.ci import PLATFORMS, RENDERERS
+    from .export.jobs import CiSettings, jobs
+    from .publish.destination import Destination, parse_destination
+    from .verify import check_gpus
+    if platform not in PLATFORMS:
+        raise UsageError(f"no pipeline for {platform!r}", hint=f"one of: {', '.join(PLATFORMS)}")
+    production = parse_destination(registry, "--registry")                # bad: exit 2
+    staged = (parse_destination(staging, "--staging") if staging else Destination(
+        production.registry, "/".join(filter(None, (production.namespace, "staging")))))
+    if staged == production:
+        raise UsageError("--staging must differ from --registry: candidates wait apart from "
+                         "what was promoted")
+    for flag, path in (("--images", images), ("--compat", compat_file)):
+        if path is not None and path.is_absolute():
+            raise UsageError(f"{flag} {path}: the jobs run in the repository's checkout; give "
+                             "the path relative to its root")
+    plan = load_plan(images, namespace, cuda, only, compat_file)          # bad matrix: exit 2
+    matrix_args = _matrix_args(images, namespace, compat_file)
+    settings = CiSettings(registry=production, staging=staged, gpu_runner=gpu_runner,
+                          cpu_runner=cpu_runner, install=install,
+                          verify_gpus=check_gpus(verify_gpus), matrix_args=matrix_args)
+    command = _ci_command(platform, cuda, only, registry, staging, gpu_runner, cpu_runner,
+                          install, verify_gpus, matrix_args, out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(RENDERERS[platform](jobs(plan, settings), settings, command))
+    _stderr_line(f"wrote {out}")
+
+
+def _matrix_args(images: Path, namespace: str, compat_file: Path | None) -> tuple[str, ...]:
+    """The options every job's imgkit needs to see the same matrix as this command did."""
+    args: list[str] = []
+    if images != DEFAULT_IMAGES:
+        args += ["--images", str(images)]
+    if namespace != DEFAULT_NAMESPACE:
+        args += ["--namespace", namespace]
+    if compat_file is not None:
+        args += ["--compat", str(compat_file)]
+    return tuple(args)
+
+
+def _ci_command(platform: str, cuda: str | None, only: Sequence[str], registry: str,
+                staging: str | None, gpu_runner: str, cpu_runner: str, install: str,
+                verify_gpus: str, matrix_args: tuple[str, ...], out: Path) -> str:
+    """The command line that regenerates the file (defaults left out)."""
+    import shlex
+
+    from .export.jobs import CiSettings
+    words = ["imgkit", "ci", platform, *matrix_args]
+    words += ["--cuda", cuda] if cuda else []
+    words += [w for glob in only for w in ("--only", glob)]
+    words += ["--registry", registry] + (["--staging", staging] if staging else [])
+    for flag, value, default in (("--gpu-runner", gpu_runner, CiSettings.gpu_runner),
+                                 ("--cpu-runner", cpu_runner, CiSettings.cpu_runner),
+                                 ("--install", install, CiSettings.install),
+                                 ("--verify-gpus", verify_gpus, CiSettings.verify_gpus)):
+        words += [flag, value] if value != default else []
+    return shlex.join([*words, "--out", str(out)])

@@ -43,14 +43,14 @@ def split_ref(ref: str) -> tuple[str, str]:
     return name, tag
 
 
-def parse_destination(text: str) -> Destination:
+def parse_destination(text: str, flag: str = "--to") -> Destination:
     registry, _, namespace = text.strip().rstrip("/").partition("/")
     if not REGISTRY.match(registry) or not is_registry_host(registry):
-        raise UsageError(f"--to {text!r}: {registry!r} is not a registry host",
+        raise UsageError(f"{flag} {text!r}: {registry!r} is not a registry host",
                          hint="name the registry as Docker does: host[:port][/namespace], "
                               "e.g. registry.example.com/ml or 127.0.0.1:5000")
     if namespace and not NAMESPACE.match(namespace):
-        raise UsageError(f"--to {text!r}: namespace {namespace!r} is not a repository path "
+        raise UsageError(f"{flag} {text!r}: namespace {namespace!r} is not a repository path "
                          "(lowercase letters and digits, joined by '.', '_', '-', and '/')")
     return Destination(registry=registry, namespace=namespace)
 

@@ -1,0 +1,1 @@
+"""Pure text out of the plan for other tools to run (CI pipelines); never imports the engine."""

@@ -1,0 +1,147 @@
+"""The CI pipeline as platform-neutral jobs, from the plan: build on CPU runners (a job per
+layer group, shared parents first), verify each image on a GPU runner, promote them all.
+
+Build jobs hand their images to later jobs through a staging registry: each stages what
+others need with `imgkit publish --candidate --json candidates/<job>.json`, and a job that
+needs them names the directory (`--candidates candidates`): a child build pulls its parents
+by digest, a verify job judges the staged digest and attaches its verdict, the promote job
+copies each digest whose attached verdict passed. Only digests travel, never tags.
+"""
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass
+from typing import Literal
+
+from ..plan import Plan, Target
+from ..publish.destination import Destination
+
+CANDIDATES = "candidates"       # the hand-over directory, relative to the job's checkout
+Kind = Literal["build", "verify", "promote"]
+
+
+@dataclass(frozen=True)
+class CiSettings:
+    registry: Destination              # where verified images are promoted to
+    staging: Destination               # where candidates wait for their verdicts
+    gpu_runner: str = "gpu"            # GitHub self-hosted label / GitLab runner tag
+    cpu_runner: str = ""               # "" = the platform's default runners
+    install: str = "python3 -m pip install imgkit"
+    verify_gpus: str = "all"           # 'none' makes a pipeline that cannot prove the GPU
+    matrix_args: tuple[str, ...] = ()  # --images/--namespace/--compat as the jobs must pass them
+
+    @property
+    def proves_gpu(self) -> bool:
+        return self.verify_gpus != "none"
+
+
+@dataclass(frozen=True)
+class Group:
+    """Images one build job makes: one layer kind of one CUDA release (or the python roots
+    of one OS, or one family's images of one CUDA release)."""
+    name: str
+    tags: tuple[str, ...]      # parents first
+    needs: tuple[str, ...]     # groups holding the parents of its images
+
+
+@dataclass(frozen=True)
+class Job:
+    name: str                  # unique, [a-z0-9-], a valid job id on both platforms
+    kind: Kind
+    title: str
+    needs: tuple[str, ...]
+    commands: tuple[str, ...]  # shell lines, run in order, in the repository's checkout
+    reads: tuple[str, ...] = ()  # build jobs whose candidates file it reads
+    gpu: bool = False
+    hands_over: str = ""       # the candidates file this job writes ("" for none)
+    keeps: str = ""            # a report file to keep whatever the outcome
+
+
+def slug(text: str) -> str:
+    out = "".join(c if c.isalnum() else "-" for c in text.lower())
+    return "-".join(part for part in out.split("-") if part)
+
+
+def group_of(target: Target) -> str:
+    if target.layer == "python":
+        return f"python-{target.os}"
+    if target.layer == "framework":
+        return f"{target.family}-cuda{target.cuda}"
+    return f"cuda{target.cuda}-{target.os}"
+
+
+def groups(plan: Plan) -> list[Group]:
+    """The plan's images in build groups, each after every group it needs."""
+    by_group: dict[str, list[Target]] = {}
+    for target in plan.targets:              # parents first, so groups come in build order
+        by_group.setdefault(group_of(target), []).append(target)
+    where = {t.tag: group_of(t) for t in plan.targets}
+    out = []
+    for name, members in by_group.items():
+        needs = {where[t.parent] for t in members if t.parent in where} - {name}
+        out.append(Group(name, tuple(t.tag for t in members), tuple(sorted(needs))))
+    return out
+
+
+def _handed_over(plan: Plan, group: Group) -> tuple[str, ...]:
+    """What the group stages: the images other groups build on, and the final images."""
+    inside = set(group.tags)
+    needed = {t.parent for t in plan.targets if t.parent in inside and t.tag not in inside}
+    return tuple(t for t in group.tags if t in needed or t in plan.finals)
+
+
+def _leaves(group: Group, plan: Plan) -> tuple[str, ...]:
+    parents = {plan.get(t).parent for t in group.tags}
+    return tuple(t for t in group.tags if t not in parents)
+
+
+def _cmd(*words: str) -> str:
+    return " ".join(shlex.quote(w) for w in words)
+
+
+def _build_job(plan: Plan, group: Group, settings: CiSettings) -> Job:
+    only = [w for leaf in _leaves(group, plan) for w in ("--only", leaf)]
+    given = ("--candidates", CANDIDATES) if group.needs else ()
+    out = f"{CANDIDATES}/{slug(group.name)}.json"
+    return Job(
+        name=f"build-{slug(group.name)}", kind="build", title=f"build {group.name}",
+        needs=tuple(f"build-{slug(n)}" for n in group.needs),
+        reads=tuple(f"build-{slug(n)}" for n in group.needs),
+        commands=(_cmd("imgkit", "build", *settings.matrix_args, *only, *given),
+                  _cmd("mkdir", "-p", CANDIDATES),
+                  _cmd("imgkit", "publish", *_handed_over(plan, group), *settings.matrix_args,
+                       "--candidate", "--to", str(settings.staging), "--json", out)),
+        hands_over=out)
+
+
+def _verify_job(tag: str, build: str, settings: CiSettings) -> Job:
+    report = f"verdict-{slug(tag)}.xml"
+    return Job(
+        name=f"verify-{slug(tag)}", kind="verify", title=f"verify {tag}", needs=(build,),
+        reads=(build,),
+        commands=(_cmd("imgkit", "verify", tag, "--candidates", CANDIDATES, "--attest",
+                       "--gpus", settings.verify_gpus, "--junit", report),),
+        gpu=True, keeps=report)
+
+
+def _promote_commands(plan: Plan, settings: CiSettings) -> tuple[str, ...]:
+    lax = ("--allow-gpu-unverified",) if not settings.proves_gpu else ()
+    lines = []
+    for tag in plan.finals:
+        target = plan.get(tag)
+        repository = f"{settings.registry.registry}/{settings.registry.repository(tag)}"
+        tags = [w for t in (tag.rsplit(":", 1)[1], *target.aliases) for w in ("--tag", t)]
+        lines.append(_cmd("imgkit", "promote", tag, "--candidates", CANDIDATES,
+                          "--to", repository, *tags, *lax))
+    return tuple(lines)
+
+
+def jobs(plan: Plan, settings: CiSettings) -> list[Job]:
+    """Every job of the pipeline, each after the jobs it needs."""
+    built = [_build_job(plan, group, settings) for group in groups(plan)]
+    builder = {tag: f"build-{slug(group_of(plan.get(tag)))}" for tag in plan.finals}
+    verify = [_verify_job(tag, builder[tag], settings) for tag in plan.finals]
+    promote = Job(name="promote", kind="promote", title="promote verified images",
+                  needs=tuple(j.name for j in verify), commands=_promote_commands(plan, settings),
+                  reads=tuple(dict.fromkeys(builder[tag] for tag in plan.finals)))
+    return [*built, *verify, promote]

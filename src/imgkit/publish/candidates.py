@@ -1,0 +1,87 @@
+"""Candidates: what `imgkit publish --candidate --json FILE` wrote, read back by later CI jobs
+(often on other machines) to find a staged image by the tag the matrix gives it.
+
+A directory of such files (one per build job) is the pipeline's hand-over: a child build
+pulls its parents from it, a verify job the image to judge, the promote job the digest to
+copy. Only digests are taken from it, never tags: what is used is what was staged.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import UsageError
+from .remote import DIGEST, RemoteRef, remote_ref
+
+STAGED = ("candidate", "published")   # statuses whose digest is in the registry
+
+
+@dataclass(frozen=True)
+class Candidate:
+    image: str        # the local tag the matrix gives it
+    image_id: str     # the image that was pushed (its manifest's config)
+    repository: str   # HOST/REPO where it is staged
+    digest: str
+
+    @property
+    def reference(self) -> str:
+        return f"{self.repository}@{self.digest}"
+
+    @property
+    def remote(self) -> RemoteRef:
+        ref = remote_ref(self.reference)
+        assert ref is not None  # load() checked it names a registry
+        return ref
+
+
+def _entries(path: Path) -> list[dict[str, object]]:
+    try:
+        document = json.loads(path.read_text())
+        entries = document["published"]
+        if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
+            raise TypeError
+        return entries
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        why = exc.strerror if isinstance(exc, OSError) else "not the JSON of `imgkit publish --json`"
+        raise UsageError(f"candidates file {path}: {why}") from None
+
+
+def _candidate(path: Path, entry: dict[str, object]) -> Candidate | None:
+    fields = {k: entry.get(k) for k in ("image", "image_id", "destination", "digest", "status")}
+    if fields["status"] not in STAGED:
+        return None
+    if not all(isinstance(v, str) and v for v in fields.values()) or not DIGEST.match(
+            str(fields["digest"])) or remote_ref(f"{fields['destination']}@{fields['digest']}") is None:
+        raise UsageError(f"candidates file {path}: entry for {fields['image']!r} has no usable "
+                         "destination and digest")
+    return Candidate(image=str(fields["image"]), image_id=str(fields["image_id"]),
+                     repository=str(fields["destination"]), digest=str(fields["digest"]))
+
+
+def load(directory: Path) -> dict[str, Candidate]:
+    """Every staged image in the directory's *.json files, by local tag (the first
+    destination of each); the same tag staged as two different images is an error."""
+    if not directory.is_dir():
+        raise UsageError(f"--candidates {directory}: not a directory",
+                         hint="the folder the build jobs' `imgkit publish --candidate --json` "
+                              "files were gathered in")
+    found: dict[str, Candidate] = {}
+    for path in sorted(directory.glob("*.json")):
+        for entry in _entries(path):
+            candidate = _candidate(path, entry)
+            if candidate is None:
+                continue
+            known = found.setdefault(candidate.image, candidate)
+            if known.image_id != candidate.image_id:
+                raise UsageError(f"--candidates {directory}: {candidate.image} was staged as two "
+                                 f"images ({known.image_id} and {candidate.image_id})")
+    return found
+
+
+def lookup(directory: Path, image: str) -> Candidate:
+    candidates = load(directory)
+    if image not in candidates:
+        raise UsageError(f"{image} is not among the candidates in {directory}",
+                         hint="staged: " + (", ".join(sorted(candidates)) or "nothing"))
+    return candidates[image]

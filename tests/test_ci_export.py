@@ -1,0 +1,224 @@
+"""`imgkit ci github|gitlab`: the pipelines pass the platforms' own schemas (check-jsonschema's
+vendored copies), describe build -> verify on GPU -> promote along the plan's DAG, and match
+their golden files. The commands they run are proven on the real engine in
+test_docker_pipeline.py."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from imgkit import workflows
+from imgkit.errors import UsageError
+from imgkit.export.ci import RENDERERS
+from imgkit.export.jobs import CiSettings, Job, groups, jobs
+from imgkit.plan import split_given
+from imgkit.publish import candidates
+from imgkit.publish.destination import parse_destination
+
+ROOT = Path(__file__).resolve().parent.parent
+GOLDEN = ROOT / "tests" / "golden" / "ci"
+SCHEMAS = {"github": "vendor.github-workflows", "gitlab": "vendor.gitlab-ci"}
+CHECK_JSONSCHEMA = str(Path(sys.executable).parent / "check-jsonschema")
+PADDLE = "paddle:2.6.2-gpu-cuda11.8-cudnn8"
+
+
+def bundled_plan(**selection: Any):  # type: ignore[no-untyped-def]
+    return workflows.load_plan(ROOT / "images", "imgkit", selection.get("cuda"),
+                               selection.get("only", ()))
+
+
+def settings(**changes: Any) -> CiSettings:
+    registry = parse_destination("registry.example.com/ml")
+    return CiSettings(registry=registry, staging=parse_destination("registry.example.com/ml/staging"),
+                      **changes)
+
+
+def generated(platform: str, plan=None, **changes: Any) -> str:  # type: ignore[no-untyped-def]
+    command = f"imgkit ci {platform} --registry registry.example.com/ml --out {platform}.yml"
+    ci = settings(**changes)
+    return RENDERERS[platform](jobs(plan or bundled_plan(), ci), ci, command)
+
+
+def schema_check(platform: str, path: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([CHECK_JSONSCHEMA, "--builtin-schema", SCHEMAS[platform], str(path)],
+                          capture_output=True, text=True)
+
+
+@pytest.mark.parametrize("platform", ["github", "gitlab"])
+def test_the_pipeline_matches_its_golden_file_and_the_platform_schema(platform: str,
+                                                                       tmp_path: Path) -> None:
+    text = generated(platform)
+    golden = GOLDEN / f"{platform}.yml"
+    if os.environ.get("IMGKIT_UPDATE_GOLDEN") == "1":
+        golden.write_text(text)
+    assert text == golden.read_text()
+    out = schema_check(platform, golden)
+    assert out.returncode == 0, out.stdout + out.stderr
+
+
+@pytest.mark.parametrize("platform", ["github", "gitlab"])
+def test_the_schema_check_does_reject_a_broken_pipeline(platform: str, tmp_path: Path) -> None:
+    document = yaml.safe_load(generated(platform))
+    job = document["jobs"]["promote"] if platform == "github" else document["promote"]
+    job["needs"] = {"not": "a list"}
+    path = tmp_path / "broken.yml"
+    path.write_text(yaml.safe_dump(document))
+    assert schema_check(platform, path).returncode == 1
+
+
+def pipeline_jobs(platform: str, text: str) -> dict[str, dict[str, Any]]:
+    document = yaml.safe_load(text)
+    if platform == "github":
+        return dict(document["jobs"])
+    return {k: v for k, v in document.items() if k not in ("stages",) and not k.startswith(".")}
+
+
+def needs_of(platform: str, job: dict[str, Any]) -> list[str]:
+    return [n if platform == "github" else n["job"] for n in job.get("needs", [])]
+
+
+@pytest.mark.parametrize("platform", ["github", "gitlab"])
+def test_build_then_verify_on_gpu_then_promote_along_the_dag(platform: str) -> None:
+    plan = bundled_plan()
+    found = pipeline_jobs(platform, generated(platform, plan))
+    seen: list[str] = []
+    for name, job in found.items():   # every job after the jobs it needs
+        assert set(needs_of(platform, job)) <= set(seen), name
+        seen.append(name)
+    verify = [n for n in found if n.startswith("verify-")]
+    assert len(verify) == len(plan.finals)
+    assert set(needs_of(platform, found["promote"])) >= set(verify)
+    for name in verify:
+        runner = found[name]["runs-on"] if platform == "github" else found[name]["tags"]
+        assert runner == (["self-hosted", "gpu"] if platform == "github" else ["gpu"])
+    for name in (n for n in found if n.startswith("build-")):
+        assert "tags" not in found[name] and found[name].get("runs-on", "ubuntu-latest") == \
+            "ubuntu-latest"
+    # the Paddle image is built on the CUDA 11.8 group, itself on the python roots
+    assert needs_of(platform, found["build-paddle-cuda11-8"]) == ["build-cuda11-8-bookworm"]
+    assert needs_of(platform, found["build-cuda11-8-bookworm"]) == ["build-python-bookworm"]
+    assert needs_of(platform, found["build-python-bookworm"]) == []
+
+
+def commands(platform: str, job: dict[str, Any]) -> list[str]:
+    if platform == "gitlab":
+        return list(job["script"])
+    return [s["run"] for s in job["steps"] if "run" in s and s.get("name") != "install imgkit"]
+
+
+def test_both_platforms_run_the_same_commands() -> None:
+    github = pipeline_jobs("github", generated("github"))
+    gitlab = pipeline_jobs("gitlab", generated("gitlab"))
+    assert list(github) == list(gitlab)
+    for name in github:
+        assert commands("github", github[name]) == commands("gitlab", gitlab[name]), name
+
+
+def test_each_image_is_built_in_one_group_and_staged_where_others_need_it() -> None:
+    plan = bundled_plan()
+    found = groups(plan)
+    tags = [t for g in found for t in g.tags]
+    assert sorted(tags) == sorted(t.tag for t in plan.targets)
+    by_name = {j.name: j for j in jobs(plan, settings())}
+    paddle_build = by_name["build-paddle-cuda11-8"]
+    assert f"imgkit build --only {PADDLE} --candidates candidates" in paddle_build.commands
+    staged_118 = next(c for c in by_name["build-cuda11-8-bookworm"].commands if "publish" in c)
+    assert "imgkit/cuda:11.8-runtime-cudnn8.6-nccl2.21-py3.11-bookworm" in staged_118
+    assert "imgkit/cuda:11.8-runtime-py3.11-bookworm " not in staged_118   # nobody else needs it
+    promote = by_name["promote"]
+    assert (f"imgkit promote {PADDLE} --candidates candidates --to registry.example.com/ml/paddle "
+            "--tag 2.6.2-gpu-cuda11.8-cudnn8 --tag 2.6-gpu-cuda11.8-cudnn8 --tag latest-gpu"
+            ) in promote.commands
+    assert not any("--allow-gpu-unverified" in c for c in promote.commands)
+
+
+def test_a_pipeline_without_gpus_says_so_in_every_verify_and_promote() -> None:
+    by_name = {j.name: j for j in jobs(bundled_plan(cuda="11.8"), settings(verify_gpus="none"))}
+    assert all("--gpus none" in c for j in by_name.values() if j.kind == "verify"
+               for c in j.commands)
+    assert all(c.endswith("--allow-gpu-unverified") for c in by_name["promote"].commands)
+
+
+def test_a_slice_is_its_images_and_their_parents_only() -> None:
+    found: list[Job] = jobs(bundled_plan(only=("paddle:*",)), settings())
+    assert [j.name for j in found] == ["build-python-bookworm", "build-cuda11-8-bookworm",
+                                       "build-paddle-cuda11-8",
+                                       "verify-paddle-2-6-2-gpu-cuda11-8-cudnn8", "promote"]
+
+
+def test_given_images_are_neither_rebuilt_nor_their_ancestors_needed() -> None:
+    plan = bundled_plan(only=("paddle:*",))
+    nccl = plan.get(PADDLE).parent
+    assert nccl is not None
+    assert split_given(plan, {nccl}) == ((PADDLE,), (nccl,))
+    build, given = split_given(plan, set())
+    assert build == tuple(t.tag for t in plan.targets) and given == ()
+    assert split_given(plan, {PADDLE}) == ((), (PADDLE,))
+
+
+def candidate_file(path: Path, *entries: dict[str, str]) -> None:
+    path.write_text(json.dumps({"seconds": 1.0, "published": list(entries)}))
+
+
+def staged(image: str, image_id: str = "sha256:" + "a" * 64, status: str = "candidate") -> dict[str, str]:
+    return {"image": image, "image_id": image_id, "destination": "127.0.0.1:5000/staging/x",
+            "digest": "sha256:" + "b" * 64, "status": status}
+
+
+def test_candidates_are_read_by_tag_and_bad_files_are_named(tmp_path: Path) -> None:
+    candidate_file(tmp_path / "a.json", staged("x:1"), staged("x:2", status="refused"))
+    found = candidates.load(tmp_path)
+    assert list(found) == ["x:1"]
+    assert found["x:1"].reference == "127.0.0.1:5000/staging/x@sha256:" + "b" * 64
+    with pytest.raises(UsageError, match="x:2 is not among the candidates"):
+        candidates.lookup(tmp_path, "x:2")
+    candidate_file(tmp_path / "b.json", staged("x:1", image_id="sha256:" + "c" * 64))
+    with pytest.raises(UsageError, match="staged as two images"):
+        candidates.load(tmp_path)
+    (tmp_path / "b.json").write_text("{not json")
+    with pytest.raises(UsageError, match="b.json"):
+        candidates.load(tmp_path)
+    with pytest.raises(UsageError, match="not a directory"):
+        candidates.load(tmp_path / "missing")
+
+
+def imgkit_ci(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "imgkit", "ci", *args], capture_output=True,
+                          text=True, cwd=cwd)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["jenkins", "--registry", "r.example.com"], "no pipeline for 'jenkins'"),
+    (["github", "--registry", "nohost"], "--registry 'nohost'"),
+    (["github", "--registry", "r.example.com/ml", "--staging", "r.example.com/ml"],
+     "--staging must differ"),
+    (["github", "--registry", "r.example.com", "--verify-gpus", "0,,1"], "--gpus '0,,1'"),
+    (["github", "--registry", "r.example.com", "--images", "/abs/images"], "relative to its root"),
+    (["github", "--registry", "r.example.com", "--only", "nope*"], "'nope*'"),
+])
+def test_bad_ci_options_are_exit_2_with_the_option_named(args: list[str], message: str,
+                                                          tmp_path: Path) -> None:
+    out = imgkit_ci(*args, "--out", str(tmp_path / "p.yml"))
+    assert out.returncode == 2, out.stdout + out.stderr
+    assert message in out.stderr and "Traceback" not in out.stderr
+    assert not (tmp_path / "p.yml").exists()
+
+
+def test_the_header_gives_the_command_that_regenerates_the_file(tmp_path: Path) -> None:
+    shutil.copytree(ROOT / "images", tmp_path / "matrix")
+    shutil.copytree(ROOT / "templates", tmp_path / "templates")
+    out = imgkit_ci("gitlab", "--images", "matrix", "--registry", "r.example.com/ml",
+                    "--cuda", "11.8", "--gpu-runner", "a100", "--out", "ci.yml", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    text = (tmp_path / "ci.yml").read_text()
+    assert text.startswith("# Generated by `imgkit ci gitlab --images matrix --cuda 11.8 "
+                           "--registry r.example.com/ml --gpu-runner a100 --out ci.yml`")
+    assert "imgkit build --images matrix --only" in text and "- a100" in text
