@@ -1,0 +1,128 @@
+"""The pipeline `imgkit ci gitlab` writes, run job by job as its runners would: each job on a
+"fresh runner" (no image of the matrix left but the base OS, its own Docker config from a
+real `docker login`, its own imgkit cache, a clean checkout with only the candidates files
+of the jobs it needs), against a real registry on loopback."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+import yaml
+
+from .conftest import MINI_FAMILY, ROOT
+from .registry import USER, Registry, skopeo_json, skopeo_tags, start_registry
+
+pytestmark = pytest.mark.docker
+
+
+@pytest.fixture()
+def registry(tmp_path: Path) -> Iterator[Registry]:
+    running = start_registry(tmp_path / "registry")
+    yield running
+    running.remove()
+
+
+@pytest.fixture()
+def pipeline_ns(engine, base_image) -> Iterator[str]:  # type: ignore[no-untyped-def]
+    """A namespace of its own (its images are removed between jobs), on the shared base."""
+    ns = f"imgkit-pipe-{uuid.uuid4().hex[:8]}"
+    engine.tag(engine.image(base_image).id, f"{ns}/debian:bookworm")
+    yield ns
+    engine.remove_image(f"{ns}/debian:bookworm")    # the tag only: the base is shared
+    forget(engine, ns, "")
+
+
+def forget(engine, ns: str, registry: str, keep_base: bool = True) -> None:  # type: ignore[no-untyped-def]
+    """What a fresh runner would not have: every image of the namespace or the registry
+    (children before parents, hence the passes)."""
+    import docker.errors
+    base = engine.image(f"{ns}/debian:bookworm")
+    for _ in range(5):
+        doomed = [image for image in engine.client.images.list()
+                  if not (keep_base and base is not None and image.id == base.id)
+                  and any(n.startswith(f"{ns}/") or (registry and n.startswith(registry))
+                          for n in image.tags + image.attrs.get("RepoDigests", []))]
+        if not doomed:
+            return
+        for image in doomed:
+            try:
+                engine.client.images.remove(image.id, force=True)
+            except docker.errors.APIError:
+                pass   # a parent of one still there: the next pass
+
+
+def run_job(name: str, job: dict[str, Any], before: list[str], checkout: Path, work: Path,
+            env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    shutil.copytree(checkout, work)
+    script = "\n".join(["set -euo pipefail", *before, *job["script"]])
+    return subprocess.run(["bash", "-c", script], cwd=work, env=env, capture_output=True,
+                          text=True, timeout=900)
+
+
+def test_the_generated_pipeline_builds_verifies_and_promotes_by_digest(  # type: ignore[no-untyped-def]
+        engine, pipeline_ns, registry, tmp_path):
+    ns = pipeline_ns
+    checkout = tmp_path / "checkout"
+    shutil.copytree(ROOT / "templates", checkout / "templates")
+    (checkout / "images").mkdir()
+    (checkout / "images" / "mini.yaml").write_text(MINI_FAMILY)
+    staging, production = f"{registry.address}/staging", f"{registry.address}/prod"
+    out = subprocess.run(
+        [sys.executable, "-m", "imgkit", "ci", "gitlab", "--namespace", ns, "--registry",
+         production, "--staging", staging, "--verify-gpus", "none", "--install", "true",
+         "--out", ".gitlab-ci.yml"], cwd=checkout, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    pipeline = yaml.safe_load((checkout / ".gitlab-ci.yml").read_text())
+    before = pipeline[".imgkit"]["before_script"]
+    names = [k for k in pipeline if k not in ("stages", ".imgkit")]
+    assert names == ["build-python-bookworm", "build-cuda11-8-bookworm",
+                     f"verify-{ns}-cuda-11-8-cudart-py3-11-bookworm", "promote"]
+
+    logs: dict[str, str] = {}
+    for name in names:
+        job = pipeline[name]
+        forget(engine, ns, registry.address)          # a fresh runner, but for the base OS
+        work = tmp_path / "jobs" / name
+        env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",
+               "DOCKER_CONFIG": str(tmp_path / "docker" / name),
+               "IMGKIT_CACHE_DIR": str(tmp_path / "cache" / name),
+               "REGISTRY_USERNAME": USER, "REGISTRY_PASSWORD": registry.password}
+        shutil.copytree(checkout, tmp_path / "checkouts" / name)
+        for need in job["needs"]:                     # the artifacts GitLab hands over
+            if need["artifacts"]:
+                for path in pipeline[need["job"]]["artifacts"]["paths"]:
+                    target = tmp_path / "checkouts" / name / path
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    shutil.copy(tmp_path / "jobs" / need["job"] / path, target)
+        done = run_job(name, job, before, tmp_path / "checkouts" / name, work, env)
+        logs[name] = done.stdout + done.stderr
+        assert done.returncode == 0, f"{name}:\n{logs[name]}"
+
+    python, mini = f"{ns}/python:3.11-bookworm", f"{ns}/cuda:11.8-cudart-py3.11-bookworm"
+    # the child job pulled its parent by digest and built only its own image on it
+    assert f"took {python} from {staging}/{ns}/python@sha256:" in logs["build-cuda11-8-bookworm"]
+    assert f"building {python}" not in logs["build-cuda11-8-bookworm"]
+    assert f"building {mini}" in logs["build-cuda11-8-bookworm"]
+    staged = json.loads((tmp_path / "jobs" / "build-cuda11-8-bookworm" / "candidates" /
+                         "cuda11-8-bookworm.json").read_text())["published"][0]
+    digest, image_id = staged["digest"], staged["image_id"]
+    # what was promoted is the digest that was staged and verified, config = the built image
+    promoted = skopeo_json("inspect", f"docker://{production}/{ns}/cuda:11.8-cudart-py3.11-bookworm",
+                           registry=registry)
+    assert promoted["Digest"] == digest
+    raw = skopeo_json("inspect", "--raw", f"docker://{production}/{ns}/cuda@{digest}",
+                      registry=registry)
+    assert raw["config"]["digest"] == image_id
+    verdict = digest.replace(":", "-") + ".verdict"
+    assert verdict in skopeo_tags(registry, f"staging/{ns}/cuda")
+    assert verdict in skopeo_tags(registry, f"prod/{ns}/cuda")
+    assert "11.8-cudart-py3.11-bookworm" not in skopeo_tags(registry, f"staging/{ns}/cuda")
+    assert (tmp_path / "jobs" / names[2] / f"verdict-{ns}-cuda-11-8-cudart-py3-11-bookworm.xml"
+            ).is_file()
