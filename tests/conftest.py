@@ -50,9 +50,9 @@ def engine():  # type: ignore[no-untyped-def]
 @pytest.fixture(scope="session")
 def base_image(engine) -> str:  # type: ignore[no-untyped-def]
     """The real Debian base every layer starts from (debootstrap when no registry)."""
-    from imgkit import compat
-    from imgkit.base import ensure_base
-    from imgkit.plan import Settings, base_ref
+    from imgkit.build.base import ensure_base
+    from imgkit.matrix import compat
+    from imgkit.matrix.plan import Settings, base_ref
     bookworm = compat.load().os_release("bookworm")
     ref = base_ref(bookworm, Settings())
     ensure_base(engine, ref, bookworm)
@@ -120,8 +120,8 @@ class MiniStack:
 def mini_stack(engine, base_image, namespace, tmp_path_factory) -> MiniStack:  # type: ignore[no-untyped-def]
     """A real imgkit image: Debian + python3 + the CUDA 11.8 runtime wheel, and its parent."""
     from imgkit import workflows
-    from imgkit.build import Builder
-    from imgkit.buildenv import BuildEnv, SecretServer, default_ca_bundle
+    from imgkit.build.buildenv import BuildEnv, SecretServer, default_ca_bundle
+    from imgkit.build.scheduler import Builder
     from imgkit.options import BuildOptions
     project = tmp_path_factory.mktemp("mini")
     (project / "images").mkdir()

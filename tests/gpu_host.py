@@ -13,11 +13,11 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from imgkit.evaluate import evaluate
-from imgkit.expect import Expectations
-from imgkit.facts import parse_report
 from imgkit.probe import frameworks
-from imgkit.verdict import Check
+from imgkit.verify.evaluate import evaluate
+from imgkit.verify.expect import Expectations
+from imgkit.verify.facts import parse_report
+from imgkit.verify.verdict import Check
 
 SRC = str(Path(__file__).resolve().parent.parent / "src")
 
@@ -63,7 +63,7 @@ def probe_host(gemm_size: int = 8192, loader: list[str] | None = None,
     container (the zipped package, started by verify's BOOT), GPU section included.
     `loader`: how to start python (default: this interpreter); `env`: its environment
     (default: this one with the wheels' libraries on LD_LIBRARY_PATH)."""
-    from imgkit.verify import BOOT, probe_zip
+    from imgkit.verify.run import BOOT, probe_zip
     env = dict(env if env is not None else loader_env())
     env["IMGKIT_PROBE"] = base64.b64encode(probe_zip()).decode()
     env["PYTHONPATH"] = ""  # as in an image: nothing of imgkit's importable but the zip

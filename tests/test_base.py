@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from imgkit.base import (
+from imgkit.build.base import (
     apt_sources,
     debootstrap_command,
     host_mirror,
@@ -16,8 +16,8 @@ from imgkit.base import (
     pick_mirror,
     pick_security_mirror,
 )
-from imgkit.compat import load
 from imgkit.errors import HostError, UsageError
+from imgkit.matrix.compat import load
 
 SOURCES = """\
 Types: deb

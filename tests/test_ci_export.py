@@ -19,7 +19,7 @@ from imgkit import workflows
 from imgkit.errors import UsageError
 from imgkit.export.ci import RENDERERS
 from imgkit.export.jobs import CiSettings, Job, groups, jobs
-from imgkit.plan import split_given
+from imgkit.matrix.plan import split_given
 from imgkit.publish import candidates
 from imgkit.publish.destination import parse_destination
 

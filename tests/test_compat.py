@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from imgkit.compat import in_range, load, matches_prefix
 from imgkit.errors import CompatError
+from imgkit.matrix.compat import in_range, load, matches_prefix
 
 
 def test_every_cuda_release_pins_every_runtime_component() -> None:

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from imgkit import workflows
-from imgkit.build import BUILT, FAILED, SKIPPED, UP_TO_DATE, Builder
-from imgkit.buildenv import BuildEnv, SecretServer, default_ca_bundle
+from imgkit.build.buildenv import BuildEnv, SecretServer, default_ca_bundle
+from imgkit.build.scheduler import BUILT, FAILED, SKIPPED, UP_TO_DATE, Builder
 from imgkit.labels import INPUT_HASH as INPUT_HASH_LABEL
 from imgkit.options import BuildOptions
 
@@ -195,9 +195,9 @@ def test_the_os_axis_is_real_a_trixie_image_builds_and_loads_cuda(  # type: igno
         engine, base_image, project, namespace):
     """Another OS than the bundled bookworm: its own base (debootstrap when no registry),
     its own python (3.13), the same templates; the CUDA runtime loads as the non-root user."""
-    from imgkit import compat
-    from imgkit.base import ensure_base
-    from imgkit.plan import Settings, base_ref
+    from imgkit.build.base import ensure_base
+    from imgkit.matrix import compat
+    from imgkit.matrix.plan import Settings, base_ref
     trixie = compat.load().os_release("trixie")
     shared = base_ref(trixie, Settings())  # made once per machine, like the bookworm base
     ensure_base(engine, shared, trixie)

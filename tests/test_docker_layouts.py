@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from imgkit.verdict import Verdict
-from imgkit.verify import VerifyOptions, verify
+from imgkit.verify.run import VerifyOptions, verify
+from imgkit.verify.verdict import Verdict
 
 from .conftest import MiniStack, build_from_files, no_verify_containers
 

@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from imgkit.errors import HostError
-from imgkit.verify import VerifyOptions, verify
+from imgkit.verify.run import VerifyOptions, verify
 
 from .conftest import build_from_files, no_verify_containers
 
@@ -204,7 +204,7 @@ def test_a_ci_log_and_job_summary(engine, mini, tmp_path):  # type: ignore[no-un
 
 
 def test_verify_leaves_a_ticket_for_the_image_id_it_judged(engine, mini):  # type: ignore[no-untyped-def]
-    from imgkit import tickets
+    from imgkit.verify import tickets
     image_id = engine.image(mini).id
     proc = subprocess.run([sys.executable, "-m", "imgkit", "verify", mini, "--gpus", "none"],
                           capture_output=True, text=True, timeout=300)

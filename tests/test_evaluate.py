@@ -6,12 +6,12 @@ from typing import Any
 
 import pytest
 
-from imgkit.diagnose import KNOWN, diagnose
-from imgkit.evaluate import evaluate, peak_for
-from imgkit.expect import Expectations, expectations, from_tag
-from imgkit.facts import parse_report
 from imgkit.probe import PROBE_VERSION
-from imgkit.verdict import WARN
+from imgkit.verify.diagnose import KNOWN, diagnose
+from imgkit.verify.evaluate import evaluate, peak_for
+from imgkit.verify.expect import Expectations, expectations, from_tag
+from imgkit.verify.facts import parse_report
+from imgkit.verify.verdict import WARN
 
 
 def lib(path: str, version: str | None, loadable: bool = True, real: str | None = None) -> dict[str, Any]:
@@ -292,7 +292,7 @@ def test_device_count_knows_mig(devices: list[dict[str, Any]], cuda_count: int, 
 ])
 def test_the_host_driver_against_the_images_cuda(driver: str, cuda: str | None, verdict: str,
                                                  says: str) -> None:
-    from imgkit.compat import load
-    from imgkit.verify import driver_check
+    from imgkit.matrix.compat import load
+    from imgkit.verify.run import driver_check
     check = driver_check(driver, cuda, load())
     assert check.verdict == verdict and says in check.diagnosis and check.scope == "host"

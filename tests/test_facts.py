@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
-from imgkit.corroborate import MAX_PATHS, file_checks, paths_to_check, user_check
 from imgkit.engine import PathStat
-from imgkit.facts import InvalidReport, parse_output, parse_report
-from imgkit.verdict import EVIDENCE, FAIL, PASS, Check
+from imgkit.verify.corroborate import MAX_PATHS, file_checks, paths_to_check, user_check
+from imgkit.verify.facts import InvalidReport, parse_output, parse_report
+from imgkit.verify.verdict import EVIDENCE, FAIL, PASS, Check
 
 from .test_evaluate import GOOD
 

@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from imgkit.expect import Expectations
 from imgkit.probe import gpu
-from imgkit.verdict import FAIL, PASS
+from imgkit.verify.expect import Expectations
+from imgkit.verify.verdict import FAIL, PASS
 
 from .gpu_host import TF32_CASES, judge, nvidia_gpu_present, probe_host, torch_facts
 
@@ -86,7 +86,7 @@ def test_gpu_hidden_from_the_framework_is_a_cpu_fallback_failure(host_report: di
 
 def test_host_driver_preflight_reads_the_real_driver() -> None:
     pytest.importorskip("pynvml")
-    from imgkit.verify import host_driver_checks
+    from imgkit.verify.run import host_driver_checks
     (check,) = host_driver_checks(Expectations((("cuda", "12.4"),), (("cuda", "--expect"),)))
     assert check.verdict == PASS, check
     assert check.measured.split(".")[0].isdigit()

@@ -4,10 +4,10 @@ from pathlib import Path
 
 import pytest
 
-from imgkit.compat import load
 from imgkit.errors import CompatError, SpecError
-from imgkit.plan import make_plan, select
-from imgkit.spec import Spec, load_spec, parse_family
+from imgkit.matrix.compat import load
+from imgkit.matrix.plan import make_plan, select
+from imgkit.matrix.spec import Spec, load_spec, parse_family
 
 ROOT = Path(__file__).resolve().parent.parent
 

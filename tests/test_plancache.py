@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from imgkit import plancache
-from imgkit.freshness import Stamp
+from imgkit.build import plancache
+from imgkit.build.freshness import Stamp
 
 ROOT = Path(__file__).resolve().parent.parent
 SELECTION = {"namespace": "imgkit", "cuda": "11.8", "only": None}

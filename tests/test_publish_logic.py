@@ -12,15 +12,15 @@ from typing import Iterator
 
 import pytest
 
-from imgkit import compat
 from imgkit.errors import RegistryAuthError, RegistryError, SpecError, UsageError
-from imgkit.plan import make_plan
+from imgkit.matrix import compat
+from imgkit.matrix.plan import make_plan
+from imgkit.matrix.spec import load_spec
 from imgkit.publish.attest import artifact_tag, verdict_artifact
 from imgkit.publish.destination import destination_ref, parse_destination
 from imgkit.publish.push import Published, id_tag
 from imgkit.publish.registry import DOCKER_MANIFEST, Endpoint, Manifest, RegistryClient, sha256_of
 from imgkit.report import publish_json, publish_markdown, publish_summary
-from imgkit.spec import load_spec
 
 # -- destinations ----------------------------------------------------------------------
 

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from imgkit.compat import load
 from imgkit.labels import INPUT_HASH as INPUT_HASH_LABEL
-from imgkit.plan import make_plan, select
+from imgkit.matrix.compat import load
+from imgkit.matrix.plan import make_plan, select
+from imgkit.matrix.spec import load_spec
 from imgkit.render import render_plan, write_context
-from imgkit.spec import load_spec
 
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = Path(__file__).resolve().parent / "golden"

@@ -1,7 +1,7 @@
 """What users and CI read: the build summary and the verdict, as plain lines, tables and files."""
 from __future__ import annotations
 
-from imgkit.outcome import BUILT, FAILED, UP_TO_DATE, Result
+from imgkit.build.outcome import BUILT, FAILED, UP_TO_DATE, Result
 from imgkit.report import build_summary
 
 
@@ -27,7 +27,7 @@ def test_empty_summary_says_so() -> None:
 
 # -- verdicts -------------------------------------------------------------------------------
 def verdict_with(*checks):  # type: ignore[no-untyped-def]
-    from imgkit.verdict import Verdict
+    from imgkit.verify.verdict import Verdict
     return Verdict(image="paddle:2.6.2-gpu-cuda11.8-cudnn8", image_id="sha256:" + "ab" * 32,
                    checks=tuple(checks), gpu_checked=False)
 
@@ -36,7 +36,7 @@ LONG = "/opt/venv/lib/python3.11/site-packages/nvidia/cuda_runtime/lib/libcudart
 
 
 def sample():  # type: ignore[no-untyped-def]
-    from imgkit.verdict import FAIL, PASS, Check
+    from imgkit.verify.verdict import FAIL, PASS, Check
     return verdict_with(Check("dlopen libcudart.so", PASS, "resolves", LONG),
                         Check("cudart.version", FAIL, "12.1", "11.8", "cudart is 11.8 | not\n12.1"))
 

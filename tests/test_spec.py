@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from imgkit.errors import SpecError
-from imgkit.spec import load_spec, parse_family
+from imgkit.matrix.spec import load_spec, parse_family
 
 ROOT = Path(__file__).resolve().parent.parent
 

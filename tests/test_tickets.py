@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from imgkit import tickets
-from imgkit.verdict import FAIL, PASS, Check, Verdict
+from imgkit.verify import tickets
+from imgkit.verify.verdict import FAIL, PASS, Check, Verdict
 
 A, B = "sha256:" + "a" * 64, "sha256:" + "b" * 64
 

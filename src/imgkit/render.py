@@ -15,8 +15,8 @@ from pathlib import Path
 import jinja2
 
 from . import labels
-from .freshness import Stamp
-from .plan import LIB_LINKS, VENV, Plan, Target
+from .build.freshness import Stamp
+from .matrix.plan import LIB_LINKS, VENV, Plan, Target
 from .shipped import PACKAGE_DIR
 
 TEMPLATES = {"python": "python.Dockerfile.j2", "cuda": "pip-layer.Dockerfile.j2",

@@ -13,11 +13,11 @@ from typing import TYPE_CHECKING, Iterable, Sequence
 if TYPE_CHECKING:  # types only: the verifier's modules stay out of a `build` run's start-up
     from rich.console import Console
 
+    from .build.outcome import Result
     from .errors import BuildFailed
-    from .outcome import Result
-    from .plan import Plan
+    from .matrix.plan import Plan
     from .publish.push import Published
-    from .verdict import Check, Verdict
+    from .verify.verdict import Check, Verdict
 
 
 @functools.lru_cache(maxsize=2)

@@ -10,24 +10,25 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Sequence
 
-from . import plancache, report
-from .buildenv import BuildEnv, SecretServer, default_ca_bundle
+from . import report
+from .build import plancache
+from .build.buildenv import BuildEnv, SecretServer, default_ca_bundle
+from .build.freshness import check_freshness
+from .build.interrupts import terminate_interrupts
 from .engine import Engine, connect
 from .errors import EXIT_FAILED, EXIT_OK, UsageError
-from .freshness import check_freshness
-from .interrupts import terminate_interrupts
 from .options import PUBLISH_DEFAULTS, PublishOptions, VerifyOptions
 
 if TYPE_CHECKING:
-    from .outcome import Result
-    from .plan import Plan
+    from .build.outcome import Result
+    from .matrix.plan import Plan
     from .publish.push import Published, Wanted
     from .render import Context
 
 
 def compat_overlay(images: Path, compat_file: Path | None) -> Path | None:
     """The user's compat data: --compat FILE, else compat.yaml in the matrix folder."""
-    from .compat import OVERLAY_NAME
+    from .matrix.compat import OVERLAY_NAME
     if compat_file is not None:
         return compat_file
     beside = images / OVERLAY_NAME
@@ -36,9 +37,9 @@ def compat_overlay(images: Path, compat_file: Path | None) -> Path | None:
 
 def load_plan(images: Path, namespace: str, cuda: str | None, only: Sequence[str],
               compat_file: Path | None = None) -> Plan:
-    from . import compat
-    from .plan import Settings, make_plan, select
-    from .spec import REPOSITORY_PATTERN, load_spec
+    from .matrix import compat
+    from .matrix.plan import Settings, make_plan, select
+    from .matrix.spec import REPOSITORY_PATTERN, load_spec
     if not REPOSITORY_PATTERN.match(namespace):
         raise UsageError(f"--namespace {namespace!r} is not a valid repository prefix")
     spec = load_spec(images)
@@ -118,7 +119,7 @@ def build(*, cuda: str | None, only: Sequence[str], jobs: int, force: bool, dry_
           candidates: Path | None = None) -> int:
     """Validate, render, then build; returns the exit code (1 if any image failed).
     `candidates`: images staged by earlier CI jobs are pulled by digest, never rebuilt."""
-    from .base import parse_mirrors
+    from .build.base import parse_mirrors
     started = time.monotonic()
     env = build_env(ca_bundle, index_url)
     mirror_map = parse_mirrors(mirrors)                       # bad --mirror: exit 2
@@ -140,7 +141,7 @@ def take_staged(engine: Engine, candidates: Path, contexts: list[Context], *,
                 dry_run: bool) -> list[Context]:
     """The images of the selection that earlier jobs staged are pulled by digest and tagged
     as the matrix names them; returns the contexts still to build (on top of them)."""
-    from .plan import Plan, split_given
+    from .matrix.plan import Plan, split_given
     from .publish.candidates import load
     from .publish.remote import fetch
     staged = load(candidates)                                 # a bad file: exit 2
@@ -163,7 +164,7 @@ def take_staged(engine: Engine, candidates: Path, contexts: list[Context], *,
 def answer_if_up_to_date(key: str, started: float, json_file: Path | None = None) -> bool:
     """The no-op path: when the plan cache knows this selection and the engine shows every
     image up to date, print the summary and return True; otherwise print nothing."""
-    from .outcome import up_to_date
+    from .build.outcome import up_to_date
     stamps = plancache.lookup(key)
     if stamps is None:
         return False
@@ -185,8 +186,8 @@ def _summarize(results: list[Result], started: float, json_file: Path | None) ->
 def _build(engine: Engine, contexts: list[Context], env: BuildEnv, *, jobs: int, force: bool,
            dry_run: bool, verbose: bool, base_source: str, mirrors: dict[str, str],
            started: float, json_file: Path | None = None) -> int:
-    from .base import ensure_base
-    from .build import Builder
+    from .build.base import ensure_base
+    from .build.scheduler import Builder
     from .options import BuildOptions
     console = report.console(stderr=True)
     if not dry_run:
@@ -226,12 +227,12 @@ def verify(*, image: str, options: VerifyOptions, json_file: Path | None = None,
     an image an earlier job staged: that digest is judged."""
     import os
 
-    from . import tickets
     from .errors import EXIT_HOST
     from .publish.candidates import lookup
     from .publish.remote import attach_verdict, fetch, remote_ref
-    from .verify import check_gpus
-    from .verify import verify as run_verify
+    from .verify import tickets
+    from .verify.run import check_gpus
+    from .verify.run import verify as run_verify
     check_gpus(options.gpus)                                  # bad --gpus: exit 2 first
     if candidates is not None:
         image = lookup(candidates, image).reference           # not staged: exit 2
@@ -356,7 +357,7 @@ def ci(*, platform: str, cuda: str | None, only: Sequence[str], images: Path, na
     from .export.ci import PLATFORMS, RENDERERS
     from .export.jobs import CiSettings, jobs
     from .publish.destination import Destination, parse_destination
-    from .verify import check_gpus
+    from .verify.run import check_gpus
     if platform not in PLATFORMS:
         raise UsageError(f"no pipeline for {platform!r}", hint=f"one of: {', '.join(PLATFORMS)}")
     production = parse_destination(registry, "--registry")                # bad: exit 2

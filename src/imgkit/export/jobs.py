@@ -13,7 +13,7 @@ import shlex
 from dataclasses import dataclass
 from typing import Literal
 
-from ..plan import Plan, Target
+from ..matrix.plan import Plan, Target
 from ..publish.destination import Destination
 
 CANDIDATES = "candidates"       # the hand-over directory, relative to the job's checkout

@@ -11,10 +11,10 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from .. import tickets
 from ..engine import Engine
 from ..errors import RegistryError, UsageError
 from ..options import PublishOptions
+from ..verify import tickets
 from . import skopeo, verdicts
 from .attest import Artifact
 from .destination import NAMESPACE, REGISTRY, is_registry_host

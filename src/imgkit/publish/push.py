@@ -17,10 +17,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Literal
 
-from .. import tickets
 from ..engine import Engine
 from ..errors import RegistryAuthError, RegistryError
 from ..options import PublishOptions
+from ..verify import tickets
 from . import skopeo, verdicts
 from .attest import Artifact
 from .destination import Destination, destination_ref, split_ref

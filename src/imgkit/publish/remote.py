@@ -6,9 +6,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
-from .. import tickets
 from ..engine import Engine
 from ..errors import RegistryError, UsageError
+from ..verify import tickets
 from . import verdicts
 from .destination import is_registry_host
 from .registry import RegistryClient, classify_engine_error, endpoint_of, retrying

@@ -16,8 +16,8 @@ import os
 import sys
 from pathlib import Path
 
+from ..shipped import PACKAGE_DIR
 from .freshness import Stamp
-from .shipped import PACKAGE_DIR
 
 FORMAT = 1
 

@@ -23,9 +23,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import yamlload
+from .. import yamlload
+from ..errors import SpecError
 from .compat import OVERLAY_NAME
-from .errors import SpecError
 
 # Every value that can reach a Dockerfile is checked against one of these first.
 AXIS_PATTERNS: dict[str, re.Pattern[str]] = {

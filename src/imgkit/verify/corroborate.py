@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from .engine import PathStat
+from ..engine import PathStat
 from .facts import Report
 from .verdict import FAIL, PASS, Check
 

@@ -7,14 +7,15 @@ import re
 from functools import lru_cache
 from typing import Any
 
-from . import compat, versions, yamlload
-from .compat import Compat
+from .. import versions, yamlload
+from ..matrix import compat
+from ..matrix.compat import Compat
+from ..options import Thresholds
+from ..probe.gpu import TF32_ERROR_BOUNDARY
+from ..shipped import PACKAGE_DIR
 from .diagnose import HOST, IMAGE, diagnose
 from .expect import Expectations
 from .facts import Framework, LibraryCopy, Report, Timing
-from .options import Thresholds
-from .probe.gpu import TF32_ERROR_BOUNDARY
-from .shipped import PACKAGE_DIR
 from .verdict import FAIL, INFO, PASS, SKIP, WARN, Check, Verdict
 
 DOCKER_DEFAULT_SHM = 64 * 1024 * 1024
@@ -238,7 +239,7 @@ def environment_checks(report: Report, exp: Expectations, shm_size: str | None =
 
 @lru_cache(maxsize=1)
 def gpu_table() -> list[dict[str, Any]]:
-    return list(yamlload.safe_load(PACKAGE_DIR.joinpath("data/gpus.yaml").read_text()))
+    return list(yamlload.safe_load(PACKAGE_DIR.joinpath("verify/data/gpus.yaml").read_text()))
 
 
 def peak_for(name: str) -> dict[str, Any] | None:

@@ -13,10 +13,10 @@ import tempfile
 from pathlib import Path
 from typing import Callable
 
-from . import labels
-from .compat import OsRelease
-from .engine import Engine
-from .errors import HostError, UsageError
+from .. import labels
+from ..engine import Engine
+from ..errors import HostError, UsageError
+from ..matrix.compat import OsRelease
 
 REGISTRY_PROBE = ("registry-1.docker.io", 443)
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from . import labels as label_names
-from .errors import UsageError
+from .. import labels as label_names
+from ..errors import UsageError
 
 KEYS = ("cuda", "cudnn", "nccl", "cublas", "python", "framework", "framework_version", "tf32")
 FRAMEWORK_NAMES = {"paddle": "paddle", "paddlepaddle": "paddle", "torch": "torch",

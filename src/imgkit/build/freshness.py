@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from . import labels
-from .engine import Engine, ImageInfo
+from .. import labels
+from ..engine import Engine, ImageInfo
 
 
 @dataclass(frozen=True)

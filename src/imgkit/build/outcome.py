@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .errors import BuildFailed
+from ..errors import BuildFailed
 from .freshness import Freshness
 
 BUILT, UP_TO_DATE, FAILED, SKIPPED, WOULD_BUILD, CANCELLED = (

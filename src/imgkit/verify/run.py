@@ -11,17 +11,18 @@ import re
 import threading
 import zipfile
 
-from . import compat, labels, versions
+from .. import labels, versions
+from ..engine import ContainerFailed, ContainerRun, Engine, ImageInfo, RunSpec
+from ..errors import HostError, UsageError
+from ..matrix import compat
+from ..options import VerifyOptions
+from ..shipped import PACKAGE_DIR
 from .diagnose import HOST, IMAGE, diagnose
-from .engine import ContainerFailed, ContainerRun, Engine, ImageInfo, RunSpec
-from .errors import HostError, UsageError
 from .expect import Expectations, expectations
-from .options import VerifyOptions
-from .shipped import PACKAGE_DIR
 from .verdict import FAIL, INFO, PASS, WARN, Check, Verdict, failure
 
 # Judging needs pydantic's models (~0.2 s to import): imported while the probe runs.
-JUDGES = ("imgkit.facts", "imgkit.evaluate", "imgkit.corroborate")
+JUDGES = ("imgkit.verify.facts", "imgkit.verify.evaluate", "imgkit.verify.corroborate")
 
 BOOT = """import base64, os, runpy, sys
 path = '/tmp/imgkit_probe.zip'

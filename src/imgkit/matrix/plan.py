@@ -9,9 +9,9 @@ import fnmatch
 from dataclasses import dataclass, field
 from typing import Collection, Sequence
 
+from ..errors import CompatError, SpecError
+from ..reference import problem
 from .compat import Compat, FrameworkBuild, OsRelease, version_key
-from .errors import CompatError, SpecError
-from .reference import problem
 from .spec import CUDA_LIBS, Combo, Family, Spec
 
 LAYERS = ("python", "cuda", "cudnn", "nccl", "framework")

@@ -22,7 +22,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING
 
-from .errors import HostError, UsageError
+from ..errors import HostError, UsageError
 
 if TYPE_CHECKING:
     from http.server import ThreadingHTTPServer

@@ -10,8 +10,8 @@ from typing import Annotated, Any, Literal
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
-from . import yamlload
-from .errors import SpecError
+from .. import yamlload
+from ..errors import SpecError
 
 Dotted = Annotated[str, StringConstraints(pattern=r"^[0-9]+(\.[0-9]+)*$")]
 CudaKey = Annotated[str, StringConstraints(pattern=r"^[0-9]{1,2}\.[0-9]{1,2}$")]

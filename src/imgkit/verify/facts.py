@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal, Optional, Union
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
-from .probe import PROBE_VERSION
+from ..probe import PROBE_VERSION
 
 Text = Annotated[str, StringConstraints(max_length=8192)]
 Version = Annotated[str, StringConstraints(max_length=64)]

@@ -13,10 +13,10 @@ from typing import Any
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
-from .errors import CompatError
-from .shipped import PACKAGE_DIR
+from ..errors import CompatError
+from ..shipped import PACKAGE_DIR
 
-SHIPPED = PACKAGE_DIR / "data" / "compat.yaml"
+SHIPPED = PACKAGE_DIR / "matrix" / "data" / "compat.yaml"
 OVERLAY_NAME = "compat.yaml"   # in the matrix folder: merged over the shipped data
 
 

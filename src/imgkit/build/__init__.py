@@ -1,0 +1,1 @@
+"""Build a rendered plan: freshness, scheduling, the base OS, build-time settings."""

@@ -1,0 +1,1 @@
+"""The declared matrix: spec (files) -> compat (what exists) -> plan (the DAG of images)."""
