@@ -20,21 +20,21 @@ from typing import Callable
 USER = "imgkit"
 
 
-def free_port() -> int:
+def free_port(host: str = "127.0.0.1") -> int:
     with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
+        sock.bind((host, 0))
         return int(sock.getsockname()[1])
 
 
-def wait_for_port(port: int, seconds: float = 15.0) -> None:
+def wait_for_port(port: int, seconds: float = 15.0, host: str = "127.0.0.1") -> None:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+            with socket.create_connection((host, port), timeout=0.5):
                 return
         except OSError:
             time.sleep(0.05)
-    raise TimeoutError(f"nothing listens on 127.0.0.1:{port}")
+    raise TimeoutError(f"nothing listens on {host}:{port}")
 
 
 @dataclass
@@ -43,11 +43,12 @@ class Registry:
     port: int
     password: str
     tls: tuple[Path, Path] | None = None        # certificate, key
+    host: str = "127.0.0.1"
     process: subprocess.Popen[bytes] | None = field(default=None, repr=False)
 
     @property
     def address(self) -> str:
-        return f"127.0.0.1:{self.port}"
+        return f"{self.host}:{self.port}"
 
     def start(self) -> Registry:
         import bcrypt
@@ -66,7 +67,7 @@ class Registry:
         (self.root / "config.yml").write_text(json.dumps(config))  # YAML is a superset of JSON
         self.process = subprocess.Popen(["docker-registry", "serve", str(self.root / "config.yml")],
                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        wait_for_port(self.port)
+        wait_for_port(self.port, host=self.host)
         return self
 
     def kill(self) -> None:
@@ -79,8 +80,31 @@ class Registry:
         shutil.rmtree(self.root, ignore_errors=True)
 
 
-def start_registry(root: Path, tls: tuple[Path, Path] | None = None) -> Registry:
-    return Registry(root=root, port=free_port(), password=uuid.uuid4().hex, tls=tls).start()
+def start_registry(root: Path, tls: tuple[Path, Path] | None = None,
+                   host: str = "127.0.0.1") -> Registry:
+    return Registry(root=root, port=free_port(host), password=uuid.uuid4().hex, tls=tls,
+                    host=host).start()
+
+
+def make_ca_and_certificate(directory: Path, ip: str) -> tuple[Path, Path, Path]:
+    """A throwaway CA and a server certificate it signed for `ip`: (ca.crt, server.crt,
+    server.key), made with openssl."""
+    directory.mkdir(parents=True, exist_ok=True)
+    ca_key, ca, key, csr, cert = (directory / n for n in ("ca.key", "ca.crt", "server.key",
+                                                             "server.csr", "server.crt"))
+    ext = directory / "san.ext"
+    ext.write_text(f"subjectAltName=IP:{ip}\nbasicConstraints=CA:FALSE\n"
+                   "keyUsage=digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\n")
+
+    def openssl(*args: str) -> None:
+        subprocess.run(["openssl", *args], check=True, capture_output=True)
+    openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(ca_key), "-out",
+            str(ca), "-days", "2", "-subj", "/CN=imgkit test CA")
+    openssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(csr),
+            "-subj", f"/CN={ip}")
+    openssl("x509", "-req", "-in", str(csr), "-CA", str(ca), "-CAkey", str(ca_key),
+            "-CAcreateserial", "-out", str(cert), "-days", "2", "-extfile", str(ext))
+    return ca, cert, key
 
 
 def docker_config(directory: Path, logins: dict[str, tuple[str, str]]) -> Path:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -272,3 +273,72 @@ def test_promotion_and_attestation_take_digests_only(engine, registry, tmp_path)
     assert out.returncode == 2 and "by digest" in out.stderr
     out = imgkit("verify", "paddle:2.6.2", "--attest", "--gpus", "none", config=config)
     assert out.returncode == 2 and "--attest needs a registry reference" in out.stderr
+
+
+def test_a_tls_registry_is_trusted_through_its_ca_in_certs_d_as_the_engine_trusts_it(  # type: ignore[no-untyped-def]
+        engine, mini, namespace, registry, tmp_path):
+    """On an address the engine does not treat as insecure (the bridge gateway, not
+    loopback), a registry with a CA made here: refused without the CA, with the hint where
+    it goes; with it in /etc/docker/certs.d/HOST:PORT/ (where the engine looks) the engine's
+    push, imgkit's own client and skopeo's copy all verify it."""
+    from imgkit.publish.registry import CERTS_D
+
+    from .registry import make_ca_and_certificate, start_registry
+    gateway = engine.bridge_gateway()
+    ca, cert, key = make_ca_and_certificate(tmp_path / "pki", gateway)
+    secure = start_registry(tmp_path / "registry-tls", tls=(cert, key), host=gateway)
+    certs = CERTS_D / secure.address
+    try:
+        try:
+            certs.mkdir(parents=True)
+        except PermissionError:
+            pytest.skip(f"cannot write {CERTS_D} (the engine reads registry CAs there)")
+        certs.rmdir()
+        assert engine.registry_is_secure(secure.address)
+        config = logins(tmp_path, registry, secure)
+        first, second_ref = (image_like(engine, namespace, mini, n) for n in ("tls-a", "tls-b"))
+        for ref in (first, second_ref):
+            verified(ref, config)
+
+        out = imgkit("publish", first, "--to", secure.address, "--allow-gpu-unverified",
+                     config=config)
+        assert out.returncode != 0 and f"{CERTS_D}/{secure.address}/ca.crt" in out.stderr, \
+            out.stdout + out.stderr
+        assert skopeo_tags(secure, first.rsplit(":", 1)[0]) == []
+
+        certs.mkdir(parents=True)
+        shutil.copy(ca, certs / "ca.crt")
+        # pushed by the engine to the plain registry, copied by skopeo to the TLS one
+        out = imgkit("publish", first, "--to", registry.address, "--to", secure.address,
+                     "--allow-gpu-unverified", "--json", str(tmp_path / "a.json"), config=config)
+        assert out.returncode == 0, out.stdout + out.stderr
+        results = json.loads((tmp_path / "a.json").read_text())["published"]
+        assert results[0]["digest"] == results[1]["digest"]
+        # pushed by the engine itself over verified TLS
+        out = imgkit("publish", second_ref, "--to", secure.address, "--allow-gpu-unverified",
+                     config=config)
+        assert out.returncode == 0, out.stdout + out.stderr
+        name, tag = second_ref.rsplit(":", 1)
+        assert raw(secure, f"{name}:{tag}")["config"]["digest"] == engine.image(second_ref).id
+    finally:
+        shutil.rmtree(certs, ignore_errors=True)
+        secure.remove()
+
+
+def test_the_push_reports_each_layer_until_it_is_all_sent(engine, mini, namespace, registry):  # type: ignore[no-untyped-def]
+    """What the progress bars show: every layer the registry lacked, sent to its full size."""
+    from imgkit.report import PushBars
+    ref = f"{registry.address}/progress/mini:1"
+    engine.tag(engine.image(mini).id, ref)
+    bars = PushBars()                       # not a terminal here: it only counts
+    try:
+        digest = engine.push(ref, (USER, registry.password),
+                             lambda layer, sent, size: bars.update(ref, layer, sent, size))
+    finally:
+        engine.untag(ref)
+    assert digest.startswith("sha256:")
+    layers = bars.layers[ref]
+    assert 2 <= len(layers) <= len(set(engine.image(mini).layers))  # a fresh registry lacks them
+    assert all(sent == size > 0 for sent, size in layers.values())
+    sent, size = bars.sent(ref)
+    assert sent == size > 10 << 20                            # python + the CUDA runtime wheel

@@ -86,3 +86,14 @@ def test_the_matrix_listing_keeps_long_tags_whole(tmp_path) -> None:  # type: ig
                                  "final": True}
     text = plan_listing(workflows.load_plan(images, "imgkit", "12.4", ()))
     assert all(f"\n{tag} " in text for tag in tags)  # every tag whole, at a line's start
+
+
+def test_push_bars_add_up_the_layers_of_each_image() -> None:
+    from imgkit.report import PushBars
+    bars = PushBars()
+    bars.update("a:1", "l1", 10, 100)
+    bars.update("a:1", "l2", 5, 50)
+    bars.update("a:1", "l1", 100, 100)
+    bars.update("b:1", "l1", 1, 2)
+    assert bars.sent("a:1") == (105, 150) and bars.sent("b:1") == (1, 2)
+    assert bars.sent("never") == (0, 0)

@@ -325,10 +325,12 @@ class Engine:
         return image_id
 
     # -- registries -----------------------------------------------------------------
-    def push(self, ref: str, credentials: tuple[str, str] | None = None) -> str:
+    def push(self, ref: str, credentials: tuple[str, str] | None = None,
+             on_progress: Callable[[str, int, int], None] | None = None) -> str:
         """Push `ref` (registry/repository:tag) and return the manifest digest the registry
         accepted. docker-py does not raise when the registry refuses a layer or the
         credentials: every chunk is checked, and a push with no `aux.Digest` failed.
+        `on_progress(layer, bytes sent, layer size)` follows each layer being uploaded.
         Raises RegistryError (its message is the engine's, for the caller to classify)."""
         import docker.errors
         import requests.exceptions
@@ -336,6 +338,7 @@ class Engine:
         repository, tag = ref.rsplit(":", 1)
         registry = repository.split("/", 1)[0]
         digest = None
+        sizes: dict[str, int] = {}
         try:
             stream = self.api.push(repository, tag=tag, stream=True, decode=True,
                                    auth_config=_auth_config(credentials))
@@ -343,6 +346,8 @@ class Engine:
                 aux = chunk.get("aux")
                 if isinstance(aux, dict) and aux.get("Digest"):
                     digest = str(aux["Digest"])
+                if on_progress is not None:
+                    _report_layer(chunk, sizes, on_progress)
         except docker.errors.APIError as exc:
             raise RegistryError(registry, str(exc.explanation or exc))
         except (requests.exceptions.ConnectionError, requests.exceptions.ChunkedEncodingError,
@@ -566,6 +571,19 @@ def _registry_stream(stream: Iterator[Any], registry: str) -> Iterator[dict[str,
             detail = chunk.get("errorDetail") or {}
             raise RegistryError(registry, str(detail.get("message") or chunk.get("error")))
         yield chunk
+
+
+def _report_layer(chunk: dict[str, Any], sizes: dict[str, int],
+                  on_progress: Callable[[str, int, int], None]) -> None:
+    """Uploads report {"id", "progressDetail": {"current", "total"}}; "Pushed" ends one."""
+    layer, detail = chunk.get("id"), chunk.get("progressDetail") or {}
+    if not isinstance(layer, str) or not isinstance(detail, dict):
+        return
+    if isinstance(detail.get("total"), int) and detail["total"] > 0:
+        sizes[layer] = detail["total"]
+        on_progress(layer, int(detail.get("current") or 0), sizes[layer])
+    elif chunk.get("status") == "Pushed" and layer in sizes:
+        on_progress(layer, sizes[layer], sizes[layer])
 
 
 def _checked(stream: Iterator[Any]) -> Iterator[dict[str, Any]]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import functools
 import sys
-from typing import TYPE_CHECKING, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 if TYPE_CHECKING:  # types only: the verifier's modules stay out of a `build` run's start-up
     from rich.console import Console
@@ -24,6 +24,43 @@ if TYPE_CHECKING:  # types only: the verifier's modules stay out of a `build` ru
 def console(stderr: bool = False) -> Console:
     from rich.console import Console
     return Console(stderr=stderr, highlight=False, soft_wrap=True)  # whole lines in CI logs
+
+
+class PushBars:
+    """A bar per image being pushed (bytes of the layers the registry lacked), on stderr
+    when it is a terminal; nothing in CI logs, where the progress lines say enough."""
+
+    def __init__(self) -> None:
+        self.layers: dict[str, dict[str, tuple[int, int]]] = {}   # image -> layer -> (sent, size)
+        self._progress: Any = None
+        self._tasks: dict[str, Any] = {}
+
+    def __enter__(self) -> PushBars:
+        err = console(stderr=True)
+        if err.is_terminal:
+            from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TransferSpeedColumn
+            self._progress = Progress(TextColumn("{task.description}"), BarColumn(),
+                                      DownloadColumn(), TransferSpeedColumn(), console=err)
+            self._progress.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._progress is not None:
+            self._progress.stop()
+
+    def sent(self, image: str) -> tuple[int, int]:
+        """(bytes sent, bytes to send) for the image so far."""
+        layers = self.layers.get(image, {}).values()
+        return sum(s for s, _ in layers), sum(t for _, t in layers)
+
+    def update(self, image: str, layer: str, sent: int, size: int) -> None:
+        self.layers.setdefault(image, {})[layer] = (sent, size)
+        if self._progress is None:
+            return
+        if image not in self._tasks:
+            self._tasks[image] = self._progress.add_task(f"pushing {image}", total=None)
+        done, total = self.sent(image)
+        self._progress.update(self._tasks[image], completed=done, total=total)
 
 
 def human_size(size: int) -> str:

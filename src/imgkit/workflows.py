@@ -279,12 +279,14 @@ def publish(*, tags: list[str], cuda: str | None, only: Sequence[str], images: P
     wanted = publish_selection(tags, cuda, only, images, namespace, compat_file)
     if not wanted:
         raise UsageError("nothing to publish: the selection names no image")
-    publisher = Publisher(connect(), destinations, options, log=_stderr_line)  # no engine: exit 3
-    try:
-        with terminate_interrupts():
-            results = publisher.run(wanted)
-    finally:
-        publisher.close()
+    engine = connect()                                                         # no engine: exit 3
+    with report.PushBars() as bars:
+        publisher = Publisher(engine, destinations, options, log=_stderr_line, progress=bars.update)
+        try:
+            with terminate_interrupts():
+                results = publisher.run(wanted)
+        finally:
+            publisher.close()
     return _published(results, started, json_file)
 
 

@@ -70,11 +70,13 @@ def id_tag(image_id: str) -> str:
 
 class Publisher:
     def __init__(self, engine: Engine, destinations: list[Destination], options: PublishOptions,
-                 log: Callable[[str], None] = lambda _: None) -> None:
+                 log: Callable[[str], None] = lambda _: None,
+                 progress: Callable[[str, str, int, int], None] = lambda *_: None) -> None:
         self.engine = engine
         self.destinations = destinations
         self.options = options
         self.log = log
+        self.progress = progress      # (image, layer, bytes sent, layer size)
         self.endpoints = {d.registry: endpoint_of(engine, d.registry) for d in destinations}
         self.clients = {r: RegistryClient(e, retry_for=options.retry_for)
                         for r, e in self.endpoints.items()}
@@ -149,7 +151,7 @@ class Publisher:
         self.log(f"pushing {item.wanted.ref} ({item.image_id[:19]}) to {ref}")
         self.engine.tag(item.image_id, ref)        # the gated id, whatever the tag says now
         try:
-            digest = retrying(lambda: self._push_once(ref, destination.registry),
+            digest = retrying(lambda: self._push_once(ref, item.wanted.ref, destination.registry),
                               self.options.retry_for)
         finally:
             self.engine.untag(ref)                 # nothing of the push stays tagged locally
@@ -165,9 +167,13 @@ class Publisher:
         item.manifest = manifest
         item.done.append(destination)
 
-    def _push_once(self, ref: str, registry: str) -> str:
+    def _push_once(self, ref: str, image: str, registry: str) -> str:
         credentials = self.endpoints[registry].credentials
-        return classify_engine_error(lambda: self.engine.push(ref, credentials), f"the push of {ref}")
+
+        def on_progress(layer: str, sent: int, size: int) -> None:
+            self.progress(image, layer, sent, size)
+        return classify_engine_error(lambda: self.engine.push(ref, credentials, on_progress),
+                                     f"the push of {ref}")
 
     def _copy(self, item: _Pushed, source: Destination, destination: Destination) -> None:
         assert item.manifest is not None
