@@ -9,6 +9,7 @@ default) and fall back to docker-py for tcp/ssh/TLS engines.
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import os
 import re
@@ -332,14 +333,11 @@ class Engine:
         credentials: every chunk is checked, and a push with no `aux.Digest` failed.
         `on_progress(layer, bytes sent, layer size)` follows each layer being uploaded.
         Raises RegistryError (its message is the engine's, for the caller to classify)."""
-        import docker.errors
-        import requests.exceptions
-        import urllib3.exceptions
         repository, tag = ref.rsplit(":", 1)
         registry = repository.split("/", 1)[0]
         digest = None
         sizes: dict[str, int] = {}
-        try:
+        with _streaming(registry, f"pushing {ref}"):
             stream = self.api.push(repository, tag=tag, stream=True, decode=True,
                                    auth_config=_auth_config(credentials))
             for chunk in _registry_stream(stream, registry):
@@ -348,27 +346,18 @@ class Engine:
                     digest = str(aux["Digest"])
                 if on_progress is not None:
                     _report_layer(chunk, sizes, on_progress)
-        except docker.errors.APIError as exc:
-            raise RegistryError(registry, str(exc.explanation or exc))
-        except (requests.exceptions.ConnectionError, requests.exceptions.ChunkedEncodingError,
-                urllib3.exceptions.ProtocolError) as exc:
-            raise EngineUnavailable(f"the Docker engine stopped answering while pushing {ref}: "
-                                    f"{_first_line(exc)}", hint=START_HINT)
         if digest is None:
             raise RegistryError(registry, f"the push of {ref} ended without a digest")
         return digest
 
     def pull_checked(self, ref: str, credentials: tuple[str, str] | None = None) -> None:
         """Pull `ref` (name:tag or name@sha256:...), every chunk checked like a push."""
-        import docker.errors
         name, digest = ref.split("@", 1) if "@" in ref else ref.rsplit(":", 1)
         registry = name.split("/", 1)[0]
-        try:
+        with _streaming(registry, f"pulling {ref}"):
             for _ in _registry_stream(self.api.pull(name, tag=digest, stream=True, decode=True,
                                                     auth_config=_auth_config(credentials)), registry):
                 pass
-        except docker.errors.APIError as exc:
-            raise RegistryError(registry, str(exc.explanation or exc))
 
     def untag(self, ref: str) -> None:
         """Remove the tag `ref` only (never the image it names)."""
@@ -561,6 +550,23 @@ def _auth_config(credentials: tuple[str, str] | None) -> dict[str, str] | None:
         return None
     user, secret = credentials
     return {"identitytoken": secret} if user == "<token>" else {"username": user, "password": secret}
+
+
+@contextlib.contextmanager
+def _streaming(registry: str, doing: str) -> Iterator[None]:
+    """A push's or pull's failures: the registry's (RegistryError, its message the engine's,
+    for the caller to classify) or a lost engine (exit 3)."""
+    import docker.errors
+    import requests.exceptions
+    import urllib3.exceptions
+    try:
+        yield
+    except docker.errors.APIError as exc:
+        raise RegistryError(registry, str(exc.explanation or exc))
+    except (requests.exceptions.ConnectionError, requests.exceptions.ChunkedEncodingError,
+            urllib3.exceptions.ProtocolError) as exc:
+        raise EngineUnavailable(f"the Docker engine stopped answering while {doing}: "
+                                f"{_first_line(exc)}", hint=START_HINT)
 
 
 def _registry_stream(stream: Iterator[Any], registry: str) -> Iterator[dict[str, Any]]:
