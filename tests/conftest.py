@@ -11,6 +11,8 @@ from typing import Iterator
 
 import pytest
 
+from .registry import Registry, start_registry
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -33,6 +35,15 @@ def private_plan_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pat
         del os.environ["IMGKIT_CACHE_DIR"]
     else:
         os.environ["IMGKIT_CACHE_DIR"] = old
+
+
+@pytest.fixture()
+def registry(tmp_path: Path) -> Iterator[Registry]:
+    """A real registry (Debian's docker-registry, htpasswd auth) on a free loopback port,
+    removed with its storage afterwards."""
+    running = start_registry(tmp_path / "registry-a")
+    yield running
+    running.remove()
 
 
 @pytest.fixture(scope="session")

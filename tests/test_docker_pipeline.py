@@ -17,16 +17,9 @@ import pytest
 import yaml
 
 from .conftest import MINI_FAMILY, ROOT
-from .registry import USER, Registry, skopeo_json, skopeo_tags, start_registry
+from .registry import USER, skopeo_json, skopeo_tags
 
 pytestmark = pytest.mark.docker
-
-
-@pytest.fixture()
-def registry(tmp_path: Path) -> Iterator[Registry]:
-    running = start_registry(tmp_path / "registry")
-    yield running
-    running.remove()
 
 
 @pytest.fixture()

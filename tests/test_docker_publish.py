@@ -26,13 +26,6 @@ IMGKIT = [sys.executable, "-m", "imgkit"]
 
 
 @pytest.fixture()
-def registry(tmp_path: Path) -> Iterator[Registry]:
-    running = start_registry(tmp_path / "registry-a")
-    yield running
-    running.remove()
-
-
-@pytest.fixture()
 def second(tmp_path: Path) -> Iterator[Registry]:
     running = start_registry(tmp_path / "registry-b")
     yield running
