@@ -1,6 +1,7 @@
 """The builder against the real engine: a one-image matrix (Debian + python + cudart)."""
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -371,3 +372,80 @@ def test_the_next_build_removes_step_containers_an_interrupted_one_left(  # type
     finally:
         engine.remove_container(left)
 
+
+
+def test_an_image_over_its_size_budget_fails_the_build_naming_budget_and_layers(  # type: ignore[no-untyped-def]
+        engine, base_image, project, namespace, tmp_path):
+    """Built or up to date, an image heavier than its family allows fails the build (exit 1)
+    with the budget, its file and the heaviest steps; within budget, the no-op path answers
+    and the summary says what each image adds. `imgkit size` lists the steps that weigh most."""
+    statuses, _ = cli_build(project, namespace)
+    root, leaf = list(statuses)
+    family = project / "images" / "mini.yaml"
+
+    def build_with_budget(budget: str) -> subprocess.CompletedProcess[str]:
+        family.write_text(MINI_FAMILY + f"size_budget: {budget}\n")
+        return subprocess.run([sys.executable, "-m", "imgkit", "build", "--images",
+                               str(project / "images"), "--namespace", namespace,
+                               "--json", str(tmp_path / "b.json")],
+                              capture_output=True, text=True, timeout=1200)
+
+    out = build_with_budget("10MB")
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert f"{leaf} is " in out.stderr and f"over its size_budget of 10.0 MB ({family})" in out.stderr
+    assert "heaviest layers" in out.stderr and "RUN " in out.stderr
+    assert f"{root} is " not in out.stderr                      # the budget binds the named image
+
+    out = build_with_budget("5GB")
+    assert out.returncode == 0, out.stdout + out.stderr
+    again = build_with_budget("5GB")                            # the no-op fast path
+    assert again.returncode == 0 and "building" not in again.stderr
+    images = {i["tag"]: i for i in json.loads((tmp_path / "b.json").read_text())["images"]}
+    root_info, leaf_info = engine.image(root), engine.image(leaf)
+    assert images[leaf]["added"] == leaf_info.size - root_info.size > 1 << 20   # the CUDA runtime
+
+    out = subprocess.run([sys.executable, "-m", "imgkit", "size", leaf, "--top", "3", "--json",
+                          str(tmp_path / "s.json")], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert "its own layers add" in out.stdout and root in out.stdout
+    steps = json.loads((tmp_path / "s.json").read_text())["steps"]
+    assert sum(s["size"] for s in steps) == leaf_info.size
+    assert sum(s["size"] for s in steps if s["own"]) == leaf_info.size - root_info.size
+    out = subprocess.run([sys.executable, "-m", "imgkit", "size", f"{namespace}/none:1"],
+                         capture_output=True, text=True)
+    assert out.returncode == 2 and "no local image" in out.stderr
+
+
+def test_an_extension_family_builds_on_its_parent_and_keeps_its_stack(  # type: ignore[no-untyped-def]
+        engine, base_image, project, namespace, tmp_path):
+    """A child layer of every image it extends: pinned pip packages, a file from beside the
+    matrix, environment, a port and the default command, as the non-root user; verify
+    compares its libraries with the parent's recorded verdict and runs pip check."""
+    images = project / "images"
+    (images / "hello.txt").write_text("hi from beside the matrix\n")
+    (images / "ext.yaml").write_text(json.dumps({
+        "family": "ext", "extends": {"family": "mini"}, "repository": f"{namespace}/ext",
+        "pip": ["six==1.16.0"], "files": {"hello.txt": "/etc/imgkit-ext/hello.txt"},
+        "env": {"GREETING": "hello world"}, "ports": [8080],
+        "cmd": ["python3", "-c", "import os, six; print(six.__version__, os.getuid(), "
+                "os.environ['GREETING'], open('/etc/imgkit-ext/hello.txt').read().strip())"]}))
+    statuses, _ = cli_build(project, namespace)
+    parent = f"{namespace}/cuda:11.8-cudart-py3.11-bookworm"
+    ext = f"{namespace}/ext:11.8-cudart-py3.11-bookworm"
+    assert list(statuses)[-1] == ext and statuses[ext] == BUILT
+    out = engine.client.containers.run(ext, remove=True).decode().strip()
+    assert out == "1.16.0 1000 hello world hi from beside the matrix"
+    info = engine.image(ext)
+    assert info.layers[: len(engine.image(parent).layers)] == engine.image(parent).layers
+    assert info.labels["org.imgkit.pip.six"] == "1.16.0" and info.labels["org.imgkit.layer"] == "extension"
+    assert "8080/tcp" in engine.client.images.get(ext).attrs["Config"]["ExposedPorts"]
+
+    def verify(ref: str) -> dict[str, str]:
+        proc = subprocess.run([sys.executable, "-m", "imgkit", "verify", ref, "--gpus", "none",
+                               "--json", str(tmp_path / "v.json")], capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        return {c["name"]: c["verdict"] for c in json.loads((tmp_path / "v.json").read_text())["checks"]}
+    assert verify(ext)["parent-stack"] == "skip"         # the parent was never verified here
+    verify(parent)
+    checks = verify(ext)
+    assert checks["parent-stack"] == "pass" and checks["pip.check"] == "pass"

@@ -20,6 +20,7 @@ import requests
 from imgkit.publish.push import id_tag
 
 from .registry import USER, FaultProxy, Registry, docker_config, skopeo_json, skopeo_tags, start_registry
+from .test_sbom import valid
 
 pytestmark = pytest.mark.docker
 IMGKIT = [sys.executable, "-m", "imgkit"]
@@ -78,7 +79,15 @@ def test_a_verified_image_reaches_two_registries_under_one_digest(  # type: igno
         assert manifest["config"]["digest"] == image_id          # the verified image, bit for bit
         tags = skopeo_tags(where, repository)
         verdict_tag = digest.replace(":", "-") + ".verdict"
-        assert set(tags) == {tag, id_tag(image_id), verdict_tag}
+        sbom_tag = digest.replace(":", "-") + ".sbom"
+        assert set(tags) == {tag, id_tag(image_id), verdict_tag, sbom_tag}
+        sbom = raw(where, f"{repository}:{sbom_tag}")
+        assert sbom["subject"]["digest"] == digest
+        assert sbom["artifactType"] == "application/vnd.cyclonedx+json"
+        document = requests.get(f"http://{where.address}/v2/{repository}/blobs/"
+                                f"{sbom['layers'][0]['digest']}", auth=(USER, where.password),
+                                timeout=30).text
+        assert valid(document)["metadata"]["component"]["bom-ref"] == image_id
         assert skopeo_json("inspect", f"docker://{where.address}/{repository}:{tag}",
                            registry=where)["Digest"] == digest
         artifact = raw(where, f"{repository}:{verdict_tag}")
@@ -246,7 +255,8 @@ def test_candidate_then_verify_by_digest_then_promote(  # type: ignore[no-untype
     out = imgkit("verify", candidate, "--gpus", "none", "--attest", config=config)
     assert out.returncode == 0, out.stdout + out.stderr
     assert engine.image(candidate).id == image_id
-    assert digest.replace(":", "-") + ".verdict" in skopeo_tags(registry, repository)
+    staged_tags = skopeo_tags(registry, repository)
+    assert {digest.replace(":", "-") + ".verdict", digest.replace(":", "-") + ".sbom"} <= set(staged_tags)
 
     out = imgkit("promote", candidate, "--to", production, "--tag", tag, config=config)
     assert out.returncode == 1 and "without a GPU" in out.stdout, out.stdout + out.stderr
@@ -256,7 +266,8 @@ def test_candidate_then_verify_by_digest_then_promote(  # type: ignore[no-untype
     for name in (tag, "stable"):
         assert skopeo_json("inspect", f"docker://{production}:{name}", registry=second)["Digest"] == digest
     assert raw(second, f"ml/promoted@{digest}")["config"]["digest"] == image_id
-    assert digest.replace(":", "-") + ".verdict" in skopeo_tags(second, "ml/promoted")
+    promoted = skopeo_tags(second, "ml/promoted")
+    assert {digest.replace(":", "-") + ".verdict", digest.replace(":", "-") + ".sbom"} <= set(promoted)
 
 
 def test_promotion_and_attestation_take_digests_only(engine, registry, tmp_path):  # type: ignore[no-untyped-def]

@@ -213,3 +213,35 @@ def test_verify_leaves_a_ticket_for_the_image_id_it_judged(engine, mini):  # typ
     assert ticket is not None and ticket.passed and not ticket.gpu_checked and ticket.image == mini
     assert tickets.refusal(mini, image_id, ticket, allow_gpu_unverified=False) is not None
     assert tickets.refusal(mini, image_id, ticket, allow_gpu_unverified=True) is None
+
+
+# -- SBOM ------------------------------------------------------------------------------------
+def test_the_sbom_of_a_real_image_validates_and_lists_what_it_holds(  # type: ignore[no-untyped-def]
+        engine, mini, base_image, namespace, tmp_path):
+    """OS packages from dpkg, Python distributions from the venv and the system, the CUDA
+    runtime as the library reports it; an image without python3 or with a lying one is
+    exit 1 with the reason, never a traceback, and no container is left."""
+    from .test_sbom import components, valid
+    out = tmp_path / "mini.cdx.json"
+    proc = subprocess.run([sys.executable, "-m", "imgkit", "sbom", mini, "--out", str(out)],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    document = valid(out.read_text())
+    found = components(document)
+    assert found[("nvidia", "cudart")] == {"11.8"}
+    assert found[("pypi", "nvidia-cuda-runtime-cu11")] == {"11.8.89"}
+    assert any(name.startswith("python3.11") for kind, name in found if kind == "deb")
+    assert ("operating-system", "debian") in found
+    assert document["metadata"]["component"]["bom-ref"] == engine.image(mini).id
+    assert no_verify_containers(engine) == []
+
+    for name, script in (("none", None), ("junk", "echo not json")):
+        ref = base_image if script is None else fake_python(engine, namespace, base_image,
+                                                            f"sbom-{name}", script)
+        proc = subprocess.run([sys.executable, "-m", "imgkit", "sbom", ref, "--out",
+                               str(tmp_path / f"{name}.json")], capture_output=True, text=True,
+                              timeout=300)
+        assert proc.returncode == 1, proc.stdout + proc.stderr
+        assert "Traceback" not in proc.stderr and ref in proc.stderr
+        assert not (tmp_path / f"{name}.json").exists()
+    assert no_verify_containers(engine) == []

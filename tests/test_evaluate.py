@@ -296,3 +296,29 @@ def test_the_host_driver_against_the_images_cuda(driver: str, cuda: str | None, 
     from imgkit.verify.run import driver_check
     check = driver_check(driver, cuda, load())
     assert check.verdict == verdict and says in check.diagnosis and check.scope == "host"
+
+
+# -- dependencies and the parent's stack (extension images) -----------------------------------
+def test_pip_check_problems_are_named_and_a_missing_pip_is_no_failure() -> None:
+    broken = {**copy.deepcopy(GOOD), "pip_check": {"ran": True, "ok": False, "problems": [
+        "opencv-python-headless 4.10.0.84 has requirement numpy>=1.21, but you have numpy 1.19.5."]}}
+    verdict = run(broken)
+    check = next(c for c in verdict.checks if c.name == "pip.check")
+    assert check in verdict.failed and "numpy>=1.21" in check.diagnosis
+    fine = run({**copy.deepcopy(GOOD), "pip_check": {"ran": True, "ok": True}})
+    assert next(c for c in fine.checks if c.name == "pip.check").verdict == "pass"
+    missing = run({**copy.deepcopy(GOOD), "pip_check": {"ran": False, "error": "no pip"}})
+    assert not missing.failed and next(c for c in missing.checks if c.name == "pip.check").verdict == "skip"
+
+
+def test_an_extension_must_keep_its_parents_library_copies() -> None:
+    from imgkit.verify.evaluate import library_summary, parent_stack_checks
+    report = parse_report(copy.deepcopy(GOOD))
+    same = library_summary(report)
+    assert [c.verdict for c in parent_stack_checks(report, "paddle:x", same)] == ["pass"]
+    changed = {**same, "cudnn": [["/l/libcudnn.so.8", "8.6.0"]]}
+    checks = parent_stack_checks(report, "paddle:x", changed)
+    assert [(c.name, c.verdict) for c in checks] == [("parent-stack.cudnn", "fail")]
+    assert "/l/libcudnn.so.9 (9.1.0)" in checks[0].measured
+    unknown = parent_stack_checks(report, "paddle:x", None)
+    assert unknown[0].verdict == "skip" and not unknown[0].required

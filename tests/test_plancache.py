@@ -8,6 +8,7 @@ import pytest
 
 from imgkit.build import plancache
 from imgkit.build.freshness import Stamp
+from imgkit.sizes import Budget
 
 ROOT = Path(__file__).resolve().parent.parent
 SELECTION = {"namespace": "imgkit", "cuda": "11.8", "only": None}
@@ -44,7 +45,8 @@ def test_fingerprint_follows_every_input(tree: Path) -> None:
 
 def test_store_then_lookup(tree: Path) -> None:
     stamps = [Stamp("ns/python:3.11", None, "ns/debian:bookworm", "a" * 32),
-              Stamp("ns/cuda:11.8", "ns/python:3.11", None, "b" * 32)]
+              Stamp("ns/cuda:11.8", "ns/python:3.11", None, "b" * 32,
+                    Budget(7_500_000_000, "images/cuda.yaml"))]
     k = key(tree)
     assert plancache.lookup(k) is None
     plancache.store(k, stamps)

@@ -43,7 +43,7 @@ def test_second_build_skips_everything(slice_built, tmp_path: Path):  # type: ig
     result = imgkit("build", "--cuda", "11.8", "--json", str(tmp_path / "build.json"))
     assert result.returncode == 0
     images = json.loads((tmp_path / "build.json").read_text())["images"]
-    assert len(images) == 9 and {i["status"] for i in images} == {"up-to-date"}
+    assert len(images) == 10 and {i["status"] for i in images} == {"up-to-date"}
     assert all(i["id"].startswith("sha256:") and i["size"] > 0 for i in images)
     assert time.monotonic() - start < 30
 
@@ -83,3 +83,67 @@ def test_the_paddle_stack_under_another_cuda_names_both(engine, slice_built):  #
     assert "belongs to CUDA 11.8" in fails["stack.cudnn"]    # as cuDNN itself says
     assert "belongs to CUDA 11" in fails["stack.nccl"]       # nvidia-nccl-cu11
     assert "cuda>=11.8" in fails["env NVIDIA_REQUIRE_CUDA"]
+
+
+def test_the_sbom_of_the_paddle_image_validates_and_names_its_stack(slice_built, tmp_path: Path):  # type: ignore[no-untyped-def]
+    from .test_sbom import components, valid
+    out = tmp_path / "paddle.cdx.json"
+    result = imgkit("sbom", slice_built, "--out", str(out))
+    assert result.returncode == 0, result.stdout + result.stderr
+    document = valid(out.read_text())
+    found = components(document)
+    assert found[("pypi", "paddlepaddle-gpu")] == {"2.6.2"}
+    assert any(v.startswith("8.6") for v in found[("pypi", "nvidia-cudnn-cu11")])
+    assert found[("deb", "libgomp1")] and all(v for v in found[("deb", "libgomp1")])
+    assert any(v.startswith("8.6") for v in found[("nvidia", "cudnn")])      # from the library
+    assert document["metadata"]["component"]["name"] == "paddle"
+
+
+JUPYTER = "paddle-jupyter:2.6.2-gpu-cuda11.8-cudnn8"
+
+
+def test_the_jupyter_extension_works_as_non_root_and_demands_its_token(engine, slice_built, tmp_path):  # type: ignore[no-untyped-def]
+    """The bundled extension: built on the Paddle layers, cv2/jupyterlab/paddle import as the
+    non-root user, verify passes it (pip check and the parent's stack included), and
+    JupyterLab answers its API with the token (200) and refuses it without (403)."""
+    import urllib.error
+    import urllib.request
+
+    from .registry import free_port
+    out = engine.client.containers.run(JUPYTER, ["python3", "-c", (
+        "import os, cv2, jupyterlab, paddle; print(os.getuid(), cv2.__version__, "
+        "jupyterlab.__version__, paddle.__version__)")], remove=True)
+    uid, cv2, lab, paddle = out.decode().split()[-4:]
+    assert (uid, cv2, lab, paddle) == ("1000", "4.10.0", "4.2.5", "2.6.2")
+    assert engine.image(JUPYTER).layers[: len(engine.image(PADDLE).layers)] == \
+        engine.image(PADDLE).layers                               # on the Paddle layers
+    assert imgkit("verify", PADDLE, "--gpus", "none").returncode == 0   # the parent's record
+    report = tmp_path / "v.json"
+    result = imgkit("verify", JUPYTER, "--gpus", "none", "--json", str(report))
+    assert result.returncode == 0, result.stdout
+    checks = {c["name"]: c["verdict"] for c in json.loads(report.read_text())["checks"]}
+    assert checks["pip.check"] == "pass" and checks["parent-stack"] == "pass"
+
+    port = free_port()
+    container = engine.client.containers.run(JUPYTER, detach=True, ports={"8888/tcp": port},
+                                             environment={"JUPYTER_TOKEN": "imgkit-secret"})
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            try:
+                with urllib.request.urlopen(
+                        f"http://127.0.0.1:{port}/api/status?token=imgkit-secret", timeout=5) as r:
+                    assert r.status == 200
+                    break
+            except (urllib.error.URLError, ConnectionError):
+                assert time.monotonic() < deadline, container.logs().decode()[-2000:]
+                time.sleep(1)
+        try:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/api/status", timeout=5)
+            raise AssertionError("JupyterLab answered without its token")
+        except urllib.error.HTTPError as exc:
+            assert exc.code == 403
+        container.reload()
+        assert container.attrs["Config"]["User"] in ("imgkit", "1000")
+    finally:
+        container.remove(force=True)

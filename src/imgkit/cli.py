@@ -238,6 +238,33 @@ def promote(
 
 @app.command()
 @reports_errors
+def size(
+    image: str = typer.Argument(..., help="Local image, e.g. paddle:2.6.2-gpu-cuda11.8-cudnn8."),
+    top: int = typer.Option(10, "--top", min=1, help="How many of the heaviest steps to list."),
+    json_file: Optional[Path] = typer.Option(None, "--json", help="Write every step as JSON."),
+) -> None:
+    """List the steps that weigh most in an image, and what its own layers add to its parent."""
+    workflows.size(image=image, top=top, json_file=json_file)
+
+
+@app.command()
+@reports_errors
+def sbom(
+    image: str = typer.Argument(..., help="Local image, e.g. paddle:2.6.2-gpu-cuda11.8-cudnn8."),
+    out: Path = typer.Option(..., "--out", help="The CycloneDX JSON file to write."),
+    timeout: int = typer.Option(DEFAULTS.timeout, "--timeout", min=10,
+                                help="Seconds the probe may run."),
+) -> None:
+    """Write the image's CycloneDX SBOM: OS packages, Python distributions, NVIDIA libraries.
+
+    Read inside a throwaway container of the image (no GPU), like the verifier's probe: the
+    Debian packages from dpkg's status, every Python distribution's metadata, and each NVIDIA
+    library with the version the library itself reports."""
+    workflows.sbom(image=image, out=out, timeout=timeout)
+
+
+@app.command()
+@reports_errors
 def ci(
     platform: str = typer.Argument(..., help="github or gitlab."),
     registry: str = typer.Option(..., "--registry", help="Where verified images are promoted: "

@@ -63,6 +63,13 @@ class ImageInfo:
 
 
 @dataclass(frozen=True)
+class Step:
+    """One entry of an image's history: the instruction and the bytes its layer holds."""
+    size: int
+    instruction: str
+
+
+@dataclass(frozen=True)
 class RunSpec:
     """A throwaway container: what runs, with what limits, and how much output is kept."""
     image: str
@@ -326,6 +333,12 @@ class Engine:
         return image_id
 
     # -- registries -----------------------------------------------------------------
+    def history(self, ref: str) -> list[Step]:
+        """The steps that made `ref`, oldest first (empty steps included: they keep the
+        history of a child aligned with its parent's)."""
+        return [Step(int(h.get("Size") or 0), str(h.get("CreatedBy") or ""))
+                for h in reversed(self.api.history(ref))]
+
     def push(self, ref: str, credentials: tuple[str, str] | None = None,
              on_progress: Callable[[str, int, int], None] | None = None) -> str:
         """Push `ref` (registry/repository:tag) and return the manifest digest the registry

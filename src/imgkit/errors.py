@@ -48,6 +48,12 @@ class UsageError(ImgkitError):
     exit_code = EXIT_USAGE
 
 
+class ImageError(ImgkitError):
+    """The image itself cannot do what was asked (its probe cannot run or report)."""
+
+    exit_code = EXIT_FAILED
+
+
 class EngineUnavailable(ImgkitError):
     """The Docker engine cannot be reached."""
 

@@ -8,6 +8,8 @@ up the chain marks every image below it out of date.
 from __future__ import annotations
 
 import hashlib
+import json
+import shlex
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,7 +23,8 @@ from .shipped import PACKAGE_DIR
 
 TEMPLATES = {"python": "python.Dockerfile.j2", "cuda": "pip-layer.Dockerfile.j2",
              "cudnn": "pip-layer.Dockerfile.j2", "nccl": "pip-layer.Dockerfile.j2",
-             "framework": "framework.Dockerfile.j2"}
+             "framework": "framework.Dockerfile.j2", "extension": "extension.Dockerfile.j2"}
+CONSTRAINED = ("framework", "extension")   # layers whose pip may not touch the parents' pins
 
 
 @dataclass(frozen=True)
@@ -36,7 +39,8 @@ class Context:
 
     @property
     def stamp(self) -> Stamp:
-        return Stamp(self.target.tag, self.target.parent, self.target.base, self.input_hash)
+        return Stamp(self.target.tag, self.target.parent, self.target.base, self.input_hash,
+                     self.target.budget)
 
     @property
     def dockerfile(self) -> str:
@@ -72,7 +76,7 @@ def _variables(target: Target, plan: Plan) -> dict[str, object]:
     comps = target.component_map
     version = comps.get("framework_version") or comps.get("cuda") or comps["python"]
     parent_constraints: list[str] = []
-    if target.layer == "framework":
+    if target.layer in CONSTRAINED:
         parent = plan.get(target.parent) if target.parent else None
         while parent is not None:
             parent_constraints = list(parent.packages) + parent_constraints
@@ -83,13 +87,36 @@ def _variables(target: Target, plan: Plan) -> dict[str, object]:
                 "cudnn": f"CUDA {target.cuda} with cuDNN {comps.get('cudnn')}",
                 "nccl": f"CUDA {target.cuda} with NCCL {comps.get('nccl')}",
                 "framework": f"{comps.get('framework')} {comps.get('framework_version')} "
-                             f"on CUDA {target.cuda}"}[target.layer]
+                             f"on CUDA {target.cuda}",
+                "extension": f"{target.family} on {target.parent}"}[target.layer]
     return {"tag": target.tag, "layer": target.layer, "parent": target.parent,
             "base": target.base, "python": target.python, "cuda": target.cuda,
             "venv": VENV, "lib_links": LIB_LINKS, "components": comps, "packages": list(target.packages),
             "framework": target.framework,
             "description": describe, "version": version, "template": TEMPLATES[target.layer],
-            "constraints": parent_constraints, "label": labels.FOR_TEMPLATES}
+            "constraints": parent_constraints, "label": labels.FOR_TEMPLATES,
+            "family": target.family, "extension": _extension_variables(target)}
+
+
+def _extension_variables(target: Target) -> dict[str, object] | None:
+    """What the extension template needs, quoted for the shell and the Dockerfile."""
+    extension = target.extension
+    if extension is None:
+        return None
+    return {"apt": list(extension.apt), "pip": " ".join(shlex.quote(r) for r in extension.pip),
+            "files": [(f"files/{source}", destination) for source, destination in extension.files],
+            "env": [(name, json.dumps(value, ensure_ascii=False)) for name, value in extension.env],
+            "ports": [str(port) for port in extension.ports],
+            "cmd": json.dumps(list(extension.cmd)) if extension.cmd else ""}
+
+
+def _extension_files(target: Target) -> list[tuple[str, bytes, int]]:
+    """The files an extension copies in, read from beside its matrix file."""
+    extension = target.extension
+    if extension is None:
+        return []
+    return [(f"files/{source}", (Path(extension.matrix_dir) / source).read_bytes(), 0o644)
+            for source, _ in extension.files]
 
 
 def render_plan(plan: Plan, templates_dir: Path) -> list[Context]:
@@ -102,9 +129,10 @@ def render_plan(plan: Plan, templates_dir: Path) -> list[Context]:
         files: list[tuple[str, bytes, int]] = []
         if target.layer == "python":
             files += _package_files("image_files/bin", "imgkit/bin") + probe_files()
-        if target.layer == "framework":
+        if target.layer in CONSTRAINED:
             constraints = "".join(f"{c}\n" for c in variables["constraints"])  # type: ignore
             files.append(("constraints.txt", constraints.encode(), 0o644))
+        files += _extension_files(target)
         digest = hashlib.sha256()
         digest.update((hashes[target.parent] if target.parent else f"base:{target.base}").encode())
         for path, content, mode in sorted(files + [("Dockerfile", body.encode(), 0o644)]):

@@ -20,6 +20,7 @@ from .errors import EXIT_FAILED, EXIT_OK, UsageError
 from .options import PUBLISH_DEFAULTS, PublishOptions, VerifyOptions
 
 if TYPE_CHECKING:
+    from .build.freshness import Stamp
     from .build.outcome import Result
     from .matrix.plan import Plan
     from .publish.push import Published, Wanted
@@ -165,22 +166,48 @@ def answer_if_up_to_date(key: str, started: float, json_file: Path | None = None
     """The no-op path: when the plan cache knows this selection and the engine shows every
     image up to date, print the summary and return True; otherwise print nothing."""
     from .build.outcome import up_to_date
+    from .build.sizes import overruns
     stamps = plancache.lookup(key)
     if stamps is None:
         return False
-    freshness = check_freshness(connect(), stamps)            # unreachable: exit 3
+    engine = connect()                                        # unreachable: exit 3
+    freshness = check_freshness(engine, stamps)
     if not all(f.fresh for f in freshness.values()):
         return False
-    _summarize([up_to_date(s.tag, freshness[s.tag]) for s in stamps], started, json_file)
+    results = [up_to_date(s.tag, freshness[s.tag]) for s in stamps]
+    if overruns(results, stamps):
+        return False                                          # the full path reports them
+    _summarize(engine, results, stamps, started, json_file)
     return True
 
 
-def _summarize(results: list[Result], started: float, json_file: Path | None) -> None:
-    """The build's summary on stdout and, when asked, as JSON."""
+def _summarize(engine: Engine, results: list[Result], stamps: list[Stamp], started: float,
+               json_file: Path | None) -> list[Result]:
+    """The build's summary (with what each image adds to its parent) on stdout and, when
+    asked, as JSON."""
+    from .build.sizes import with_added
+
+    def size_of(ref: str) -> int | None:
+        info = engine.image(ref)
+        return info.size if info else None
+    results = with_added(results, stamps, size_of)
     seconds = time.monotonic() - started
     report.print_build_summary(results, seconds)
     if json_file is not None:
         json_file.write_text(report.build_json(results, seconds))
+    return results
+
+
+def _over_budget(engine: Engine, results: list[Result], stamps: list[Stamp]) -> bool:
+    """Report every image heavier than its family allows, with the layers that weigh most."""
+    from .build.sizes import heaviest, layers, overruns
+    by_tag = {s.tag: s for s in stamps}
+    over = overruns(results, stamps)
+    for overrun in over:
+        stamp = by_tag[overrun.tag]
+        report.print_overrun(overrun, heaviest(layers(engine, overrun.tag,
+                                                      stamp.parent or stamp.base), 3))
+    return bool(over)
 
 
 def _build(engine: Engine, contexts: list[Context], env: BuildEnv, *, jobs: int, force: bool,
@@ -210,12 +237,14 @@ def _build(engine: Engine, contexts: list[Context], env: BuildEnv, *, jobs: int,
                               "build left", highlight=False)
         results = Builder(engine, options, server.extra_hosts, _progress(verbose)).run(
             contexts, freshness)
-    _summarize(results, started, json_file)
+    stamps = [c.stamp for c in contexts if c.target.tag in {r.tag for r in results}]
+    results = _summarize(engine, results, stamps, started, json_file)
     for result in results:
         if result.error is not None:
             report.print_build_failure(result.error)
-    return EXIT_FAILED if any(r.status in ("failed", "skipped", "cancelled")
-                              for r in results) else EXIT_OK
+    over = _over_budget(engine, results, stamps)
+    return EXIT_FAILED if over or any(r.status in ("failed", "skipped", "cancelled")
+                                      for r in results) else EXIT_OK
 
 
 def verify(*, image: str, options: VerifyOptions, json_file: Path | None = None,
@@ -229,7 +258,7 @@ def verify(*, image: str, options: VerifyOptions, json_file: Path | None = None,
 
     from .errors import EXIT_HOST
     from .publish.candidates import lookup
-    from .publish.remote import attach_verdict, fetch, remote_ref
+    from .publish.remote import attach_sbom, attach_verdict, fetch, remote_ref
     from .verify import tickets
     from .verify.run import check_gpus
     from .verify.run import verify as run_verify
@@ -249,6 +278,10 @@ def verify(*, image: str, options: VerifyOptions, json_file: Path | None = None,
         tag = attach_verdict(engine, remote, verdict.image_id, retry_for=PUBLISH_DEFAULTS.retry_for)
         _stderr_line(f"attached the verdict to {remote.registry}/{remote.repository}@"
                      f"{remote.digest} ({tag})")
+        if not verdict.failed:                                # what promotion copies along
+            tag = attach_sbom(engine, remote, sbom_document(engine, image, verdict.image_id),
+                              retry_for=PUBLISH_DEFAULTS.retry_for)
+            _stderr_line(f"attached the SBOM ({tag})")
     report.print_verdict(verdict)
     if json_file is not None:
         json_file.write_text(report.verdict_json(verdict))
@@ -281,7 +314,8 @@ def publish(*, tags: list[str], cuda: str | None, only: Sequence[str], images: P
         raise UsageError("nothing to publish: the selection names no image")
     engine = connect()                                                         # no engine: exit 3
     with report.PushBars() as bars:
-        publisher = Publisher(engine, destinations, options, log=_stderr_line, progress=bars.update)
+        publisher = Publisher(engine, destinations, options, log=_stderr_line, progress=bars.update,
+                              describe=lambda ref, image_id: sbom_document(engine, ref, image_id))
         try:
             with terminate_interrupts():
                 results = publisher.run(wanted)
@@ -413,3 +447,45 @@ def _ci_command(platform: str, cuda: str | None, only: Sequence[str], registry: 
                                  ("--verify-gpus", verify_gpus, CiSettings.verify_gpus)):
         words += [flag, value] if value != default else []
     return shlex.join([*words, "--out", str(out)])
+
+
+def size(*, image: str, top: int, json_file: Path | None = None) -> None:
+    """What an image weighs, what its own layers add to its parent, and its heaviest steps."""
+    from . import labels
+    from .build.sizes import heaviest, layers
+    engine = connect()                                        # unreachable: exit 3
+    info = engine.image(image)
+    if info is None:
+        raise UsageError(f"no local image {image!r}", hint="build or pull it first")
+    parent = info.labels.get(labels.BASE_NAME) or None
+    below = engine.image(parent) if parent else None
+    steps = layers(engine, image, parent if below else None)
+    top_layers = heaviest(steps, top)
+    print(report.size_listing(image, info.size, parent if below else None,
+                              below.size if below else 0, top_layers), flush=True)
+    if json_file is not None:
+        json_file.write_text(report.size_json(image, info.size, parent if below else None,
+                                              below.size if below else 0, steps))
+
+
+def sbom_document(engine: Engine, ref: str, image_id: str, timeout: int = 600) -> bytes:
+    """The CycloneDX SBOM of image `image_id` (named `ref` in it), read inside a throwaway
+    container of exactly that image."""
+    from .export.sbom import sbom
+    from .verify.run import inventory
+    info, facts = inventory(engine, image_id, VerifyOptions(timeout=timeout), name=ref)
+    assert facts.inventory is not None  # inventory() guarantees it
+    return sbom(ref, info.id, info.labels, facts.libraries, facts.inventory).encode()
+
+
+def sbom(*, image: str, out: Path, timeout: int) -> None:
+    """Write the image's CycloneDX SBOM to `out`."""
+    engine = connect()                                        # unreachable: exit 3
+    info = engine.image(image)
+    if info is None:
+        raise UsageError(f"image {image!r} not found in the local engine",
+                         hint="build it (imgkit build) or pull it first")
+    document = sbom_document(engine, image, info.id, timeout)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_bytes(document)
+    _stderr_line(f"wrote {out}")

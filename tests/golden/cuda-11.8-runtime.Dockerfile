@@ -30,4 +30,4 @@ ENV CUDA_VERSION=11.8.89 \
     NVIDIA_DRIVER_CAPABILITIES=compute,utility \
     NVIDIA_REQUIRE_CUDA="cuda>=11.8"
 USER imgkit
-LABEL org.imgkit.input-hash="3a22ef4f40d2a5946c8aac0b3ca9d91f"
+LABEL org.imgkit.input-hash="ab30f12f903d00fba60c966d5dca4e1a"

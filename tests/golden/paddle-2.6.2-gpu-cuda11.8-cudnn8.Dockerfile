@@ -36,4 +36,4 @@ COPY constraints.txt /opt/imgkit/constraints.txt
 RUN imgkit-build-env pip install --no-cache-dir --constraint /opt/imgkit/constraints.txt paddlepaddle-gpu==2.6.2 \
  && imgkit-link-libs
 USER imgkit
-LABEL org.imgkit.input-hash="2a93d557430f4685133ce5cd943d7370"
+LABEL org.imgkit.input-hash="20fad98f5db10c2d9621aec64a16763f"

@@ -34,4 +34,4 @@ ENV PATH=/opt/venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/
     LD_LIBRARY_PATH=/opt/imgkit/lib
 WORKDIR /workspace
 USER imgkit
-LABEL org.imgkit.input-hash="2df4057c023999e39bf2e2a47f879b5b"
+LABEL org.imgkit.input-hash="8171c5c976fcba517a9c852d7589a324"

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from .. import labels
 from ..engine import Engine, ImageInfo
+from ..sizes import Budget
 
 
 @dataclass(frozen=True)
@@ -20,6 +21,8 @@ class Stamp:
     parent: str | None   # an image of the plan
     base: str | None     # or the base OS image (python layer only)
     input_hash: str
+    # not an input: the size the image may have, checked after every build (no-op included)
+    budget: Budget | None = None
 
 
 @dataclass(frozen=True)

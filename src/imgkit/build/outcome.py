@@ -17,6 +17,7 @@ class Result:
     seconds: float = 0.0
     size: int = 0
     image_id: str = ""
+    added: int = 0            # bytes its own layers add to its parent's
     reason: str = ""
     error: BuildFailed | None = None
 

@@ -17,9 +17,10 @@ import sys
 from pathlib import Path
 
 from ..shipped import PACKAGE_DIR
+from ..sizes import Budget
 from .freshness import Stamp
 
-FORMAT = 1
+FORMAT = 2
 
 
 def cache_dir() -> Path:
@@ -79,7 +80,8 @@ def lookup(key: str) -> list[Stamp] | None:
         raw = json.loads(_entry(key).read_text())
         if raw.get("format") != FORMAT or raw.get("key") != key:
             return None
-        return [Stamp(s["tag"], s["parent"], s["base"], s["input_hash"]) for s in raw["stamps"]]
+        return [Stamp(s["tag"], s["parent"], s["base"], s["input_hash"],
+                      Budget(*s["budget"]) if s["budget"] else None) for s in raw["stamps"]]
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
 
@@ -88,7 +90,8 @@ def store(key: str, stamps: list[Stamp]) -> None:
     """Best effort: an unwritable cache only costs the next no-op its speed."""
     entry = _entry(key)
     body = json.dumps({"format": FORMAT, "key": key, "stamps": [
-        {"tag": s.tag, "parent": s.parent, "base": s.base, "input_hash": s.input_hash}
+        {"tag": s.tag, "parent": s.parent, "base": s.base, "input_hash": s.input_hash,
+         "budget": [s.budget.size, s.budget.file] if s.budget else None}
         for s in stamps]}, indent=1)
     try:
         entry.parent.mkdir(parents=True, exist_ok=True)

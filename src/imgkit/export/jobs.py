@@ -38,7 +38,7 @@ class CiSettings:
 @dataclass(frozen=True)
 class Group:
     """Images one build job makes: one layer kind of one CUDA release (or the python roots
-    of one OS, or one family's images of one CUDA release)."""
+    of one OS, or one framework or extension family's images of one CUDA release)."""
     name: str
     tags: tuple[str, ...]      # parents first
     needs: tuple[str, ...]     # groups holding the parents of its images
@@ -65,7 +65,7 @@ def slug(text: str) -> str:
 def group_of(target: Target) -> str:
     if target.layer == "python":
         return f"python-{target.os}"
-    if target.layer == "framework":
+    if target.layer in ("framework", "extension"):
         return f"{target.family}-cuda{target.cuda}"
     return f"cuda{target.cuda}-{target.os}"
 

@@ -6,15 +6,20 @@ Layers, each a tagged image shared by every child that needs it:
 from __future__ import annotations
 
 import fnmatch
-from dataclasses import dataclass, field
+import re
+from dataclasses import dataclass, field, replace
 from typing import Collection, Sequence
 
 from ..errors import CompatError, SpecError
 from ..reference import problem
+from ..sizes import Budget
 from .compat import Compat, FrameworkBuild, OsRelease, version_key
+from .extension import Extension, canonical
 from .spec import CUDA_LIBS, Combo, Family, Spec
 
-LAYERS = ("python", "cuda", "cudnn", "nccl", "framework")
+LAYERS = ("python", "cuda", "cudnn", "nccl", "framework", "extension")
+# a wheel of NVIDIA's CUDA libraries for one CUDA major, e.g. nvidia-cudnn-cu12
+CUDA_WHEEL = re.compile(r"^nvidia-[a-z0-9-]+-cu([0-9]+)$")
 VENV = "/opt/venv"
 # One directory on LD_LIBRARY_PATH with a link to every NVIDIA wheel library, versioned and
 # unversioned names alike, kept by imgkit-link-libs (wheels pull in dependencies we do
@@ -44,6 +49,8 @@ class Target:
     framework: FrameworkBuild | None = None
     os_release: OsRelease | None = None  # what the base OS is, for root layers
     aliases: tuple[str, ...] = ()  # further tags in registries (not local), moved on publish
+    budget: Budget | None = None   # what a family allows its images to weigh
+    extension: Extension | None = None  # what an extension layer adds
 
     @property
     def component_map(self) -> dict[str, str]:
@@ -68,6 +75,20 @@ def base_ref(os_release: OsRelease, settings: Settings) -> str:
 
 def _short(version: str, parts: int = 2) -> str:
     return ".".join(version.split(".")[:parts])
+
+
+def tag_fields(target: Target) -> dict[str, str]:
+    """The values a tag template may use, as far as `target`'s stack has them."""
+    comps = target.component_map
+    fields = {"os": target.os, "python": target.python, "cuda": target.cuda or ""}
+    if "cudnn" in comps:
+        fields |= {"cudnn": _short(comps["cudnn"]), "cudnn_major": comps["cudnn"].split(".")[0]}
+    if "nccl" in comps:
+        fields["nccl"] = _short(comps["nccl"])
+    if "framework" in comps:
+        fields |= {"framework": comps["framework"], "framework_version": comps["framework_version"],
+                   "framework_minor": _short(comps["framework_version"])}
+    return fields
 
 
 def _chain(family: Family, combo: Combo, compat: Compat, settings: Settings) -> list[Target]:
@@ -129,10 +150,7 @@ def _chain(family: Family, combo: Combo, compat: Compat, settings: Settings) -> 
             packages=(f"{compat.package(layer, combo.cuda)}=={pin}",)))
     if build is not None:
         parent = chain[-1]
-        comps = parent.component_map
-        fields = {"os": combo.os, "python": python, "cuda": combo.cuda,
-                  "cudnn": _short(comps["cudnn"]), "cudnn_major": comps["cudnn"].split(".")[0],
-                  "nccl": _short(comps["nccl"]), "framework": build.name,
+        fields = {**tag_fields(parent), "framework": build.name,
                   "framework_version": build.version, "framework_minor": _short(build.version)}
         assert family.tag_template and family.repository
         tag = family.tag_template.format(**fields)
@@ -182,9 +200,111 @@ def _check_alias_owners(claimed: dict[str, tuple[str, str]], by_tag: dict[str, T
                             f"of another image, {ref}")
 
 
+def _narrowed_to(target: Target, narrow: tuple[tuple[str, tuple[str, ...]], ...]) -> bool:
+    """Whether the extended image has every narrowing value (a series matches its pins:
+    cudnn "8" matches 8.6.0.163)."""
+    have = {**target.component_map, "os": target.os, "python": target.python,
+            "cuda": target.cuda or ""}
+    return all(any(have.get(axis) == v or str(have.get(axis, "")).startswith(v + ".")
+                   for v in values) for axis, values in narrow)
+
+
+def _pinned_below(target: Target, by_tag: dict[str, Target]) -> dict[str, str]:
+    """Every package the image's layers pinned: normalised name -> version."""
+    out: dict[str, str] = {}
+    at: Target | None = target
+    while at is not None:
+        for requirement in at.packages:
+            name, _, version = requirement.partition("==")
+            out.setdefault(canonical(name.split("[")[0]), version)
+        at = by_tag.get(at.parent) if at.parent else None
+    return out
+
+
+def _check_pins(family: Family, parent: Target, by_tag: dict[str, Target]) -> None:
+    """What the pins alone say would break the parent's stack: a CUDA wheel of another CUDA
+    major (a second copy of that library), or another version of a package it pinned. The
+    verifier catches what only the build shows (two copies on the loader path)."""
+    assert family.extension is not None
+    below = _pinned_below(parent, by_tag)
+    major = (parent.cuda or "").split(".")[0]
+    for i, (name, version) in enumerate(family.extension.pins().items()):
+        wheel = CUDA_WHEEL.match(name)
+        if wheel and wheel.group(1) != major:
+            raise SpecError(family.file, f"pip[{i}]", f"{name} is a CUDA {wheel.group(1)} wheel: "
+                            f"on {parent.tag} (CUDA {parent.cuda}) it would be a second copy of "
+                            "that library", hint=f"use the -cu{major} wheel, or extend an image "
+                            f"of CUDA {wheel.group(1)}")
+        if name in below and below[name] != version:
+            raise SpecError(family.file, f"pip[{i}]", f"{name}=={version} would replace "
+                            f"{name}=={below[name]}, which {parent.tag} pins")
+
+
+def _extended(family: Family, parent: Target, by_tag: dict[str, Target]) -> Target:
+    """The extension's image on `parent`."""
+    extension = family.extension
+    assert extension is not None and family.repository and family.tag_template
+    _check_pins(family, parent, by_tag)
+    fields = {**tag_fields(parent), "parent_tag": parent.tag.rsplit(":", 1)[1]}
+    try:
+        tag = family.tag_template.format(**fields)
+        aliases = tuple(dict.fromkeys(a.format(**fields) for a in family.alias_templates))
+    except KeyError as exc:
+        raise SpecError(family.file, "tag", f"{{{exc.args[0]}}} has no value for {parent.tag}",
+                        hint="that image's stack has no such component; use {parent_tag}")
+    pins = tuple((f"pip.{name}", version) for name, version in extension.pins().items())
+    return Target(tag=f"{family.repository}:{tag}", layer="extension", family=family.name,
+                  parent=parent.tag, base=None, os=parent.os, python=parent.python,
+                  cuda=parent.cuda, components=parent.components + (("extension", family.name),)
+                  + pins, packages=extension.pip, framework=parent.framework, aliases=aliases,
+                  extension=extension)
+
+
+def _extensions(spec: Spec, by_tag: dict[str, Target], named: dict[str, list[str]]) -> None:
+    """Plan every extension family on the images of the family it extends (extensions of
+    extensions too, in order); `named`: family -> the images it asks for by name."""
+    pending = [f for f in spec.families if f.extension is not None]
+    known = {f.name for f in spec.families}
+    while pending:
+        ready = [f for f in pending if f.extension and f.extension.parent_family in named]
+        if not ready:
+            family = pending[0]
+            assert family.extension is not None
+            wanted = family.extension.parent_family
+            if wanted not in known:
+                raise SpecError(family.file, "extends.family", f"unknown family {wanted!r}",
+                                hint=f"families: {', '.join(sorted(known))}")
+            raise SpecError(family.file, "extends.family", f"{family.name} and {wanted} extend "
+                            "each other")
+        for family in ready:
+            assert family.extension is not None
+            parents = [by_tag[t] for t in named[family.extension.parent_family]
+                       if _narrowed_to(by_tag[t], family.extension.narrow)]
+            if not parents:
+                raise SpecError(family.file, "extends", f"narrows {family.extension.parent_family}"
+                                " to no image")
+            named[family.name] = []
+            for parent in parents:
+                target = _extended(family, parent, by_tag)
+                _check_reference(family, target)
+                if target.tag in by_tag:
+                    raise SpecError(family.file, "tag", f"{target.tag} would name two images")
+                by_tag[target.tag] = target
+                named[family.name].append(target.tag)
+            pending.remove(family)
+
+
+def _set_budget(by_tag: dict[str, Target], tag: str, budget: Budget) -> None:
+    """A family's budget binds the images it asks for by name; the tightest one wins."""
+    known = by_tag[tag].budget
+    if known is None or budget.size < known.size:
+        by_tag[tag] = replace(by_tag[tag], budget=budget)
+
+
 def make_plan(spec: Spec, compat: Compat, settings: Settings = Settings()) -> Plan:
     by_tag: dict[str, Target] = {}
     finals: list[str] = []
+    named: dict[str, list[str]] = {}           # family -> the images it asks for by name
     claimed: dict[str, tuple[str, str]] = {}   # repository:alias -> (image, file)
     for family in spec.families:
         for combo in family.combos:
@@ -203,12 +323,26 @@ def make_plan(spec: Spec, compat: Compat, settings: Settings = Settings()) -> Pl
                     raise SpecError(family.file, "tag",
                                     f"{target.tag} would name two different images "
                                     f"(also from family {known.family})")
-            finals.append(chain[-1].tag)
-            _claim_aliases(family, chain[-1], claimed)
+            named.setdefault(family.name, []).append(chain[-1].tag)
+    _extensions(spec, by_tag, named)
+    for family in spec.families:
+        for tag in dict.fromkeys(named[family.name]):
+            finals.append(tag)
+            _claim_aliases(family, by_tag[tag], claimed)
+            if family.size_budget is not None:
+                _set_budget(by_tag, tag, Budget(family.size_budget, family.file))
     _check_alias_owners(claimed, by_tag)
     order = {layer: i for i, layer in enumerate(LAYERS)}
-    targets = sorted(by_tag.values(), key=lambda t: (order[t.layer], t.tag))
+    targets = sorted(by_tag.values(), key=lambda t: (order[t.layer], _depth(t, by_tag), t.tag))
     return Plan(targets=tuple(targets), finals=tuple(dict.fromkeys(finals)))
+
+
+def _depth(target: Target, by_tag: dict[str, Target]) -> int:
+    """How many images lie below it (an extension of an extension comes after its parent)."""
+    depth = 0
+    while target.parent is not None:
+        depth, target = depth + 1, by_tag[target.parent]
+    return depth
 
 
 def _matches(target: Target, glob: str) -> bool:

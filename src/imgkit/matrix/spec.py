@@ -25,7 +25,9 @@ from typing import Any
 
 from .. import yamlload
 from ..errors import SpecError
+from ..sizes import SIZE_PATTERN, parse_size
 from .compat import OVERLAY_NAME
+from .extension import DEFAULT_TAG, Extension, parse_extension
 
 # Every value that can reach a Dockerfile is checked against one of these first.
 AXIS_PATTERNS: dict[str, re.Pattern[str]] = {
@@ -44,8 +46,9 @@ TAG_PATTERN = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")
 CUDA_LIBS = ("cudart", "nvrtc", "cublas", "cufft", "curand", "cusolver", "cusparse", "nvjitlink")
 TAG_FIELDS = ("os", "python", "cuda", "cudnn", "cudnn_major", "nccl", "framework",
               "framework_version", "framework_minor")
+EXTENSION_FIELDS = (*TAG_FIELDS, "parent_tag")     # the extended image's own tag
 TOP_KEYS = {"family", "description", "repository", "framework", "tag", "aliases", "axes",
-            "exclude", "include", "cuda_libs"}
+            "exclude", "include", "cuda_libs", "size_budget", "extends"}
 
 
 @dataclass(frozen=True)
@@ -71,6 +74,8 @@ class Family:
     cuda_libs: tuple[str, ...] | None
     combos: tuple[Combo, ...]
     alias_templates: tuple[str, ...] = ()   # registry-only extra tags, e.g. "latest-gpu"
+    size_budget: int | None = None          # bytes each of the family's images may weigh
+    extension: Extension | None = None      # set: built on another family's images
 
 
 @dataclass(frozen=True)
@@ -151,7 +156,8 @@ def _combo(values: dict[str, str]) -> Combo:
                  framework_version=full.get("framework_version"))
 
 
-def _check_tag_template(file: str, template: str, key: str = "tag") -> None:
+def _check_tag_template(file: str, template: str, key: str = "tag",
+                        fields: tuple[str, ...] = TAG_FIELDS) -> None:
     try:
         parts = list(string.Formatter().parse(template))
     except ValueError as exc:
@@ -159,15 +165,15 @@ def _check_tag_template(file: str, template: str, key: str = "tag") -> None:
     for _, field, spec, conv in parts:
         if field is None:
             continue
-        if field not in TAG_FIELDS or spec or conv:
+        if field not in fields or spec or conv:
             raise SpecError(file, key, f"unknown placeholder {{{field}}}",
-                            hint=f"placeholders: {', '.join('{' + f + '}' for f in TAG_FIELDS)}")
+                            hint=f"placeholders: {', '.join('{' + f + '}' for f in fields)}")
     literal = "".join(lit for lit, *_ in parts)
     if not re.match(r"^[A-Za-z0-9_.-]*$", literal):
         raise SpecError(file, key, f"{template!r} has characters a docker tag cannot hold")
 
 
-def _alias_templates(file: str, raw: Any) -> tuple[str, ...]:
+def _alias_templates(file: str, raw: Any, fields: tuple[str, ...] = TAG_FIELDS) -> tuple[str, ...]:
     """Extra tags a family's images get in registries (published last, by digest)."""
     if raw is None:
         return ()
@@ -177,14 +183,43 @@ def _alias_templates(file: str, raw: Any) -> tuple[str, ...]:
     for i, value in enumerate(raw):
         key = f"aliases[{i}]"
         template = _text(file, key, value, re.compile(r"^[^\n\r]{1,128}$"), "tag template")
-        _check_tag_template(file, template, key)
+        _check_tag_template(file, template, key, fields)
         out.append(template)
     return tuple(out)
+
+
+def _size_budget(file: str, raw: Any) -> int | None:
+    if raw is None:
+        return None
+    text = _text(file, "size_budget", raw, SIZE_PATTERN, "size such as 7.5GB or 800MB")
+    budget = parse_size(text)
+    if budget <= 0:
+        raise SpecError(file, "size_budget", f"{text!r} leaves no room for any image")
+    return budget
+
+
+def _extension_family(file: str, raw: dict[str, Any]) -> Family:
+    """A family built on another family's images (matrix/extension.py)."""
+    extension = parse_extension(file, raw)
+    name = _text(file, "family", raw.get("family"), NAME_PATTERN, "family name")
+    if raw.get("repository") is None:
+        raise SpecError(file, "repository", "an extension family needs the repository of its images")
+    repository = _text(file, "repository", raw["repository"], REPOSITORY_PATTERN, "image repository")
+    template = _text(file, "tag", raw.get("tag", DEFAULT_TAG), re.compile(r"^[^\n\r]{1,128}$"),
+                     "tag template")
+    _check_tag_template(file, template, "tag", EXTENSION_FIELDS)
+    return Family(name=name, file=file, description=str(raw.get("description") or ""),
+                  repository=repository, framework=None, tag_template=template,
+                  alias_templates=_alias_templates(file, raw.get("aliases"), EXTENSION_FIELDS),
+                  size_budget=_size_budget(file, raw.get("size_budget")), cuda_libs=None,
+                  combos=(), extension=extension)
 
 
 def parse_family(file: str, raw: Any) -> Family:
     if not isinstance(raw, dict):
         raise SpecError(file, "(top)", "a family file must be a YAML mapping")
+    if "extends" in raw:
+        return _extension_family(file, raw)
     unknown = set(raw) - TOP_KEYS
     if unknown:
         raise SpecError(file, sorted(unknown)[0], "unknown key",
@@ -239,7 +274,7 @@ def parse_family(file: str, raw: Any) -> Family:
         raise SpecError(file, "exclude", "excludes every combination")
     return Family(name=name, file=file, description=str(raw.get("description") or ""),
                   repository=repository, framework=framework, tag_template=template,
-                  alias_templates=aliases,
+                  alias_templates=aliases, size_budget=_size_budget(file, raw.get("size_budget")),
                   cuda_libs=cuda_libs, combos=combos)
 
 

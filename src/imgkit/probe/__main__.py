@@ -8,7 +8,7 @@ import platform
 import sys
 from concurrent.futures import ThreadPoolExecutor
 
-from . import PROBE_VERSION, frameworks, libs
+from . import PROBE_VERSION, frameworks, inventory, libs
 
 NVIDIA_ENV = ("NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES", "NVIDIA_REQUIRE_CUDA",
               "CUDA_VERSION", "LD_LIBRARY_PATH", "NVIDIA_TF32_OVERRIDE",
@@ -65,22 +65,28 @@ def main(argv=None):
     parser = argparse.ArgumentParser(prog="imgkit-check", description=__doc__)
     parser.add_argument("--no-gpu", action="store_true", help="skip all GPU work")
     parser.add_argument("--gemm-size", type=int, default=8192)
+    parser.add_argument("--inventory", action="store_true",
+                        help="also list the OS packages and Python distributions (for an SBOM)")
     parser.add_argument("--names", default=",".join(BARE_NAMES),
                         help="bare library names to resolve, comma-separated")
     args = parser.parse_args(argv)
     names = [n for n in args.names.split(",") if n]
-    present = frameworks.present()
+    present = [] if args.inventory else frameworks.present()   # an SBOM needs no import
     # A framework's import is most of the probe's time: it runs (in its own interpreter)
     # while the libraries are examined. The GPU section starts only after both, so no
     # framework step shares the GPU with its measurements.
-    with ThreadPoolExecutor(max_workers=max(1, len(present))) as pool:
+    with ThreadPoolExecutor(max_workers=len(present) + 1) as pool:
         runs = {name: pool.submit(frameworks.run, name, not args.no_gpu) for name in present}
+        pip_run = pool.submit(inventory.pip_check)
         libraries = libs.collect()
         bare_names = libs.resolve_names(names)
         found = {name: run.result() for name, run in runs.items()}
+        pip = pip_run.result()
     report = {"probe_version": PROBE_VERSION, "system": system_facts(), "libraries": libraries,
-              "bare_names": bare_names, "frameworks": found}
+              "bare_names": bare_names, "frameworks": found, "pip_check": pip}
     report["gpu"] = gpu_facts(args, libraries)
+    if args.inventory:
+        report["inventory"] = inventory.collect()
     json.dump(report, sys.stdout, indent=1, sort_keys=True, default=str)
     sys.stdout.write("\n")
 

@@ -88,16 +88,19 @@ class Promoter:
                               status="refused", detail=str(why)) for t in targets]
         for target in targets:                     # credentials everywhere before any copy
             self.client(target.registry).check_push(target.path)
+        sbom = verdicts.read_sbom(self.client(source.registry), source.path, digest)
         for target in targets:
             self.copy(source, digest, target, id_tag(image_id))
             verdicts.attach(self.client(target.registry), target.path, artifact)
+            if sbom is not None:               # the SBOM travels with the image when it has one
+                verdicts.attach(self.client(target.registry), target.path, sbom)
         for target in targets:                     # human tags last, once every copy agreed
             for tag in tags:
                 self.client(target.registry).put_manifest(target.path, tag, manifest.body,
                                                           manifest.media_type)
         return [Published(image=reference, image_id=image_id, destination=str(t),
                           status="published", digest=digest, tags=(id_tag(image_id), *tags),
-                          verdict=artifact.tag) for t in targets]
+                          verdict=artifact.tag, sbom=sbom.tag if sbom else "") for t in targets]
 
     def gate(self, source: Repository, digest: str, image_id: str) -> tuple[Artifact | None, str]:
         """The verdict attached to `source@digest` when it allows promotion, else None and why."""

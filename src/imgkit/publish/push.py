@@ -45,6 +45,7 @@ class Published:
     digest: str = ""
     tags: tuple[str, ...] = ()           # tags that point at the digest there
     verdict: str = ""                    # the verdict artifact's tag there
+    sbom: str = ""                       # the SBOM artifact's tag there
     detail: str = ""
     gpu_unverified_allowed: bool = False
 
@@ -60,6 +61,8 @@ class _Pushed:
     ticket: tickets.Ticket | None       # its recorded verdict (a candidate may have none)
     manifest: Manifest | None = None
     verdict: Artifact | None = None
+    sbom: bytes = b""                   # its CycloneDX document, made before any push
+    sbom_artifact: Artifact | None = None
     done: list[Destination] = field(default_factory=list)
 
 
@@ -71,12 +74,14 @@ def id_tag(image_id: str) -> str:
 class Publisher:
     def __init__(self, engine: Engine, destinations: list[Destination], options: PublishOptions,
                  log: Callable[[str], None] = lambda _: None,
-                 progress: Callable[[str, str, int, int], None] = lambda *_: None) -> None:
+                 progress: Callable[[str, str, int, int], None] = lambda *_: None,
+                 describe: Callable[[str, str], bytes] | None = None) -> None:
         self.engine = engine
         self.destinations = destinations
         self.options = options
         self.log = log
         self.progress = progress      # (image, layer, bytes sent, layer size)
+        self.describe = describe      # (ref, image id) -> its SBOM, attached next to the verdict
         self.endpoints = {d.registry: endpoint_of(engine, d.registry) for d in destinations}
         self.clients = {r: RegistryClient(e, retry_for=options.retry_for)
                         for r, e in self.endpoints.items()}
@@ -94,6 +99,10 @@ class Publisher:
         if self.options.dry_run:
             return [self._planned(item) for item in gated]
         self.preflight(gated)
+        if self.describe is not None and not self.options.candidate:
+            for item in gated:                 # an image that cannot be described: nothing pushed
+                self.log(f"reading what {item.wanted.ref} holds (SBOM)")
+                item.sbom = self.describe(item.wanted.ref, item.image_id)
         failures: dict[str, str] = {}
         for item in gated:
             try:
@@ -199,6 +208,11 @@ class Publisher:
         verdicts.attach(self.clients[destination.registry], repository, item.verdict)
         self.log(f"attached the verdict to {destination.registry}/{repository}@"
                  f"{item.manifest.digest} ({item.verdict.tag})")
+        if item.sbom:
+            if item.sbom_artifact is None:
+                item.sbom_artifact = verdicts.make_sbom(item.sbom, item.manifest)
+            verdicts.attach(self.clients[destination.registry], repository, item.sbom_artifact)
+            self.log(f"attached the SBOM ({item.sbom_artifact.tag})")
 
     def move_tags(self, item: _Pushed, destination: Destination) -> tuple[str, ...]:
         """Point the image's own tag and its aliases at the digest, by putting the very
@@ -223,6 +237,7 @@ class Publisher:
             status=status, digest=item.manifest.digest if reached and item.manifest else "",
             tags=(id_tag(item.image_id), *tags) if reached else (),
             verdict=item.verdict.tag if item.verdict is not None and reached else "",
+            sbom=item.sbom_artifact.tag if item.sbom_artifact is not None and reached else "",
             detail=detail, gpu_unverified_allowed=self._gpu_unverified(item))
 
     def _unfinished(self, item: _Pushed, destination: Destination, error: str | None) -> Published:

@@ -88,3 +88,14 @@ def attach_verdict(engine: Engine, remote: RemoteRef, image_id: str, *, retry_fo
         artifact = verdicts.make(document, manifest)
         verdicts.attach(client, remote.repository, artifact)
     return artifact.tag
+
+
+def attach_sbom(engine: Engine, remote: RemoteRef, document: bytes, *, retry_for: float) -> str:
+    """Attach the image's SBOM next to the digest it was pulled by; returns the tag."""
+    with _client(engine, remote.registry, retry_for) as client:
+        manifest = client.manifest(remote.repository, remote.digest)
+        if manifest is None:
+            raise RegistryError(remote.registry, f"{remote.repository}@{remote.digest} is gone")
+        artifact = verdicts.make_sbom(document, manifest)
+        verdicts.attach(client, remote.repository, artifact)
+    return artifact.tag

@@ -378,12 +378,58 @@ def _throughput_check(name: str, result: Timing, peak: dict[str, Any] | None,
                  "" if ok else f"{name} reaches only {share:.0%} of the {peak['name']} peak")
 
 
+def dependency_checks(report: Report) -> list[Check]:
+    """`pip check`: broken or conflicting requirements, named."""
+    pip = report.pip_check
+    if pip is None or not pip.ran:
+        return [Check("pip.check", SKIP, "no broken requirements", "not run",
+                      (pip.error if pip else None) or "the probe did not run pip check",
+                      required=False)]
+    if pip.ok:
+        return [Check("pip.check", PASS, "no broken requirements", "none")]
+    return [Check("pip.check", FAIL, "no broken requirements", f"{len(pip.problems)} problem(s)",
+                  "; ".join(pip.problems[:5]))]
+
+
+def library_summary(report: Report) -> dict[str, list[list[str]]]:
+    """Every NVIDIA library copy, family -> [path, version]: what an extension must keep."""
+    return {family: sorted([c.path, c.version or ""] for c in found.copies)
+            for family, found in sorted(report.libraries.families.items()) if found.copies}
+
+
+def parent_stack_checks(report: Report, parent: str,
+                        theirs: dict[str, list[list[str]]] | None) -> list[Check]:
+    """An extension keeps its parent's stack: the same library copies, the same versions,
+    as the parent's recorded verdict saw them."""
+    if theirs is None:
+        return [Check("parent-stack", SKIP, f"the libraries of {parent}", "parent not verified here",
+                      f"verify {parent} first: its recorded verdict is what this is compared with",
+                      required=False)]
+    mine = library_summary(report)
+    changed = [family for family in sorted(set(mine) | set(theirs))
+               if [list(c) for c in theirs.get(family, [])] != mine.get(family, [])]
+
+    def listing(copies: list[list[str]]) -> str:
+        return ", ".join(f"{path} ({version or '?'})" for path, version in copies) or "none"
+    if not changed:
+        return [Check("parent-stack", PASS, f"as in {parent}", "unchanged")]
+    return [Check(f"parent-stack.{family}", FAIL, listing(theirs.get(family, [])),
+                  listing(mine.get(family, [])),
+                  f"the extension changed {family}: {parent} has another set of copies")
+            for family in changed]
+
+
 def evaluate(image: str, image_id: str, report: Report, exp: Expectations, *, gpu: bool,
              thresholds: Thresholds = Thresholds(), before: tuple[Check, ...] = (),
-             data: Compat | None = None, shm_size: str | None = None) -> Verdict:
-    """Every check of `report`; `before` are checks made outside the probe (the host's)."""
+             data: Compat | None = None, shm_size: str | None = None,
+             parent: tuple[str, dict[str, list[list[str]]] | None] | None = None) -> Verdict:
+    """Every check of `report`; `before` are checks made outside the probe (the host's);
+    `parent`: for an extension image, its parent and the libraries its verdict recorded."""
     checks = [*before, Check("python3", PASS, "present", report.system.python)]
     checks += library_checks(report, exp)
+    checks += dependency_checks(report)
+    if parent is not None:
+        checks += parent_stack_checks(report, *parent)
     checks += stack_checks(report, exp, data or compat.load())
     checks += framework_checks(report, exp)
     checks += bare_name_checks(report, exp)

@@ -167,6 +167,37 @@ class Gpu(Fact):
     work: Optional[Work] = None
 
 
+class DebPackage(Fact):
+    name: Text
+    version: Text
+    arch: Text = ""
+    source: Optional[Text] = None
+
+
+class PythonDistribution(Fact):
+    name: Text
+    version: Text
+    location: Text
+
+
+Packages = 20000   # an image's packages or distributions (a big one has a few thousand)
+
+
+class Inventory(Fact):
+    """What is installed (`--inventory`): what an SBOM lists besides the libraries."""
+    os_release: dict[str, Text] = Field(default_factory=dict, max_length=16)
+    dpkg: tuple[DebPackage, ...] = Field(default=(), max_length=Packages)
+    python: tuple[PythonDistribution, ...] = Field(default=(), max_length=Packages)
+
+
+class PipCheck(Fact):
+    """`pip check` in the image's environment."""
+    ran: bool = False
+    ok: bool = False
+    problems: tuple[Text, ...] = Field(default=(), max_length=200)
+    error: Optional[Text] = None
+
+
 class Report(Fact):
     probe_version: int
     system: System
@@ -174,6 +205,8 @@ class Report(Fact):
     bare_names: dict[str, BareName] = Field(default_factory=dict, max_length=64)
     frameworks: dict[str, Framework] = Field(default_factory=dict, max_length=16)
     gpu: Gpu = Gpu()
+    inventory: Optional[Inventory] = None
+    pip_check: Optional[PipCheck] = None
 
 
 class InvalidReport(Exception):

@@ -10,16 +10,21 @@ import io
 import re
 import threading
 import zipfile
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
 
 from .. import labels, versions
 from ..engine import ContainerFailed, ContainerRun, Engine, ImageInfo, RunSpec
-from ..errors import HostError, UsageError
+from ..errors import HostError, ImageError, UsageError
 from ..matrix import compat
 from ..options import VerifyOptions
 from ..shipped import PACKAGE_DIR
 from .diagnose import HOST, IMAGE, diagnose
 from .expect import Expectations, expectations
 from .verdict import FAIL, INFO, PASS, WARN, Check, Verdict, failure
+
+if TYPE_CHECKING:
+    from .facts import Report
 
 # Judging needs pydantic's models (~0.2 s to import): imported while the probe runs.
 JUDGES = ("imgkit.verify.facts", "imgkit.verify.evaluate", "imgkit.verify.corroborate")
@@ -89,9 +94,12 @@ def driver_check(driver: str, cuda: str | None, data: compat.Compat) -> Check:
     return Check("host.driver", PASS, f">= {toolkit} for CUDA {cuda}", driver, scope=HOST)
 
 
-def run_probe(engine: Engine, image_id: str, options: VerifyOptions) -> ContainerRun:
+def run_probe(engine: Engine, image_id: str, options: VerifyOptions,
+              extra: tuple[str, ...] = ()) -> ContainerRun:
     """The probe in a throwaway, locked-down container of exactly the image judged."""
-    args = ("--no-gpu",) if options.gpus == "none" else ("--gemm-size", str(options.gemm_size))
+    args: tuple[str, ...] = (("--no-gpu",) if options.gpus == "none"
+                             else ("--gemm-size", str(options.gemm_size)))
+    args += extra
     return engine.run_container(RunSpec(
         image=image_id, entrypoint=("python3", "-c", BOOT), command=args,
         environment={"IMGKIT_PROBE": base64.b64encode(probe_zip()).decode(), "HOME": "/tmp"},
@@ -115,6 +123,32 @@ def verify(engine: Engine, ref: str, options: VerifyOptions) -> Verdict:
         return _not_started(ref, info.id, exc.explanation, host)
     warm.join()
     return judge_run(engine, ref, info, exp, run, options, host)
+
+
+def inventory(engine: Engine, ref: str, options: VerifyOptions,
+              name: str = "") -> tuple[ImageInfo, Report]:
+    """What is installed in the image (for its SBOM), read by the probe (`--inventory`, no
+    GPU) in the same throwaway container as a verification; an image whose probe cannot run
+    or report is an ImageError (exit 1), named `name` (default: `ref`)."""
+    from .facts import InvalidReport, parse_output
+    info = engine.image(ref)
+    if info is None:
+        raise UsageError(f"image {ref!r} not found in the local engine",
+                         hint="build it (imgkit build) or pull it first")
+    try:
+        run = run_probe(engine, info.id, replace(options, gpus="none"), ("--inventory",))
+    except ContainerFailed as exc:
+        raise ImageError(f"{name or ref}: the probe could not start: {exc.explanation.strip()[:300]}")
+    if run.timed_out or run.exit_code != 0:
+        raise ImageError(f"{name or ref}: the probe failed (exit {run.exit_code}): "
+                         f"{run.stderr.strip()[-300:]}")
+    try:
+        report = parse_output(run.stdout)
+    except InvalidReport as exc:
+        raise ImageError(f"{name or ref}: the probe's report cannot be used: {exc}")
+    if report.inventory is None:
+        raise ImageError(f"{name or ref}: the probe listed no packages")
+    return info, report
 
 
 def _not_started(ref: str, image_id: str, text: str, host: tuple[Check, ...]) -> Verdict:
@@ -148,7 +182,18 @@ def judge_run(engine: Engine, ref: str, info: ImageInfo, exp: Expectations, run:
     seen = (file_checks(report, lambda paths: engine.stat_files(info.id, paths)),
             user_check(report, info.user))
     return evaluate(ref, info.id, report, exp, gpu=options.gpus != "none",
-                    thresholds=options.thresholds, before=host + seen, shm_size=options.shm_size)
+                    thresholds=options.thresholds, before=host + seen, shm_size=options.shm_size,
+                    parent=_parent_of_extension(engine, info))
+
+
+def _parent_of_extension(engine: Engine, info: ImageInfo) -> tuple[str, Any] | None:
+    """For an extension image: its parent and the libraries the parent's verdict saw."""
+    from . import tickets
+    if info.labels.get(labels.LAYER) != "extension" or not info.labels.get(labels.BASE_NAME):
+        return None
+    parent = info.labels[labels.BASE_NAME]
+    parent_info = engine.image(parent)
+    return parent, tickets.libraries_of(parent_info.id) if parent_info else None
 
 
 def _broken_run(run: ContainerRun, timeout: int) -> Check | None:

@@ -46,8 +46,11 @@ def record(verdict: Verdict) -> Ticket:
                     host_failure=verdict.host_failure, recorded_at=time.time())
     path = path_of(verdict.image_id)
     path.parent.mkdir(parents=True, exist_ok=True)
+    from .evaluate import library_summary
     document = {"format": FORMAT, **asdict(ticket),
-                "checks": [asdict(c) for c in verdict.checks]}
+                "checks": [asdict(c) for c in verdict.checks],
+                # what an extension built on this image is compared with
+                "libraries": library_summary(verdict.facts) if verdict.facts else None}
     with tempfile.NamedTemporaryFile("w", dir=path.parent, delete=False, suffix=".tmp") as out:
         json.dump(document, out, indent=1)
     os.replace(out.name, path)  # readers see the old ticket or the new one, never half
@@ -105,3 +108,10 @@ def refusal(ref: str, image_id: str, ticket: Ticket | None, *, allow_gpu_unverif
         return (f"{ref} was verified without a GPU (--gpus none): verify it on a GPU host, or "
                 "pass --allow-gpu-unverified and the record says so")
     return None
+
+
+def libraries_of(image_id: str) -> dict[str, list[list[str]]] | None:
+    """The NVIDIA library copies the recorded verdict of `image_id` saw, or None."""
+    raw = document(image_id)
+    found = raw.get("libraries") if raw else None
+    return found if isinstance(found, dict) else None

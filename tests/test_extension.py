@@ -1,0 +1,132 @@
+"""Extension families: parsed with file/key errors, planned as a child layer of every image
+they extend, refused when the pins alone show a second CUDA library, rendered from their
+template (golden)."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from imgkit import workflows
+from imgkit.errors import SpecError
+from imgkit.matrix.plan import Plan
+from imgkit.render import render_plan
+
+ROOT = Path(__file__).resolve().parent.parent
+GOLDEN = ROOT / "tests" / "golden"
+JUPYTER = "paddle-jupyter:2.6.2-gpu-cuda11.8-cudnn8"
+PADDLE = "paddle:2.6.2-gpu-cuda11.8-cudnn8"
+
+
+def matrix(tmp_path: Path, extension: dict[str, Any], **files: str) -> Path:
+    """The bundled matrix plus one extension family (and files beside it)."""
+    images = tmp_path / "images"
+    images.mkdir()
+    for path in (ROOT / "images").glob("*.yaml"):
+        (images / path.name).write_text(path.read_text())
+    (images / "paddle-jupyter.yaml").unlink()
+    (images / "ext.yaml").write_text(yaml.safe_dump(extension))
+    for name, text in files.items():
+        (images / name).write_text(text)
+    return images
+
+
+def plan_of(images: Path) -> Plan:
+    return workflows.load_plan(images, "imgkit", None, ())
+
+
+EXT = {"family": "ext", "extends": {"family": "paddle"}, "repository": "paddle-ext",
+       "pip": ["six==1.16.0"]}
+
+
+def test_the_bundled_extension_is_a_child_of_the_paddle_image() -> None:
+    plan = plan_of(ROOT / "images")
+    jupyter = plan.get(JUPYTER)
+    assert jupyter.layer == "extension" and jupyter.parent == PADDLE
+    assert JUPYTER in plan.finals
+    assert jupyter.component_map["pip.jupyterlab"] == "4.2.5"
+    assert jupyter.component_map["cudnn"] == plan.get(PADDLE).component_map["cudnn"]
+    order = [t.tag for t in plan.targets]
+    assert order.index(PADDLE) < order.index(JUPYTER)
+
+
+def test_the_extension_renders_to_its_golden_file_and_copies_its_files() -> None:
+    plan = workflows.load_plan(ROOT / "images", "imgkit", None, ("paddle-jupyter:*",))
+    context = next(c for c in render_plan(plan, ROOT / "templates") if c.target.tag == JUPYTER)
+    golden = GOLDEN / "paddle-jupyter-2.6.2-gpu-cuda11.8-cudnn8.Dockerfile"
+    if os.environ.get("IMGKIT_UPDATE_GOLDEN") == "1":
+        golden.write_text(context.dockerfile)
+    assert context.dockerfile == golden.read_text()
+    files = {path: content for path, content, _ in context.files}
+    assert files["files/jupyter/jupyter_server_config.py"] == (
+        ROOT / "images" / "jupyter" / "jupyter_server_config.py").read_bytes()
+    assert b"paddlepaddle-gpu==2.6.2\n" in files["constraints.txt"]
+    assert "--allow-root" not in context.dockerfile and 'CMD ["jupyter", "lab"]' in context.dockerfile
+
+
+def test_narrowing_tag_placeholders_env_ports_and_an_extension_of_an_extension(tmp_path: Path) -> None:
+    images = matrix(tmp_path, {**EXT, "extends": {"family": "cuda", "cuda": ["12.4"], "cudnn": ["9"]},
+                               "tag": "{cuda}-cudnn{cudnn}-{parent_tag}", "env": {"A_B": "x y"},
+                               "ports": [8080]})
+    (images / "ext2.yaml").write_text(yaml.safe_dump(
+        {"family": "ext2", "extends": {"family": "ext"}, "repository": "ext2",
+         "apt": ["curl"], "cmd": ["bash"]}))
+    plan = plan_of(images)
+    ext = [t for t in plan.targets if t.family == "ext"]
+    assert {t.tag.split(":")[1].split("-")[0] for t in ext} == {"12.4"}
+    assert all(t.component_map["cudnn"].startswith("9.") for t in ext)
+    second = [t for t in plan.targets if t.family == "ext2"]
+    assert len(second) == len(ext) and {t.parent for t in second} == {t.tag for t in ext}
+    order = [t.tag for t in plan.targets]
+    assert all(order.index(t.parent) < order.index(t.tag) for t in second if t.parent)
+    dockerfile = next(c for c in render_plan(plan, ROOT / "templates")
+                      if c.target.tag == ext[0].tag).dockerfile
+    assert 'ENV A_B="x y"' in dockerfile and "EXPOSE 8080" in dockerfile
+
+
+@pytest.mark.parametrize("change, key, message", [
+    ({"extends": {"family": "nope"}}, "extends.family", "unknown family 'nope'"),
+    ({"pip": ["six>=1.16"]}, "pip[0]", "not pinned to one version"),
+    ({"pip": ["six"]}, "pip[0]", "not pinned to one version"),
+    ({"pip": ["six==1.*"]}, "pip[0]", "not pinned to one version"),
+    ({"pip": ["nvidia-cudnn-cu12==9.1.0.70"]}, "pip[0]", "second copy"),
+    ({"pip": ["nvidia-cudnn-cu11==8.9.2.26"]}, "pip[0]", "would replace nvidia-cudnn-cu11==8.6.0.163"),
+    ({"pip": ["paddlepaddle-gpu==2.6.1"]}, "pip[0]", "would replace"),
+    ({"extends": {"family": "paddle", "cuda": ["12.4"]}}, "extends", "to no image"),
+    ({"extends": {"family": "paddle", "gpu": ["x"]}}, "extends.gpu", "unknown axis"),
+    ({"cmd": ["jupyter", "lab", "--allow-root"]}, "cmd[2]", "as root or without authentication"),
+    ({"cmd": ["jupyter", "lab", "--ServerApp.token="]}, "cmd[2]", "without authentication"),
+    ({"env": {"JUPYTER_TOKEN": ""}}, "env.JUPYTER_TOKEN", "turns authentication off"),
+    ({"files": {"missing.py": "/etc/x.py"}}, "files.missing.py", "is not a file"),
+    ({"files": {"../up.py": "/etc/x.py"}}, "files.../up.py", "not a valid relative path"),
+    ({"ports": [70000]}, "ports[0]", "not a port"),
+    ({"framework": "paddle"}, "framework", "not a key of an extension family"),
+    ({"tag": "{framework_version}-{nope}"}, "tag", "unknown placeholder {nope}"),
+    ({"pip": ["six==1.16.0", "Six==1.16.0"]}, "pip", "six is pinned twice"),
+    ({"pip": [], "apt": []}, "pip", "adds something"),
+])
+def test_bad_extensions_name_the_file_and_key(tmp_path: Path, change: dict[str, Any], key: str,
+                                              message: str) -> None:
+    images = matrix(tmp_path, {**EXT, **change})
+    with pytest.raises(SpecError) as info:
+        plan_of(images)
+    assert info.value.file.endswith("ext.yaml"), info.value
+    assert info.value.key == key and message in info.value.reason, info.value
+
+
+def test_a_placeholder_the_parent_cannot_fill_is_named(tmp_path: Path) -> None:
+    images = matrix(tmp_path, {**EXT, "extends": {"family": "cuda", "cuda": ["11.8"]},
+                               "tag": "{framework_version}"})
+    with pytest.raises(SpecError, match="{framework_version} has no value"):
+        plan_of(images)
+
+
+def test_extensions_that_extend_each_other_are_refused(tmp_path: Path) -> None:
+    images = matrix(tmp_path, {**EXT, "extends": {"family": "ext2"}})
+    (images / "ext2.yaml").write_text(yaml.safe_dump({**EXT, "family": "ext2", "repository": "e2",
+                                                      "extends": {"family": "ext"}}))
+    with pytest.raises(SpecError, match="extend each other"):
+        plan_of(images)
