@@ -30,10 +30,10 @@ USER root
 # hadolint ignore=DL3008
 RUN apt-get update \
  && apt-get install -y --no-install-recommends libgomp1 \
- && rm -rf /var/lib/apt/lists/*
+ && apt-get clean && rm -rf /var/lib/apt/lists/* /var/cache/apt/*.bin
 # The constraints keep pip from swapping the CUDA libraries the parent layers pinned.
 COPY constraints.txt /opt/imgkit/constraints.txt
 RUN imgkit-build-env pip install --no-cache-dir --constraint /opt/imgkit/constraints.txt paddlepaddle-gpu==2.6.2 \
  && imgkit-link-libs
 USER imgkit
-LABEL org.imgkit.input-hash="20fad98f5db10c2d9621aec64a16763f"
+LABEL org.imgkit.input-hash="01cc194a04f4f984952af0f1bd01b46b"

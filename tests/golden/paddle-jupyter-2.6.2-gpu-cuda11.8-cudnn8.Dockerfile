@@ -38,4 +38,4 @@ RUN imgkit-build-env pip install --no-cache-dir --constraint /opt/imgkit/constra
 EXPOSE 8888
 USER imgkit
 CMD ["jupyter", "lab"]
-LABEL org.imgkit.input-hash="2276533ac0924a93c1c5fddbfd9198ab"
+LABEL org.imgkit.input-hash="d9395ea31997ef4a78117851aea6ded2"
