@@ -6,6 +6,7 @@ import io
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -245,3 +246,57 @@ def test_the_sbom_of_a_real_image_validates_and_lists_what_it_holds(  # type: ig
         assert "Traceback" not in proc.stderr and ref in proc.stderr
         assert not (tmp_path / f"{name}.json").exists()
     assert no_verify_containers(engine) == []
+
+
+# -- verification as a Kubernetes Job ---------------------------------------------------------
+def run_job_command(engine, job_dir: Path, image: str) -> str:  # type: ignore[no-untyped-def]
+    """What the kubelet would run: the exported Job's own command, as its user, with a
+    read-only root, the probe from the ConfigMap mounted, a writable /tmp; its stdout."""
+    import base64
+
+    import yaml
+    configmap = yaml.safe_load((job_dir / "probe-configmap.yaml").read_text())
+    probe_dir = job_dir / "mounted-probe"
+    probe_dir.mkdir()
+    (probe_dir / "probe.zip").write_bytes(base64.b64decode(configmap["binaryData"]["probe.zip"]))
+    job = yaml.safe_load(next(job_dir.glob("verify-*.yaml")).read_text())
+    container = job["spec"]["template"]["spec"]["containers"][0]
+    mount = next(m["mountPath"] for m in container["volumeMounts"] if m["name"] == "probe")
+    security = job["spec"]["template"]["spec"]["securityContext"]
+    out = engine.client.containers.run(
+        image, entrypoint=container["command"][:1], command=container["command"][1:],
+        user=f"{security['runAsUser']}:{security['runAsGroup']}", read_only=True,
+        tmpfs={"/tmp": ""}, environment={e["name"]: e["value"] for e in container["env"]},
+        volumes={str(probe_dir): {"bind": mount, "mode": "ro"}}, remove=True, stdout=True,
+        stderr=False)
+    return out.decode()
+
+
+def test_a_k8s_jobs_report_gives_the_verdict_of_a_local_run(  # type: ignore[no-untyped-def]
+        engine, mini, namespace, tmp_path):
+    from .conftest import MINI_FAMILY
+    (tmp_path / "images").mkdir()
+    (tmp_path / "images" / "mini.yaml").write_text(MINI_FAMILY)
+    jobs = tmp_path / "k8s"
+    proc = subprocess.run([sys.executable, "-m", "imgkit", "export", "k8s", "--images",
+                           str(tmp_path / "images"), "--namespace", namespace, "--registry",
+                           "registry.example.com", "--gpus", "0", "--out", str(jobs)],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    (tmp_path / "log.txt").write_text("some kubelet noise\n" + run_job_command(engine, jobs, mini))
+    remote, here = tmp_path / "remote.json", tmp_path / "here.json"
+    judged = subprocess.run([sys.executable, "-m", "imgkit", "verify", mini, "--from-report",
+                             str(tmp_path / "log.txt"), "--json", str(remote)],
+                            capture_output=True, text=True)
+    local = subprocess.run([sys.executable, "-m", "imgkit", "verify", mini, "--gpus", "none",
+                            "--json", str(here)], capture_output=True, text=True)
+    assert judged.returncode == local.returncode == 0, judged.stdout + judged.stderr
+
+    def checks(path: Path) -> dict[str, str]:
+        return {c["name"]: c["verdict"] for c in json.loads(path.read_text())["checks"]}
+    assert checks(remote) == checks(here)
+    assert json.loads(remote.read_text())["gpu_verified"] is False
+    (tmp_path / "junk.txt").write_text("no report here")
+    junk = subprocess.run([sys.executable, "-m", "imgkit", "verify", mini, "--from-report",
+                           str(tmp_path / "junk.txt")], capture_output=True, text=True)
+    assert junk.returncode == 1 and "Traceback" not in junk.stderr

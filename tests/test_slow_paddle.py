@@ -147,3 +147,23 @@ def test_the_jupyter_extension_works_as_non_root_and_demands_its_token(engine, s
         assert container.attrs["Config"]["User"] in ("imgkit", "1000")
     finally:
         container.remove(force=True)
+
+
+def test_the_k8s_job_of_the_paddle_image_gives_the_verdict_of_a_local_run(engine, slice_built, tmp_path):  # type: ignore[no-untyped-def]
+    """The Kubernetes export of the slice, its Paddle Job's own command run with plain
+    `docker run` (no GPU: --gpus 0), the log judged by --from-report: the same checks and
+    exit code as `imgkit verify --gpus none`."""
+    from .test_docker_verify import run_job_command
+    jobs = tmp_path / "k8s"
+    result = imgkit("export", "k8s", "--only", PADDLE, "--registry", "registry.example.com/ml",
+                    "--gpus", "0", "--out", str(jobs))
+    assert result.returncode == 0, result.stderr
+    (tmp_path / "log.txt").write_text(run_job_command(engine, jobs, slice_built))
+    remote = imgkit("verify", slice_built, "--from-report", str(tmp_path / "log.txt"), "--json",
+                    str(tmp_path / "remote.json"))
+    local = imgkit("verify", slice_built, "--gpus", "none", "--json", str(tmp_path / "here.json"))
+    assert remote.returncode == local.returncode == 0, remote.stdout
+
+    def checks(path: Path) -> dict[str, str]:
+        return {c["name"]: c["verdict"] for c in json.loads(path.read_text())["checks"]}
+    assert checks(tmp_path / "remote.json") == checks(tmp_path / "here.json")

@@ -151,6 +151,9 @@ def verify(
     candidates: Optional[Path] = typer.Option(
         None, "--candidates", help=f"{CANDIDATES}: IMAGE is the matrix's tag of one they "
                                    "staged, verified by its staged digest."),
+    from_report: Optional[Path] = typer.Option(
+        None, "--from-report", help="Judge the probe's report from this file (the log of a "
+                                    "Job of `imgkit export k8s`) instead of running it here."),
 ) -> None:
     """Prove an image's stack matches its tag and that the GPU really computes.
 
@@ -165,7 +168,8 @@ def verify(
                             thresholds=Thresholds(gemm=min_gemm, conv=min_conv))
     raise typer.Exit(workflows.verify(image=image, options=options, json_file=json_file,
                                       junit_file=junit_file, markdown_file=markdown_file,
-                                      attest=attest, candidates=candidates))
+                                      attest=attest, candidates=candidates,
+                                      from_report=from_report))
 
 
 @app.command()
@@ -303,6 +307,79 @@ def ci(
                  compat_file=compat_file, registry=registry, staging=staging,
                  gpu_runner=gpu_runner, cpu_runner=cpu_runner, install=install,
                  verify_gpus=verify_gpus, out=out)
+
+
+export_app = typer.Typer(no_args_is_help=True, help="Hand the matrix to other tools: BuildKit "
+                         "bake files, Kubernetes Jobs.")
+app.add_typer(export_app, name="export")
+
+
+@export_app.command("bake")
+@reports_errors
+def export_bake(
+    out: Path = typer.Option(..., "--out", help="Directory for the contexts and docker-bake.json."),
+    registry: Optional[str] = typer.Option(
+        None, "--registry", help="Tag the images in this registry (host, host:port or "
+                                 "host/namespace), what `bake --push` pushes; default: local names."),
+    cuda: Optional[str] = CUDA,
+    only: list[str] = ONLY,
+    images: Path = IMAGES,
+    templates: Optional[Path] = TEMPLATES,
+    namespace: str = NAMESPACE,
+    compat_file: Optional[Path] = COMPAT,
+) -> None:
+    """Write the build contexts and a docker-bake.json for `docker buildx bake`.
+
+    One target per image; a parent is reached as a `target:` context, so BuildKit builds
+    shared parents once and in order; a group per family and a default group. The CA
+    bundle (IMGKIT_CA_BUNDLE, a path) and package index (IMGKIT_INDEX_URL) reach pip as
+    BuildKit secrets of the pip steps, never a layer: run e.g.
+    `docker buildx bake -f DIR/docker-bake.json --push`."""
+    workflows.export_bake(out=out, cuda=cuda, only=only, images=images, templates=templates,
+                          namespace=namespace, compat_file=compat_file, registry=registry)
+
+
+@export_app.command("k8s")
+@reports_errors
+def export_k8s(
+    out: Path = typer.Option(..., "--out", help="Directory for the ConfigMap and the Jobs."),
+    registry: str = typer.Option(..., "--registry", help="Where the cluster pulls the images: "
+                                 "host, host:port or host/namespace."),
+    cuda: Optional[str] = CUDA,
+    only: list[str] = ONLY,
+    gpus: int = typer.Option(1, "--gpus", min=0, max=16, help="nvidia.com/gpu per Job; 0 runs "
+                             "the probe without GPU work."),
+    runtime_class: str = typer.Option("", "--runtime-class", help="runtimeClassName, e.g. nvidia."),
+    node_selector: list[str] = typer.Option([], "--node-selector", help="KEY=VALUE (repeatable)."),
+    toleration: list[str] = typer.Option([], "--toleration", help="KEY or KEY=VALUE, a colon, then "
+                                         "the effect, e.g. nvidia.com/gpu:NoSchedule (repeatable)."),
+    shm_size: str = typer.Option("8Gi", "--shm-size", help="/dev/shm of the probe (a Kubernetes "
+                                 "quantity)."),
+    deadline: int = typer.Option(1800, "--deadline", min=60, help="activeDeadlineSeconds."),
+    ttl: int = typer.Option(86400, "--ttl", min=0, help="ttlSecondsAfterFinished."),
+    k8s_namespace: str = typer.Option("", "--k8s-namespace", help="Kubernetes namespace of the "
+                                      "manifests (default: kubectl's current one)."),
+    candidates: Optional[Path] = typer.Option(
+        None, "--candidates", help=f"{CANDIDATES}: images they staged are named by digest."),
+    images: Path = IMAGES,
+    namespace: str = NAMESPACE,
+    compat_file: Optional[Path] = COMPAT,
+) -> None:
+    """Write a verification Job per image and the ConfigMap holding the probe.
+
+    Each Job runs the probe on a GPU node (non-root, read-only root filesystem, no
+    service-account token, a deadline); its log is the report:
+    `kubectl logs job/NAME > r.json && imgkit verify --from-report r.json IMAGE`."""
+    from .export.k8s import JobSettings, check_quantity, parse_selector, parse_toleration
+    settings = JobSettings(
+        gpus=gpus, runtime_class=runtime_class,
+        node_selector=tuple(parse_selector(s) for s in node_selector),
+        tolerations=tuple(parse_toleration(t) for t in toleration),
+        shm_size=check_quantity("--shm-size", shm_size), deadline=deadline, ttl=ttl,
+        namespace=k8s_namespace)
+    workflows.export_k8s(out=out, registry=registry, cuda=cuda, only=only, images=images,
+                         namespace=namespace, compat_file=compat_file, settings=settings,
+                         candidates=candidates)
 
 
 @app.command()

@@ -119,12 +119,20 @@ def _extension_files(target: Target) -> list[tuple[str, bytes, int]]:
             for source, _ in extension.files]
 
 
-def render_plan(plan: Plan, templates_dir: Path) -> list[Context]:
+# `imgkit export bake`: BuildKit mounts the trust settings as secrets for the pip steps only
+# (imgkit-build-env reads them); `imgkit build` serves them from its own short-lived server.
+SECRET_MOUNTS = ("--mount=type=secret,id=imgkit-ca-bundle,required=false "
+                 "--mount=type=secret,id=imgkit-index-url,required=false "
+                 "--mount=type=secret,id=imgkit-extra-index-url,required=false ")
+
+
+def render_plan(plan: Plan, templates_dir: Path, *, buildkit_secrets: bool = False) -> list[Context]:
     env = _environment(templates_dir)
     hashes: dict[str, str] = {}
     contexts = []
     for target in plan.targets:  # parents first, so their hash is known
-        variables = _variables(target, plan)
+        variables = {**_variables(target, plan),
+                     "secret_mounts": SECRET_MOUNTS if buildkit_secrets else ""}
         body = env.get_template(TEMPLATES[target.layer]).render(**variables)
         files: list[tuple[str, bytes, int]] = []
         if target.layer == "python":

@@ -22,6 +22,7 @@ from .options import PUBLISH_DEFAULTS, PublishOptions, VerifyOptions
 if TYPE_CHECKING:
     from .build.freshness import Stamp
     from .build.outcome import Result
+    from .export.k8s import JobSettings
     from .matrix.plan import Plan
     from .publish.push import Published, Wanted
     from .render import Context
@@ -249,7 +250,8 @@ def _build(engine: Engine, contexts: list[Context], env: BuildEnv, *, jobs: int,
 
 def verify(*, image: str, options: VerifyOptions, json_file: Path | None = None,
            junit_file: Path | None = None, markdown_file: Path | None = None,
-           attest: bool = False, candidates: Path | None = None) -> int:
+           attest: bool = False, candidates: Path | None = None,
+           from_report: Path | None = None) -> int:
     """Judge one image; every output the user asked for is written whatever the verdict.
     A registry reference is pulled by digest first; with `attest` the verdict is attached
     next to that digest in its registry. With `candidates`, `image` is the matrix's tag of
@@ -260,7 +262,7 @@ def verify(*, image: str, options: VerifyOptions, json_file: Path | None = None,
     from .publish.candidates import lookup
     from .publish.remote import attach_sbom, attach_verdict, fetch, remote_ref
     from .verify import tickets
-    from .verify.run import check_gpus
+    from .verify.run import check_gpus, judge_report
     from .verify.run import verify as run_verify
     check_gpus(options.gpus)                                  # bad --gpus: exit 2 first
     if candidates is not None:
@@ -272,7 +274,11 @@ def verify(*, image: str, options: VerifyOptions, json_file: Path | None = None,
     engine = connect()
     if remote is not None:
         remote = fetch(engine, remote, retry_for=PUBLISH_DEFAULTS.retry_for)  # pull by digest
-    verdict = run_verify(engine, image if remote is None else remote.local_ref, options)
+    local = image if remote is None else remote.local_ref
+    if from_report is not None:                               # a Job ran the probe elsewhere
+        verdict = judge_report(engine, local, _report_text(from_report), options)
+    else:
+        verdict = run_verify(engine, local, options)
     tickets.record(verdict)                                   # what publish gates on
     if attest and remote is not None:
         tag = attach_verdict(engine, remote, verdict.image_id, retry_for=PUBLISH_DEFAULTS.retry_for)
@@ -296,6 +302,16 @@ def verify(*, image: str, options: VerifyOptions, json_file: Path | None = None,
     if verdict.host_failure:
         return EXIT_HOST
     return EXIT_FAILED if verdict.failed else EXIT_OK
+
+
+def _report_text(path: Path) -> str:
+    """The probe's JSON from a Job's log (anything printed before it is left out)."""
+    try:
+        text = path.read_text(errors="replace")
+    except OSError as exc:
+        raise UsageError(f"--from-report {path}: {exc.strerror}")
+    start = text.find("{")
+    return text[start:] if start >= 0 else text
 
 
 def publish(*, tags: list[str], cuda: str | None, only: Sequence[str], images: Path, namespace: str,
@@ -489,3 +505,44 @@ def sbom(*, image: str, out: Path, timeout: int) -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_bytes(document)
     _stderr_line(f"wrote {out}")
+
+
+def export_bake(*, out: Path, cuda: str | None, only: Sequence[str], images: Path,
+                templates: Path | None, namespace: str, compat_file: Path | None = None,
+                registry: str | None = None) -> None:
+    """The rendered contexts (pip steps mounting BuildKit secrets) and docker-bake.json."""
+    from .export.bake import bake_file
+    from .publish.destination import parse_destination
+    from .render import render_plan, write_context
+    where = parse_destination(registry, "--registry") if registry else None   # bad: exit 2
+    plan = load_plan(images, namespace, cuda, only, compat_file)
+    contexts = render_plan(plan, templates_dir(images, templates), buildkit_secrets=True)
+    out.mkdir(parents=True, exist_ok=True)
+    for context in contexts:
+        write_context(context, out)
+    (out / "docker-bake.json").write_text(bake_file(contexts, plan, where))
+    _stderr_line(f"wrote {len(contexts)} contexts and {out / 'docker-bake.json'}")
+
+
+def export_k8s(*, out: Path, registry: str, cuda: str | None, only: Sequence[str], images: Path,
+               namespace: str, compat_file: Path | None, settings: JobSettings,
+               candidates: Path | None = None) -> None:
+    """A ConfigMap with the probe and a verification Job per image the selection names."""
+    from .export.jobs import slug
+    from .export.k8s import dump, probe_configmap, verify_job
+    from .publish.candidates import load
+    from .publish.destination import parse_destination
+    from .shipped import probe_zip
+    where = parse_destination(registry, "--registry")                  # bad: exit 2
+    plan = load_plan(images, namespace, cuda, only, compat_file)
+    staged = load(candidates) if candidates is not None else {}
+    probe = probe_zip()
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "probe-configmap.yaml").write_text(dump(probe_configmap(probe, settings)))
+    for tag in plan.finals:
+        image = (staged[tag].reference if tag in staged else
+                 f"{where.registry}/{where.repository(tag)}:{tag.rsplit(':', 1)[1]}")
+        (out / f"verify-{slug(tag)}.yaml").write_text(dump(verify_job(tag, image, probe, settings)))
+    _stderr_line(f"wrote {out}/probe-configmap.yaml and {len(plan.finals)} Jobs; then "
+                 f"`kubectl apply -f {out}` and, per Job, `kubectl logs job/NAME > report.json; "
+                 "imgkit verify --from-report report.json IMAGE`")

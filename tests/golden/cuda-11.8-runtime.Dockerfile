@@ -30,4 +30,4 @@ ENV CUDA_VERSION=11.8.89 \
     NVIDIA_DRIVER_CAPABILITIES=compute,utility \
     NVIDIA_REQUIRE_CUDA="cuda>=11.8"
 USER imgkit
-LABEL org.imgkit.input-hash="62cd7492ac8da85ce03ba9ddb9ba5f3e"
+LABEL org.imgkit.input-hash="8ea89e71b19e3d6a25f38b4118db9019"

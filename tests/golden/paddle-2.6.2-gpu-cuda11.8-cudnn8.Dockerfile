@@ -36,4 +36,4 @@ COPY constraints.txt /opt/imgkit/constraints.txt
 RUN imgkit-build-env pip install --no-cache-dir --constraint /opt/imgkit/constraints.txt paddlepaddle-gpu==2.6.2 \
  && imgkit-link-libs
 USER imgkit
-LABEL org.imgkit.input-hash="01cc194a04f4f984952af0f1bd01b46b"
+LABEL org.imgkit.input-hash="d3dd436ef8bb10995dde04e4106c6598"

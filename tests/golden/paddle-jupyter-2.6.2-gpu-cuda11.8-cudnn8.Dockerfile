@@ -38,4 +38,4 @@ RUN imgkit-build-env pip install --no-cache-dir --constraint /opt/imgkit/constra
 EXPOSE 8888
 USER imgkit
 CMD ["jupyter", "lab"]
-LABEL org.imgkit.input-hash="d9395ea31997ef4a78117851aea6ded2"
+LABEL org.imgkit.input-hash="422fdc245d522c85c2b5847b8b94f61a"

@@ -40,4 +40,4 @@ ENV PATH=/opt/venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/
     LD_LIBRARY_PATH=/opt/imgkit/lib
 WORKDIR /workspace
 USER imgkit
-LABEL org.imgkit.input-hash="841f8f2eeebee75caeeb60b5f56f1073"
+LABEL org.imgkit.input-hash="3621f09fcc2bf1162816fd8d84aac518"

@@ -83,7 +83,8 @@ def main(argv=None):
         found = {name: run.result() for name, run in runs.items()}
         pip = pip_run.result()
     report = {"probe_version": PROBE_VERSION, "system": system_facts(), "libraries": libraries,
-              "bare_names": bare_names, "frameworks": found, "pip_check": pip}
+              "bare_names": bare_names, "frameworks": found, "pip_check": pip,
+              "args": {"no_gpu": args.no_gpu}}
     report["gpu"] = gpu_facts(args, libraries)
     if args.inventory:
         report["inventory"] = inventory.collect()

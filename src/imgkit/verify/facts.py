@@ -198,6 +198,11 @@ class PipCheck(Fact):
     error: Optional[Text] = None
 
 
+class ProbeArgs(Fact):
+    """How the probe was asked to run (a report read back from a Kubernetes Job says so)."""
+    no_gpu: bool = False
+
+
 class Report(Fact):
     probe_version: int
     system: System
@@ -207,6 +212,7 @@ class Report(Fact):
     gpu: Gpu = Gpu()
     inventory: Optional[Inventory] = None
     pip_check: Optional[PipCheck] = None
+    args: Optional[ProbeArgs] = None
 
 
 class InvalidReport(Exception):

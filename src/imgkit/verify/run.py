@@ -6,10 +6,8 @@ from __future__ import annotations
 
 import base64
 import importlib
-import io
 import re
 import threading
-import zipfile
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -18,7 +16,7 @@ from ..engine import ContainerFailed, ContainerRun, Engine, ImageInfo, RunSpec
 from ..errors import HostError, ImageError, UsageError
 from ..matrix import compat
 from ..options import VerifyOptions
-from ..shipped import PACKAGE_DIR
+from ..shipped import probe_zip
 from .diagnose import HOST, IMAGE, diagnose
 from .expect import Expectations, expectations
 from .verdict import FAIL, INFO, PASS, WARN, Check, Verdict, failure
@@ -39,18 +37,6 @@ runpy.run_module('imgkit_probe', run_name='__main__', alter_sys=True)
 """
 REPORT_LIMIT = 8 << 20   # a real report is tens of KB
 GPUS = re.compile(r"^(none|all|[0-9]{1,3}|[A-Za-z0-9-]+(,[A-Za-z0-9-]+)*)$")
-
-
-def probe_zip() -> bytes:
-    """The probe package as a zip, importable as `imgkit_probe` inside any python3 >= 3.8."""
-    buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as archive:
-        root = PACKAGE_DIR.joinpath("probe")
-        for entry in sorted(root.iterdir(), key=lambda e: e.name):
-            if entry.name.endswith(".py"):
-                info = zipfile.ZipInfo(f"imgkit_probe/{entry.name}", (2020, 1, 1, 0, 0, 0))
-                archive.writestr(info, entry.read_bytes())
-    return buf.getvalue()
 
 
 def check_gpus(gpus: str) -> str:
@@ -123,6 +109,25 @@ def verify(engine: Engine, ref: str, options: VerifyOptions) -> Verdict:
         return _not_started(ref, info.id, exc.explanation, host)
     warm.join()
     return judge_run(engine, ref, info, exp, run, options, host)
+
+
+def judge_report(engine: Engine, ref: str, stdout: str, options: VerifyOptions) -> Verdict:
+    """The verdict of a report the probe printed elsewhere (a Kubernetes Job), as if it had
+    run here: the GPU checks count when the probe was asked for GPU work. The image must be
+    here (its labels, its files, its user are checked against the report)."""
+    import json
+    info = engine.image(ref)
+    if info is None:
+        raise UsageError(f"image {ref!r} not found in the local engine",
+                         hint="pull it (or name it by registry reference) to judge its report")
+    try:
+        asked_gpu = not json.loads(stdout).get("args", {}).get("no_gpu", False)
+    except (ValueError, AttributeError):
+        asked_gpu = False                                  # judge_run reports the junk
+    options = replace(options, gpus="all" if asked_gpu else "none")
+    exp = expectations(ref, info.labels, list(options.expect))
+    run = ContainerRun(exit_code=0, stdout=stdout, stderr="", stdout_truncated=False, seconds=0.0)
+    return judge_run(engine, ref, info, exp, run, options)
 
 
 def inventory(engine: Engine, ref: str, options: VerifyOptions,

@@ -1,0 +1,75 @@
+"""The matrix as a `docker buildx bake` file, for any BuildKit builder (local, remote, or the
+Kubernetes driver): one target per image, its parent reached through a `target:` named
+context so BuildKit builds shared parents once and in order, a group per family and a
+default group. The CA bundle and package index reach pip as BuildKit secrets mounted for
+the pip steps only (the contexts are rendered with `RUN --mount=type=secret`): the file
+names where they come from (a path variable, an environment variable), never their content.
+Pure: contexts in, a JSON document out.
+"""
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from .. import labels
+from ..publish.destination import Destination, destination_ref
+from .jobs import slug
+
+if TYPE_CHECKING:
+    from ..matrix.plan import Plan
+    from ..render import Context
+
+PLATFORMS = ("linux/amd64",)     # NVIDIA's CUDA wheels for these releases are x86-64
+CA_VARIABLE = "IMGKIT_CA_BUNDLE"
+INDEX_VARIABLE = "IMGKIT_INDEX_URL"
+EXTRA_INDEX_VARIABLE = "IMGKIT_EXTRA_INDEX_URL"
+SECRETS = (f"id=imgkit-ca-bundle,src=${{{CA_VARIABLE}}}",
+           f"id=imgkit-index-url,env={INDEX_VARIABLE}",
+           f"id=imgkit-extra-index-url,env={EXTRA_INDEX_VARIABLE}")
+
+
+def target_name(tag: str) -> str:
+    """A bake target name for an image: letters, digits, '-' and '_' only."""
+    return slug(tag)
+
+
+def _target(context: Context, base_images: dict[str, str],
+            registry: Destination | None) -> dict[str, Any]:
+    target = context.target
+    contexts: dict[str, str] = {}
+    if target.parent is not None:
+        contexts[target.parent] = f"target:{target_name(target.parent)}"
+    elif target.base is not None:               # the base OS image imgkit would import
+        contexts[target.base] = f"docker-image://{base_images[target.base]}"
+    return {
+        "context": context.dirname,
+        "dockerfile": "Dockerfile",
+        "tags": [destination_ref(registry, target.tag, target.tag.rsplit(":", 1)[1])
+                 if registry else target.tag],
+        "labels": {labels.LAYER: target.layer, labels.TITLE: target.tag,
+                   labels.INPUT_HASH: context.input_hash},
+        "platforms": list(PLATFORMS),
+        "contexts": contexts,
+        "secret": list(SECRETS),
+    }
+
+
+def bake_file(contexts: list[Context], plan: Plan, registry: Destination | None = None) -> str:
+    """docker-bake.json for the rendered `contexts` (written beside it, one folder each);
+    with `registry`, images are tagged there (what `--push` pushes), else by their local
+    names. Parents are named contexts either way, so the tags never decide what is built on."""
+    base_images = {t.base: t.os_release.image for t in plan.targets
+                   if t.base is not None and t.os_release is not None}
+    targets = {target_name(c.target.tag): _target(c, base_images, registry) for c in contexts}
+    families: dict[str, list[str]] = {}       # a family's group: the images it names
+    for tag in plan.finals:
+        families.setdefault(slug(plan.get(tag).family), []).append(target_name(tag))
+    groups = {"default": {"targets": [target_name(t) for t in plan.finals]}}
+    groups |= {f"family-{name}": {"targets": names} for name, names in sorted(families.items())}
+    document = {
+        # the CA bundle's path on the machine that runs bake (override: IMGKIT_CA_BUNDLE=...)
+        "variable": {CA_VARIABLE: {"default": "/etc/ssl/certs/ca-certificates.crt"}},
+        "group": groups,
+        "target": targets,
+    }
+    return json.dumps(document, indent=2) + "\n"

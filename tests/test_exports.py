@@ -1,0 +1,175 @@
+"""`imgkit export bake|k8s`: pure text out, checked against the bake file reference (fields
+and types) and kubernetes-validate's schemas, and against golden files. The Job's command
+is run for real in test_docker_verify.py (and on the Paddle image in test_slow_paddle.py)."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from imgkit.export.k8s import JobSettings, job_name, verify_job
+
+ROOT = Path(__file__).resolve().parent.parent
+GOLDEN = ROOT / "tests" / "golden"
+KUBERNETES_VALIDATE = str(Path(sys.executable).parent / "kubernetes-validate")
+PADDLE = "paddle:2.6.2-gpu-cuda11.8-cudnn8"
+
+# The bake file reference (docs.docker.com/build/bake/reference): a target's attributes
+# and their JSON types, for those imgkit writes and those a user may --set.
+TARGET_ATTRIBUTES: dict[str, type | tuple[type, ...]] = {
+    "args": dict, "annotations": list, "attest": list, "cache-from": list, "cache-to": list,
+    "context": str, "contexts": dict, "description": str, "dockerfile": str, "entitlements": list,
+    "inherits": list, "labels": dict, "matrix": dict, "name": str, "network": str, "no-cache": bool,
+    "output": list, "platforms": list, "pull": bool, "secret": list, "shm-size": str, "ssh": list,
+    "tags": list, "target": str, "ulimits": list}
+TOP = {"group", "target", "variable", "function"}
+
+
+def imgkit(*args: str, cwd: Path = ROOT,
+           env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "imgkit", *args], capture_output=True, text=True,
+                          cwd=cwd, env={**os.environ, **(env or {})})
+
+
+def check_bake_reference(document: dict[str, Any]) -> None:
+    assert set(document) <= TOP
+    targets = document["target"]
+    for name, target in targets.items():
+        for key, value in target.items():
+            assert key in TARGET_ATTRIBUTES, f"{name}.{key} is not a bake target attribute"
+            assert isinstance(value, TARGET_ATTRIBUTES[key]), f"{name}.{key}: {type(value)}"
+            if isinstance(value, list):
+                assert all(isinstance(v, str) for v in value), f"{name}.{key}"
+            if isinstance(value, dict):
+                assert all(isinstance(k, str) and isinstance(v, str) for k, v in value.items())
+        for ref, source in target.get("contexts", {}).items():
+            assert source.startswith(("target:", "docker-image://")), source
+            if source.startswith("target:"):
+                assert source[len("target:"):] in targets, f"{name}: {source} is no target"
+    for group in document["group"].values():
+        assert set(group) == {"targets"} and all(t in targets for t in group["targets"])
+
+
+def test_the_bake_export_of_the_cuda_118_slice(tmp_path: Path) -> None:
+    """One target per image, parents reached by target: contexts, secrets by reference only,
+    every pip step mounting them; matches its golden file."""
+    secret_url = "https://user:hunter2@pypi.secret.example/simple"
+    ca = tmp_path / "ca.pem"
+    ca.write_text("-----BEGIN CERTIFICATE-----\nimgkit-test-ca-body\n-----END CERTIFICATE-----\n")
+    out = tmp_path / "bake"
+    done = imgkit("export", "bake", "--cuda", "11.8", "--out", str(out),
+                  env={"IMGKIT_INDEX_URL": secret_url, "IMGKIT_CA_BUNDLE": str(ca)})
+    assert done.returncode == 0, done.stderr
+    text = (out / "docker-bake.json").read_text()
+    golden = GOLDEN / "bake" / "docker-bake.json"
+    if os.environ.get("IMGKIT_UPDATE_GOLDEN") == "1":
+        golden.parent.mkdir(exist_ok=True)
+        golden.write_text(text)
+    assert text == golden.read_text()
+    document = json.loads(text)
+    check_bake_reference(document)
+    listing = imgkit("list", "--cuda", "11.8", "--json", str(tmp_path / "plan.json"))
+    assert listing.returncode == 0
+    plan = json.loads((tmp_path / "plan.json").read_text())["images"]
+    assert len(document["target"]) == len(plan)
+    paddle = document["target"]["paddle-2-6-2-gpu-cuda11-8-cudnn8"]
+    parent = next(i["parent"] for i in plan if i["tag"] == PADDLE)
+    assert paddle["contexts"] == {parent: "target:" + parent.replace("/", "-").replace(":", "-")
+                                  .replace(".", "-")}
+    for path in out.rglob("*"):                                   # no secret in any file
+        if path.is_file():
+            body = path.read_bytes()
+            assert b"hunter2" not in body and b"imgkit-test-ca-body" not in body, path
+    for dockerfile in out.glob("*/Dockerfile"):
+        for line in dockerfile.read_text().splitlines():
+            if "pip install" in line:
+                assert "--mount=type=secret,id=imgkit-ca-bundle" in line, dockerfile
+
+
+def test_the_bake_reference_check_does_reject_a_bad_file() -> None:
+    document = {"group": {"default": {"targets": ["a"]}},
+                "target": {"a": {"context": ".", "contexts": {"x": "target:missing"}}}}
+    with pytest.raises(AssertionError, match="no target"):
+        check_bake_reference(document)
+    with pytest.raises(AssertionError, match="not a bake target attribute"):
+        check_bake_reference({"group": {}, "target": {"a": {"dockerfiles": "x"}}})
+
+
+def validate(*paths: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([KUBERNETES_VALIDATE, "--strict", "--quiet", *map(str, paths)],
+                          capture_output=True, text=True)
+
+
+def test_the_k8s_export_passes_kubernetes_validate_and_its_golden_file(tmp_path: Path) -> None:
+    out = tmp_path / "k8s"
+    done = imgkit("export", "k8s", "--cuda", "11.8", "--registry", "registry.example.com/ml",
+                  "--out", str(out), "--runtime-class", "nvidia", "--toleration",
+                  "nvidia.com/gpu:NoSchedule", "--node-selector", "nvidia.com/gpu.present=true",
+                  "--shm-size", "16Gi", "--k8s-namespace", "gpu-ci")
+    assert done.returncode == 0, done.stderr
+    files = sorted(out.glob("*.yaml"))
+    assert len(files) == 5                                        # the probe and 4 Jobs
+    result = validate(*files)
+    assert result.returncode == 0, result.stdout + result.stderr
+    job_file = out / "verify-paddle-2-6-2-gpu-cuda11-8-cudnn8.yaml"
+    golden = GOLDEN / "k8s" / job_file.name
+    if os.environ.get("IMGKIT_UPDATE_GOLDEN") == "1":
+        golden.parent.mkdir(exist_ok=True)
+        golden.write_text(job_file.read_text())
+    assert job_file.read_text() == golden.read_text()
+    job = yaml.safe_load(job_file.read_text())
+    pod = job["spec"]["template"]["spec"]
+    container = pod["containers"][0]
+    assert container["resources"]["limits"]["nvidia.com/gpu"] == "1"
+    assert pod["automountServiceAccountToken"] is False and pod["securityContext"]["runAsNonRoot"]
+    assert container["securityContext"]["readOnlyRootFilesystem"] is True
+    assert {"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": "16Gi"}} in pod["volumes"]
+    assert job["spec"]["activeDeadlineSeconds"] and job["spec"]["ttlSecondsAfterFinished"]
+    configmap = yaml.safe_load((out / "probe-configmap.yaml").read_text())
+    assert configmap["immutable"] is True and "probe.zip" in configmap["binaryData"]
+    assert pod["volumes"][0]["configMap"]["name"] == configmap["metadata"]["name"]
+
+
+def test_kubernetes_validate_does_reject_a_broken_job(tmp_path: Path) -> None:
+    job = verify_job(PADDLE, "r.example.com/paddle:1", b"zip", JobSettings())
+    job["spec"]["template"]["spec"]["containers"][0]["gpus"] = 1        # no such field
+    path = tmp_path / "bad.yaml"
+    path.write_text(yaml.safe_dump(job))
+    assert validate(path).returncode != 0
+
+
+def test_job_names_fit_kubernetes() -> None:
+    long = "imgkit/cuda:11.8-runtime-cudnn9.10-nccl2.21-py3.11-bookworm"
+    assert len(job_name(long)) <= 63 and job_name(long) != job_name(long + "x")
+    assert job_name(PADDLE) == "imgkit-verify-paddle-2-6-2-gpu-cuda11-8-cudnn8"
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--toleration", "nvidia.com/gpu:Sometimes"], "--toleration"),
+    (["--node-selector", "novalue"], "--node-selector"),
+    (["--shm-size", "lots"], "--shm-size"),
+    (["--registry", "nohost"], "--registry 'nohost'"),
+])
+def test_bad_k8s_options_are_exit_2(args: list[str], message: str, tmp_path: Path) -> None:
+    base = ["export", "k8s", "--cuda", "11.8", "--out", str(tmp_path / "k")]
+    done = imgkit(*base, *(["--registry", "r.example.com"] if "--registry" not in args else []), *args)
+    assert done.returncode == 2 and message in done.stderr and "Traceback" not in done.stderr
+
+
+def test_bake_tags_images_in_the_registry_given_yet_builds_on_named_parents(tmp_path: Path) -> None:
+    done = imgkit("export", "bake", "--only", "paddle:*", "--registry", "r.example.com/staging",
+                  "--out", str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    document = json.loads((tmp_path / "docker-bake.json").read_text())
+    check_bake_reference(document)
+    paddle = document["target"]["paddle-2-6-2-gpu-cuda11-8-cudnn8"]
+    assert paddle["tags"] == ["r.example.com/staging/paddle:2.6.2-gpu-cuda11.8-cudnn8"]
+    (parent, source), = paddle["contexts"].items()
+    assert parent.startswith("imgkit/cuda:") and source.startswith("target:")  # FROM's own name
+    assert document["group"]["default"]["targets"] == ["paddle-2-6-2-gpu-cuda11-8-cudnn8"]
