@@ -119,10 +119,20 @@ def list_(
     namespace: str = NAMESPACE,
     compat_file: Optional[Path] = COMPAT,
     json_file: Optional[Path] = JSON,
+    stats: bool = typer.Option(False, "--stats", help="Instead: what the matrix costs (images, "
+                               "shared layers, bytes, critical path, build farm, GPU pool)."),
+    from_build: Optional[Path] = typer.Option(
+        None, "--from-build", help="With --stats: sizes and seconds measured by `imgkit build "
+                                   "--json FILE` (the layer model fills the rest)."),
+    builders: list[int] = typer.Option([1, 4, 16], "--builders", min=1,
+                                       help="With --stats: build farm sizes (repeatable)."),
+    gpus: list[int] = typer.Option([1, 8], "--gpus", min=1,
+                                   help="With --stats: GPU pool sizes (repeatable)."),
 ) -> None:
-    """Validate the matrix and list its images, parents first."""
+    """Validate the matrix and list its images, parents first (or, with --stats, what it costs)."""
     workflows.list_plan(cuda=cuda, only=only, images=images, namespace=namespace,
-                        compat_file=compat_file, json_file=json_file)
+                        compat_file=compat_file, json_file=json_file, stats=stats,
+                        from_build=from_build, builders=builders, gpus=gpus)
 
 
 @app.command()

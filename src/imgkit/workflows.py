@@ -76,11 +76,24 @@ def render(*, out: Path, cuda: str | None, only: Sequence[str], images: Path,
 
 
 def list_plan(*, cuda: str | None, only: Sequence[str], images: Path, namespace: str,
-              compat_file: Path | None = None, json_file: Path | None = None) -> None:
+              compat_file: Path | None = None, json_file: Path | None = None,
+              stats: bool = False, from_build: Path | None = None,
+              builders: Sequence[int] = (1, 4, 16), gpus: Sequence[int] = (1, 8)) -> None:
+    import json
     plan = load_plan(images, namespace, cuda, only, compat_file)
-    report.print_plan(plan)
+    if not stats:
+        report.print_plan(plan)
+        if json_file is not None:
+            json_file.write_text(report.plan_json(plan))
+        return
+    from .matrix.stats import measured_costs
+    from .matrix.stats import stats as plan_stats
+    measured = measured_costs(from_build) if from_build is not None else {}
+    found = plan_stats(plan, measured, tuple(builders) or (1,), tuple(gpus) or (1,))
+    print(report.stats_listing(found), flush=True)
     if json_file is not None:
-        json_file.write_text(report.plan_json(plan))
+        json_file.write_text(json.dumps({**json.loads(report.plan_json(plan)),
+                                         "stats": report.stats_json(found)}, indent=1))
 
 
 def _progress(verbose: bool) -> Callable[[str, str, str], None]:
