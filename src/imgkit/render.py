@@ -18,7 +18,7 @@ import jinja2
 
 from . import labels
 from .build.freshness import Stamp
-from .matrix.plan import LIB_LINKS, VENV, Plan, Target
+from .matrix.plan import LIB_LINKS, VENV, Plan, Target, lineage
 from .shipped import PACKAGE_DIR
 
 TEMPLATES = {"python": "python.Dockerfile.j2", "cuda": "pip-layer.Dockerfile.j2",
@@ -76,11 +76,9 @@ def _variables(target: Target, plan: Plan) -> dict[str, object]:
     comps = target.component_map
     version = comps.get("framework_version") or comps.get("cuda") or comps["python"]
     parent_constraints: list[str] = []
-    if target.layer in CONSTRAINED:
-        parent = plan.get(target.parent) if target.parent else None
-        while parent is not None:
-            parent_constraints = list(parent.packages) + parent_constraints
-            parent = plan.get(parent.parent) if parent.parent else None
+    if target.layer in CONSTRAINED:           # every parent's pins, root first
+        below = list(lineage(target, {t.tag: t for t in plan.targets}))[1:]
+        parent_constraints = [p for parent in reversed(below) for p in parent.packages]
     os_title = target.os_release.title if target.os_release else target.os
     describe = {"python": f"{os_title} with python {target.python}",
                 "cuda": f"CUDA {target.cuda} runtime libraries",

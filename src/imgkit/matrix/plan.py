@@ -8,7 +8,7 @@ from __future__ import annotations
 import fnmatch
 import re
 from dataclasses import dataclass, field, replace
-from typing import Collection, Sequence
+from typing import Collection, Iterator, Mapping, Sequence
 
 from ..errors import CompatError, SpecError
 from ..reference import problem
@@ -67,6 +67,14 @@ class Plan:
             if t.tag == tag:
                 return t
         raise KeyError(tag)
+
+
+def lineage(target: Target, by_tag: Mapping[str, Target]) -> Iterator[Target]:
+    """`target`, then its parent, its parent's parent... up to its root layer."""
+    at: Target | None = target
+    while at is not None:
+        yield at
+        at = by_tag.get(at.parent) if at.parent else None
 
 
 def base_ref(os_release: OsRelease, settings: Settings) -> str:
@@ -212,12 +220,10 @@ def _narrowed_to(target: Target, narrow: tuple[tuple[str, tuple[str, ...]], ...]
 def _pinned_below(target: Target, by_tag: dict[str, Target]) -> dict[str, str]:
     """Every package the image's layers pinned: normalised name -> version."""
     out: dict[str, str] = {}
-    at: Target | None = target
-    while at is not None:
+    for at in lineage(target, by_tag):
         for requirement in at.packages:
             name, _, version = requirement.partition("==")
             out.setdefault(canonical(name.split("[")[0]), version)
-        at = by_tag.get(at.parent) if at.parent else None
     return out
 
 
@@ -339,10 +345,7 @@ def make_plan(spec: Spec, compat: Compat, settings: Settings = Settings()) -> Pl
 
 def _depth(target: Target, by_tag: dict[str, Target]) -> int:
     """How many images lie below it (an extension of an extension comes after its parent)."""
-    depth = 0
-    while target.parent is not None:
-        depth, target = depth + 1, by_tag[target.parent]
-    return depth
+    return sum(1 for _ in lineage(target, by_tag)) - 1
 
 
 def _matches(target: Target, glob: str) -> bool:

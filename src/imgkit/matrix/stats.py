@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import UsageError
-from .plan import Plan
+from .plan import Plan, lineage
 
 # Bytes an image of each layer adds to its parent (uncompressed, as docker counts them; the
 # python layer includes its base OS) and seconds to build it.
@@ -115,11 +115,7 @@ def stats(plan: Plan, measured: dict[str, tuple[int, float | None]] | None = Non
             children[target.parent] = children.get(target.parent, 0) + 1
 
     def whole(tag: str) -> int:
-        total, at = 0, by_tag.get(tag)
-        while at is not None:
-            total += cost[at.tag].added
-            at = by_tag.get(at.parent) if at.parent else None
-        return total
+        return sum(cost[at.tag].added for at in lineage(by_tag[tag], by_tag))
     layers: dict[str, int] = {}
     for target in plan.targets:
         layers[target.layer] = layers.get(target.layer, 0) + 1
