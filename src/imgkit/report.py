@@ -98,12 +98,16 @@ def print_plan(plan: Plan) -> None:
     print(plan_listing(plan), flush=True)
 
 
-def plan_json(plan: Plan) -> str:
-    import json
-    return json.dumps({"images": [
+def plan_document(plan: Plan) -> dict[str, object]:
+    return {"images": [
         {"tag": t.tag, "layer": t.layer, "parent": t.parent, "base": t.base, "cuda": t.cuda,
          "final": t.tag in plan.finals, "components": dict(t.components),
-         "packages": list(t.packages)} for t in plan.targets]}, indent=1)
+         "packages": list(t.packages)} for t in plan.targets]}
+
+
+def plan_json(plan: Plan) -> str:
+    import json
+    return json.dumps(plan_document(plan), indent=1)
 
 
 def _duration(seconds: float) -> str:

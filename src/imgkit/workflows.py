@@ -92,7 +92,7 @@ def list_plan(*, cuda: str | None, only: Sequence[str], images: Path, namespace:
     found = plan_stats(plan, measured, tuple(builders) or (1,), tuple(gpus) or (1,))
     print(report.stats_listing(found), flush=True)
     if json_file is not None:
-        json_file.write_text(json.dumps({**json.loads(report.plan_json(plan)),
+        json_file.write_text(json.dumps({**report.plan_document(plan),
                                          "stats": report.stats_json(found)}, indent=1))
 
 
@@ -251,7 +251,8 @@ def _build(engine: Engine, contexts: list[Context], env: BuildEnv, *, jobs: int,
                               "build left", highlight=False)
         results = Builder(engine, options, server.extra_hosts, _progress(verbose)).run(
             contexts, freshness)
-    stamps = [c.stamp for c in contexts if c.target.tag in {r.tag for r in results}]
+    done = {r.tag for r in results}
+    stamps = [c.stamp for c in contexts if c.target.tag in done]
     results = _summarize(engine, results, stamps, started, json_file)
     for result in results:
         if result.error is not None:
@@ -486,15 +487,14 @@ def size(*, image: str, top: int, json_file: Path | None = None) -> None:
     info = engine.image(image)
     if info is None:
         raise UsageError(f"no local image {image!r}", hint="build or pull it first")
-    parent = info.labels.get(labels.BASE_NAME) or None
-    below = engine.image(parent) if parent else None
-    steps = layers(engine, image, parent if below else None)
-    top_layers = heaviest(steps, top)
-    print(report.size_listing(image, info.size, parent if below else None,
-                              below.size if below else 0, top_layers), flush=True)
+    named = info.labels.get(labels.BASE_NAME)
+    below = engine.image(named) if named else None
+    parent, parent_size = (named, below.size) if below else (None, 0)   # only when it is here
+    steps = layers(engine, image, parent)
+    print(report.size_listing(image, info.size, parent, parent_size, heaviest(steps, top)),
+          flush=True)
     if json_file is not None:
-        json_file.write_text(report.size_json(image, info.size, parent if below else None,
-                                              below.size if below else 0, steps))
+        json_file.write_text(report.size_json(image, info.size, parent, parent_size, steps))
 
 
 def sbom_document(engine: Engine, ref: str, image_id: str, timeout: int = 600) -> bytes:

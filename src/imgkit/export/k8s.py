@@ -25,6 +25,7 @@ BOOT = (f"import runpy, sys; sys.path.insert(0, '{PROBE_DIR}/probe.zip'); "
 QUANTITY = re.compile(r"^[0-9]+(\.[0-9]+)?(Ki|Mi|Gi|Ti|k|M|G|T)?$")
 LABEL_VALUE = re.compile(r"^([A-Za-z0-9]([A-Za-z0-9._-]{0,61}[A-Za-z0-9])?)?$")
 EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
+LABELS = {"app.kubernetes.io/name": "imgkit", "app.kubernetes.io/component": "verify"}
 
 
 @dataclass(frozen=True)
@@ -83,8 +84,7 @@ def configmap_name(probe: bytes) -> str:
 
 
 def _metadata(name: str, settings: JobSettings, **extra: Any) -> dict[str, Any]:
-    meta: dict[str, Any] = {"name": name, "labels": {"app.kubernetes.io/name": "imgkit",
-                                                     "app.kubernetes.io/component": "verify"}}
+    meta: dict[str, Any] = {"name": name, "labels": dict(LABELS)}
     if settings.namespace:
         meta["namespace"] = settings.namespace
     return {**meta, **extra}
@@ -147,8 +147,7 @@ def verify_job(tag: str, image: str, probe: bytes, settings: JobSettings) -> dic
             "backoffLimit": 0,
             "activeDeadlineSeconds": settings.deadline,
             "ttlSecondsAfterFinished": settings.ttl,
-            "template": {"metadata": {"labels": {"app.kubernetes.io/name": "imgkit",
-                                                 "app.kubernetes.io/component": "verify"}},
+            "template": {"metadata": {"labels": dict(LABELS)},
                          "spec": _pod_spec(image, probe, settings)},
         },
     }
