@@ -23,12 +23,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
-from imgkit.build.buildenv import BuildEnv, SecretServer, default_ca_bundle  # noqa: E402
+from imgkit.builder.buildenv import BuildEnv, SecretServer, default_ca_bundle  # noqa: E402
 from imgkit.engine import connect  # noqa: E402
 from imgkit.matrix import compat  # noqa: E402
 from imgkit.matrix.plan import make_plan, select  # noqa: E402
 from imgkit.matrix.spec import load_spec  # noqa: E402
-from imgkit.render import render_plan, write_context  # noqa: E402
+from imgkit.render.contexts import render_plan, write_context  # noqa: E402
 
 
 def timed(cmd: list[str]) -> float:

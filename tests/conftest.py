@@ -61,7 +61,7 @@ def engine():  # type: ignore[no-untyped-def]
 @pytest.fixture(scope="session")
 def base_image(engine) -> str:  # type: ignore[no-untyped-def]
     """The real Debian base every layer starts from (debootstrap when no registry)."""
-    from imgkit.build.base import ensure_base
+    from imgkit.builder.base import ensure_base
     from imgkit.matrix import compat
     from imgkit.matrix.plan import Settings, base_ref
     bookworm = compat.load().os_release("bookworm")
@@ -130,15 +130,15 @@ class MiniStack:
 @pytest.fixture(scope="session")
 def mini_stack(engine, base_image, namespace, tmp_path_factory) -> MiniStack:  # type: ignore[no-untyped-def]
     """A real imgkit image: Debian + python3 + the CUDA 11.8 runtime wheel, and its parent."""
-    from imgkit import workflows
-    from imgkit.build.buildenv import BuildEnv, SecretServer, default_ca_bundle
-    from imgkit.build.scheduler import Builder
+    from imgkit.builder.buildenv import BuildEnv, SecretServer, default_ca_bundle
+    from imgkit.builder.scheduler import Builder
     from imgkit.options import BuildOptions
+    from imgkit.render.command import render_contexts
+    from imgkit.selection import Selection
     project = tmp_path_factory.mktemp("mini")
     (project / "images").mkdir()
     (project / "images" / "mini.yaml").write_text(MINI_FAMILY)
-    contexts = workflows.render_contexts(project / "images", ROOT / "templates", namespace,
-                                         None, ())
+    contexts = render_contexts(Selection(project / "images", namespace, templates=ROOT / "templates"))
     with SecretServer(BuildEnv(ca_bundle=default_ca_bundle(None)), engine.bridge_gateway()) as s:
         results = Builder(engine, BuildOptions(), s.extra_hosts, lambda *a: None).run(contexts)
     assert all(r.status in ("built", "up-to-date") for r in results), results

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from imgkit.build.base import (
+from imgkit.builder.base import (
     apt_sources,
     debootstrap_command,
     host_mirror,

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from imgkit.build.buildenv import HOST_SUFFIX, PORT, BuildEnv, SecretServer
+from imgkit.builder.buildenv import HOST_SUFFIX, PORT, BuildEnv, SecretServer
 
 
 def get(name: str, token: str | None) -> tuple[int, bytes]:

@@ -15,13 +15,14 @@ from typing import Any
 import pytest
 import yaml
 
-from imgkit import workflows
 from imgkit.errors import UsageError
 from imgkit.export.ci import RENDERERS
 from imgkit.export.jobs import CiSettings, Job, groups, jobs
+from imgkit.matrix.load import load_plan
 from imgkit.matrix.plan import split_given
-from imgkit.publish import candidates
-from imgkit.publish.destination import parse_destination
+from imgkit.registry import candidates
+from imgkit.registry.destination import parse_destination
+from imgkit.selection import Selection
 
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = ROOT / "tests" / "golden" / "ci"
@@ -31,8 +32,8 @@ PADDLE = "paddle:2.6.2-gpu-cuda11.8-cudnn8"
 
 
 def bundled_plan(**selection: Any):  # type: ignore[no-untyped-def]
-    return workflows.load_plan(ROOT / "images", "imgkit", selection.get("cuda"),
-                               selection.get("only", ()))
+    return load_plan(Selection(ROOT / "images", cuda=selection.get("cuda"),
+                               only=tuple(selection.get("only", ()))))
 
 
 def settings(**changes: Any) -> CiSettings:

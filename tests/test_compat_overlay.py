@@ -12,8 +12,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from imgkit import workflows
+from imgkit.builder.plancache import plan_key
 from imgkit.cli import app
+from imgkit.selection import Selection
 
 ROOT = Path(__file__).resolve().parent.parent
 runner = CliRunner()
@@ -101,14 +102,14 @@ def test_an_unquoted_version_gets_a_hint(tmp_path: Path) -> None:
 
 def test_the_noop_cache_sees_an_overlay_change(tmp_path: Path) -> None:
     images = matrix(tmp_path, PADDLE3, OVERLAY)
-    before = workflows.plan_key(images, ROOT / "templates", "imgkit", None, ())
+    before = plan_key(Selection(images, templates=ROOT / "templates"))
     (images / "compat.yaml").write_text(yaml.safe_dump({**OVERLAY, **CUDA_12_9}))
-    assert workflows.plan_key(images, ROOT / "templates", "imgkit", None, ()) != before
+    assert plan_key(Selection(images, templates=ROOT / "templates")) != before
     elsewhere = tmp_path / "c.yaml"
     elsewhere.write_text("{}")
-    first = workflows.plan_key(images, ROOT / "templates", "imgkit", None, (), elsewhere)
+    first = plan_key(Selection(images, templates=ROOT / "templates", compat_file=elsewhere))
     elsewhere.write_text(yaml.safe_dump(CUDA_12_9))
-    assert workflows.plan_key(images, ROOT / "templates", "imgkit", None, (), elsewhere) != first
+    assert plan_key(Selection(images, templates=ROOT / "templates", compat_file=elsewhere)) != first
 
 
 overlay_values = st.recursive(

@@ -13,11 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from imgkit import workflows
-from imgkit.build.buildenv import BuildEnv, SecretServer, default_ca_bundle
-from imgkit.build.scheduler import BUILT, FAILED, SKIPPED, UP_TO_DATE, Builder
+from imgkit.builder.buildenv import BuildEnv, SecretServer, default_ca_bundle
+from imgkit.builder.scheduler import BUILT, FAILED, SKIPPED, UP_TO_DATE, Builder
 from imgkit.labels import INPUT_HASH as INPUT_HASH_LABEL
 from imgkit.options import BuildOptions
+from imgkit.render.command import render_contexts
+from imgkit.selection import Selection
 
 from .conftest import MINI_FAMILY
 
@@ -25,8 +26,7 @@ pytestmark = pytest.mark.docker
 
 
 def build(engine, project: Path, namespace: str, **kw):  # type: ignore[no-untyped-def]
-    contexts = workflows.render_contexts(project / "images", project / "templates", namespace,
-                                         None, ())
+    contexts = render_contexts(Selection(project / "images", namespace, templates=project / "templates"))
     env = BuildEnv(ca_bundle=default_ca_bundle(None))
     with SecretServer(env, engine.bridge_gateway()) as server:
         results = Builder(engine, BuildOptions(jobs=2, **kw), server.extra_hosts,
@@ -171,8 +171,7 @@ def test_stop_requested_between_steps_still_kills_the_step_that_starts_next(  # 
     template = project / "templates" / "python.Dockerfile.j2"
     template.write_text(template.read_text().replace(
         "WORKDIR /workspace", "RUN echo imgkit-stop-here\nRUN sleep 600\nWORKDIR /workspace"))
-    contexts = workflows.render_contexts(project / "images", project / "templates", namespace,
-                                         None, ())
+    contexts = render_contexts(Selection(project / "images", namespace, templates=project / "templates"))
     root = contexts[0].target.tag
     root_before = engine.image(root)
     containers_before = {c.id for c in engine.client.containers.list(all=True)}
@@ -196,7 +195,7 @@ def test_the_os_axis_is_real_a_trixie_image_builds_and_loads_cuda(  # type: igno
         engine, base_image, project, namespace):
     """Another OS than the bundled bookworm: its own base (debootstrap when no registry),
     its own python (3.13), the same templates; the CUDA runtime loads as the non-root user."""
-    from imgkit.build.base import ensure_base
+    from imgkit.builder.base import ensure_base
     from imgkit.matrix import compat
     from imgkit.matrix.plan import Settings, base_ref
     trixie = compat.load().os_release("trixie")
@@ -249,8 +248,7 @@ def test_ctrl_c_as_two_builds_end_together_leaves_no_untagged_image(  # type: ig
     engine-wide prune the second was refused and a finished image stayed <none>."""
     two = MINI_FAMILY.replace('cuda: ["11.8"]', 'cuda: ["12.1", "12.4"]')  # siblings built nowhere else
     (project / "images" / "mini.yaml").write_text(two)
-    contexts = workflows.render_contexts(project / "images", project / "templates", namespace,
-                                         None, ())
+    contexts = render_contexts(Selection(project / "images", namespace, templates=project / "templates"))
     siblings = [c.target.tag for c in contexts if c.target.layer == "cuda"]
     assert len(siblings) == 2
     finished: set[str] = set()
@@ -353,8 +351,7 @@ def test_an_engine_lost_mid_build_is_exit_3_with_a_clear_message(  # type: ignor
 
 def test_the_next_build_removes_step_containers_an_interrupted_one_left(  # type: ignore[no-untyped-def]
         engine, base_image, project, namespace):
-    contexts = workflows.render_contexts(project / "images", project / "templates", namespace,
-                                         None, ())
+    contexts = render_contexts(Selection(project / "images", namespace, templates=project / "templates"))
     root = contexts[0].target.tag
     # what a daemon restart in the middle of a step leaves: a stopped container of the step,
     # made from an untagged image, with the build's labels

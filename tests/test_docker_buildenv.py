@@ -6,7 +6,7 @@ import io
 import docker.errors
 import pytest
 
-from imgkit.build.buildenv import PORT, BuildEnv, SecretServer
+from imgkit.builder.buildenv import PORT, BuildEnv, SecretServer
 
 pytestmark = pytest.mark.docker
 

@@ -285,7 +285,7 @@ def test_a_tls_registry_is_trusted_through_its_ca_in_certs_d_as_the_engine_trust
     loopback), a registry with a CA made here: refused without the CA, with the hint where
     it goes; with it in /etc/docker/certs.d/HOST:PORT/ (where the engine looks) the engine's
     push, imgkit's own client and skopeo's copy all verify it."""
-    from imgkit.publish.registry import CERTS_D
+    from imgkit.registry.client import CERTS_D
 
     from .registry import make_ca_and_certificate, start_registry
     gateway = engine.bridge_gateway()

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 import typer.main
 
-from imgkit import workflows
 from imgkit.cli import app
 from imgkit.entry import BUILD_ENV_VARS, SELECTION_OPTIONS, parse_selection, try_noop_build
+from imgkit.selection import DEFAULT_IMAGES, DEFAULT_NAMESPACE
 
 
 def build_params() -> dict[str, object]:
@@ -46,7 +46,7 @@ def test_fast_path_options_match_the_cli() -> None:
     for flag, name in SELECTION_OPTIONS.items():
         assert name in params, name
         assert flag in params[name].opts  # type: ignore[attr-defined]
-    assert params["images"].default == workflows.DEFAULT_IMAGES  # type: ignore[attr-defined]
-    assert params["namespace"].default == workflows.DEFAULT_NAMESPACE  # type: ignore[attr-defined]
+    assert params["images"].default == DEFAULT_IMAGES  # type: ignore[attr-defined]
+    assert params["namespace"].default == DEFAULT_NAMESPACE  # type: ignore[attr-defined]
     for name, var in BUILD_ENV_VARS.items():
         assert params[name].envvar == var  # type: ignore[attr-defined]

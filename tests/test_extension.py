@@ -10,10 +10,11 @@ from typing import Any
 import pytest
 import yaml
 
-from imgkit import workflows
 from imgkit.errors import SpecError
+from imgkit.matrix.load import load_plan
 from imgkit.matrix.plan import Plan
-from imgkit.render import render_plan
+from imgkit.render.contexts import render_plan
+from imgkit.selection import Selection
 
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = ROOT / "tests" / "golden"
@@ -35,7 +36,7 @@ def matrix(tmp_path: Path, extension: dict[str, Any], **files: str) -> Path:
 
 
 def plan_of(images: Path) -> Plan:
-    return workflows.load_plan(images, "imgkit", None, ())
+    return load_plan(Selection(images))
 
 
 EXT = {"family": "ext", "extends": {"family": "paddle"}, "repository": "paddle-ext",
@@ -54,7 +55,7 @@ def test_the_bundled_extension_is_a_child_of_the_paddle_image() -> None:
 
 
 def test_the_extension_renders_to_its_golden_file_and_copies_its_files() -> None:
-    plan = workflows.load_plan(ROOT / "images", "imgkit", None, ("paddle-jupyter:*",))
+    plan = load_plan(Selection(ROOT / "images", only=("paddle-jupyter:*",)))
     context = next(c for c in render_plan(plan, ROOT / "templates") if c.target.tag == JUPYTER)
     golden = GOLDEN / "paddle-jupyter-2.6.2-gpu-cuda11.8-cudnn8.Dockerfile"
     if os.environ.get("IMGKIT_UPDATE_GOLDEN") == "1":

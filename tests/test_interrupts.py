@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from imgkit.build.interrupts import interrupt_sets
+from imgkit.interrupts import interrupt_sets
 
 
 def ctrl_c() -> None:
@@ -31,7 +31,7 @@ def test_first_ctrl_c_only_sets_the_event(capfd: pytest.CaptureFixture[str]) -> 
 def test_a_second_ctrl_c_abandons_the_clean_up_at_once() -> None:
     child = (
         "import os, signal, threading, time\n"
-        "from imgkit.build.interrupts import interrupt_sets\n"
+        "from imgkit.interrupts import interrupt_sets\n"
         "with interrupt_sets(threading.Event()):\n"
         "    for _ in range(2):\n"
         "        os.kill(os.getpid(), signal.SIGINT); time.sleep(0.2)\n"

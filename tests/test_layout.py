@@ -1,50 +1,190 @@
-"""The layout's rules, read from the code itself: one folder per stage, docker-py only in
-engine.py, typer only in cli.py, and the pure stages (matrix, export) never reach the engine."""
+"""The layout's rules, read from the code itself: a folder per stage with its command, the
+engine and the registry as layers below the stages, data flowing one way (transitively),
+the probe on the standard library alone, and each third-party library in the one place
+that owns it."""
 from __future__ import annotations
 
 import ast
+import sys
+from functools import lru_cache
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "src" / "imgkit"
+# The stages, in the order data flows through them: each may import only those before it.
+STAGES = ("matrix", "render", "builder", "verify", "publish", "export")
+LAYERS = ("engine", "registry")   # below every stage; the registry may use the engine only
+# Third-party library -> the modules (or folders) that own it; nothing else imports it.
+OWNERS = {
+    "docker": {"engine/"},
+    "urllib3": {"engine/"},                                  # docker-py's transport errors
+    "requests": {"engine/", "registry/client.py"},           # docker-py's transport; the registry API
+    "stamina": {"registry/client.py"},
+    "typer": {"cli.py"},
+    "rich": {"report.py"},
+    "jinja2": {"render/contexts.py"},
+    "yaml": {"yamlload.py"},
+    "pydantic": {"matrix/compat_file.py", "verify/facts.py"},   # the two schemas of files users
+                                                                # and images hand us, each beside its reader
+    "packaging": {"versions.py", "matrix/"},                 # version rules: the host's and the matrix's
+    "cyclonedx": {"verify/sbom.py"},
+    "packageurl": {"verify/sbom.py"},
+    "pynvml": {"verify/run.py"},
+}
 
 
-def imports(path: Path) -> set[str]:
-    """Every module `path` imports (relative imports resolved), at any depth."""
+def module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE).with_suffix("").parts
+    parts = parts[:-1] if parts[-1] == "__init__" else parts
+    return ".".join(("imgkit", *parts))
+
+
+def runtime_imports(path: Path) -> set[str]:
+    """Every module `path` imports at run time (any depth; relative imports resolved, and
+    `from X import name` counted as X.name too); imports under `if TYPE_CHECKING:` left out."""
     package = ["imgkit", *path.parent.relative_to(PACKAGE).parts]
     found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text())):
+
+    def visit(node: ast.AST) -> None:
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            for child in node.orelse:
+                visit(child)
+            return
         if isinstance(node, ast.Import):
-            found |= {alias.name for alias in node.names}
+            found.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
             base = package[: len(package) - node.level + 1] if node.level else []
             module = ".".join(base + ([node.module] if node.module else []))
             found.add(module)
-            found |= {f"{module}.{alias.name}" for alias in node.names}
+            found.update(f"{module}.{alias.name}" for alias in node.names)
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+    visit(ast.parse(path.read_text()))
     return found
 
 
-def modules() -> dict[str, set[str]]:
-    return {str(p.relative_to(PACKAGE)): imports(p) for p in PACKAGE.rglob("*.py")
-            if "probe" not in p.parts}
+@lru_cache(maxsize=1)
+def graph() -> dict[str, set[str]]:
+    """imgkit module -> the imgkit modules it imports directly."""
+    files = {module_name(p): p for p in PACKAGE.rglob("*.py")}
+    return {name: {m for m in runtime_imports(path) if m in files} for name, path in files.items()}
 
 
-def importers(prefix: str) -> set[str]:
-    return {name for name, found in modules().items()
-            if any(m == prefix or m.startswith(prefix + ".") for m in found)}
+def reach(start: str) -> set[str]:
+    seen: set[str] = set()
+    todo = [start]
+    while todo:
+        for nxt in graph()[todo.pop()]:
+            if nxt not in seen:
+                seen.add(nxt)
+                todo.append(nxt)
+    return seen
 
 
-def test_one_folder_per_stage() -> None:
-    for stage in ("matrix", "build", "verify", "publish", "export", "probe"):
-        assert (PACKAGE / stage / "__init__.py").is_file(), stage
+def folder(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 2 or (len(parts) == 2 and (PACKAGE / parts[1]).is_dir()) else ""
 
 
-def test_only_engine_py_imports_docker_and_only_cli_py_imports_typer() -> None:
-    assert importers("docker") == {"engine.py"}
-    assert importers("typer") == {"cli.py"}
+def third_party(path: Path) -> set[str]:
+    return {m.split(".")[0] for m in runtime_imports(path) | type_only_imports(path)
+            if m.split(".")[0] not in sys.stdlib_module_names and m.split(".")[0] != "imgkit"
+            and m != "__future__"}
 
 
-def test_the_pure_stages_never_reach_the_engine() -> None:
-    reaching = importers("imgkit.engine")
-    assert not {m for m in reaching if m.startswith(("matrix/", "export/"))}, reaching
-    assert "render.py" not in reaching
-    assert {"workflows.py", "build/scheduler.py", "verify/run.py"} <= reaching  # it does see imports
+def type_only_imports(path: Path) -> set[str]:
+    return {n.module for n in ast.walk(ast.parse(path.read_text()))
+            if isinstance(n, ast.ImportFrom) and not n.level and n.module}
+
+
+def test_every_stage_has_a_folder_and_a_command() -> None:
+    for stage in STAGES:
+        assert (PACKAGE / stage / "command.py").is_file(), stage
+    for layer in (*LAYERS, "probe"):
+        assert (PACKAGE / layer / "__init__.py").is_file(), layer
+    assert not (PACKAGE / "workflows.py").exists()
+
+
+def test_each_third_party_library_has_one_owner() -> None:
+    for path in PACKAGE.rglob("*.py"):
+        relative = str(path.relative_to(PACKAGE))
+        if "probe" in path.parts:
+            continue
+        for library in third_party(path):
+            owners = OWNERS.get(library)
+            assert owners is not None, f"{relative} imports {library}, which has no owner here"
+            assert any(relative == o or relative.startswith(o) for o in owners if o), (
+                f"{relative} imports {library}, owned by {sorted(owners)}")
+
+
+def test_the_probe_imports_only_the_standard_library() -> None:
+    for path in (PACKAGE / "probe").rglob("*.py"):
+        outside = {m.split(".")[0] for m in runtime_imports(path)} - set(sys.stdlib_module_names)
+        assert outside <= {"__future__", "imgkit"}, (path.name, outside)
+        assert not {m for m in runtime_imports(path) if m.startswith("imgkit.")
+                    and not m.startswith("imgkit.probe")}, path.name
+
+
+def test_stages_import_only_the_stages_before_them_and_layers_no_stage() -> None:
+    rank = {stage: i for i, stage in enumerate(STAGES)}
+    for module, imported in graph().items():
+        mine = folder(module)
+        for other in imported:
+            theirs = folder(other)
+            if theirs in rank and mine in rank:
+                assert rank[theirs] <= rank[mine], f"{module} imports {other}: against the flow"
+            if mine in LAYERS or mine == "":
+                if module.split(".")[-1] in ("cli", "entry", "__main__"):
+                    continue
+                assert theirs not in rank, f"{module} (a layer) imports the stage module {other}"
+            if mine == "registry":
+                assert theirs in ("registry", "engine", ""), f"{module} imports {other}"
+
+
+def test_the_engine_is_reached_only_through_its_package() -> None:
+    for module, imported in graph().items():
+        if folder(module) == "engine":
+            continue
+        inner = {m for m in imported if m.startswith("imgkit.engine.")}
+        assert inner <= {f"imgkit.engine.{name}" for name in
+                         ("Engine", "connect", "ImageInfo", "RunSpec", "ContainerRun", "PathStat",
+                          "Step")}, (module, inner)
+
+
+def test_the_pure_stages_never_reach_the_engine_even_indirectly() -> None:
+    for module in graph():
+        if folder(module) in ("matrix", "render", "export") or module.endswith(
+                ("imgkit.selection", "imgkit.report", "imgkit.options")):
+            assert "imgkit.engine" not in reach(module), module
+    assert "imgkit.engine" in reach("imgkit.builder.command")      # it does see imports
+    assert "imgkit.engine" in reach("imgkit.verify.command")
+
+
+def test_the_no_op_build_path_loads_neither_rendering_nor_the_verifier() -> None:
+    path = reach("imgkit.builder.noop") | reach("imgkit.builder.plancache")
+    assert "imgkit.render.contexts" not in path and "imgkit.matrix.load" not in path
+    assert not {m for m in path if m.startswith("imgkit.verify")}
+
+
+def test_package_folders_form_no_cycle() -> None:
+    edges: dict[str, set[str]] = {}
+    for module, imported in graph().items():
+        for other in imported:
+            if folder(module) and folder(other) and folder(module) != folder(other):
+                edges.setdefault(folder(module), set()).add(folder(other))
+
+    def cycle_from(node: str, path: tuple[str, ...]) -> tuple[str, ...] | None:
+        for nxt in edges.get(node, ()):
+            if nxt in path:
+                return (*path, nxt)
+            found = cycle_from(nxt, (*path, nxt))
+            if found:
+                return found
+        return None
+    for start in edges:
+        assert cycle_from(start, (start,)) is None, cycle_from(start, (start,))
+
+
+def test_no_assert_for_control_flow_in_the_package() -> None:
+    for path in PACKAGE.rglob("*.py"):
+        asserts = [n.lineno for n in ast.walk(ast.parse(path.read_text())) if isinstance(n, ast.Assert)]
+        assert not asserts, f"{path.relative_to(PACKAGE)}: assert at line(s) {asserts}"

@@ -6,9 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from imgkit.build import plancache
-from imgkit.build.freshness import Stamp
-from imgkit.sizes import Budget
+from imgkit.budget import Budget
+from imgkit.builder import plancache
+from imgkit.cache import cache_dir
+from imgkit.render.stamp import Stamp
 
 ROOT = Path(__file__).resolve().parent.parent
 SELECTION = {"namespace": "imgkit", "cuda": "11.8", "only": None}
@@ -57,7 +58,7 @@ def test_store_then_lookup(tree: Path) -> None:
 def test_a_damaged_entry_is_a_miss(tree: Path) -> None:
     k = key(tree)
     plancache.store(k, [Stamp("t:1", None, "b:1", "c" * 32)])
-    entry = next((plancache.cache_dir() / "plans").glob(f"{k[:40]}.json"))
+    entry = next((cache_dir() / "plans").glob(f"{k[:40]}.json"))
     entry.write_text('{"format": 1, "key": "' + k + '", "stamps": [{"tag": 1}]}')
     assert plancache.lookup(k) is None
     entry.write_text("not json")

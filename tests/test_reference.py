@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from imgkit.reference import problem
+from imgkit.registry.reference import problem
 
 
 @pytest.mark.parametrize("ref", [

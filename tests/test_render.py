@@ -12,7 +12,7 @@ from imgkit.labels import INPUT_HASH as INPUT_HASH_LABEL
 from imgkit.matrix.compat import load
 from imgkit.matrix.plan import make_plan, select
 from imgkit.matrix.spec import load_spec
-from imgkit.render import render_plan, write_context
+from imgkit.render.contexts import render_plan, write_context
 
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = Path(__file__).resolve().parent / "golden"

@@ -1,7 +1,7 @@
 """What users and CI read: the build summary and the verdict, as plain lines, tables and files."""
 from __future__ import annotations
 
-from imgkit.build.outcome import BUILT, FAILED, UP_TO_DATE, Result
+from imgkit.builder.outcome import BUILT, FAILED, UP_TO_DATE, Result
 from imgkit.report import build_summary
 
 
@@ -74,17 +74,19 @@ def test_the_matrix_listing_keeps_long_tags_whole(tmp_path) -> None:  # type: ig
     import json
     from pathlib import Path
 
-    from imgkit import workflows
+    from imgkit.matrix.command import list_plan
+    from imgkit.matrix.load import load_plan
     from imgkit.report import plan_listing
+    from imgkit.selection import Selection
     images = Path(__file__).resolve().parent.parent / "images"
     out = tmp_path / "plan.json"
-    workflows.list_plan(cuda="12.4", only=(), images=images, namespace="imgkit", json_file=out)
+    list_plan(Selection(images, cuda="12.4"), json_file=out)
     doc = json.loads(out.read_text())
     tags = [i["tag"] for i in doc["images"]]
     assert "imgkit/cuda:12.4-runtime-cudnn9.10-nccl2.23-py3.11-bookworm" in tags
     assert doc["images"][-1] == {**doc["images"][-1], "tag": "pytorch:2.5.1-cuda12.4-cudnn9-runtime",
                                  "final": True}
-    text = plan_listing(workflows.load_plan(images, "imgkit", "12.4", ()))
+    text = plan_listing(load_plan(Selection(images, cuda="12.4")))
     assert all(f"\n{tag} " in text for tag in tags)  # every tag whole, at a line's start
 
 

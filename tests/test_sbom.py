@@ -9,8 +9,8 @@ from typing import Any
 from cyclonedx.schema import SchemaVersion
 from cyclonedx.validation.json import JsonStrictValidator
 
-from imgkit.export.sbom import sbom
 from imgkit.verify.facts import Inventory, Libraries
+from imgkit.verify.sbom import sbom
 
 IMAGE_ID = "sha256:" + "ab" * 32
 

@@ -8,8 +8,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from imgkit import workflows
+from imgkit.matrix.load import load_plan
 from imgkit.matrix.stats import costs, makespan, stats
+from imgkit.selection import Selection
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -31,7 +32,7 @@ def test_the_page_quotes_what_the_command_prints() -> None:
 
 
 def test_the_farm_model_is_bounded_by_the_critical_path_and_the_total() -> None:
-    plan = workflows.load_plan(ROOT / "images", "imgkit", None, ())
+    plan = load_plan(Selection(ROOT / "images"))
     cost = costs(plan, {})
     found = stats(plan, {}, builders=(1, 2, 4, 1000))
     farm = dict(found.farm)
@@ -43,7 +44,7 @@ def test_the_farm_model_is_bounded_by_the_critical_path_and_the_total() -> None:
 
 
 def test_measured_numbers_replace_the_model(tmp_path: Path) -> None:
-    plan = workflows.load_plan(ROOT / "images", "imgkit", "11.8", ("paddle:*",))
+    plan = load_plan(Selection(ROOT / "images", cuda="11.8", only=("paddle:*",)))
     paddle = "paddle:2.6.2-gpu-cuda11.8-cudnn8"
     model = stats(plan)
     measured = stats(plan, {paddle: (1_000, 5.0)})

@@ -3,14 +3,14 @@ from __future__ import annotations
 
 import pytest
 
-from imgkit.build.freshness import Stamp
-from imgkit.build.outcome import BUILT, FAILED, UP_TO_DATE, Result
-from imgkit.build.sizes import Layer, heaviest, overruns, with_added
+from imgkit.budget import Budget, parse_size
+from imgkit.builder.outcome import BUILT, FAILED, UP_TO_DATE, Result
+from imgkit.builder.weights import Layer, heaviest, overruns, with_added
 from imgkit.errors import SpecError
 from imgkit.matrix.compat import load
 from imgkit.matrix.plan import make_plan
 from imgkit.matrix.spec import Spec, parse_family
-from imgkit.sizes import Budget, parse_size
+from imgkit.render.stamp import Stamp
 
 PADDLE = {"family": "paddle", "repository": "paddle", "framework": "paddle",
           "tag": "{framework_version}-gpu-cuda{cuda}", "axes": {
@@ -70,7 +70,7 @@ def test_the_heaviest_steps_come_first_and_empty_ones_never() -> None:
 
 
 def test_history_entries_read_as_dockerfile_lines() -> None:
-    from imgkit.build.sizes import instruction
+    from imgkit.builder.weights import instruction
     assert instruction("/bin/sh -c imgkit-build-env pip install x") == "RUN imgkit-build-env pip install x"
     assert instruction("/bin/sh -c #(nop)  LABEL a=b") == "LABEL a=b"
     assert instruction("RUN /bin/sh -c echo hi # buildkit") == "RUN /bin/sh -c echo hi # buildkit"

@@ -1,5 +1,10 @@
-"""The command line: the only module that imports typer. Thin: parse, call one core
-function, map ImgkitError to its exit code."""
+"""The command line: the only module that imports typer. Thin: parse, make the Selection
+once, call the stage's command (imported inside each command, so start-up stays lazy in
+this one place), map ImgkitError to its exit code.
+
+Where each command lives: list -> matrix/command.py; render -> render/command.py;
+build, size -> builder/command.py; verify, sbom -> verify/command.py; publish, promote ->
+publish/command.py; ci, export bake, export k8s -> export/command.py; probe -> probe/."""
 from __future__ import annotations
 
 import functools
@@ -8,23 +13,31 @@ from pathlib import Path
 from typing import Any, Callable, Optional, TypeVar
 
 import typer
-from rich.markup import escape
 
-from . import report, workflows
+from . import report
 from .errors import EXIT_INTERRUPTED, ImgkitError, UsageError
 from .export.jobs import CiSettings
-from .options import BUILD_DEFAULTS, DEFAULTS, PUBLISH_DEFAULTS, PublishOptions, Thresholds, VerifyOptions
+from .options import (
+    BUILD_DEFAULTS,
+    DEFAULTS,
+    PUBLISH_DEFAULTS,
+    BuildOptions,
+    PublishOptions,
+    Thresholds,
+    VerifyOptions,
+)
+from .selection import DEFAULT_IMAGES, DEFAULT_NAMESPACE, Selection
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Build and verify GPU container images from a declared matrix.")
 F = TypeVar("F", bound=Callable[..., Any])
 SIZE = re.compile(r"^[1-9][0-9]{0,12}[bkmg]?$")
 
-IMAGES = typer.Option(workflows.DEFAULT_IMAGES, "--images",
+IMAGES = typer.Option(DEFAULT_IMAGES, "--images",
                       help="Directory of matrix files (*.yaml).")
 TEMPLATES = typer.Option(None, "--templates",
                          help="Template directory (default: templates/ beside --images).")
-NAMESPACE = typer.Option(workflows.DEFAULT_NAMESPACE, "--namespace",
+NAMESPACE = typer.Option(DEFAULT_NAMESPACE, "--namespace",
                          help="Repository prefix of shared layers.")
 CUDA = typer.Option(None, "--cuda", help="Only images of this CUDA version, e.g. 11.8.")
 ONLY = typer.Option([], "--only", help="Only tags matching this glob, plus their parents "
@@ -42,11 +55,7 @@ def reports_errors(func: F) -> F:
         try:
             return func(*args, **kwargs)
         except ImgkitError as exc:
-            err = report.console(stderr=True)
-            # messages quote user input ("[/namespace]" is text, not a style)
-            err.print(f"[bold red]error:[/] {escape(exc.message)}", highlight=False, markup=True)
-            if exc.hint:
-                err.print(f"  hint: {exc.hint}", highlight=False, markup=False)
+            report.print_error(exc.message, exc.hint)
             raise typer.Exit(exc.exit_code)
         except KeyboardInterrupt:
             report.console(stderr=True).print("interrupted: stopped cleanly")
@@ -86,11 +95,11 @@ def build(
                                    "digest and built on, never rebuilt."),
 ) -> None:
     """Render and build the matrix (or a slice of it); skip what is up to date."""
-    code = workflows.build(cuda=cuda, only=only, jobs=jobs, force=force, dry_run=dry_run,
-                           verbose=verbose, images=images, templates=templates,
-                           namespace=namespace, ca_bundle=ca_bundle, index_url=index_url,
-                           base_source=base_source, mirrors=mirror or [], compat_file=compat_file,
-                           json_file=json_file, candidates=candidates)
+    from .builder.command import build as run
+    code = run(Selection(images, namespace, cuda, tuple(only), templates, compat_file),
+               options=BuildOptions(jobs=jobs, force=force, dry_run=dry_run), verbose=verbose,
+               ca_bundle=ca_bundle, index_url=index_url, base_source=base_source,
+               mirrors=mirror or [], json_file=json_file, candidates=candidates)
     raise typer.Exit(code)
 
 
@@ -106,8 +115,8 @@ def render(
     compat_file: Optional[Path] = COMPAT,
 ) -> None:
     """Write each image's self-contained build context (Dockerfile and files)."""
-    workflows.render(out=out, cuda=cuda, only=only, images=images, templates=templates,
-                     namespace=namespace, compat_file=compat_file)
+    from .render.command import render as run
+    run(Selection(images, namespace, cuda, tuple(only), templates, compat_file), out=out)
 
 
 @app.command("list")
@@ -130,9 +139,10 @@ def list_(
                                    help="With --stats: GPU pool sizes (repeatable)."),
 ) -> None:
     """Validate the matrix and list its images, parents first (or, with --stats, what it costs)."""
-    workflows.list_plan(cuda=cuda, only=only, images=images, namespace=namespace,
-                        compat_file=compat_file, json_file=json_file, stats=stats,
-                        from_build=from_build, builders=builders, gpus=gpus)
+    from .matrix.command import list_plan
+    list_plan(Selection(images, namespace, cuda, tuple(only), compat_file=compat_file),
+              json_file=json_file, with_stats=stats, from_build=from_build, builders=builders,
+              gpus=gpus)
 
 
 @app.command()
@@ -176,10 +186,10 @@ def verify(
         raise UsageError(f"--shm-size {shm_size!r}: expected a size such as 512m or 8g")
     options = VerifyOptions(gpus=gpus, expect=tuple(expect), timeout=timeout, shm_size=shm_size,
                             thresholds=Thresholds(gemm=min_gemm, conv=min_conv))
-    raise typer.Exit(workflows.verify(image=image, options=options, json_file=json_file,
-                                      junit_file=junit_file, markdown_file=markdown_file,
-                                      attest=attest, candidates=candidates,
-                                      from_report=from_report))
+    from .verify.command import verify as run
+    raise typer.Exit(run(image=image, options=options, json_file=json_file, junit_file=junit_file,
+                         markdown_file=markdown_file, attest=attest, candidates=candidates,
+                         from_report=from_report))
 
 
 @app.command()
@@ -216,9 +226,9 @@ def publish(
     3: a registry refused the credentials, or no engine."""
     options = PublishOptions(allow_gpu_unverified=allow_gpu_unverified, candidate=candidate,
                              dry_run=dry_run, retry_for=retry_for)
-    raise typer.Exit(workflows.publish(tags=tags or [], cuda=cuda, only=only, images=images,
-                                       namespace=namespace, compat_file=compat_file, to=to,
-                                       options=options, json_file=json_file))
+    from .publish.command import publish as run
+    raise typer.Exit(run(Selection(images, namespace, cuda, tuple(only), compat_file=compat_file),
+                         tags=tags or [], to=to, options=options, json_file=json_file))
 
 
 @app.command()
@@ -246,8 +256,9 @@ def promote(
     destination holds the digest. Exit 0: promoted; 1: refused or failed; 2: bad usage;
     3: a registry refused the credentials."""
     options = PublishOptions(allow_gpu_unverified=allow_gpu_unverified, retry_for=retry_for)
-    raise typer.Exit(workflows.promote(source=source, to=to, tags=tag, options=options,
-                                       json_file=json_file, candidates=candidates))
+    from .publish.command import promote as run
+    raise typer.Exit(run(source=source, to=to, tags=tag, options=options, json_file=json_file,
+                         candidates=candidates))
 
 
 @app.command()
@@ -258,7 +269,8 @@ def size(
     json_file: Optional[Path] = typer.Option(None, "--json", help="Write every step as JSON."),
 ) -> None:
     """List the steps that weigh most in an image, and what its own layers add to its parent."""
-    workflows.size(image=image, top=top, json_file=json_file)
+    from .builder.command import size as run
+    run(image=image, top=top, json_file=json_file)
 
 
 @app.command()
@@ -274,7 +286,8 @@ def sbom(
     Read inside a throwaway container of the image (no GPU), like the verifier's probe: the
     Debian packages from dpkg's status, every Python distribution's metadata, and each NVIDIA
     library with the version the library itself reports."""
-    workflows.sbom(image=image, out=out, timeout=timeout)
+    from .verify.command import sbom as run
+    run(image=image, out=out, timeout=timeout)
 
 
 @app.command()
@@ -313,10 +326,10 @@ def ci(
     judges the staged digest and attaches its verdict; the promote job copies each digest
     whose verdict passed to the registry and moves its tags. Credentials: the secrets or
     variables REGISTRY_USERNAME and REGISTRY_PASSWORD (STAGING_* for a separate staging host)."""
-    workflows.ci(platform=platform, cuda=cuda, only=only, images=images, namespace=namespace,
-                 compat_file=compat_file, registry=registry, staging=staging,
-                 gpu_runner=gpu_runner, cpu_runner=cpu_runner, install=install,
-                 verify_gpus=verify_gpus, out=out)
+    from .export.command import ci as run
+    run(Selection(images, namespace, cuda, tuple(only), compat_file=compat_file),
+        platform=platform, registry=registry, staging=staging, gpu_runner=gpu_runner,
+        cpu_runner=cpu_runner, install=install, verify_gpus=verify_gpus, out=out)
 
 
 export_app = typer.Typer(no_args_is_help=True, help="Hand the matrix to other tools: BuildKit "
@@ -345,8 +358,9 @@ def export_bake(
     bundle (IMGKIT_CA_BUNDLE, a path) and package index (IMGKIT_INDEX_URL) reach pip as
     BuildKit secrets of the pip steps, never a layer: run e.g.
     `docker buildx bake -f DIR/docker-bake.json --push`."""
-    workflows.export_bake(out=out, cuda=cuda, only=only, images=images, templates=templates,
-                          namespace=namespace, compat_file=compat_file, registry=registry)
+    from .export.command import export_bake as run
+    run(Selection(images, namespace, cuda, tuple(only), templates, compat_file), out=out,
+        registry=registry)
 
 
 @export_app.command("k8s")
@@ -387,9 +401,9 @@ def export_k8s(
         tolerations=tuple(parse_toleration(t) for t in toleration),
         shm_size=check_quantity("--shm-size", shm_size), deadline=deadline, ttl=ttl,
         namespace=k8s_namespace)
-    workflows.export_k8s(out=out, registry=registry, cuda=cuda, only=only, images=images,
-                         namespace=namespace, compat_file=compat_file, settings=settings,
-                         candidates=candidates)
+    from .export.command import export_k8s as run
+    run(Selection(images, namespace, cuda, tuple(only), compat_file=compat_file), out=out,
+        registry=registry, settings=settings, candidates=candidates)
 
 
 @app.command()

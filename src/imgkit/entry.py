@@ -15,7 +15,7 @@ import sys
 import time
 from pathlib import Path
 
-# Options the fast path understands: flag -> keyword of workflows.plan_key. They only
+# Options the fast path understands: flag -> field of the Selection. They only
 # select what to check; everything that changes how images are built is left to the CLI.
 SELECTION_OPTIONS = {"--cuda": "cuda", "--only": "only", "--images": "images",
                      "--templates": "templates", "--namespace": "namespace",
@@ -49,18 +49,21 @@ def try_noop_build(argv: list[str]) -> bool:
     selection = parse_selection(argv[1:])
     if selection is None:
         return False
-    from . import workflows
+    from .builder.buildenv import build_env
+    from .builder.noop import answer_if_up_to_date
+    from .builder.plancache import plan_key
     from .errors import ImgkitError
+    from .selection import DEFAULT_IMAGES, DEFAULT_NAMESPACE, Selection
     started = time.monotonic()
     try:
-        workflows.build_env(**{k: os.environ.get(v) or None for k, v in BUILD_ENV_VARS.items()})
-        key = workflows.plan_key(
-            Path(selection.get("images", workflows.DEFAULT_IMAGES)),
-            Path(selection["templates"]) if "templates" in selection else None,
-            selection.get("namespace", workflows.DEFAULT_NAMESPACE),
-            selection.get("cuda"), [selection["only"]] if "only" in selection else [],
-            Path(selection["compat_file"]) if "compat_file" in selection else None)
-        return workflows.answer_if_up_to_date(key, started)
+        build_env(**{k: os.environ.get(v) or None for k, v in BUILD_ENV_VARS.items()})
+        key = plan_key(Selection(
+            images=Path(selection.get("images", DEFAULT_IMAGES)),
+            namespace=selection.get("namespace", DEFAULT_NAMESPACE),
+            cuda=selection.get("cuda"), only=(selection["only"],) if "only" in selection else (),
+            templates=Path(selection["templates"]) if "templates" in selection else None,
+            compat_file=Path(selection["compat_file"]) if "compat_file" in selection else None))
+        return answer_if_up_to_date(key, started)
     except ImgkitError:
         return False  # the CLI runs the command again and reports it properly
 

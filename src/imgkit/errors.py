@@ -48,6 +48,15 @@ class UsageError(ImgkitError):
     exit_code = EXIT_USAGE
 
 
+class Inconsistent(ImgkitError):
+    """Something imgkit's own code guarantees did not hold: a bug in imgkit, reported with
+    what was found instead of a traceback."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, hint="this is a bug in imgkit: please report it with the "
+                                       "command that was run")
+
+
 class ImageError(ImgkitError):
     """The image itself cannot do what was asked (its probe cannot run or report)."""
 
@@ -100,3 +109,19 @@ class RegistryAuthError(RegistryError):
         super().__init__(registry, message,
                          hint=f"log in with `docker login {registry}` (imgkit reads credentials "
                               "only from Docker's config and its credential helpers)")
+
+
+class Cancelled(ImgkitError):
+    """The build was stopped on request (Ctrl-C); carries the images its steps made."""
+
+    def __init__(self, message: str, images: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.images = images
+
+
+class ContainerFailed(ImgkitError):
+    """The engine refused to create or start a container; carries its explanation."""
+
+    def __init__(self, explanation: str) -> None:
+        super().__init__(f"the container could not start: {explanation.strip()[:300]}")
+        self.explanation = explanation

@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import functools
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 if TYPE_CHECKING:  # types only: the verifier's modules stay out of a `build` run's start-up
     from rich.console import Console
 
-    from .build.outcome import Result
-    from .build.sizes import Layer, Overrun
+    from .builder.outcome import Result
+    from .builder.weights import Layer, Overrun
     from .errors import BuildFailed
     from .matrix.plan import Plan
     from .matrix.stats import Stats
@@ -26,6 +27,30 @@ if TYPE_CHECKING:  # types only: the verifier's modules stay out of a `build` ru
 def console(stderr: bool = False) -> Console:
     from rich.console import Console
     return Console(stderr=stderr, highlight=False, soft_wrap=True)  # whole lines in CI logs
+
+
+def print_error(message: str, hint: str = "") -> None:
+    """An error for a person: one paragraph and its hint, never a traceback."""
+    from rich.markup import escape
+    err = console(stderr=True)
+    # messages quote user input ("[/namespace]" is text, not a style)
+    err.print(f"[bold red]error:[/] {escape(message)}", highlight=False, markup=True)
+    if hint:
+        err.print(f"  hint: {hint}", highlight=False, markup=False)
+
+
+def stderr_line(line: str) -> None:
+    """A progress line (build, publish, promote, export), whole and unstyled."""
+    console(stderr=True).print(line, highlight=False, markup=False)
+
+
+def append_step_summary(markdown: str) -> None:
+    """Add to the CI job's summary page ($GITHUB_STEP_SUMMARY) when there is one."""
+    import os
+    summary = os.environ.get("GITHUB_STEP_SUMMARY")
+    if summary:
+        with open(summary, "a") as out:
+            out.write(markdown)
 
 
 class PushBars:
@@ -229,6 +254,20 @@ def print_verdict(verdict: Verdict, *, terminal: bool | None = None) -> None:
         print("\n".join([*verdict_lines(verdict), verdict_summary(verdict)]), flush=True)
 
 
+def write_verdict(verdict: Verdict, *, json_file: Path | None = None, junit_file: Path | None = None,
+                  markdown_file: Path | None = None) -> None:
+    """Every form of the verdict the user asked for: the table or lines on stdout, JSON,
+    JUnit and Markdown files, and the CI job's summary."""
+    print_verdict(verdict)
+    if json_file is not None:
+        json_file.write_text(verdict_json(verdict))
+    if junit_file is not None:
+        junit_file.write_text(verdict_junit(verdict))
+    if markdown_file is not None:
+        markdown_file.write_text(verdict_markdown(verdict))
+    append_step_summary(verdict_markdown(verdict))
+
+
 def _print_table(verdict: Verdict) -> None:
     from rich.table import Table
     out = console()
@@ -327,6 +366,14 @@ def publish_json(results: list[Published], seconds: float) -> str:
     import json
     return json.dumps({"seconds": round(seconds, 2), "published": [
         {**dataclasses.asdict(r), "reference": r.reference or None} for r in results]}, indent=1)
+
+
+def write_published(results: list[Published], seconds: float, json_file: Path | None) -> None:
+    """The publish/promote summary on stdout, as JSON when asked, and as the job summary."""
+    print(publish_summary(results, seconds), flush=True)
+    if json_file is not None:
+        json_file.write_text(publish_json(results, seconds))
+    append_step_summary(publish_markdown(results))
 
 
 def publish_markdown(results: list[Published]) -> str:

@@ -12,12 +12,12 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from .. import labels
-from ..publish.destination import Destination, destination_ref
+from ..registry.destination import Destination, destination_ref
 from .jobs import slug
 
 if TYPE_CHECKING:
     from ..matrix.plan import Plan
-    from ..render import Context
+    from ..render.contexts import Context
 
 PLATFORMS = ("linux/amd64",)     # NVIDIA's CUDA wheels for these releases are x86-64
 CA_VARIABLE = "IMGKIT_CA_BUNDLE"

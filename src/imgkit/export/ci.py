@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-import yaml
-
+from .. import yamlload
 from .jobs import CANDIDATES, CiSettings, Job
 
 PLATFORMS = ("github", "gitlab")
@@ -27,7 +26,7 @@ def _header(command: str) -> str:
 
 
 def _dump(document: dict[str, Any]) -> str:
-    return yaml.safe_dump(document, sort_keys=False, width=1000, default_flow_style=False)
+    return yamlload.dump(document)
 
 
 # GitHub Actions ------------------------------------------------------------------------------

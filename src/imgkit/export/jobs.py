@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from ..matrix.plan import Plan, Target
-from ..publish.destination import Destination
+from ..registry.destination import Destination
 
 CANDIDATES = "candidates"       # the hand-over directory, relative to the job's checkout
 Kind = Literal["build", "verify", "promote"]

@@ -12,8 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-import yaml
-
+from .. import yamlload
 from ..errors import UsageError
 from .jobs import slug
 
@@ -154,4 +153,4 @@ def verify_job(tag: str, image: str, probe: bytes, settings: JobSettings) -> dic
 
 
 def dump(document: dict[str, Any]) -> str:
-    return yaml.safe_dump(document, sort_keys=False, width=1000, default_flow_style=False)
+    return yamlload.dump(document)

@@ -17,7 +17,6 @@ from ..errors import CompatError
 from ..shipped import PACKAGE_DIR
 
 SHIPPED = PACKAGE_DIR / "matrix" / "data" / "compat.yaml"
-OVERLAY_NAME = "compat.yaml"   # in the matrix folder: merged over the shipped data
 
 
 def version_key(text: str) -> Version:

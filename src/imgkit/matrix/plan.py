@@ -10,9 +10,9 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Collection, Iterator, Mapping, Sequence
 
-from ..errors import CompatError, SpecError
-from ..reference import problem
-from ..sizes import Budget
+from ..budget import Budget
+from ..errors import CompatError, Inconsistent, SpecError
+from ..registry.reference import problem
 from .compat import Compat, FrameworkBuild, OsRelease, version_key
 from .extension import Extension, canonical
 from .spec import CUDA_LIBS, Combo, Family, Spec
@@ -111,7 +111,8 @@ def _chain(family: Family, combo: Combo, compat: Compat, settings: Settings) -> 
     rel = compat.release(combo.cuda)
     build: FrameworkBuild | None = None
     if family.framework:
-        assert combo.framework_version is not None  # spec guarantees it
+        if combo.framework_version is None:
+            raise Inconsistent(f"{family.file}: a framework family without framework_version")
         build = compat.framework(family.framework, combo.framework_version)
         if build.cuda != combo.cuda:
             raise CompatError(
@@ -160,11 +161,11 @@ def _chain(family: Family, combo: Combo, compat: Compat, settings: Settings) -> 
         parent = chain[-1]
         fields = {**tag_fields(parent), "framework": build.name,
                   "framework_version": build.version, "framework_minor": _short(build.version)}
-        assert family.tag_template and family.repository
-        tag = family.tag_template.format(**fields)
+        tag_template, repository = _naming(family)
+        tag = tag_template.format(**fields)
         chain.append(Target(
             aliases=tuple(dict.fromkeys(a.format(**fields) for a in family.alias_templates)),
-            tag=f"{family.repository}:{tag}", layer="framework", family=family.name,
+            tag=f"{repository}:{tag}", layer="framework", family=family.name,
             parent=parent.tag, base=None, os=combo.os, python=python, cuda=combo.cuda,
             components=parent.components + (("framework", build.name),
                                             ("framework_version", build.version)),
@@ -231,10 +232,10 @@ def _check_pins(family: Family, parent: Target, by_tag: dict[str, Target]) -> No
     """What the pins alone say would break the parent's stack: a CUDA wheel of another CUDA
     major (a second copy of that library), or another version of a package it pinned. The
     verifier catches what only the build shows (two copies on the loader path)."""
-    assert family.extension is not None
+    extension = _extension_of(family)
     below = _pinned_below(parent, by_tag)
     major = (parent.cuda or "").split(".")[0]
-    for i, (name, version) in enumerate(family.extension.pins().items()):
+    for i, (name, version) in enumerate(extension.pins().items()):
         wheel = CUDA_WHEEL.match(name)
         if wheel and wheel.group(1) != major:
             raise SpecError(family.file, f"pip[{i}]", f"{name} is a CUDA {wheel.group(1)} wheel: "
@@ -248,18 +249,18 @@ def _check_pins(family: Family, parent: Target, by_tag: dict[str, Target]) -> No
 
 def _extended(family: Family, parent: Target, by_tag: dict[str, Target]) -> Target:
     """The extension's image on `parent`."""
-    extension = family.extension
-    assert extension is not None and family.repository and family.tag_template
+    extension = _extension_of(family)
+    tag_template, repository = _naming(family)
     _check_pins(family, parent, by_tag)
     fields = {**tag_fields(parent), "parent_tag": parent.tag.rsplit(":", 1)[1]}
     try:
-        tag = family.tag_template.format(**fields)
+        tag = tag_template.format(**fields)
         aliases = tuple(dict.fromkeys(a.format(**fields) for a in family.alias_templates))
     except KeyError as exc:
         raise SpecError(family.file, "tag", f"{{{exc.args[0]}}} has no value for {parent.tag}",
                         hint="that image's stack has no such component; use {parent_tag}")
     pins = tuple((f"pip.{name}", version) for name, version in extension.pins().items())
-    return Target(tag=f"{family.repository}:{tag}", layer="extension", family=family.name,
+    return Target(tag=f"{repository}:{tag}", layer="extension", family=family.name,
                   parent=parent.tag, base=None, os=parent.os, python=parent.python,
                   cuda=parent.cuda, components=parent.components + (("extension", family.name),)
                   + pins, packages=extension.pip, framework=parent.framework, aliases=aliases,
@@ -275,19 +276,17 @@ def _extensions(spec: Spec, by_tag: dict[str, Target], named: dict[str, list[str
         ready = [f for f in pending if f.extension and f.extension.parent_family in named]
         if not ready:
             family = pending[0]
-            assert family.extension is not None
-            wanted = family.extension.parent_family
+            wanted = _extension_of(family).parent_family
             if wanted not in known:
                 raise SpecError(family.file, "extends.family", f"unknown family {wanted!r}",
                                 hint=f"families: {', '.join(sorted(known))}")
             raise SpecError(family.file, "extends.family", f"{family.name} and {wanted} extend "
                             "each other")
         for family in ready:
-            assert family.extension is not None
-            parents = [by_tag[t] for t in named[family.extension.parent_family]
-                       if _narrowed_to(by_tag[t], family.extension.narrow)]
+            parents = [by_tag[t] for t in named[_extension_of(family).parent_family]
+                       if _narrowed_to(by_tag[t], _extension_of(family).narrow)]
             if not parents:
-                raise SpecError(family.file, "extends", f"narrows {family.extension.parent_family}"
+                raise SpecError(family.file, "extends", f"narrows {_extension_of(family).parent_family}"
                                 " to no image")
             named[family.name] = []
             for parent in parents:
@@ -393,3 +392,17 @@ def split_given(plan: Plan, given: Collection[str]) -> tuple[tuple[str, ...], tu
             if target.parent is not None:
                 needed.add(target.parent)
     return tuple(reversed(build)), tuple(reversed(fetch))
+
+
+def _extension_of(family: Family) -> Extension:
+    """An extension family's `extends:` (spec.py gives every extension family one)."""
+    if family.extension is None:
+        raise Inconsistent(f"{family.file}: {family.name} is planned as an extension without one")
+    return family.extension
+
+
+def _naming(family: Family) -> tuple[str, str]:
+    """A family's tag template and repository (spec.py requires both of a named family)."""
+    if not family.tag_template or not family.repository:
+        raise Inconsistent(f"{family.file}: {family.name} names images without a tag or repository")
+    return family.tag_template, family.repository

@@ -24,9 +24,9 @@ from pathlib import Path
 from typing import Any
 
 from .. import yamlload
+from ..budget import SIZE_PATTERN, parse_size
 from ..errors import SpecError
-from ..sizes import SIZE_PATTERN, parse_size
-from .compat import OVERLAY_NAME
+from ..selection import OVERLAY_NAME
 from .extension import DEFAULT_TAG, Extension, parse_extension
 
 # Every value that can reach a Dockerfile is checked against one of these first.

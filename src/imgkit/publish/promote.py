@@ -14,12 +14,13 @@ from typing import Any, Callable
 from ..engine import Engine
 from ..errors import RegistryError, UsageError
 from ..options import PublishOptions
+from ..registry import artifacts, skopeo
+from ..registry.artifacts import Artifact
+from ..registry.client import RegistryClient, endpoint_of
+from ..registry.destination import NAMESPACE, REGISTRY
+from ..registry.reference import is_registry_host
 from ..verify import tickets
-from . import skopeo, verdicts
-from .attest import Artifact
-from .destination import NAMESPACE, REGISTRY, is_registry_host
 from .push import Published, id_tag
-from .registry import RegistryClient, endpoint_of
 
 DIGEST_REF = re.compile(r"^(?P<registry>[^/]+)/(?P<repository>[^@:]+)@(?P<digest>sha256:[0-9a-f]{64})$")
 TAG = re.compile(r"^[\w][\w.-]{0,127}$")
@@ -88,12 +89,12 @@ class Promoter:
                               status="refused", detail=str(why)) for t in targets]
         for target in targets:                     # credentials everywhere before any copy
             self.client(target.registry).check_push(target.path)
-        sbom = verdicts.read_sbom(self.client(source.registry), source.path, digest)
+        sbom = artifacts.read_sbom(self.client(source.registry), source.path, digest)
         for target in targets:
             self.copy(source, digest, target, id_tag(image_id))
-            verdicts.attach(self.client(target.registry), target.path, artifact)
+            artifacts.attach(self.client(target.registry), target.path, artifact)
             if sbom is not None:               # the SBOM travels with the image when it has one
-                verdicts.attach(self.client(target.registry), target.path, sbom)
+                artifacts.attach(self.client(target.registry), target.path, sbom)
         for target in targets:                     # human tags last, once every copy agreed
             for tag in tags:
                 self.client(target.registry).put_manifest(target.path, tag, manifest.body,
@@ -104,7 +105,7 @@ class Promoter:
 
     def gate(self, source: Repository, digest: str, image_id: str) -> tuple[Artifact | None, str]:
         """The verdict attached to `source@digest` when it allows promotion, else None and why."""
-        found = verdicts.read(self.client(source.registry), source.path, digest)
+        found = artifacts.read_verdict(self.client(source.registry), source.path, digest)
         if found is None:
             return None, (f"{source}@{digest} has no verdict attached: run `imgkit verify "
                           f"{source}@{digest} --attest` on a GPU host")

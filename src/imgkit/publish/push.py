@@ -18,13 +18,13 @@ from dataclasses import dataclass, field
 from typing import Callable, Literal
 
 from ..engine import Engine
-from ..errors import RegistryAuthError, RegistryError
+from ..errors import Inconsistent, RegistryAuthError, RegistryError
 from ..options import PublishOptions
+from ..registry import artifacts, skopeo
+from ..registry.artifacts import Artifact
+from ..registry.client import Manifest, RegistryClient, classify_engine_error, endpoint_of, retrying
+from ..registry.destination import Destination, destination_ref, split_ref
 from ..verify import tickets
-from . import skopeo, verdicts
-from .attest import Artifact
-from .destination import Destination, destination_ref, split_ref
-from .registry import Manifest, RegistryClient, classify_engine_error, endpoint_of, retrying
 
 Status = Literal["published", "candidate", "would publish", "refused", "held", "failed", "pushed"]
 
@@ -64,6 +64,12 @@ class _Pushed:
     sbom: bytes = b""                   # its CycloneDX document, made before any push
     sbom_artifact: Artifact | None = None
     done: list[Destination] = field(default_factory=list)
+
+    def pushed(self) -> Manifest:
+        """The manifest read back after the first push (every later step needs it)."""
+        if self.manifest is None:
+            raise Inconsistent(f"{self.wanted.ref}: used before its push was read back")
+        return self.manifest
 
 
 def id_tag(image_id: str) -> str:
@@ -185,8 +191,8 @@ class Publisher:
                                      f"the push of {ref}")
 
     def _copy(self, item: _Pushed, source: Destination, destination: Destination) -> None:
-        assert item.manifest is not None
-        digest = item.manifest.digest
+        manifest = item.pushed()
+        digest = manifest.digest
         tag = id_tag(item.image_id)
         source_ref = f"{source.registry}/{source.repository(item.wanted.ref)}@{digest}"
         target = destination_ref(destination, item.wanted.ref, tag)
@@ -201,29 +207,29 @@ class Publisher:
         item.done.append(destination)
 
     def _attach(self, item: _Pushed, destination: Destination) -> None:
-        assert item.manifest is not None
+        manifest = item.pushed()
         if item.verdict is None:  # made once: the same bytes, the same digest everywhere
-            item.verdict = verdicts.make(tickets.document(item.image_id) or {}, item.manifest)
+            item.verdict = artifacts.make_verdict(tickets.document(item.image_id) or {}, manifest)
         repository = destination.repository(item.wanted.ref)
-        verdicts.attach(self.clients[destination.registry], repository, item.verdict)
+        artifacts.attach(self.clients[destination.registry], repository, item.verdict)
         self.log(f"attached the verdict to {destination.registry}/{repository}@"
-                 f"{item.manifest.digest} ({item.verdict.tag})")
+                 f"{manifest.digest} ({item.verdict.tag})")
         if item.sbom:
             if item.sbom_artifact is None:
-                item.sbom_artifact = verdicts.make_sbom(item.sbom, item.manifest)
-            verdicts.attach(self.clients[destination.registry], repository, item.sbom_artifact)
+                item.sbom_artifact = artifacts.make_sbom(item.sbom, manifest)
+            artifacts.attach(self.clients[destination.registry], repository, item.sbom_artifact)
             self.log(f"attached the SBOM ({item.sbom_artifact.tag})")
 
     def move_tags(self, item: _Pushed, destination: Destination) -> tuple[str, ...]:
         """Point the image's own tag and its aliases at the digest, by putting the very
         manifest that was read back (so the digest cannot change)."""
-        assert item.manifest is not None
+        manifest = item.pushed()
         client = self.clients[destination.registry]
         repository = destination.repository(item.wanted.ref)
         tags = (split_ref(item.wanted.ref)[1], *item.wanted.aliases)
         for tag in tags:
-            client.put_manifest(repository, tag, item.manifest.body, item.manifest.media_type)
-        self.log(f"tagged {destination.registry}/{repository}@{item.manifest.digest} as "
+            client.put_manifest(repository, tag, manifest.body, manifest.media_type)
+        self.log(f"tagged {destination.registry}/{repository}@{manifest.digest} as "
                  f"{', '.join(tags)}")
         return tags
 

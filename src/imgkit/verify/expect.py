@@ -79,3 +79,13 @@ def expectations(ref: str, labels: dict[str, str], options: list[str]) -> Expect
             values[key] = value
             sources[key] = source
     return Expectations(tuple(sorted(values.items())), tuple(sorted(sources.items())))
+
+
+GPUS = re.compile(r"^(none|all|[0-9]{1,3}|[A-Za-z0-9-]+(,[A-Za-z0-9-]+)*)$")
+
+
+def check_gpus(gpus: str) -> str:
+    """docker's --gpus value, checked before anything runs (exit 2)."""
+    if not GPUS.match(gpus):
+        raise UsageError(f"--gpus {gpus!r}: expected none, all, a count or comma-separated ids")
+    return gpus

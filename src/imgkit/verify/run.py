@@ -12,8 +12,8 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from .. import labels, versions
-from ..engine import ContainerFailed, ContainerRun, Engine, ImageInfo, RunSpec
-from ..errors import HostError, ImageError, UsageError
+from ..engine import ContainerRun, Engine, ImageInfo, RunSpec
+from ..errors import ContainerFailed, HostError, ImageError, UsageError
 from ..matrix import compat
 from ..options import VerifyOptions
 from ..shipped import probe_zip
@@ -36,14 +36,6 @@ sys.argv = ['imgkit-check'] + sys.argv[1:]
 runpy.run_module('imgkit_probe', run_name='__main__', alter_sys=True)
 """
 REPORT_LIMIT = 8 << 20   # a real report is tens of KB
-GPUS = re.compile(r"^(none|all|[0-9]{1,3}|[A-Za-z0-9-]+(,[A-Za-z0-9-]+)*)$")
-
-
-def check_gpus(gpus: str) -> str:
-    if not GPUS.match(gpus):
-        raise UsageError(f"--gpus {gpus!r}: expected none, all, a count or comma-separated ids")
-    return gpus
-
 
 def host_driver_checks(exp: Expectations) -> list[Check]:
     """The host driver, read through NVML (nvidia-ml-py), against what the CUDA needs."""

@@ -15,7 +15,7 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from ..build.plancache import cache_dir
+from ..cache import cache_dir
 from .verdict import Verdict
 
 FORMAT = 1

@@ -3,48 +3,14 @@ digest (a tag is resolved to its digest first, so it cannot move meanwhile) and,
 --attest, attaches the verdict next to it."""
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass, replace
+from dataclasses import replace
+from typing import Any
 
 from ..engine import Engine
 from ..errors import RegistryError, UsageError
-from ..verify import tickets
-from . import verdicts
-from .destination import is_registry_host
-from .registry import RegistryClient, classify_engine_error, endpoint_of, retrying
-
-DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
-
-
-@dataclass(frozen=True)
-class RemoteRef:
-    registry: str
-    repository: str
-    reference: str          # the tag or digest the user named
-    digest: str = ""        # what it resolved to
-    local_ref: str = ""     # how the engine knows the pulled image
-
-    @property
-    def by_digest(self) -> bool:
-        return bool(DIGEST.match(self.reference))
-
-
-def remote_ref(text: str) -> RemoteRef | None:
-    """HOST/REPO@sha256:... or HOST/REPO:TAG as a registry reference; None for a local name."""
-    name, at, digest = text.partition("@")
-    if at:
-        if not DIGEST.match(digest):
-            raise UsageError(f"{text!r}: a digest is sha256: and 64 hex digits")
-        reference = digest
-    else:
-        last = name.rsplit("/", 1)[-1]
-        name, reference = (name.rsplit(":", 1) if ":" in last else (name, "latest"))
-    first, _, path = name.partition("/")
-    if not path or not is_registry_host(first):
-        if at:
-            raise UsageError(f"{text!r}: name the registry, e.g. registry.example.com/ml/paddle@...")
-        return None
-    return RemoteRef(registry=first, repository=path, reference=reference)
+from . import artifacts
+from .client import RegistryClient, classify_engine_error, endpoint_of, retrying
+from .reference import RemoteRef
 
 
 def _client(engine: Engine, registry: str, retry_for: float) -> RegistryClient:
@@ -74,19 +40,17 @@ def fetch(engine: Engine, remote: RemoteRef, *, retry_for: float) -> RemoteRef:
     return replace(remote, digest=manifest.digest, local_ref=local)
 
 
-def attach_verdict(engine: Engine, remote: RemoteRef, image_id: str, *, retry_for: float) -> str:
-    """Attach the verdict recorded for `image_id` next to the digest it was pulled by;
-    returns the artifact's tag."""
-    document = tickets.document(image_id)
-    if document is None:
-        raise RegistryError(remote.registry, f"no recorded verdict for {image_id}")
+def attach_verdict(engine: Engine, remote: RemoteRef, image_id: str, document: dict[str, Any], *,
+                   retry_for: float) -> str:
+    """Attach `document` (the verdict verify recorded for `image_id`) next to the digest it
+    was pulled by, if that digest still holds `image_id`; returns the artifact's tag."""
     with _client(engine, remote.registry, retry_for) as client:
         manifest = client.manifest(remote.repository, remote.digest)
         if manifest is None or manifest.config_digest != image_id:
             raise RegistryError(remote.registry, f"{remote.repository}@{remote.digest} no longer "
                                 f"holds the image that was verified ({image_id})")
-        artifact = verdicts.make(document, manifest)
-        verdicts.attach(client, remote.repository, artifact)
+        artifact = artifacts.make_verdict(document, manifest)
+        artifacts.attach(client, remote.repository, artifact)
     return artifact.tag
 
 
@@ -96,6 +60,6 @@ def attach_sbom(engine: Engine, remote: RemoteRef, document: bytes, *, retry_for
         manifest = client.manifest(remote.repository, remote.digest)
         if manifest is None:
             raise RegistryError(remote.registry, f"{remote.repository}@{remote.digest} is gone")
-        artifact = verdicts.make_sbom(document, manifest)
-        verdicts.attach(client, remote.repository, artifact)
+        artifact = artifacts.make_sbom(document, manifest)
+        artifacts.attach(client, remote.repository, artifact)
     return artifact.tag

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import UsageError
-from .remote import DIGEST, RemoteRef, remote_ref
+from .reference import DIGEST, RemoteRef, remote_ref
 
 STAGED = ("candidate", "published")   # statuses whose digest is in the registry
 
@@ -31,7 +31,8 @@ class Candidate:
     @property
     def remote(self) -> RemoteRef:
         ref = remote_ref(self.reference)
-        assert ref is not None  # load() checked it names a registry
+        if ref is None:
+            raise UsageError(f"candidate {self.image}: {self.repository} names no registry")
         return ref
 
 

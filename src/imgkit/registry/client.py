@@ -23,6 +23,7 @@ import requests
 import stamina
 
 from ..errors import RegistryAuthError, RegistryError
+from .reference import DIGEST
 
 if TYPE_CHECKING:
     from ..engine import Engine
@@ -32,7 +33,6 @@ OCI_INDEX = "application/vnd.oci.image.index.v1+json"
 DOCKER_MANIFEST = "application/vnd.docker.distribution.manifest.v2+json"
 DOCKER_LIST = "application/vnd.docker.distribution.manifest.list.v2+json"
 MANIFEST_TYPES = (OCI_MANIFEST, OCI_INDEX, DOCKER_MANIFEST, DOCKER_LIST)
-DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
 TRANSIENT_CODES = {"BLOB_UPLOAD_UNKNOWN", "BLOB_UPLOAD_INVALID", "TOOMANYREQUESTS", "UNAVAILABLE"}
 CERTS_D = Path("/etc/docker/certs.d")     # where the engine looks for a registry's own CA
 SYSTEM_CAS = Path("/etc/ssl/certs/ca-certificates.crt")

@@ -52,6 +52,13 @@ class BuildEnv:
         return out
 
 
+def build_env(ca_bundle: str | None, index_url: str | None) -> BuildEnv:
+    """The build's settings from --ca-bundle and --index-url; a bad CA bundle is exit 2 now."""
+    env = BuildEnv(ca_bundle=default_ca_bundle(ca_bundle), index_url=index_url)
+    env.files()
+    return env
+
+
 def default_ca_bundle(value: str | None) -> Path | None:
     """'none' disables; unset means: trust what this host trusts, when it has a bundle."""
     if value == "none":

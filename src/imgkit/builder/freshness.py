@@ -2,8 +2,8 @@
 
 An image is up to date when its tag exists, carries the input hash its rendered context
 has now, and sits on its parent's current layers; an image whose parent is rebuilt is
-rebuilt too. This module needs only the engine's inspect call and each image's Stamp, so a
-no-op build can answer without rendering anything (see plancache.py).
+rebuilt too. This module needs only the engine's inspect call and each image's Stamp
+(what rendering made), so a no-op build can answer without rendering anything (plancache.py).
 """
 from __future__ import annotations
 
@@ -11,18 +11,7 @@ from dataclasses import dataclass
 
 from .. import labels
 from ..engine import Engine, ImageInfo
-from ..sizes import Budget
-
-
-@dataclass(frozen=True)
-class Stamp:
-    """What the build of one image depends on: its rendered inputs and where it sits."""
-    tag: str
-    parent: str | None   # an image of the plan
-    base: str | None     # or the base OS image (python layer only)
-    input_hash: str
-    # not an input: the size the image may have, checked after every build (no-op included)
-    budget: Budget | None = None
+from ..render.stamp import Stamp
 
 
 @dataclass(frozen=True)

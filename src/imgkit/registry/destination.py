@@ -6,16 +6,10 @@ import re
 from dataclasses import dataclass
 
 from ..errors import UsageError
-from ..reference import DOMAIN, PATH_COMPONENT, problem
+from .reference import DOMAIN, PATH_COMPONENT, is_registry_host, problem
 
 REGISTRY = re.compile(rf"^{DOMAIN}$")
 NAMESPACE = re.compile(rf"^{PATH_COMPONENT}(?:/{PATH_COMPONENT})*$")
-
-
-def is_registry_host(component: str) -> bool:
-    """Docker's rule: a first path component is a registry host when it has a '.' or a
-    ':' or is 'localhost'; otherwise it is part of a Docker Hub repository name."""
-    return "." in component or ":" in component or component == "localhost"
 
 
 @dataclass(frozen=True)

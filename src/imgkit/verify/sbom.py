@@ -13,7 +13,7 @@ from cyclonedx.output.json import JsonV1Dot6
 from packageurl import PackageURL
 
 from .. import labels
-from ..verify.facts import Inventory, Libraries
+from .facts import Inventory, Libraries
 
 PROPERTY = "imgkit"   # property namespace: imgkit:location, imgkit:version-source, ...
 

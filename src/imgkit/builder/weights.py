@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Callable
 
+from ..budget import Budget
 from ..engine import Engine, Step
-from ..sizes import Budget
-from .freshness import Stamp
+from ..render.stamp import Stamp
 from .outcome import BUILT, UP_TO_DATE, Result
 
 

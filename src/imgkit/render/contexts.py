@@ -16,10 +16,10 @@ from pathlib import Path
 
 import jinja2
 
-from . import labels
-from .build.freshness import Stamp
-from .matrix.plan import LIB_LINKS, VENV, Plan, Target, lineage
-from .shipped import PACKAGE_DIR
+from .. import labels
+from ..matrix.plan import LIB_LINKS, VENV, Plan, Target, lineage
+from ..shipped import PACKAGE_DIR
+from .stamp import Stamp
 
 TEMPLATES = {"python": "python.Dockerfile.j2", "cuda": "pip-layer.Dockerfile.j2",
              "cudnn": "pip-layer.Dockerfile.j2", "nccl": "pip-layer.Dockerfile.j2",

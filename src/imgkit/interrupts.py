@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from types import FrameType
 from typing import Iterator
 
-from ..errors import EXIT_INTERRUPTED
+from .errors import EXIT_INTERRUPTED
 
 
 @contextmanager

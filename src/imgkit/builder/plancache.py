@@ -16,18 +16,13 @@ import os
 import sys
 from pathlib import Path
 
+from ..budget import Budget
+from ..cache import cache_dir
+from ..render.stamp import Stamp
+from ..selection import Selection
 from ..shipped import PACKAGE_DIR
-from ..sizes import Budget
-from .freshness import Stamp
 
 FORMAT = 2
-
-
-def cache_dir() -> Path:
-    if os.environ.get("IMGKIT_CACHE_DIR"):
-        return Path(os.environ["IMGKIT_CACHE_DIR"])
-    xdg = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(xdg) / "imgkit"
 
 
 def _tree_files(root: Path) -> list[Path]:
@@ -69,6 +64,12 @@ def fingerprint(images: Path, templates: Path, selection: dict[str, object],
     for path in _library_sources():
         digest.update(b"\0lib\0" + path.read_bytes())
     return digest.hexdigest()
+
+
+def plan_key(selection: Selection) -> str:
+    """The cache key of `selection`: every byte that shapes its plan."""
+    return fingerprint(selection.images, selection.templates_dir, selection.options,
+                       selection.compat_file)
 
 
 def _entry(key: str) -> Path:

@@ -3,15 +3,17 @@
 Registries without the referrers API (distribution 2.8 among them) find an artifact by
 tag: cosign's convention `sha256-<hex>.<kind>` in the image's own repository. The
 manifest also names its `subject`, so registries that do index referrers see the link.
-Pure: bytes in, bytes out; pushing is the registry client's job.
+Made from bytes alone; attached and read back through the registry client.
 """
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import dataclass
 from typing import Any
 
-from .registry import OCI_MANIFEST, Manifest, sha256_of
+from ..errors import RegistryError
+from .client import OCI_MANIFEST, Manifest, RegistryClient, sha256_of
 
 VERDICT_TYPE = "application/vnd.imgkit.verdict.v1+json"
 SBOM_TYPE = "application/vnd.cyclonedx+json"
@@ -75,3 +77,62 @@ def sbom_artifact(document: bytes, subject: Manifest, *, created: str) -> Artifa
     """The image's CycloneDX SBOM as an artifact next to its digest (`sha256-<hex>.sbom`)."""
     return _artifact("sbom", SBOM_TYPE, document, "sbom.cdx.json", subject,
                      {"org.opencontainers.image.created": created})
+
+def make_verdict(document: dict[str, Any], subject: Manifest) -> Artifact:
+    """The artifact for `document` (a recorded verdict) about the image manifest `subject`;
+    a verdict without the GPU checks says it was accepted without them."""
+    return verdict_artifact(document, subject,
+                            gpu_unverified_allowed=not bool(document.get("gpu_checked")),
+                            created=_now())
+
+
+def _now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+def make_sbom(document: bytes, subject: Manifest) -> Artifact:
+    return sbom_artifact(document, subject, created=_now())
+
+
+def read_sbom(client: RegistryClient, repository: str, digest: str) -> Artifact | None:
+    return fetch(client, repository, digest, "sbom", SBOM_TYPE)
+
+
+def attach(client: RegistryClient, repository: str, artifact: Artifact) -> None:
+    for blob in artifact.blobs:
+        client.put_blob(repository, blob)
+    client.put_manifest(repository, artifact.tag, artifact.manifest, OCI_MANIFEST)
+
+
+def fetch(client: RegistryClient, repository: str, digest: str, kind: str,
+          artifact_type: str) -> Artifact | None:
+    """The artifact of `kind` attached to `repository@digest`, or None when there is none.
+    One about another digest, or of another type, is an error."""
+    tag = artifact_tag(digest, kind)
+    manifest = client.manifest(repository, tag)
+    if manifest is None:
+        return None
+    document = json.loads(manifest.body)
+    subject = (document.get("subject") or {}).get("digest")
+    layers = [layer for layer in document.get("layers") or []
+              if layer.get("mediaType") == artifact_type]
+    if document.get("artifactType") != artifact_type or subject != digest or len(layers) != 1:
+        raise RegistryError(client.endpoint.registry, f"{client.endpoint.registry}/{repository}:"
+                            f"{tag} is not an imgkit {kind} about that digest")
+    config = client.blob(repository, document["config"]["digest"])
+    return Artifact(tag=tag, manifest=manifest.body,
+                    blobs=(config, client.blob(repository, layers[0]["digest"])))
+
+
+def read_verdict(client: RegistryClient, repository: str,
+                 digest: str) -> tuple[Artifact, dict[str, Any]] | None:
+    """The verdict attached to `repository@digest` and what it says, or None when there is
+    none. An artifact about another digest, or whose blobs do not match, is an error."""
+    artifact = fetch(client, repository, digest, "verdict", VERDICT_TYPE)
+    if artifact is None:
+        return None
+    body = json.loads(artifact.blobs[1])
+    if body.get("subject") != digest:
+        raise RegistryError(client.endpoint.registry, f"{client.endpoint.registry}/{repository}: "
+                            "the verdict names another image")
+    return artifact, body

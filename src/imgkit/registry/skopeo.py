@@ -15,7 +15,7 @@ import tempfile
 from pathlib import Path
 
 from ..errors import HostError, RegistryAuthError, RegistryError
-from .registry import CERTS_D, Endpoint, retrying
+from .client import CERTS_D, Endpoint, retrying
 
 AUTH_WORDS = ("unauthorized", "authentication required", "denied", "status 401", "status 403")
 STDERR_KEPT = 400

@@ -100,7 +100,8 @@ def ensure_base(engine: Engine, ref: str, os_release: OsRelease, *, source: str 
         log(f"pulling {os_release.image} for {ref}")
         if engine.pull(os_release.image):
             info = engine.image(os_release.image)
-            assert info is not None
+            if info is None:
+                raise HostError(f"{os_release.image} was pulled, but the engine does not show it")
             engine.tag(info.id, ref)
             return "pulled"
         if source == "pull":

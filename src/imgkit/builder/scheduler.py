@@ -10,15 +10,15 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
-from ..engine import Cancelled, Engine
-from ..errors import BuildFailed
+from ..engine import Engine
+from ..errors import BuildFailed, Cancelled
+from ..interrupts import interrupt_sets
 from ..options import BuildOptions
 from .freshness import Freshness, check_freshness
-from .interrupts import interrupt_sets
 from .outcome import BUILT, CANCELLED, FAILED, SKIPPED, UP_TO_DATE, WOULD_BUILD, Result, up_to_date
 
 if TYPE_CHECKING:
-    from ..render import Context
+    from ..render.contexts import Context
 
 Listener = Callable[[str, str, str], None]  # (tag, event, text)
 
@@ -44,7 +44,7 @@ class Builder:
         if self.options.dry_run:
             return Result(tag, WOULD_BUILD, reason=why)
         self.listener(tag, "start", why)
-        from ..render import write_context  # not at import: a no-op build renders nothing
+        from ..render.contexts import write_context  # not at import: a no-op build renders nothing
         workdir = Path(tempfile.mkdtemp(prefix="imgkit-ctx-"))
         try:
             path = write_context(context, workdir)

@@ -1,0 +1,156 @@
+"""`imgkit build` and `imgkit size`: validate, render, build what is out of date (parents
+first, in parallel, up-to-date images skipped), report; what an image weighs."""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Callable
+
+from .. import labels, report
+from ..engine import Engine, connect
+from ..errors import EXIT_FAILED, EXIT_OK, Inconsistent, UsageError
+from ..matrix.compat import OsRelease
+from ..matrix.plan import Plan, split_given
+from ..options import PUBLISH_DEFAULTS, BuildOptions
+from ..registry.candidates import load as load_candidates
+from ..registry.remote import fetch
+from ..render.command import render_contexts
+from ..render.contexts import Context
+from ..render.stamp import Stamp
+from ..selection import Selection
+from . import plancache
+from .base import ensure_base, parse_mirrors
+from .buildenv import BuildEnv, SecretServer, build_env
+from .freshness import check_freshness
+from .noop import answer_if_up_to_date, summarize
+from .outcome import Result
+from .scheduler import Builder
+from .weights import heaviest, layers, overruns
+
+
+def build(selection: Selection, *, options: BuildOptions, verbose: bool = False,
+          ca_bundle: str | None = None, index_url: str | None = None, base_source: str = "auto",
+          mirrors: list[str] | None = None, json_file: Path | None = None,
+          candidates: Path | None = None) -> int:
+    """Validate, render, then build; returns the exit code (1 if any image failed).
+    `candidates`: images staged by earlier CI jobs are pulled by digest, never rebuilt."""
+    started = time.monotonic()
+    env = build_env(ca_bundle, index_url)                     # bad --ca-bundle: exit 2
+    mirror_map = parse_mirrors(mirrors or [])                 # bad --mirror: exit 2
+    key = plancache.plan_key(selection)
+    if not (options.force or options.dry_run or candidates) and answer_if_up_to_date(
+            key, started, json_file):
+        return EXIT_OK
+    contexts = render_contexts(selection)                     # bad matrix: exit 2
+    if candidates is None:
+        plancache.store(key, [c.stamp for c in contexts])
+    engine = connect()                                        # unreachable: exit 3
+    if candidates is not None:
+        contexts = take_staged(engine, candidates, contexts, dry_run=options.dry_run)
+    if not options.dry_run:
+        make_bases(engine, contexts, base_source, mirror_map)
+    results = run_builds(engine, contexts, env, options, verbose)
+    done = {r.tag for r in results}
+    stamps = [c.stamp for c in contexts if c.target.tag in done]
+    results = summarize(engine, results, stamps, started, json_file)
+    for result in results:
+        if result.error is not None:
+            report.print_build_failure(result.error)
+    over = over_budget(engine, results, stamps)
+    return EXIT_FAILED if over or any(r.status in ("failed", "skipped", "cancelled")
+                                      for r in results) else EXIT_OK
+
+
+def take_staged(engine: Engine, candidates: Path, contexts: list[Context], *,
+                dry_run: bool) -> list[Context]:
+    """The images of the selection that earlier jobs staged are pulled by digest and tagged
+    as the matrix names them; returns the contexts still to build (on top of them)."""
+    staged = load_candidates(candidates)                      # a bad file: exit 2
+    to_build, given = split_given(Plan(tuple(c.target for c in contexts)), staged.keys())
+    for tag in given:
+        candidate = staged[tag]
+        if dry_run:
+            report.stderr_line(f"would take {tag} from {candidate.reference}")
+            continue
+        pulled = fetch(engine, candidate.remote, retry_for=PUBLISH_DEFAULTS.retry_for)
+        info = engine.image(pulled.local_ref)
+        if info is None or info.id != candidate.image_id:
+            raise UsageError(f"{candidate.reference} holds another image than {candidates} says "
+                             f"{tag} was ({candidate.image_id})")
+        engine.tag(candidate.image_id, tag)
+        report.stderr_line(f"took {tag} from {candidate.reference}")
+    return [c for c in contexts if c.target.tag in to_build]
+
+
+def make_bases(engine: Engine, contexts: list[Context], source: str,
+               mirrors: dict[str, str]) -> None:
+    """The base OS image under each root layer, once each: pulled, or made with debootstrap."""
+    bases: dict[str, OsRelease] = {}
+    for context in contexts:
+        if context.target.base is None:
+            continue
+        if context.target.os_release is None:
+            raise Inconsistent(f"{context.target.tag}: the plan gives its base no OS release")
+        bases[context.target.base] = context.target.os_release
+    console = report.console(stderr=True)
+    for ref in sorted(bases):
+        ensure_base(engine, ref, bases[ref], source=source, mirrors=mirrors,
+                    log=lambda m: console.print(f"[dim]base:[/] {m}"))
+
+
+def run_builds(engine: Engine, contexts: list[Context], env: BuildEnv, options: BuildOptions,
+               verbose: bool) -> list[Result]:
+    """Every context through the scheduler, with the build-settings server up while
+    something is really built."""
+    freshness = check_freshness(engine, [c.stamp for c in contexts])
+    builds = not options.dry_run and (options.force or not all(f.fresh for f in freshness.values()))
+    with SecretServer(env if builds else BuildEnv(),
+                      engine.bridge_gateway() if builds else "") as server:
+        if builds:  # holding the server's port, no other imgkit build runs on this host
+            stale = engine.remove_stale_build_steps([c.target.tag for c in contexts])
+            if stale:
+                report.stderr_line(f"removed {stale} stopped build step container(s) an "
+                                   "interrupted build left")
+        return Builder(engine, options, server.extra_hosts, progress(verbose)).run(
+            contexts, freshness)
+
+
+def progress(verbose: bool) -> Callable[[str, str, str], None]:
+    console = report.console(stderr=True)
+
+    def listener(tag: str, event: str, text: str) -> None:
+        if event == "log":
+            if verbose:
+                console.print(f"[dim]{tag}[/] {text}", markup=True)
+        elif event == "start":
+            console.print(f"[cyan]building[/] {tag} ({text})")
+        else:
+            console.print(f"[bold]{event}[/] {tag}" + (f": {text}" if text else ""))
+    return listener
+
+
+def over_budget(engine: Engine, results: list[Result], stamps: list[Stamp]) -> bool:
+    """Report every image heavier than its family allows, with the layers that weigh most."""
+    by_tag = {s.tag: s for s in stamps}
+    over = overruns(results, stamps)
+    for overrun in over:
+        stamp = by_tag[overrun.tag]
+        report.print_overrun(overrun, heaviest(layers(engine, overrun.tag,
+                                                      stamp.parent or stamp.base), 3))
+    return bool(over)
+
+
+def size(*, image: str, top: int, json_file: Path | None = None) -> None:
+    """What an image weighs, what its own layers add to its parent, and its heaviest steps."""
+    engine = connect()                                        # unreachable: exit 3
+    info = engine.image(image)
+    if info is None:
+        raise UsageError(f"no local image {image!r}", hint="build or pull it first")
+    named = info.labels.get(labels.BASE_NAME)
+    below = engine.image(named) if named else None
+    parent, parent_size = (named, below.size) if below else (None, 0)   # only when it is here
+    steps = layers(engine, image, parent)
+    print(report.size_listing(image, info.size, parent, parent_size, heaviest(steps, top)),
+          flush=True)
+    if json_file is not None:
+        json_file.write_text(report.size_json(image, info.size, parent, parent_size, steps))

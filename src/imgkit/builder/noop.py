@@ -1,0 +1,47 @@
+"""The no-op build: when the plan cache knows the selection and the engine shows every image
+up to date, answer with the summary and nothing else. Light imports only: this is all a
+no-op `imgkit build` loads (see entry.py)."""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from .. import report
+from ..engine import Engine, connect
+from ..render.stamp import Stamp
+from . import plancache
+from .freshness import check_freshness
+from .outcome import Result, up_to_date
+from .weights import overruns, with_added
+
+
+def answer_if_up_to_date(key: str, started: float, json_file: Path | None = None) -> bool:
+    """The no-op path: when the plan cache knows this selection and the engine shows every
+    image up to date, print the summary and return True; otherwise print nothing."""
+    stamps = plancache.lookup(key)
+    if stamps is None:
+        return False
+    engine = connect()                                        # unreachable: exit 3
+    freshness = check_freshness(engine, stamps)
+    if not all(f.fresh for f in freshness.values()):
+        return False
+    results = [up_to_date(s.tag, freshness[s.tag]) for s in stamps]
+    if overruns(results, stamps):
+        return False                                          # the full path reports them
+    summarize(engine, results, stamps, started, json_file)
+    return True
+
+
+def summarize(engine: Engine, results: list[Result], stamps: list[Stamp], started: float,
+              json_file: Path | None) -> list[Result]:
+    """The build's summary (with what each image adds to its parent) on stdout and, when
+    asked, as JSON."""
+    def size_of(ref: str) -> int | None:
+        info = engine.image(ref)
+        return info.size if info else None
+    results = with_added(results, stamps, size_of)
+    seconds = time.monotonic() - started
+    report.print_build_summary(results, seconds)
+    if json_file is not None:
+        json_file.write_text(report.build_json(results, seconds))
+    return results

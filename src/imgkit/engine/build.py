@@ -1,0 +1,122 @@
+"""docker-py's (legacy) builder: one context into an untagged image, every streamed chunk
+checked, and the build-step containers a Ctrl-C or a lost engine leaves behind."""
+from __future__ import annotations
+
+import re
+import threading
+from collections import deque
+from pathlib import Path
+from typing import Any, Callable
+
+from .. import labels
+from ..errors import BuildFailed, Cancelled, EngineUnavailable
+from .client import Client, checked, first_line
+
+LOG_TAIL = 25
+STEP = re.compile(r"^Step (\d+/\d+) : (.*)$")
+STEP_IMAGE = re.compile(r"^ ---> ([0-9a-f]{12,64})$")   # the image a step made (or reused)
+LOST_HINT = ("check that dockerd is running (it may have restarted), then build again: the "
+             "next build removes what this one left")
+
+
+class Builds(Client):
+    def build(self, context_dir: Path, label: str, *, extra_hosts: dict[str, str],
+              on_line: Callable[[str], None], cancel: threading.Event) -> str:
+        """Build the context into an *untagged* image and return its id. Tagging is the
+        caller's job once the build succeeded, so no tag ever points at a half-built image.
+        Once `cancel` is set, the log is read on (unshown) until the daemon ends the build,
+        which `stop_build_steps` hastens, and Cancelled is raised."""
+        import requests.exceptions
+        import urllib3.exceptions
+        tail: deque[str] = deque(maxlen=LOG_TAIL)
+        step = "preparing the build context"
+        made: list[str] = []  # every image a step made, in order: what a cleanup removes
+        image_id = None
+        try:
+            stream = self.api.build(path=str(context_dir), rm=True, forcerm=True, pull=False,
+                                    decode=True, extra_hosts=extra_hosts)
+            try:
+                for chunk in checked(stream):
+                    text = str(chunk.get("stream") or "")
+                    made += [m.group(1) for m in map(STEP_IMAGE.match, text.splitlines()) if m]
+                    aux = chunk.get("aux")
+                    if isinstance(aux, dict) and "ID" in aux:
+                        image_id = str(aux["ID"])
+                        made.append(image_id)
+                    if cancel.is_set():
+                        # Read on to the end: the builder kills this build's step containers,
+                        # and the build is over only when the daemon closes the stream.
+                        # Closing it ourselves would leave a step that started meanwhile running.
+                        continue
+                    if "error" in chunk:
+                        detail = chunk.get("errorDetail") or {}
+                        reason = str(chunk.get("error") or detail.get("message")).strip()
+                        raise BuildFailed(label, step, reason, list(tail), images=tuple(made))
+                    for line in text.splitlines():
+                        if not line.strip():
+                            continue
+                        tail.append(line)
+                        on_line(line)
+                        match = STEP.match(line.strip())
+                        if match:
+                            step = f"step {match.group(1)} ({match.group(2)[:80]})"
+            finally:
+                stream.close()  # on any exception, closing the stream makes the daemon stop
+        except (requests.exceptions.ConnectionError, requests.exceptions.ChunkedEncodingError,
+                urllib3.exceptions.ProtocolError) as exc:
+            raise EngineUnavailable(f"the Docker engine stopped answering while building {label} "
+                                    f"({step}): {first_line(exc)}", hint=LOST_HINT)
+        if cancel.is_set():
+            raise Cancelled(f"{label}: build cancelled", images=tuple(made))
+        if image_id is None:
+            raise BuildFailed(label, step, "the engine reported no image id", list(tail),
+                              images=tuple(made))
+        return image_id
+
+    def stop_build_steps(self, tag: str) -> int:
+        """Kill the containers running build steps of `tag`; returns how many.
+
+        For Ctrl-C: the legacy builder has no cancel call and notices a dropped client only
+        at its next output, so a silent RUN step would keep going for minutes."""
+        import docker.errors
+        killed = 0
+        for container in self.api.containers(filters={
+                "label": f"{labels.TITLE}={tag}", "status": "running"}):
+            if not _build_step(container):
+                continue
+            try:
+                self.api.kill(container["Id"])
+                killed += 1
+            except docker.errors.APIError:
+                pass  # it finished on its own meanwhile
+        return killed
+
+    def remove_stale_build_steps(self, tags: list[str]) -> int:
+        """Remove the stopped step containers an interrupted build of `tags` left (a build
+        step's container carries the title label and runs an untagged image); returns how
+        many. Only one `imgkit build` runs on a host at a time (its settings server holds
+        a fixed port), so a stopped one is no other build's."""
+        import docker.errors
+        wanted, removed = set(tags), 0
+        for container in self.api.containers(all=True, filters={"label": labels.TITLE}):
+            if (container.get("State") != "running" and _build_step(container)
+                    and container.get("Labels", {}).get(labels.TITLE) in wanted):
+                try:
+                    self.api.remove_container(container["Id"], force=True, v=True)
+                    removed += 1
+                except docker.errors.NotFound:
+                    pass
+        return removed
+    def bridge_gateway(self) -> str:
+        import docker.errors
+        try:
+            config = self.client.networks.get("bridge").attrs["IPAM"]["Config"]
+            return str(config[0]["Gateway"])
+        except (docker.errors.APIError, KeyError, IndexError):
+            return "172.17.0.1"
+
+
+def _build_step(container: dict[str, Any]) -> bool:
+    """A legacy-builder step's container runs an untagged intermediate image (its Image is
+    an id, never a tag as in a user's `docker run`) and carries our templates' labels."""
+    return str(container.get("Image", "")).startswith("sha256:")

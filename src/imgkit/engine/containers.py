@@ -1,0 +1,131 @@
+"""Throwaway containers: run one to its end or deadline, always removed; read files of an
+image without starting anything."""
+from __future__ import annotations
+
+import base64
+import json
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from .. import labels
+from ..errors import ContainerFailed, EngineUnavailable
+from .client import START_HINT, Client, first_line
+from .types import ContainerRun, PathStat, RunSpec
+
+
+class Containers(Client):
+    def run_container(self, spec: RunSpec) -> ContainerRun:
+        """Run `spec` to its end or its deadline; the container is removed on every path
+        (start failure, timeout, Ctrl-C). At most the limits of output are kept, and the
+        engine's own log of it rotates, so a flood fills neither memory nor the disk."""
+        import docker.errors
+        import docker.types
+        api = self.api
+        # Two log files: rotation empties the current one, so with one file a flood could
+        # leave only a short tail; the full previous file keeps the excess visible. Each is
+        # twice the kept size, since the log file counts its JSON framing too.
+        megabytes = 2 * (spec.stdout_limit + spec.stderr_limit) // (1 << 20) + 1
+        host_config = api.create_host_config(
+            cap_drop=["ALL"], security_opt=["no-new-privileges"], read_only=True,
+            tmpfs={"/tmp": "rw,exec,nosuid,size=1g"}, mem_limit=spec.memory,
+            pids_limit=spec.pids_limit, shm_size=spec.shm_size, network_mode="none",
+            device_requests=_device_requests(spec.gpus) or None,
+            log_config=docker.types.LogConfig(type="json-file", config={
+                "max-size": f"{megabytes}m", "max-file": "2"}))
+        started = time.monotonic()
+        try:
+            cid = api.create_container(
+                spec.image, entrypoint=list(spec.entrypoint), command=list(spec.command),
+                host_config=host_config, network_disabled=True, labels=spec.labels,
+                environment=spec.environment)["Id"]
+        except docker.errors.APIError as exc:
+            raise ContainerFailed(str(exc.explanation or exc))
+        try:
+            try:
+                api.start(cid)
+            except docker.errors.APIError as exc:
+                raise ContainerFailed(str(exc.explanation or exc))
+            code = self._wait(cid, spec.timeout)
+            out, truncated = self._logs(cid, "stdout", spec.stdout_limit)
+            err, _ = self._logs(cid, "stderr", spec.stderr_limit)
+            return ContainerRun(code, out, err, truncated, time.monotonic() - started)
+        finally:
+            self.remove_container(cid)
+
+    def _wait(self, cid: str, timeout: float) -> int | None:
+        """The exit code, or None after killing a container still running at `timeout`.
+        requests reports a read timeout as ReadTimeout or as ConnectionError depending on
+        where it strikes, so the container's state decides, not the exception's type."""
+        import docker.errors
+        import requests.exceptions
+        try:
+            return int(self.api.wait(cid, timeout=timeout)["StatusCode"])
+        except requests.exceptions.RequestException as exc:
+            try:
+                state = self.api.inspect_container(cid)["State"]
+                if not state.get("Running"):
+                    return int(state.get("ExitCode", -1))
+                self.api.kill(cid)
+                return None
+            except (docker.errors.APIError, requests.exceptions.RequestException):
+                raise EngineUnavailable(f"lost the Docker engine while waiting: {first_line(exc)}",
+                                        hint=START_HINT)
+
+    def _logs(self, cid: str, which: str, limit: int) -> tuple[str, bool]:
+        """At most `limit` bytes of one stream, and whether there was more."""
+        stream = self.api.logs(cid, stdout=which == "stdout", stderr=which == "stderr",
+                               stream=True, follow=False)
+        kept = bytearray()
+        try:
+            for chunk in stream:
+                kept += chunk
+                if len(kept) > limit:
+                    return kept[:limit].decode(errors="replace"), True
+        finally:
+            stream.close()
+        return kept.decode(errors="replace"), False
+
+    def stat_files(self, image: str, paths: list[str]) -> dict[str, PathStat | None]:
+        """Each path as `image`'s filesystem has it (None: no such file), read through the
+        engine from a container that is created but never started, then removed."""
+        import docker.errors
+        try:
+            cid = self.api.create_container(image, entrypoint=["/nonexistent"],
+                                            labels={labels.ROLE: labels.ROLE_VERIFY})["Id"]
+        except docker.errors.APIError as exc:
+            raise ContainerFailed(str(exc.explanation or exc))
+        try:
+            with ThreadPoolExecutor(max_workers=8) as pool:  # one HEAD request per path
+                return dict(zip(paths, pool.map(lambda path: self._stat(cid, path), paths)))
+        finally:
+            self.remove_container(cid)
+
+    def _stat(self, cid: str, path: str) -> PathStat | None:
+        response = self.api.head(self.api._url("/containers/{0}/archive", cid),
+                                 params={"path": path})
+        if response.status_code == 404:
+            return None
+        response.raise_for_status()
+        header = response.headers.get("X-Docker-Container-Path-Stat", "")
+        stat = json.loads(base64.b64decode(header)) if header else {}
+        return PathStat(size=int(stat.get("size", -1)))
+
+    def remove_container(self, container_id: str) -> None:
+        import docker.errors
+        try:
+            self.api.remove_container(container_id, force=True, v=True)
+        except docker.errors.NotFound:
+            pass
+
+
+def _device_requests(gpus: str) -> list[Any]:
+    """docker's --gpus: none, all, a count, or comma-separated ids/UUIDs."""
+    import docker.types
+    if gpus == "none":
+        return []
+    if gpus == "all":
+        return [docker.types.DeviceRequest(count=-1, capabilities=[["gpu"]])]
+    if gpus.isdigit():
+        return [docker.types.DeviceRequest(count=int(gpus), capabilities=[["gpu"]])]
+    return [docker.types.DeviceRequest(device_ids=gpus.split(","), capabilities=[["gpu"]])]

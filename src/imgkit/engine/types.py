@@ -1,0 +1,57 @@
+"""What the engine hands back: plain frozen values, no docker-py objects."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class ImageInfo:
+    id: str
+    tags: tuple[str, ...]
+    labels: dict[str, str]
+    layers: tuple[str, ...]
+    size: int
+    user: str = ""          # the image's default user (Config.User), "" for root
+
+
+@dataclass(frozen=True)
+class Step:
+    """One entry of an image's history: the instruction and the bytes its layer holds."""
+    size: int
+    instruction: str
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """A throwaway container: what runs, with what limits, and how much output is kept."""
+    image: str
+    entrypoint: tuple[str, ...]
+    command: tuple[str, ...] = ()
+    environment: dict[str, str] = field(default_factory=dict)
+    gpus: str = "none"             # none, all, a count, or comma-separated device ids
+    timeout: float = 600.0         # seconds before the container is killed
+    memory: str = "16g"
+    shm_size: str | None = None
+    pids_limit: int = 1024
+    labels: dict[str, str] = field(default_factory=dict)
+    stdout_limit: int = 8 << 20    # bytes kept of each stream; the logs rotate beyond
+    stderr_limit: int = 64 << 10
+
+
+@dataclass(frozen=True)
+class ContainerRun:
+    exit_code: int | None          # None: still running at the deadline, so it was killed
+    stdout: str
+    stderr: str
+    stdout_truncated: bool
+    seconds: float
+
+    @property
+    def timed_out(self) -> bool:
+        return self.exit_code is None
+
+
+@dataclass(frozen=True)
+class PathStat:
+    """A file as the image's own filesystem has it (read through the engine)."""
+    size: int

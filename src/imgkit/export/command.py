@@ -1,0 +1,91 @@
+"""`imgkit ci`, `imgkit export bake` and `imgkit export k8s`: the matrix as files for other
+engines (a CI pipeline, BuildKit, Kubernetes). Pure text out: nothing here reaches the engine."""
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+
+from .. import report
+from ..errors import UsageError
+from ..matrix.load import load_plan
+from ..registry.candidates import load as load_candidates
+from ..registry.destination import Destination, parse_destination
+from ..render.contexts import render_plan, write_context
+from ..selection import Selection
+from ..shipped import probe_zip
+from ..verify.expect import check_gpus
+from .bake import bake_file
+from .ci import PLATFORMS, RENDERERS
+from .jobs import CiSettings, jobs, slug
+from .k8s import JobSettings, dump, probe_configmap, verify_job
+
+
+def ci(selection: Selection, *, platform: str, registry: str, staging: str | None,
+       gpu_runner: str, cpu_runner: str, install: str, verify_gpus: str, out: Path) -> None:
+    """Write the CI pipeline (build -> verify on GPU -> promote) of the selection."""
+    if platform not in PLATFORMS:
+        raise UsageError(f"no pipeline for {platform!r}", hint=f"one of: {', '.join(PLATFORMS)}")
+    production = parse_destination(registry, "--registry")                # bad: exit 2
+    staged = (parse_destination(staging, "--staging") if staging else Destination(
+        production.registry, "/".join(filter(None, (production.namespace, "staging")))))
+    if staged == production:
+        raise UsageError("--staging must differ from --registry: candidates wait apart from "
+                         "what was promoted")
+    for flag, path in (("--images", selection.images), ("--compat", selection.compat_file)):
+        if path is not None and path.is_absolute():
+            raise UsageError(f"{flag} {path}: the jobs run in the repository's checkout; give "
+                             "the path relative to its root")
+    plan = load_plan(selection)                                           # bad matrix: exit 2
+    settings = CiSettings(registry=production, staging=staged, gpu_runner=gpu_runner,
+                          cpu_runner=cpu_runner, install=install,
+                          verify_gpus=check_gpus(verify_gpus),
+                          matrix_args=selection.matrix_args())
+    command = ci_command(selection, platform, registry, staging, settings, out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(RENDERERS[platform](jobs(plan, settings), settings, command))
+    report.stderr_line(f"wrote {out}")
+
+
+def ci_command(selection: Selection, platform: str, registry: str, staging: str | None,
+               settings: CiSettings, out: Path) -> str:
+    """The command line that regenerates the file (defaults left out)."""
+    words = ["imgkit", "ci", platform, *settings.matrix_args]
+    words += ["--cuda", selection.cuda] if selection.cuda else []
+    words += [w for glob in selection.only for w in ("--only", glob)]
+    words += ["--registry", registry] + (["--staging", staging] if staging else [])
+    for flag, value, default in (("--gpu-runner", settings.gpu_runner, CiSettings.gpu_runner),
+                                 ("--cpu-runner", settings.cpu_runner, CiSettings.cpu_runner),
+                                 ("--install", settings.install, CiSettings.install),
+                                 ("--verify-gpus", settings.verify_gpus, CiSettings.verify_gpus)):
+        words += [flag, value] if value != default else []
+    return shlex.join([*words, "--out", str(out)])
+
+
+def export_bake(selection: Selection, *, out: Path, registry: str | None = None) -> None:
+    """The rendered contexts (pip steps mounting BuildKit secrets) and docker-bake.json."""
+    where = parse_destination(registry, "--registry") if registry else None   # bad: exit 2
+    plan = load_plan(selection)
+    contexts = render_plan(plan, selection.templates_dir, buildkit_secrets=True)
+    out.mkdir(parents=True, exist_ok=True)
+    for context in contexts:
+        write_context(context, out)
+    (out / "docker-bake.json").write_text(bake_file(contexts, plan, where))
+    report.stderr_line(f"wrote {len(contexts)} contexts and {out / 'docker-bake.json'}")
+
+
+def export_k8s(selection: Selection, *, out: Path, registry: str, settings: JobSettings,
+               candidates: Path | None = None) -> None:
+    """A ConfigMap with the probe and a verification Job per image the selection names."""
+    where = parse_destination(registry, "--registry")                  # bad: exit 2
+    plan = load_plan(selection)
+    staged = load_candidates(candidates) if candidates is not None else {}
+    probe = probe_zip()
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "probe-configmap.yaml").write_text(dump(probe_configmap(probe, settings)))
+    for tag in plan.finals:
+        image = (staged[tag].reference if tag in staged else
+                 f"{where.registry}/{where.repository(tag)}:{tag.rsplit(':', 1)[1]}")
+        (out / f"verify-{slug(tag)}.yaml").write_text(dump(verify_job(tag, image, probe, settings)))
+    report.stderr_line(f"wrote {out}/probe-configmap.yaml and {len(plan.finals)} Jobs; then "
+                       f"`kubectl apply -f {out}` and, per Job, `kubectl logs job/NAME > "
+                       "report.json; imgkit verify --from-report report.json IMAGE`")

@@ -1,0 +1,88 @@
+"""`imgkit publish` and `imgkit promote`: push verified images once and copy them by digest;
+promote a staged candidate by digest when its attached verdict passes."""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from .. import report
+from ..engine import connect
+from ..errors import EXIT_FAILED, EXIT_OK, UsageError
+from ..interrupts import terminate_interrupts
+from ..matrix.load import load_plan
+from ..options import PublishOptions
+from ..registry.candidates import lookup
+from ..registry.destination import parse_destination
+from ..registry.reference import problem
+from ..selection import Selection
+from ..verify.command import sbom_document
+from .promote import Promoter, check_tags, parse_source, parse_target
+from .push import Published, Publisher, Wanted
+
+
+def publish(selection: Selection, *, tags: list[str], to: list[str], options: PublishOptions,
+            json_file: Path | None = None) -> int:
+    """Gate, push once, copy by digest, attach verdicts, move human tags last; returns the
+    exit code (1 when anything was refused or failed)."""
+    started = time.monotonic()
+    destinations = list(dict.fromkeys(parse_destination(d) for d in to))  # bad --to: exit 2
+    if not destinations:
+        raise UsageError("say where to publish: --to REGISTRY[/NAMESPACE] (repeatable)")
+    wanted = publish_selection(selection, tags)
+    if not wanted:
+        raise UsageError("nothing to publish: the selection names no image")
+    engine = connect()                                                         # no engine: exit 3
+    with report.PushBars() as bars:
+        publisher = Publisher(engine, destinations, options, log=report.stderr_line,
+                              progress=bars.update,
+                              describe=lambda ref, image_id: sbom_document(engine, ref, image_id))
+        try:
+            with terminate_interrupts():
+                results = publisher.run(wanted)
+        finally:
+            publisher.close()
+    return summarized(results, started, json_file)
+
+
+def promote(*, source: str, to: list[str], tags: list[str], options: PublishOptions,
+            json_file: Path | None = None, candidates: Path | None = None) -> int:
+    """Copy a candidate by digest to every --to repository, if its attached verdict passes.
+    With `candidates`, `source` is the matrix's tag of an image an earlier job staged."""
+    started = time.monotonic()
+    if candidates is not None:
+        source = lookup(candidates, source).reference         # not staged: exit 2
+    repository, digest = parse_source(source)                  # a tag, not a digest: exit 2
+    targets = list(dict.fromkeys(parse_target(t) for t in to))
+    if not targets:
+        raise UsageError("say where to promote to: --to HOST/REPOSITORY (repeatable)")
+    check_tags(tags)
+    promoter = Promoter(connect(), options, log=report.stderr_line)
+    try:
+        with terminate_interrupts():
+            results = promoter.run(repository, digest, targets, tags)
+    finally:
+        promoter.close()
+    return summarized(results, started, json_file)
+
+
+def summarized(results: list[Published], started: float, json_file: Path | None) -> int:
+    """Report what was published or promoted; the exit code."""
+    report.write_published(results, time.monotonic() - started, json_file)
+    return EXIT_FAILED if any(r.status in ("refused", "held", "failed", "pushed")
+                              for r in results) else EXIT_OK
+
+
+def publish_selection(selection: Selection, tags: list[str]) -> list[Wanted]:
+    """The images named (with the aliases the matrix gives them), else the matrix's final
+    images in the --cuda/--only selection."""
+    for tag in tags:
+        why = problem(tag)
+        if why is not None:
+            raise UsageError(f"{tag!r} is not an image reference: {why}")
+    if tags and (selection.cuda or selection.only):
+        raise UsageError("name images or select them with --cuda/--only, not both")
+    if tags and not selection.images.is_dir():    # images built elsewhere: no matrix, no aliases
+        return [Wanted(tag) for tag in dict.fromkeys(tags)]
+    plan = load_plan(selection)
+    aliases = {t.tag: t.aliases for t in plan.targets}
+    return [Wanted(tag, aliases.get(tag, ())) for tag in (dict.fromkeys(tags) or plan.finals)]

@@ -1,0 +1,56 @@
+"""Which part of which matrix a command works on: one frozen value, made once by the CLI (or
+by the no-op fast path in entry.py) and handed down every stage. Standard library only."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import UsageError
+
+DEFAULT_IMAGES = Path("images")
+DEFAULT_NAMESPACE = "imgkit"
+OVERLAY_NAME = "compat.yaml"   # users' compat data beside their matrix files
+
+
+@dataclass(frozen=True)
+class Selection:
+    images: Path = DEFAULT_IMAGES           # the folder of matrix files (*.yaml)
+    namespace: str = DEFAULT_NAMESPACE      # repository prefix of the shared layers
+    cuda: str | None = None                 # only images of this CUDA release
+    only: tuple[str, ...] = ()              # only tags matching any of these globs (+ parents)
+    templates: Path | None = None           # default: templates/ beside the matrix folder
+    compat_file: Path | None = None         # default: compat.yaml in the matrix folder
+
+    @property
+    def templates_dir(self) -> Path:
+        path = self.templates if self.templates is not None else (
+            self.images.resolve().parent / "templates")
+        if not path.is_dir():
+            raise UsageError(f"template directory {path} not found", hint="pass --templates DIR")
+        return path
+
+    @property
+    def compat_overlay(self) -> Path | None:
+        """The user's compat data: --compat FILE, else compat.yaml in the matrix folder."""
+        if self.compat_file is not None:
+            return self.compat_file
+        beside = self.images / OVERLAY_NAME
+        return beside if beside.is_file() else None
+
+    @property
+    def options(self) -> dict[str, object]:
+        """What of it shapes a plan besides the files it names (the plan cache's key)."""
+        return {"namespace": self.namespace, "cuda": self.cuda, "only": list(self.only),
+                "compat": str(self.compat_file) if self.compat_file else None}
+
+    def matrix_args(self) -> tuple[str, ...]:
+        """The options another imgkit (a CI job's) needs to see the same matrix (defaults
+        left out); the selection's --cuda/--only are not among them."""
+        args: list[str] = []
+        if self.images != DEFAULT_IMAGES:
+            args += ["--images", str(self.images)]
+        if self.namespace != DEFAULT_NAMESPACE:
+            args += ["--namespace", self.namespace]
+        if self.compat_file is not None:
+            args += ["--compat", str(self.compat_file)]
+        return tuple(args)

@@ -1,0 +1,93 @@
+"""`imgkit verify` and `imgkit sbom`: judge one image (local, staged, or by registry digest)
+and keep its verdict as the ticket of the image id judged; the image's CycloneDX SBOM."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from .. import report
+from ..engine import Engine, connect
+from ..errors import EXIT_FAILED, EXIT_HOST, EXIT_OK, Inconsistent, RegistryError, UsageError
+from ..options import PUBLISH_DEFAULTS, VerifyOptions
+from ..registry.candidates import lookup
+from ..registry.reference import remote_ref
+from ..registry.remote import attach_sbom, attach_verdict, fetch
+from . import tickets
+from .expect import check_gpus
+from .run import inventory, judge_report
+from .run import verify as run_verify
+
+
+def verify(*, image: str, options: VerifyOptions, json_file: Path | None = None,
+           junit_file: Path | None = None, markdown_file: Path | None = None,
+           attest: bool = False, candidates: Path | None = None,
+           from_report: Path | None = None) -> int:
+    """Judge one image; every output the user asked for is written whatever the verdict.
+    A registry reference is pulled by digest first; with `attest` the verdict is attached
+    next to that digest in its registry. With `candidates`, `image` is the matrix's tag of
+    an image an earlier job staged: that digest is judged."""
+    check_gpus(options.gpus)                                  # bad --gpus: exit 2 first
+    if candidates is not None:
+        image = lookup(candidates, image).reference           # not staged: exit 2
+    remote = remote_ref(image)
+    if attest and remote is None:
+        raise UsageError(f"--attest needs a registry reference, not {image!r}",
+                         hint="e.g. imgkit verify registry.example.com/ml/paddle@sha256:... --attest")
+    engine = connect()
+    retry_for = PUBLISH_DEFAULTS.retry_for
+    if remote is not None:
+        remote = fetch(engine, remote, retry_for=retry_for)   # pull by digest
+    local = image if remote is None else remote.local_ref
+    if from_report is not None:                               # a Job ran the probe elsewhere
+        verdict = judge_report(engine, local, report_text(from_report), options)
+    else:
+        verdict = run_verify(engine, local, options)
+    tickets.record(verdict)                                   # what publish gates on
+    if attest and remote is not None:
+        document = tickets.document(verdict.image_id)
+        if document is None:
+            raise RegistryError(remote.registry, f"no recorded verdict for {verdict.image_id}")
+        tag = attach_verdict(engine, remote, verdict.image_id, document, retry_for=retry_for)
+        report.stderr_line(f"attached the verdict to {remote.registry}/{remote.repository}@"
+                           f"{remote.digest} ({tag})")
+        if not verdict.failed:                                # what promotion copies along
+            tag = attach_sbom(engine, remote, sbom_document(engine, image, verdict.image_id),
+                              retry_for=retry_for)
+            report.stderr_line(f"attached the SBOM ({tag})")
+    report.write_verdict(verdict, json_file=json_file, junit_file=junit_file,
+                         markdown_file=markdown_file)
+    if verdict.host_failure:
+        return EXIT_HOST
+    return EXIT_FAILED if verdict.failed else EXIT_OK
+
+
+def report_text(path: Path) -> str:
+    """The probe's JSON from a Job's log (anything printed before it is left out)."""
+    try:
+        text = path.read_text(errors="replace")
+    except OSError as exc:
+        raise UsageError(f"--from-report {path}: {exc.strerror}")
+    start = text.find("{")
+    return text[start:] if start >= 0 else text
+
+
+def sbom_document(engine: Engine, ref: str, image_id: str, timeout: int = 600) -> bytes:
+    """The CycloneDX SBOM of image `image_id` (named `ref` in it), read inside a throwaway
+    container of exactly that image."""
+    from .sbom import sbom as sbom_json  # cyclonedx and pydantic: not on a plain verify's start-up
+    info, facts = inventory(engine, image_id, VerifyOptions(timeout=timeout), name=ref)
+    if facts.inventory is None:
+        raise Inconsistent(f"{ref}: the probe's inventory went missing after it was checked")
+    return sbom_json(ref, info.id, info.labels, facts.libraries, facts.inventory).encode()
+
+
+def sbom(*, image: str, out: Path, timeout: int) -> None:
+    """Write the image's CycloneDX SBOM to `out`."""
+    engine = connect()                                        # unreachable: exit 3
+    info = engine.image(image)
+    if info is None:
+        raise UsageError(f"image {image!r} not found in the local engine",
+                         hint="build it (imgkit build) or pull it first")
+    document = sbom_document(engine, image, info.id, timeout)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_bytes(document)
+    report.stderr_line(f"wrote {out}")
