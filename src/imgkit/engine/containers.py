@@ -5,7 +5,6 @@ from __future__ import annotations
 import base64
 import json
 import time
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from .. import labels
@@ -96,6 +95,8 @@ class Containers(Client):
         except docker.errors.APIError as exc:
             raise ContainerFailed(str(exc.explanation or exc))
         try:
+            # imported here: concurrent.futures brings logging, ~4 ms a no-op build never needs
+            from concurrent.futures import ThreadPoolExecutor
             with ThreadPoolExecutor(max_workers=8) as pool:  # one HEAD request per path
                 return dict(zip(paths, pool.map(lambda path: self._stat(cid, path), paths)))
         finally:
