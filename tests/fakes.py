@@ -44,8 +44,8 @@ class FakeEngine:
         return self.images.get(ref)
 
     def build(self, context_dir: Path, label: str, *, extra_hosts: dict[str, str],
-              on_line: Callable[[str], None], cancel: threading.Event) -> str:
-        self._note("build", label)
+              on_line: Callable[[str], None], cancel: threading.Event, nocache: bool = False) -> str:
+        self._note("build without cache" if nocache else "build", label)
         if not (context_dir / "Dockerfile").is_file():
             raise AssertionError(f"{label}: built without its Dockerfile")
         if label in self.failing:

@@ -90,7 +90,26 @@ def test_up_to_date_images_are_not_built_unless_forced(contexts: list[Context]) 
     assert {r.status for r in results} == {UP_TO_DATE} and not engine.events
     results = Builder(engine, BuildOptions(force=True), {}, lambda *_: None).run(contexts, fresh)
     assert {r.status for r in results} == {BUILT}
-    assert sorted(t for what, t in engine.events if what == "build") == sorted(c.target.tag for c in contexts)
+    assert sorted(t for what, t in engine.events if what == "build without cache") == sorted(
+        c.target.tag for c in contexts)
+
+
+def test_force_keeping_parents_rebuilds_anew_only_what_was_named_and_what_stands_on_it(
+        contexts: list[Context]) -> None:
+    engine = FakeEngine()
+    engine.add(contexts[0].target.base or "")
+    run(engine, contexts)
+    fresh = {c.target.tag: Freshness("", engine.image(c.target.tag)) for c in contexts}
+    cudnn = next(c.target.tag for c in contexts if c.target.layer == "cudnn")
+    engine.events.clear()
+    results = Builder(engine, BuildOptions(force=True, keep_parents=True), {}, lambda *_: None,
+                      forced={cudnn}).run(contexts, fresh)
+    statuses = {r.tag: r.status for r in results}
+    below = {c.target.tag for c in contexts if c.target.parent == cudnn}
+    assert ("build without cache", cudnn) in engine.events
+    assert all(("build", t) in engine.events for t in below)     # on the new parent, cache allowed
+    assert statuses[contexts[0].target.tag] == UP_TO_DATE         # the parents are kept
+    assert all(statuses[t] == BUILT for t in below)
 
 
 # -- the publish gate -----------------------------------------------------------------------

@@ -57,9 +57,12 @@ def test_build_skip_force_and_reproduce(engine, base_image, project, namespace, 
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == info.id
 
-    # --force rebuilds, retags and leaves no dangling copy of the old image
+    # --force rebuilds without the layer cache (a new image), retags and leaves no dangling
+    # copy of the old image
     _, forced = build(engine, project, namespace, force=True)
     assert {r.status for r in forced.values()} == {BUILT}
+    rebuilt = engine.image(leaf.target.tag)
+    assert rebuilt is not None and rebuilt.id != info.id
     dangling = engine.client.images.list(filters={"dangling": True})
     assert info.id not in {d.id for d in dangling}
 
@@ -446,3 +449,32 @@ def test_an_extension_family_builds_on_its_parent_and_keeps_its_stack(  # type: 
     verify(parent)
     checks = verify(ext)
     assert checks["parent-stack"] == "pass" and checks["pip.check"] == "pass"
+
+
+def test_a_second_build_waits_for_the_first_instead_of_failing(  # type: ignore[no-untyped-def]
+        engine, base_image, project, namespace):
+    """Two builds on one host: the second says it waits, then builds once the first is done
+    (here the first is this test, holding the host's build lock)."""
+    from imgkit.builder.hostlock import one_build_at_a_time
+    contexts, _ = build(engine, project, namespace)
+    root = contexts[0].target.tag
+    engine.untag(root)          # out of date: the next build makes it again (from the layer cache)
+    command = [sys.executable, "-m", "imgkit", "build", "--images", str(project / "images"),
+               "--namespace", namespace, "--only", root]
+    with one_build_at_a_time(lambda _: None):
+        second = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            assert second.stderr is not None
+            said = ""
+            deadline = time.monotonic() + 120
+            while "waiting" not in said and time.monotonic() < deadline and second.poll() is None:
+                said += second.stderr.readline()
+            assert "another imgkit build is building on this host" in said, said
+            time.sleep(1)
+            assert second.poll() is None and engine.image(root) is None   # still waiting
+        except BaseException:
+            second.kill()
+            raise
+    out, err = second.communicate(timeout=600)
+    assert second.returncode == 0, said + err
+    assert engine.image(root) is not None

@@ -54,6 +54,14 @@ def test_select_cuda_keeps_ancestors_only_of_that_slice() -> None:
     assert [t.layer for t in only.targets] == ["python", "cuda", "cudnn", "nccl", "framework"]
 
 
+def test_only_may_name_a_shared_parent_of_the_cuda_slice() -> None:
+    sliced = select(bundled(), cuda="11.8", only=("imgkit/python:3.11-bookworm",))
+    assert [t.tag for t in sliced.targets] == ["imgkit/python:3.11-bookworm"]
+    assert sliced.named == ("imgkit/python:3.11-bookworm",) and not sliced.finals
+    with pytest.raises(CompatError, match="nothing in the matrix matches --only 'imgkit/python:3.13-trixie'"):
+        select(bundled(), cuda="11.8", only=("imgkit/python:3.13-trixie",))
+
+
 def test_unknown_cuda_in_selection_is_refused_with_choices() -> None:
     with pytest.raises(CompatError, match="no image in the matrix has CUDA '99.9'") as info:
         select(bundled(), cuda="99.9")

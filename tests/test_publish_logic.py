@@ -212,10 +212,43 @@ def test_refused_credentials_are_an_auth_error_at_once(token_registry: str) -> N
     assert caught.value.exit_code == 3 and "wrong" not in str(caught.value)
 
 
-def test_a_registry_that_stays_down_fails_within_the_retry_bound() -> None:
+def test_a_refused_connection_fails_at_once_as_unreachable() -> None:
     import time
+
+    from imgkit.errors import EXIT_HOST, RegistryUnreachable
     started = time.monotonic()
-    with RegistryClient(Endpoint("127.0.0.1:9", secure=False), retry_for=1) as client:
-        with pytest.raises(RegistryError) as caught:
+    with RegistryClient(Endpoint("127.0.0.1:9", secure=False), retry_for=60) as client:
+        with pytest.raises(RegistryUnreachable) as caught:
             client.manifest("ml/paddle", "2.6.2")
-    assert caught.value.transient and time.monotonic() - started < 10
+    assert "connection refused" in caught.value.message and not caught.value.transient
+    assert caught.value.exit_code == EXIT_HOST and time.monotonic() - started < 5
+
+
+def test_a_registry_that_stays_down_fails_within_the_retry_bound_saying_each_retry(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    import http.server
+    import threading
+    import time
+
+    class Unavailable(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+            self.send_response(503)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            pass
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Unavailable)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        started = time.monotonic()
+        endpoint = Endpoint(f"127.0.0.1:{server.server_address[1]}", secure=False)
+        with RegistryClient(endpoint, retry_for=2) as client:
+            with pytest.raises(RegistryError) as caught:
+                client.manifest("ml/paddle", "2.6.2")
+    finally:
+        server.shutdown()
+    assert caught.value.transient and "503" in caught.value.message
+    assert time.monotonic() - started < 10
+    said = capsys.readouterr().err
+    assert said.count("retrying in ") >= 2 and "503 Service Unavailable" in said

@@ -29,3 +29,11 @@ def test_valid_references(ref: str) -> None:
 def test_invalid_references_say_why(ref: str, why: str) -> None:
     reason = problem(ref)
     assert reason is not None and why in reason
+
+
+@pytest.mark.parametrize("ref,path", [("Paddle:1", "Paddle"), ("team/Paddle:1", "team/Paddle"),
+                                      ("127.0.0.1:5000/ML/paddle:1", "ML/paddle")])
+def test_upper_case_names_say_that_is_why(ref: str, path: str) -> None:
+    reason = problem(ref)
+    assert reason is not None and f"repository names are lowercase: {path!r}" in reason
+    assert f"try {path.lower()!r}" in reason

@@ -64,3 +64,14 @@ def test_a_tag_that_moved_since_its_verdict_says_so() -> None:
     earlier = tickets.record(verdict(A))
     why = tickets.refusal("paddle:2.6.2", B, tickets.lookup(B), allow_gpu_unverified=True, earlier=earlier)
     assert why is not None and "verified as sha256:aaaaaaaaaaaa" in why and "now sha256:bbbbbbbbbbbb" in why
+
+
+def test_a_run_judged_by_expect_overrides_never_replaces_a_plain_ticket() -> None:
+    plain = tickets.record(verdict(A))
+    assert plain is not None
+    assert tickets.record(verdict(A, passed=False), ("cuda=12.4",)) is None
+    assert tickets.lookup(A) == plain                       # the image's own claims stand
+    tickets.path_of(A).unlink()
+    overridden = tickets.record(verdict(A, passed=False), ("cuda=12.4",))
+    assert overridden is not None and overridden.overrides == ("cuda=12.4",)
+    assert tickets.record(verdict(A)) is not None and not tickets.lookup(A).overrides  # type: ignore[union-attr]

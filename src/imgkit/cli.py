@@ -44,6 +44,9 @@ ONLY = typer.Option([], "--only", help="Only tags matching this glob, plus their
                     "(repeatable: any of the globs).")
 JSON = typer.Option(None, "--json", help="Also write the result as JSON to this file.")
 CANDIDATES = "Directory of `imgkit publish --candidate --json` files from earlier CI jobs"
+RETRY_FOR = typer.Option(PUBLISH_DEFAULTS.retry_for, "--retry-for", min=0,
+                         help="Seconds to keep retrying a registry failure that may heal (timeouts, "
+                              "5xx, 429); a refused connection or an unknown host fails at once.")
 COMPAT = typer.Option(None, "--compat", help="Your compatibility data (new CUDA releases, framework "
                       "builds), merged over the shipped data (default: compat.yaml in --images).")
 
@@ -69,7 +72,12 @@ def build(
     cuda: Optional[str] = CUDA,
     only: list[str] = ONLY,
     jobs: int = typer.Option(BUILD_DEFAULTS.jobs, "--jobs", "-j", min=1, help="Images built at once."),
-    force: bool = typer.Option(False, "--force", help="Rebuild even what is up to date."),
+    force: bool = typer.Option(False, "--force", help="Rebuild the selection's images, even "
+                               "up-to-date ones, without the layer cache (fresh apt and pip "
+                               "packages), parents included."),
+    keep_parents: bool = typer.Option(False, "--keep-parents", help="With --force: rebuild "
+                                      "anew only the images --cuda/--only select; their "
+                                      "parents are reused when up to date."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Say what would be built; build nothing."),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Stream full build logs."),
     images: Path = IMAGES,
@@ -93,13 +101,18 @@ def build(
     candidates: Optional[Path] = typer.Option(
         None, "--candidates", help=f"{CANDIDATES}: the images they staged are pulled by "
                                    "digest and built on, never rebuilt."),
+    retry_for: float = RETRY_FOR,
 ) -> None:
     """Render and build the matrix (or a slice of it); skip what is up to date."""
+    if keep_parents and not force:
+        raise UsageError("--keep-parents only says what --force rebuilds", hint="add --force")
     from .builder.command import build as run
     code = run(Selection(images, namespace, cuda, tuple(only), templates, compat_file),
-               options=BuildOptions(jobs=jobs, force=force, dry_run=dry_run), verbose=verbose,
+               options=BuildOptions(jobs=jobs, force=force, keep_parents=keep_parents,
+                                    dry_run=dry_run), verbose=verbose,
                ca_bundle=ca_bundle, index_url=index_url, base_source=base_source,
-               mirrors=mirror or [], json_file=json_file, candidates=candidates)
+               mirrors=mirror or [], json_file=json_file, candidates=candidates,
+               retry_for=retry_for)
     raise typer.Exit(code)
 
 
@@ -174,6 +187,7 @@ def verify(
     from_report: Optional[Path] = typer.Option(
         None, "--from-report", help="Judge the probe's report from this file (the log of a "
                                     "Job of `imgkit export k8s`) instead of running it here."),
+    retry_for: float = RETRY_FOR,
 ) -> None:
     """Prove an image's stack matches its tag and that the GPU really computes.
 
@@ -189,7 +203,7 @@ def verify(
     from .verify.command import verify as run
     raise typer.Exit(run(image=image, options=options, json_file=json_file, junit_file=junit_file,
                          markdown_file=markdown_file, attest=attest, candidates=candidates,
-                         from_report=from_report))
+                         from_report=from_report, retry_for=retry_for))
 
 
 @app.command()
@@ -210,8 +224,7 @@ def publish(
                                    "only (no human tags, no verdict), to verify by digest later."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Check the gate, say what would be "
                                                           "pushed; touch no registry."),
-    retry_for: float = typer.Option(PUBLISH_DEFAULTS.retry_for, "--retry-for", min=0,
-                                    help="Seconds to keep retrying a transient registry failure."),
+    retry_for: float = RETRY_FOR,
     images: Path = IMAGES,
     namespace: str = NAMESPACE,
     compat_file: Optional[Path] = COMPAT,
@@ -243,8 +256,7 @@ def promote(
     allow_gpu_unverified: bool = typer.Option(
         False, "--allow-gpu-unverified", help="Accept an attached verdict whose GPU checks did "
                                               "not run."),
-    retry_for: float = typer.Option(PUBLISH_DEFAULTS.retry_for, "--retry-for", min=0,
-                                    help="Seconds to keep retrying a transient registry failure."),
+    retry_for: float = RETRY_FOR,
     json_file: Optional[Path] = JSON,
     candidates: Optional[Path] = typer.Option(
         None, "--candidates", help=f"{CANDIDATES}: SOURCE names one of the images they staged."),

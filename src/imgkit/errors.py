@@ -125,3 +125,15 @@ class ContainerFailed(ImgkitError):
     def __init__(self, explanation: str) -> None:
         super().__init__(f"the container could not start: {explanation.strip()[:300]}")
         self.explanation = explanation
+
+
+class RegistryUnreachable(RegistryError):
+    """Nothing answers at the registry's address (connection refused, a name that does not
+    resolve): no retry can help, and the host is what must change."""
+
+    exit_code = EXIT_HOST
+
+    def __init__(self, registry: str, reason: str) -> None:
+        super().__init__(registry, f"cannot connect: {reason}",
+                         hint=f"check the address {registry!r} and that the registry is running "
+                              "and reachable from this host")

@@ -9,7 +9,8 @@ from dataclasses import dataclass
 @dataclass(frozen=True)
 class BuildOptions:
     jobs: int = 2                   # images built at once
-    force: bool = False             # rebuild even what is up to date
+    force: bool = False             # rebuild without the layer cache, even what is up to date
+    keep_parents: bool = False      # with force: only the images --cuda/--only name
     dry_run: bool = False           # say what would be built; build nothing
 
 

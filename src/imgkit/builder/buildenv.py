@@ -108,7 +108,8 @@ class SecretServer:
             self._server = http.server.ThreadingHTTPServer((self.bind_ip, PORT), Handler)
         except OSError as exc:
             raise HostError(f"cannot serve build settings on {self.bind_ip}:{PORT}: "
-                            f"{exc.strerror}", hint="is another `imgkit build` running?")
+                            f"{exc.strerror}", hint=f"another program holds port {PORT} on the "
+                            "Docker bridge (imgkit builds wait for each other, so not one of them)")
         # A short poll interval: shutdown() waits up to one interval.
         threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
                          daemon=True).start()

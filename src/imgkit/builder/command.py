@@ -3,25 +3,27 @@ first, in parallel, up-to-date images skipped), report; what an image weighs."""
 from __future__ import annotations
 
 import time
+from contextlib import nullcontext
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Collection
 
 from .. import labels, report
 from ..engine import Engine, connect
 from ..errors import EXIT_FAILED, EXIT_OK, Inconsistent, UsageError
 from ..matrix.compat import OsRelease
+from ..matrix.load import load_plan
 from ..matrix.plan import Plan, split_given
 from ..options import PUBLISH_DEFAULTS, BuildOptions
 from ..registry.candidates import load as load_candidates
 from ..registry.remote import fetch
-from ..render.command import render_contexts
-from ..render.contexts import Context
+from ..render.contexts import Context, render_plan
 from ..render.stamp import Stamp
 from ..selection import Selection
 from . import plancache
 from .base import ensure_base, parse_mirrors
 from .buildenv import BuildEnv, SecretServer, build_env
 from .freshness import check_freshness
+from .hostlock import one_build_at_a_time
 from .noop import answer_if_up_to_date, summarize
 from .outcome import Result
 from .scheduler import Builder
@@ -31,7 +33,7 @@ from .weights import heaviest, layers, overruns
 def build(selection: Selection, *, options: BuildOptions, verbose: bool = False,
           ca_bundle: str | None = None, index_url: str | None = None, base_source: str = "auto",
           mirrors: list[str] | None = None, json_file: Path | None = None,
-          candidates: Path | None = None) -> int:
+          candidates: Path | None = None, retry_for: float = PUBLISH_DEFAULTS.retry_for) -> int:
     """Validate, render, then build; returns the exit code (1 if any image failed).
     `candidates`: images staged by earlier CI jobs are pulled by digest, never rebuilt."""
     started = time.monotonic()
@@ -41,15 +43,18 @@ def build(selection: Selection, *, options: BuildOptions, verbose: bool = False,
     if not (options.force or options.dry_run or candidates) and answer_if_up_to_date(
             key, started, json_file):
         return EXIT_OK
-    contexts = render_contexts(selection)                     # bad matrix: exit 2
+    plan = load_plan(selection)                               # bad matrix: exit 2
+    contexts = render_plan(plan, selection.templates_dir)
     if candidates is None:
         plancache.store(key, [c.stamp for c in contexts])
     engine = connect()                                        # unreachable: exit 3
     if candidates is not None:
-        contexts = take_staged(engine, candidates, contexts, dry_run=options.dry_run)
+        contexts = take_staged(engine, candidates, contexts, dry_run=options.dry_run,
+                               retry_for=retry_for)
     if not options.dry_run:
         make_bases(engine, contexts, base_source, mirror_map)
-    results = run_builds(engine, contexts, env, options, verbose)
+    forced = plan.named if options.keep_parents else None     # --force: which lose the cache
+    results = run_builds(engine, contexts, env, options, verbose, forced)
     done = {r.tag for r in results}
     stamps = [c.stamp for c in contexts if c.target.tag in done]
     results = summarize(engine, results, stamps, started, json_file)
@@ -62,7 +67,7 @@ def build(selection: Selection, *, options: BuildOptions, verbose: bool = False,
 
 
 def take_staged(engine: Engine, candidates: Path, contexts: list[Context], *,
-                dry_run: bool) -> list[Context]:
+                dry_run: bool, retry_for: float) -> list[Context]:
     """The images of the selection that earlier jobs staged are pulled by digest and tagged
     as the matrix names them; returns the contexts still to build (on top of them)."""
     staged = load_candidates(candidates)                      # a bad file: exit 2
@@ -72,7 +77,7 @@ def take_staged(engine: Engine, candidates: Path, contexts: list[Context], *,
         if dry_run:
             report.stderr_line(f"would take {tag} from {candidate.reference}")
             continue
-        pulled = fetch(engine, candidate.remote, retry_for=PUBLISH_DEFAULTS.retry_for)
+        pulled = fetch(engine, candidate.remote, retry_for=retry_for)
         info = engine.image(pulled.local_ref)
         if info is None or info.id != candidate.image_id:
             raise UsageError(f"{candidate.reference} holds another image than {candidates} says "
@@ -99,19 +104,20 @@ def make_bases(engine: Engine, contexts: list[Context], source: str,
 
 
 def run_builds(engine: Engine, contexts: list[Context], env: BuildEnv, options: BuildOptions,
-               verbose: bool) -> list[Result]:
+               verbose: bool, forced: Collection[str] | None = None) -> list[Result]:
     """Every context through the scheduler, with the build-settings server up while
     something is really built."""
     freshness = check_freshness(engine, [c.stamp for c in contexts])
     builds = not options.dry_run and (options.force or not all(f.fresh for f in freshness.values()))
-    with SecretServer(env if builds else BuildEnv(),
-                      engine.bridge_gateway() if builds else "") as server:
-        if builds:  # holding the server's port, no other imgkit build runs on this host
+    with (one_build_at_a_time(report.stderr_line) if builds else nullcontext()), \
+            SecretServer(env if builds else BuildEnv(),
+                         engine.bridge_gateway() if builds else "") as server:
+        if builds:  # holding the host's build lock, no other imgkit build runs beside this one
             stale = engine.remove_stale_build_steps([c.target.tag for c in contexts])
             if stale:
                 report.stderr_line(f"removed {stale} stopped build step container(s) an "
                                    "interrupted build left")
-        return Builder(engine, options, server.extra_hosts, progress(verbose)).run(
+        return Builder(engine, options, server.extra_hosts, progress(verbose), forced).run(
             contexts, freshness)
 
 

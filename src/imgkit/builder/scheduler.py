@@ -8,7 +8,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, Collection
 
 from ..engine import Engine
 from ..errors import BuildFailed, Cancelled
@@ -25,22 +25,28 @@ Listener = Callable[[str, str, str], None]  # (tag, event, text)
 
 class Builder:
     def __init__(self, engine: Engine, options: BuildOptions, extra_hosts: dict[str, str],
-                 listener: Listener) -> None:
+                 listener: Listener, forced: Collection[str] | None = None) -> None:
+        """`forced`: with options.force, the tags rebuilt without cache (None: every one)."""
         self.engine = engine
         self.options = options
         self.extra_hosts = extra_hosts
         self.listener = listener
+        self.forced = forced
         self.cancel = threading.Event()
 
-    def _one(self, context: Context, freshness: Freshness) -> Result:
+    def _forced(self, tag: str) -> bool:
+        return self.options.force and (self.forced is None or tag in self.forced)
+
+    def _one(self, context: Context, freshness: Freshness, parent_built: bool) -> Result:
         tag = context.target.tag
         start = time.monotonic()
-        if self.options.force:
-            why = "--force"
-        elif freshness.fresh:
+        nocache = self._forced(tag)
+        if nocache:
+            why = "--force: no layer cache"
+        elif freshness.fresh and not parent_built:
             return up_to_date(tag, freshness)
         else:
-            why = freshness.why
+            why = freshness.why or f"parent {context.target.parent} was rebuilt"
         if self.options.dry_run:
             return Result(tag, WOULD_BUILD, reason=why)
         self.listener(tag, "start", why)
@@ -49,7 +55,7 @@ class Builder:
         try:
             path = write_context(context, workdir)
             image_id = self.engine.build(
-                path, tag, extra_hosts=self.extra_hosts, cancel=self.cancel,
+                path, tag, extra_hosts=self.extra_hosts, cancel=self.cancel, nocache=nocache,
                 on_line=lambda line: self.listener(tag, "log", line))
             if self.cancel.is_set():  # finished while stopping: do not tag it
                 self.engine.remove_if_unused(image_id)
@@ -89,7 +95,8 @@ class Builder:
                                                   reason=f"parent {parent} {results[parent].status}")
                             self.listener(tag, SKIPPED, results[tag].reason)
                             continue
-                        running[pool.submit(self._one, ctx, freshness[tag])] = tag
+                        parent_built = parent in results and results[parent].status == BUILT
+                        running[pool.submit(self._one, ctx, freshness[tag], parent_built)] = tag
                 if running:
                     self._collect(running, results, timeout=0.5)
             if self.cancel.is_set():

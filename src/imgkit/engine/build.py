@@ -21,11 +21,13 @@ LOST_HINT = ("check that dockerd is running (it may have restarted), then build 
 
 class Builds(Client):
     def build(self, context_dir: Path, label: str, *, extra_hosts: dict[str, str],
-              on_line: Callable[[str], None], cancel: threading.Event) -> str:
+              on_line: Callable[[str], None], cancel: threading.Event,
+              nocache: bool = False) -> str:
         """Build the context into an *untagged* image and return its id. Tagging is the
         caller's job once the build succeeded, so no tag ever points at a half-built image.
-        Once `cancel` is set, the log is read on (unshown) until the daemon ends the build,
-        which `stop_build_steps` hastens, and Cancelled is raised."""
+        `nocache`: every step runs anew (fresh apt and pip packages). Once `cancel` is set,
+        the log is read on (unshown) until the daemon ends the build, which
+        `stop_build_steps` hastens, and Cancelled is raised."""
         import requests.exceptions
         import urllib3.exceptions
         tail: deque[str] = deque(maxlen=LOG_TAIL)
@@ -34,7 +36,7 @@ class Builds(Client):
         image_id = None
         try:
             stream = self.api.build(path=str(context_dir), rm=True, forcerm=True, pull=False,
-                                    decode=True, extra_hosts=extra_hosts)
+                                    decode=True, extra_hosts=extra_hosts, nocache=nocache)
             try:
                 for chunk in checked(stream):
                     text = str(chunk.get("stream") or "")
@@ -94,8 +96,8 @@ class Builds(Client):
     def remove_stale_build_steps(self, tags: list[str]) -> int:
         """Remove the stopped step containers an interrupted build of `tags` left (a build
         step's container carries the title label and runs an untagged image); returns how
-        many. Only one `imgkit build` runs on a host at a time (its settings server holds
-        a fixed port), so a stopped one is no other build's."""
+        many. Only one `imgkit build` builds on a host at a time (builder/hostlock.py), so a
+        stopped one is no other build's."""
         import docker.errors
         wanted, removed = set(tags), 0
         for container in self.api.containers(all=True, filters={"label": labels.TITLE}):

@@ -61,6 +61,7 @@ class Target:
 class Plan:
     targets: tuple[Target, ...]    # parents always before children
     finals: tuple[str, ...] = field(default=())  # tags a family asked for by name
+    named: tuple[str, ...] = field(default=())   # tags --cuda/--only selected (the rest: their parents)
 
     def get(self, tag: str) -> Target:
         for t in self.targets:
@@ -358,20 +359,28 @@ def select(plan: Plan, cuda: str | None = None, only: Sequence[str] = ()) -> Pla
         known = sorted({t.cuda for t in plan.targets if t.cuda}, key=version_key)
         raise CompatError(f"no image in the matrix has CUDA {cuda!r}",
                           hint=f"CUDA versions in the matrix: {', '.join(known)}")
-    in_cuda = [t for t in plan.targets if cuda is None or t.cuda == cuda]
+    in_cuda = _with_ancestors(plan, [t for t in plan.targets if cuda is None or t.cuda == cuda])
     for glob in only:
         if not any(_matches(t, glob) for t in in_cuda):
             raise CompatError(f"nothing in the matrix matches --only {glob!r}"
                               + (f" with CUDA {cuda}" if cuda else ""))
     wanted = [t for t in in_cuda if not only or any(_matches(t, glob) for glob in only)]
+    keep = {t.tag for t in _with_ancestors(plan, wanted)}
+    return Plan(targets=tuple(t for t in plan.targets if t.tag in keep),
+                finals=tuple(f for f in plan.finals if f in keep),
+                named=tuple(t.tag for t in wanted))
+
+
+def _with_ancestors(plan: Plan, targets: Sequence[Target]) -> list[Target]:
+    """`targets` and every image below them (a CUDA slice stands on shared python layers,
+    which carry no CUDA release of their own), in the plan's order."""
     keep: set[str] = set()
-    for target in wanted:
+    for target in targets:
         tag: str | None = target.tag
         while tag is not None and tag not in keep:
             keep.add(tag)
             tag = plan.get(tag).parent
-    return Plan(targets=tuple(t for t in plan.targets if t.tag in keep),
-                finals=tuple(f for f in plan.finals if f in keep))
+    return [t for t in plan.targets if t.tag in keep]
 
 
 def split_given(plan: Plan, given: Collection[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:

@@ -76,6 +76,9 @@ def publish_selection(selection: Selection, tags: list[str]) -> list[Wanted]:
     """The images named (with the aliases the matrix gives them), else the matrix's final
     images in the --cuda/--only selection."""
     for tag in tags:
+        if "@" in tag:
+            raise UsageError(f"{tag!r}: publish takes local images by name:tag; a registry "
+                             "digest is promoted", hint=f"imgkit promote {tag} --to HOST/REPOSITORY")
         why = problem(tag)
         if why is not None:
             raise UsageError(f"{tag!r} is not an image reference: {why}")

@@ -18,7 +18,7 @@ from ..registry import artifacts, skopeo
 from ..registry.artifacts import Artifact
 from ..registry.client import RegistryClient, endpoint_of
 from ..registry.destination import NAMESPACE, REGISTRY
-from ..registry.reference import is_registry_host
+from ..registry.reference import is_registry_host, upper_case
 from ..verify import tickets
 from .push import Published, id_tag
 
@@ -38,6 +38,8 @@ class Repository:
 def parse_source(text: str) -> tuple[Repository, str]:
     """HOST/REPO@sha256:... -> (repository, digest); a tag is refused: tags move."""
     match = DIGEST_REF.match(text.strip())
+    if match and is_registry_host(match["registry"]) and upper_case(match["repository"]):
+        raise UsageError(f"{text!r}: {upper_case(match['repository'])}")
     if not match or not is_registry_host(match["registry"]) or not NAMESPACE.match(match["repository"]):
         raise UsageError(f"{text!r}: promotion copies by digest only",
                          hint="name the source as HOST/REPOSITORY@sha256:<64 hex digits>, e.g. the "
@@ -48,7 +50,8 @@ def parse_source(text: str) -> tuple[Repository, str]:
 def parse_target(text: str) -> Repository:
     registry, _, path = text.strip().rstrip("/").partition("/")
     if not (REGISTRY.match(registry) and is_registry_host(registry) and path and NAMESPACE.match(path)):
-        raise UsageError(f"--to {text!r}: expected HOST/REPOSITORY, e.g. registry.example.com/ml/paddle")
+        raise UsageError(f"--to {text!r}: " + (upper_case(path) or "expected HOST/REPOSITORY, e.g. "
+                                               "registry.example.com/ml/paddle"))
     return Repository(registry, path)
 
 
@@ -81,7 +84,8 @@ class Promoter:
         reference = f"{source}@{digest}"
         manifest = self.client(source.registry).manifest(source.path, digest)
         if manifest is None:
-            raise RegistryError(source.registry, f"{reference} is not in the registry")
+            raise UsageError(f"{reference} is not in the registry",
+                             hint="promote the digest `imgkit publish --candidate` printed")
         image_id = manifest.config_digest or ""
         artifact, why = self.gate(source, digest, image_id)
         if artifact is None:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Literal
 
 from ..engine import Engine
-from ..errors import Inconsistent, RegistryAuthError, RegistryError
+from ..errors import Inconsistent, RegistryAuthError, RegistryError, RegistryUnreachable, UsageError
 from ..options import PublishOptions
 from ..registry import artifacts, skopeo
 from ..registry.artifacts import Artifact
@@ -113,8 +113,8 @@ class Publisher:
         for item in gated:
             try:
                 self.push(item)
-            except RegistryAuthError:
-                raise
+            except (RegistryAuthError, RegistryUnreachable):
+                raise                  # exit 3: the next image could fare no better
             except RegistryError as exc:
                 failures[item.wanted.ref] = exc.message
         if failures:  # no human tag moves unless every image reached every destination
@@ -131,9 +131,10 @@ class Publisher:
         refused: list[Published] = []
         for item in wanted:
             info = self.engine.image(item.ref)
-            if info is None:
-                refused += self._refuse(item, "", f"{item.ref}: no such local image")
-                continue
+            if info is None:   # bad input, as for verify: exit 2 before anything is pushed
+                raise UsageError(f"no local image {item.ref!r}",
+                                 hint="build it (imgkit build) or pull it first; publish takes "
+                                      "local images by name:tag")
             ticket = tickets.lookup(info.id)
             why = None if self.options.candidate else tickets.refusal(
                 item.ref, info.id, ticket, allow_gpu_unverified=self.options.allow_gpu_unverified,

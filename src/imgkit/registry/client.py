@@ -14,6 +14,7 @@ import base64
 import hashlib
 import json
 import re
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, TypeVar
@@ -21,8 +22,9 @@ from urllib.parse import urljoin
 
 import requests
 import stamina
+import stamina.instrumentation
 
-from ..errors import RegistryAuthError, RegistryError
+from ..errors import ImgkitError, RegistryAuthError, RegistryError, RegistryUnreachable
 from .reference import DIGEST
 
 if TYPE_CHECKING:
@@ -208,11 +210,11 @@ class RegistryClient:
                     f"put the registry's CA in {CERTS_D}/{host}/ca.crt, as the engine expects"))
         except requests.exceptions.RequestException as exc:
             if self.endpoint.secure:
-                raise RegistryError(host, f"cannot connect: {type(exc).__name__}", transient=True)
+                raise connection_error(host, "GET /v2/", exc, self.timeout)
         try:
             self.session.get(f"http://{host}/v2/", timeout=self.timeout)
         except requests.exceptions.RequestException as exc:
-            raise RegistryError(host, f"cannot connect: {type(exc).__name__}", transient=True)
+            raise connection_error(host, "GET /v2/", exc, self.timeout)
         return f"http://{host}"
 
     def _send(self, method: str, path: str, repository: str, *, push: bool = False,
@@ -244,8 +246,7 @@ class RegistryClient:
             return self.session.request(method, url, headers=headers, timeout=self.timeout,
                                         verify=self._verify(), **kwargs)
         except requests.exceptions.RequestException as exc:
-            raise RegistryError(self.endpoint.registry, f"{method}: {type(exc).__name__}",
-                                transient=True)
+            raise connection_error(self.endpoint.registry, method, exc, self.timeout)
 
     def _authenticate(self, response: requests.Response, scope: str) -> bool:
         """Answer a 401's challenge (Basic, or a Bearer token for `scope`); False when it
@@ -273,8 +274,7 @@ class RegistryClient:
                                         auth=creds if creds and creds[0] != "<token>" else None,
                                         verify=self._verify())
         except requests.exceptions.RequestException as exc:
-            raise RegistryError(self.endpoint.registry, f"token service: {type(exc).__name__}",
-                                transient=True)
+            raise connection_error(self.endpoint.registry, "token service", exc, self.timeout)
         if response.status_code in (401, 403):
             raise RegistryAuthError(self.endpoint.registry,
                                     f"the token service refused the credentials ({response.status_code})")
@@ -290,6 +290,54 @@ class RegistryClient:
                           f"repository:{repository}:pull,push", {}, {})
         except (RegistryError, KeyError):
             pass  # an abandoned upload expires on its own
+
+
+# What the OS says when nothing can answer at an address: no retry can heal these.
+UNREACHABLE = (("connection refused", "connection refused"),
+               ("errno 111", "connection refused"),
+               ("name or service not known", "the name does not resolve"),
+               ("nodename nor servname", "the name does not resolve"),
+               ("temporary failure in name resolution", "the name does not resolve"),
+               ("no address associated with hostname", "the name does not resolve"),
+               ("no such host", "the name does not resolve"),
+               ("network is unreachable", "the network is unreachable"),
+               ("no route to host", "no route to the host"))
+
+
+def unreachable(text: str) -> str | None:
+    """The reason, when `text` (an error from requests, the engine or skopeo) says nothing
+    can answer at the registry's address; None for anything a retry may heal."""
+    lowered = text.lower()
+    return next((reason for needle, reason in UNREACHABLE if needle in lowered), None)
+
+
+def connection_error(registry: str, doing: str, exc: Exception, timeout: float) -> RegistryError:
+    """A request that got no answer: unreachable (exit 3 at once), else transient."""
+    if isinstance(exc, requests.exceptions.Timeout):
+        return RegistryError(registry, f"{doing}: no answer within {timeout:g} s", transient=True)
+    reason = unreachable(str(exc))
+    if reason is not None:
+        return RegistryUnreachable(registry, reason)
+    return RegistryError(registry, f"{doing}: {type(exc).__name__}: {_first_line(exc)}",
+                         transient=True)
+
+
+def _first_line(exc: BaseException) -> str:
+    lines = str(exc).strip().splitlines()
+    return lines[0][:200] if lines else ""
+
+
+def announce_retry(details: stamina.instrumentation.RetryDetails) -> None:
+    """A readable line per scheduled retry (stamina's default is a bare log event)."""
+    cause = details.caused_by
+    said = cause.message if isinstance(cause, ImgkitError) else f"{type(cause).__name__}: {cause}"
+    sys.stderr.write(f"retrying in {details.wait_for:.1f} s (attempt {details.retry_num + 1}, "
+                     f"{details.waited_so_far:.0f} s waited so far; --retry-for bounds it): "
+                     f"{said}\n")
+    sys.stderr.flush()
+
+
+stamina.instrumentation.set_on_retry_hooks([announce_retry])
 
 
 def retrying(attempt: Callable[[], T], retry_for: float, *, wait_max: float = 10.0) -> T:
@@ -313,4 +361,7 @@ def classify_engine_error(call: Callable[[], T], what: str) -> T:
         said = exc.message.split(": ", 1)[-1]
         if any(word in exc.message.lower() for word in ENGINE_AUTH_WORDS):
             raise RegistryAuthError(exc.registry, f"{what} was refused: {said}")
+        reason = unreachable(exc.message)
+        if reason is not None:
+            raise RegistryUnreachable(exc.registry, f"{reason} ({what})")
         raise RegistryError(exc.registry, f"{what} failed: {said}", transient=True)

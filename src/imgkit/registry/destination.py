@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 
 from ..errors import UsageError
-from .reference import DOMAIN, PATH_COMPONENT, is_registry_host, problem
+from .reference import DOMAIN, PATH_COMPONENT, is_registry_host, problem, upper_case
 
 REGISTRY = re.compile(rf"^{DOMAIN}$")
 NAMESPACE = re.compile(rf"^{PATH_COMPONENT}(?:/{PATH_COMPONENT})*$")
@@ -44,8 +44,9 @@ def parse_destination(text: str, flag: str = "--to") -> Destination:
                          hint="name the registry as Docker does: host[:port][/namespace], "
                               "e.g. registry.example.com/ml or 127.0.0.1:5000")
     if namespace and not NAMESPACE.match(namespace):
-        raise UsageError(f"{flag} {text!r}: namespace {namespace!r} is not a repository path "
-                         "(lowercase letters and digits, joined by '.', '_', '-', and '/')")
+        raise UsageError(f"{flag} {text!r}: " + (upper_case(namespace) or (
+            f"namespace {namespace!r} is not a repository path (lowercase letters and digits, "
+            "joined by '.', '_', '-', and '/')")))
     return Destination(registry=registry, namespace=namespace)
 
 

@@ -14,6 +14,7 @@ PATH_COMPONENT = rf"{ALNUM}(?:{SEPARATOR}{ALNUM})*"
 DOMAIN_COMPONENT = r"(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])"
 DOMAIN = rf"(?:{DOMAIN_COMPONENT}(?:\.{DOMAIN_COMPONENT})*|\[[a-fA-F0-9:]+\])(?::[0-9]+)?"
 NAME = re.compile(rf"^(?:{DOMAIN}/)?{PATH_COMPONENT}(?:/{PATH_COMPONENT})*$")
+REPOSITORY = re.compile(rf"^{PATH_COMPONENT}(?:/{PATH_COMPONENT})*$")
 TAG = re.compile(r"^[\w][\w.-]{0,127}$")
 NAME_MAX = 255
 
@@ -29,8 +30,21 @@ def problem(reference: str) -> str | None:
     if len(name) > NAME_MAX:
         return f"the name is {len(name)} characters long, more than {NAME_MAX}"
     if not NAME.match(name):
-        return (f"the name {name!r} is not valid: lowercase path components of letters and "
-                "digits, joined by '.', '_', '__' or '-', separated by '/'")
+        return f"the name {name!r} is not valid: " + (upper_case(name) or (
+            "lowercase path components of letters and digits, joined by '.', '_', '__' or "
+            "'-', separated by '/'"))
+    return None
+
+
+def upper_case(name: str) -> str | None:
+    """Why `name` (a repository, with or without its registry host) is refused when
+    upper-case letters in its path are all that is wrong with it, else None."""
+    host, slash, path = name.partition("/")
+    if not (slash and is_registry_host(host)):
+        host, path = "", name
+    if path != path.lower() and REPOSITORY.match(path.lower()):
+        return (f"repository names are lowercase: {path!r} has upper-case letters "
+                f"(try {path.lower()!r})")
     return None
 
 
@@ -55,6 +69,10 @@ class RemoteRef:
     def by_digest(self) -> bool:
         return bool(DIGEST.match(self.reference))
 
+    def __str__(self) -> str:
+        """As the user wrote it: HOST/REPO@sha256:... or HOST/REPO:TAG."""
+        return f"{self.registry}/{self.repository}{'@' if self.by_digest else ':'}{self.reference}"
+
 
 def remote_ref(text: str) -> RemoteRef | None:
     """HOST/REPO@sha256:... or HOST/REPO:TAG as a registry reference; None for a local name."""
@@ -71,4 +89,6 @@ def remote_ref(text: str) -> RemoteRef | None:
         if at:
             raise UsageError(f"{text!r}: name the registry, e.g. registry.example.com/ml/paddle@...")
         return None
+    if upper_case(path):
+        raise UsageError(f"{text!r}: {upper_case(path)}")
     return RemoteRef(registry=first, repository=path, reference=reference)

@@ -23,8 +23,9 @@ def fetch(engine: Engine, remote: RemoteRef, *, retry_for: float) -> RemoteRef:
     with _client(engine, remote.registry, retry_for) as client:
         manifest = client.manifest(remote.repository, remote.reference)
         if manifest is None:
-            raise UsageError(f"{remote.registry}/{remote.repository}@{remote.reference} is not in "
-                             "the registry")
+            raise UsageError(f"{remote} is not in the registry",
+                             hint=f"check the name, or list the tags: skopeo list-tags "
+                                  f"docker://{remote.registry}/{remote.repository}")
     by_digest = f"{remote.registry}/{remote.repository}@{manifest.digest}"
     credentials = client.endpoint.credentials
     retrying(lambda: classify_engine_error(lambda: engine.pull_checked(by_digest, credentials),

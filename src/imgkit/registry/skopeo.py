@@ -14,8 +14,8 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from ..errors import HostError, RegistryAuthError, RegistryError
-from .client import CERTS_D, Endpoint, retrying
+from ..errors import HostError, RegistryAuthError, RegistryError, RegistryUnreachable
+from .client import CERTS_D, Endpoint, retrying, unreachable
 
 AUTH_WORDS = ("unauthorized", "authentication required", "denied", "status 401", "status 403")
 STDERR_KEPT = 400
@@ -68,4 +68,7 @@ def _run(command: list[str], registry: str) -> None:
     said = " ".join(stderr.split())[-STDERR_KEPT:]
     if any(word in said.lower() for word in AUTH_WORDS):
         raise RegistryAuthError(registry, f"skopeo copy was refused: {said}")
+    reason = unreachable(said)
+    if reason is not None:
+        raise RegistryUnreachable(registry, f"{reason} (skopeo copy: {said})")
     raise RegistryError(registry, f"skopeo copy failed: {said}", transient=True)

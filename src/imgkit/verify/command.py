@@ -6,13 +6,13 @@ from pathlib import Path
 
 from .. import report
 from ..engine import Engine, connect
-from ..errors import EXIT_FAILED, EXIT_HOST, EXIT_OK, Inconsistent, RegistryError, UsageError
+from ..errors import EXIT_FAILED, EXIT_HOST, EXIT_OK, HostError, Inconsistent, RegistryError, UsageError
 from ..options import PUBLISH_DEFAULTS, VerifyOptions
 from ..registry.candidates import lookup
 from ..registry.reference import remote_ref
 from ..registry.remote import attach_sbom, attach_verdict, fetch
 from . import tickets
-from .expect import check_gpus
+from .expect import check_gpus, parse_expect_options
 from .run import inventory, judge_report
 from .run import verify as run_verify
 
@@ -20,12 +20,14 @@ from .run import verify as run_verify
 def verify(*, image: str, options: VerifyOptions, json_file: Path | None = None,
            junit_file: Path | None = None, markdown_file: Path | None = None,
            attest: bool = False, candidates: Path | None = None,
-           from_report: Path | None = None) -> int:
+           from_report: Path | None = None,
+           retry_for: float = PUBLISH_DEFAULTS.retry_for) -> int:
     """Judge one image; every output the user asked for is written whatever the verdict.
     A registry reference is pulled by digest first; with `attest` the verdict is attached
     next to that digest in its registry. With `candidates`, `image` is the matrix's tag of
     an image an earlier job staged: that digest is judged."""
     check_gpus(options.gpus)                                  # bad --gpus: exit 2 first
+    parse_expect_options(options.expect)                      # bad --expect: exit 2 first
     if candidates is not None:
         image = lookup(candidates, image).reference           # not staged: exit 2
     remote = remote_ref(image)
@@ -33,19 +35,29 @@ def verify(*, image: str, options: VerifyOptions, json_file: Path | None = None,
         raise UsageError(f"--attest needs a registry reference, not {image!r}",
                          hint="e.g. imgkit verify registry.example.com/ml/paddle@sha256:... --attest")
     engine = connect()
-    retry_for = PUBLISH_DEFAULTS.retry_for
     if remote is not None:
-        remote = fetch(engine, remote, retry_for=retry_for)   # pull by digest
+        try:
+            remote = fetch(engine, remote, retry_for=retry_for)   # pull by digest
+        except RegistryError as exc:
+            if exc.exit_code != EXIT_FAILED:
+                raise
+            # the registry failed, not the image: no verdict, and exit 3 like any host fault
+            raise HostError(f"cannot fetch {remote}: {exc.message}", hint=exc.hint or (
+                "the registry kept failing; try again later or give it more --retry-for"))
     local = image if remote is None else remote.local_ref
     if from_report is not None:                               # a Job ran the probe elsewhere
         verdict = judge_report(engine, local, report_text(from_report), options)
     else:
         verdict = run_verify(engine, local, options)
-    tickets.record(verdict)                                   # what publish gates on
+    if tickets.record(verdict, options.expect) is None:       # what publish gates on
+        report.stderr_line(f"not recorded as the ticket of {verdict.image_id[:19]}: a plain "
+                           "`imgkit verify` recorded one, and --expect judged this run by other "
+                           "claims than the image's labels and tag")
+    elif options.expect:
+        report.stderr_line(f"recorded as the ticket of {verdict.image_id[:19]}, judged with "
+                           f"--expect {' '.join(options.expect)} (the ticket says so)")
     if attest and remote is not None:
-        document = tickets.document(verdict.image_id)
-        if document is None:
-            raise RegistryError(remote.registry, f"no recorded verdict for {verdict.image_id}")
+        document = tickets.make_document(verdict, options.expect)   # this run's, as judged
         tag = attach_verdict(engine, remote, verdict.image_id, document, retry_for=retry_for)
         report.stderr_line(f"attached the verdict to {remote.registry}/{remote.repository}@"
                            f"{remote.digest} ({tag})")

@@ -56,14 +56,35 @@ def from_tag(ref: str) -> dict[str, str]:
     return out
 
 
-def parse_expect_options(options: list[str]) -> dict[str, str]:
+VERSION = r"[0-9]+(?:\.[0-9]+)*"
+# What each key's value must look like (checked before anything runs: a typo is exit 2, not
+# a failed verdict blamed on the image), with an example for the message.
+VALUE_OF = {
+    "cuda": (re.compile(r"^[0-9]+\.[0-9]+(?:\.[0-9]+)?$"), "a CUDA release such as 12.4"),
+    "cudnn": (re.compile(rf"^{VERSION}$"), "a version or series such as 9 or 8.9.7"),
+    "nccl": (re.compile(rf"^{VERSION}$"), "a version or series such as 2.21"),
+    "cublas": (re.compile(rf"^{VERSION}$"), "a version or series such as 12.4"),
+    "python": (re.compile(r"^3\.[0-9]+$"), "a Python series such as 3.11"),
+    "framework": (re.compile(rf"^(?:{'|'.join(FRAMEWORK_NAMES)})$"),
+                  "one of " + ", ".join(sorted(FRAMEWORK_NAMES))),
+    "framework_version": (re.compile(rf"^{VERSION}(?:[+.-]?[A-Za-z0-9.]+)?$"),
+                          "a version such as 2.6.2 or 2.5.1+cu124"),
+    "tf32": (re.compile(r"^(?:on|off)$"), "on or off"),
+}
+
+
+def parse_expect_options(options: list[str] | tuple[str, ...]) -> dict[str, str]:
+    """--expect KEY=VALUE options, each checked against what its key can hold (exit 2)."""
     out = {}
     for option in options:
         key, sep, value = option.partition("=")
-        if not sep or key not in KEYS or not VALUE.match(value):
+        if not sep or key not in KEYS:
             raise UsageError(f"--expect {option!r}: expected KEY=VALUE with KEY one of "
                              f"{', '.join(KEYS)}")
-        out[key] = value
+        pattern, wanted = VALUE_OF[key]
+        if not VALUE.match(value) or not pattern.match(value):
+            raise UsageError(f"--expect {option!r}: {key} takes {wanted}")
+        out[key] = FRAMEWORK_NAMES[value] if key == "framework" else value
     return out
 
 
@@ -81,11 +102,15 @@ def expectations(ref: str, labels: dict[str, str], options: list[str]) -> Expect
     return Expectations(tuple(sorted(values.items())), tuple(sorted(sources.items())))
 
 
-GPUS = re.compile(r"^(none|all|[0-9]{1,3}|[A-Za-z0-9-]+(,[A-Za-z0-9-]+)*)$")
+# docker's --gpus: none, all, a count, or devices by index or UUID (GPU-..., MIG-...)
+DEVICE = r"(?:[0-9]{1,3}|(?:GPU|MIG)-[0-9A-Fa-f-]{8,64}(?:/[0-9]+/[0-9]+)?)"
+GPUS = re.compile(rf"^(?:none|all|[0-9]{{1,3}}|{DEVICE}(?:,{DEVICE})*)$")
 
 
 def check_gpus(gpus: str) -> str:
     """docker's --gpus value, checked before anything runs (exit 2)."""
     if not GPUS.match(gpus):
-        raise UsageError(f"--gpus {gpus!r}: expected none, all, a count or comma-separated ids")
+        raise UsageError(f"--gpus {gpus!r}: expected none, all, a count, or comma-separated "
+                         "device indexes or UUIDs (GPU-..., MIG-...)", hint="e.g. --gpus all, "
+                         "--gpus 2, --gpus 0,1 or --gpus GPU-3b4c...; nvidia-smi -L lists them")
     return gpus

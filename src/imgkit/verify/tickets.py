@@ -31,6 +31,7 @@ class Ticket:
     failed: tuple[str, ...]  # names of the required checks that failed
     host_failure: bool
     recorded_at: float
+    overrides: tuple[str, ...] = ()   # --expect KEY=VALUE the run judged by, over labels and tag
 
 
 def path_of(image_id: str) -> Path:
@@ -39,22 +40,33 @@ def path_of(image_id: str) -> Path:
     return cache_dir() / "verdicts" / f"{image_id.split(':', 1)[1]}.json"
 
 
-def record(verdict: Verdict) -> Ticket:
-    """Keep `verdict` as the ticket of the image id it judged (replacing an older one)."""
+def make_document(verdict: Verdict, overrides: tuple[str, ...] = ()) -> dict[str, object]:
+    """What a ticket file holds, and what is attached next to a digest: the ticket, every
+    check, and the libraries seen (what an extension built on this image is compared with)."""
+    from .evaluate import library_summary
     ticket = Ticket(image_id=verdict.image_id, image=verdict.image, passed=verdict.passed,
                     gpu_checked=verdict.gpu_checked, failed=tuple(c.name for c in verdict.failed),
-                    host_failure=verdict.host_failure, recorded_at=time.time())
+                    host_failure=verdict.host_failure, recorded_at=time.time(),
+                    overrides=tuple(overrides))
+    return {"format": FORMAT, **asdict(ticket), "checks": [asdict(c) for c in verdict.checks],
+            "libraries": library_summary(verdict.facts) if verdict.facts else None}
+
+
+def record(verdict: Verdict, overrides: tuple[str, ...] = ()) -> Ticket | None:
+    """Keep `verdict` as the ticket of the image id it judged (replacing an older one) and
+    return it. A run judged by --expect overrides never replaces a ticket a plain verify
+    recorded (the image's own claims): then nothing is recorded and None returned."""
+    if overrides:
+        earlier = lookup(verdict.image_id)
+        if earlier is not None and not earlier.overrides:
+            return None
     path = path_of(verdict.image_id)
     path.parent.mkdir(parents=True, exist_ok=True)
-    from .evaluate import library_summary
-    document = {"format": FORMAT, **asdict(ticket),
-                "checks": [asdict(c) for c in verdict.checks],
-                # what an extension built on this image is compared with
-                "libraries": library_summary(verdict.facts) if verdict.facts else None}
+    document = make_document(verdict, overrides)
     with tempfile.NamedTemporaryFile("w", dir=path.parent, delete=False, suffix=".tmp") as out:
         json.dump(document, out, indent=1)
     os.replace(out.name, path)  # readers see the old ticket or the new one, never half
-    return ticket
+    return ticket_of(document, verdict.image_id)
 
 
 def ticket_of(raw: object, image_id: str) -> Ticket | None:
@@ -65,7 +77,8 @@ def ticket_of(raw: object, image_id: str) -> Ticket | None:
             return None
         return Ticket(image_id=raw["image_id"], image=raw["image"], passed=bool(raw["passed"]),
                       gpu_checked=bool(raw["gpu_checked"]), failed=tuple(raw["failed"]),
-                      host_failure=bool(raw["host_failure"]), recorded_at=float(raw["recorded_at"]))
+                      host_failure=bool(raw["host_failure"]), recorded_at=float(raw["recorded_at"]),
+                      overrides=tuple(str(o) for o in raw.get("overrides") or ()))
     except (ValueError, KeyError, TypeError):
         return None
 

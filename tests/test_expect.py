@@ -1,0 +1,37 @@
+"""What verify is told to expect, and the GPUs it is given, are checked before anything runs."""
+from __future__ import annotations
+
+import pytest
+
+from imgkit.errors import UsageError
+from imgkit.verify.expect import check_gpus, parse_expect_options
+
+
+@pytest.mark.parametrize("option,why", [
+    ("cuda=abc", "a CUDA release"), ("cuda=12", "a CUDA release"), ("tf32=maybe", "on or off"),
+    ("tf32=1", "on or off"), ("python=2.7", "a Python series"), ("framework=jax", "one of"),
+    ("cudnn=nine", "a version"), ("nosuch=1", "KEY one of"), ("cuda", "KEY=VALUE"),
+])
+def test_a_bad_expectation_is_refused_with_what_its_key_takes(option: str, why: str) -> None:
+    with pytest.raises(UsageError, match=why):
+        parse_expect_options([option])
+
+
+def test_good_expectations_pass_and_framework_names_are_canonical() -> None:
+    assert parse_expect_options(["cuda=12.4", "cudnn=9", "nccl=2.21.5", "python=3.11",
+                                 "framework=pytorch", "framework_version=2.5.1+cu124",
+                                 "tf32=off"]) == {
+        "cuda": "12.4", "cudnn": "9", "nccl": "2.21.5", "python": "3.11", "framework": "torch",
+        "framework_version": "2.5.1+cu124", "tf32": "off"}
+
+
+@pytest.mark.parametrize("gpus", ["none", "all", "2", "0,1", "GPU-3b4cd5e6-1111-2222-3333-444455556666",
+                                  "MIG-3b4cd5e6-1111-2222-3333-444455556666"])
+def test_docker_gpu_values_pass(gpus: str) -> None:
+    assert check_gpus(gpus) == gpus
+
+
+@pytest.mark.parametrize("gpus", ["bogus", "", "all,0", "1,,2", "gpu0"])
+def test_anything_else_is_bad_input(gpus: str) -> None:
+    with pytest.raises(UsageError, match="--gpus"):
+        check_gpus(gpus)
