@@ -36,7 +36,8 @@ SIZE = re.compile(r"^[1-9][0-9]{0,12}[bkmg]?$")
 IMAGES = typer.Option(DEFAULT_IMAGES, "--images",
                       help="Directory of matrix files (*.yaml).")
 TEMPLATES = typer.Option(None, "--templates",
-                         help="Template directory (default: templates/ beside --images).")
+                         help="Template directory (default: templates/ beside --images, else the "
+                              "templates imgkit ships).")
 NAMESPACE = typer.Option(DEFAULT_NAMESPACE, "--namespace",
                          help="Repository prefix of shared layers.")
 CUDA = typer.Option(None, "--cuda", help="Only images of this CUDA version, e.g. 11.8.")
@@ -321,8 +322,9 @@ def ci(
     cpu_runner: str = typer.Option(CiSettings.cpu_runner, "--cpu-runner",
                                    help="Runner label or tag for build and promote jobs "
                                         "(default: ubuntu-latest on GitHub, untagged on GitLab)."),
-    install: str = typer.Option(CiSettings.install, "--install",
-                                help="Shell command each job installs imgkit with."),
+    install: str = typer.Option(CiSettings.install, "--install", show_default=False,
+                                help="Shell command each job installs imgkit with (default: "
+                                     "pip install of this imgkit, imgkit-gpu==VERSION)."),
     verify_gpus: str = typer.Option(
         CiSettings.verify_gpus, "--verify-gpus",
         help="GPUs of the verify jobs; none makes a pipeline that cannot prove the GPU, and "

@@ -23,8 +23,12 @@ class Selection:
 
     @property
     def templates_dir(self) -> Path:
+        """--templates DIR, else templates/ beside the matrix folder, else the templates
+        imgkit ships."""
+        from .shipped import default_templates
+        beside = self.images.resolve().parent / "templates"
         path = self.templates if self.templates is not None else (
-            self.images.resolve().parent / "templates")
+            beside if beside.is_dir() else default_templates() or beside)
         if not path.is_dir():
             raise UsageError(f"template directory {path} not found", hint="pass --templates DIR")
         return path

@@ -35,7 +35,7 @@ def _github_steps(job: Job, settings: CiSettings) -> list[dict[str, Any]]:
     steps: list[dict[str, Any]] = [
         {"uses": "actions/checkout@v4"},
         {"uses": "actions/setup-python@v5", "with": {"python-version": PYTHON}},
-        {"name": "install imgkit", "run": settings.install},
+        {"name": "install imgkit", "run": settings.install_command},
     ]
     for host, secret in logins(settings):
         steps.append({"name": f"log in to {host}", "uses": "docker/login-action@v3", "with": {
@@ -100,7 +100,7 @@ def _gitlab_job(job: Job, settings: CiSettings) -> dict[str, Any]:
 
 
 def gitlab(jobs: list[Job], settings: CiSettings, command: str) -> str:
-    before = [settings.install]
+    before = [settings.install_command]
     before += [f'echo "${secret}_PASSWORD" | docker login --username "${secret}_USERNAME" '
                f"--password-stdin {host}" for host, secret in logins(settings)]
     pipeline: dict[str, Any] = {

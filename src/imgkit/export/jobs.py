@@ -15,6 +15,7 @@ from typing import Literal
 
 from ..matrix.plan import Plan, Target
 from ..registry.destination import Destination
+from ..shipped import install_command
 
 CANDIDATES = "candidates"       # the hand-over directory, relative to the job's checkout
 Kind = Literal["build", "verify", "promote"]
@@ -26,9 +27,13 @@ class CiSettings:
     staging: Destination               # where candidates wait for their verdicts
     gpu_runner: str = "gpu"            # GitHub self-hosted label / GitLab runner tag
     cpu_runner: str = ""               # "" = the platform's default runners
-    install: str = "python3 -m pip install imgkit"
+    install: str = ""                  # "": this imgkit, by its PyPI name and version
     verify_gpus: str = "all"           # 'none' makes a pipeline that cannot prove the GPU
     matrix_args: tuple[str, ...] = ()  # --images/--namespace/--compat as the jobs must pass them
+
+    @property
+    def install_command(self) -> str:
+        return self.install or install_command()
 
     @property
     def proves_gpu(self) -> bool:

@@ -4,7 +4,6 @@ themselves. Pure: facts in, JSON text out (cyclonedx-python-lib does the format)
 from __future__ import annotations
 
 import re
-from importlib.metadata import PackageNotFoundError, version
 
 from cyclonedx.model import HashAlgorithm, HashType, Property
 from cyclonedx.model.bom import Bom
@@ -12,17 +11,14 @@ from cyclonedx.model.component import Component, ComponentType
 from cyclonedx.output.json import JsonV1Dot6
 from packageurl import PackageURL
 
-from .. import labels
+from .. import labels, shipped
 from .facts import Inventory, Libraries
 
 PROPERTY = "imgkit"   # property namespace: imgkit:location, imgkit:version-source, ...
 
 
 def _imgkit_version() -> str:
-    try:
-        return version("imgkit")
-    except PackageNotFoundError:
-        return "unknown"
+    return shipped.version()
 
 
 def _pypi_name(name: str) -> str:
