@@ -173,3 +173,16 @@ def test_bake_tags_images_in_the_registry_given_yet_builds_on_named_parents(tmp_
     (parent, source), = paddle["contexts"].items()
     assert parent.startswith("imgkit/cuda:") and source.startswith("target:")  # FROM's own name
     assert document["group"]["default"]["targets"] == ["paddle-2-6-2-gpu-cuda11-8-cudnn8"]
+
+
+def test_a_selection_of_shared_layers_bakes_them_by_default_and_is_no_pipeline(tmp_path: Path) -> None:
+    python = "imgkit/python:3.11-bookworm"
+    out = imgkit("export", "bake", "--cuda", "11.8", "--only", python, "--out", str(tmp_path / "bake"))
+    assert out.returncode == 0, out.stderr
+    document = json.loads((tmp_path / "bake" / "docker-bake.json").read_text())
+    assert document["group"]["default"]["targets"] == ["imgkit-python-3-11-bookworm"]
+    check_bake_reference(document)
+    out = imgkit("ci", "gitlab", "--registry", "registry.example.com/ml", "--only", python,
+                 "--out", str(tmp_path / "ci.yml"))
+    assert out.returncode == 2 and "only shared layers" in out.stderr, out.stderr
+    assert not (tmp_path / "ci.yml").exists()

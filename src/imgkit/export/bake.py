@@ -64,7 +64,11 @@ def bake_file(contexts: list[Context], plan: Plan, registry: Destination | None 
     families: dict[str, list[str]] = {}       # a family's group: the images it names
     for tag in plan.finals:
         families.setdefault(slug(plan.get(tag).family), []).append(target_name(tag))
-    groups = {"default": {"targets": [target_name(t) for t in plan.finals]}}
+    # what a plain `docker buildx bake` builds: the images families name, or, for a selection
+    # of shared layers only (--only imgkit/python:...), the layers it selected
+    parents = {c.target.parent for c in contexts}
+    default = plan.finals or tuple(c.target.tag for c in contexts if c.target.tag not in parents)
+    groups = {"default": {"targets": [target_name(t) for t in default]}}
     groups |= {f"family-{name}": {"targets": names} for name, names in sorted(families.items())}
     document = {
         # the CA bundle's path on the machine that runs bake (override: IMGKIT_CA_BUNDLE=...)

@@ -36,6 +36,11 @@ def ci(selection: Selection, *, platform: str, registry: str, staging: str | Non
             raise UsageError(f"{flag} {path}: the jobs run in the repository's checkout; give "
                              "the path relative to its root")
     plan = load_plan(selection)                                           # bad matrix: exit 2
+    if not plan.finals:
+        raise UsageError("the selection names only shared layers (" + ", ".join(plan.named) + "): a "
+                         "pipeline verifies and promotes the images families name",
+                         hint="select a final image, e.g. --only 'paddle:*'; to build shared "
+                              "layers alone, run `imgkit build` with that --only")
     settings = CiSettings(registry=production, staging=staged, gpu_runner=gpu_runner,
                           cpu_runner=cpu_runner, install=install,
                           verify_gpus=check_gpus(verify_gpus),
