@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN     = $(VENV)/bin
 CUDA   ?= 11.8
 
-.PHONY: setup host build test test-fast lint bench bench-cold bench-verify render clean-venv
+.PHONY: setup host build test test-fast lint docs bench bench-cold bench-verify render clean-venv
 
 $(BIN)/imgkit: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -32,6 +32,9 @@ test-fast: setup      ## only the tests that need no Docker engine
 lint: setup           ## ruff (pyflakes, pycodestyle, import order) and mypy on src
 	$(BIN)/ruff check src tests bench
 	$(BIN)/mypy src
+
+docs: setup           ## docs/cli.md from the CLI itself (a test fails when it drifts)
+	$(BIN)/python -c "from imgkit.cli import reference; print(reference(), end='')" > docs/cli.md
 
 bench: setup          ## builder benchmark: no-op rebuild vs docker's cache check (docs/benchmarks.md)
 	$(BIN)/python bench/build_bench.py

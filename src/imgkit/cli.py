@@ -52,8 +52,23 @@ COMPAT = typer.Option(None, "--compat", help="Your compatibility data (new CUDA 
                       "builds), merged over the shipped data (default: compat.yaml in --images).")
 
 
+def prose(doc: str | None) -> str | None:
+    """A docstring as --help shows it: paragraphs (blank-line separated) joined into single
+    lines, so the terminal wraps them to its width instead of at the source's line breaks."""
+    if doc is None:
+        return None
+    paragraphs: list[list[str]] = [[]]
+    for line in doc.strip().splitlines():
+        if line.strip():
+            paragraphs[-1].append(line.strip())
+        elif paragraphs[-1]:
+            paragraphs.append([])
+    return "\n\n".join(" ".join(words) for words in paragraphs if words)
+
+
 def reports_errors(func: F) -> F:
-    """Turn ImgkitError into a one-paragraph message and its exit code; never a traceback."""
+    """Turn ImgkitError into a one-paragraph message and its exit code; never a traceback.
+    (Every command goes through it: its docstring becomes prose for --help here too.)"""
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
@@ -64,6 +79,7 @@ def reports_errors(func: F) -> F:
         except KeyboardInterrupt:
             report.console(stderr=True).print("interrupted: stopped cleanly")
             raise typer.Exit(EXIT_INTERRUPTED)
+    wrapper.__doc__ = prose(func.__doc__)
     return wrapper  # type: ignore[return-value]
 
 
@@ -429,3 +445,34 @@ def probe(
     """Run the probe on this host (no container) and print its JSON facts."""
     from .probe.__main__ import main as probe_main
     probe_main((["--no-gpu"] if no_gpu else []) + ["--gemm-size", str(gemm_size)])
+
+
+def reference() -> str:
+    """docs/cli.md: every command with every option and its help, from the CLI itself (a
+    test re-makes it and fails on drift; `make docs` writes it)."""
+    lines = ["# Command-line reference", "",
+             "Generated from imgkit's own CLI (`make docs`); `tests/test_cli_reference.py` fails "
+             "when it drifts. The README's command table is the overview.", ""]
+
+    def walk(command: Any, path: list[str]) -> None:     # typer's (vendored) click objects
+        if hasattr(command, "commands"):
+            for name in sorted(command.commands):
+                walk(command.commands[name], [*path, name])
+            return
+        lines.extend([f"## imgkit {' '.join(path)}", "", prose(command.help) or "", ""])
+        for param in command.params:
+            if param.param_type_name == "argument":
+                said = getattr(param, "help", None)
+                lines.append(f"- `{str(param.name).upper()}`" + (f": {said}" if said else ""))
+            elif param.param_type_name == "option" and not param.hidden:
+                flags = ", ".join(f"`{o}`" for o in (*param.opts, *param.secondary_opts))
+                extra = []
+                if param.envvar:
+                    extra.append(f"env {param.envvar}")
+                if param.show_default and param.default not in (None, (), [], False, ""):
+                    extra.append(f"default {param.default}")
+                lines.append(f"- {flags}: {param.help or ''}"
+                             + (f" ({'; '.join(extra)})" if extra else ""))
+        lines.append("")
+    walk(typer.main.get_command(app), [])
+    return "\n".join(lines).rstrip() + "\n"
