@@ -86,12 +86,13 @@ def folder(module: str) -> str:
 
 
 def third_party(path: Path) -> set[str]:
-    return {m.split(".")[0] for m in runtime_imports(path) | type_only_imports(path)
+    return {m.split(".")[0] for m in runtime_imports(path) | absolute_imports(path)
             if m.split(".")[0] not in sys.stdlib_module_names and m.split(".")[0] != "imgkit"
             and m != "__future__"}
 
 
-def type_only_imports(path: Path) -> set[str]:
+def absolute_imports(path: Path) -> set[str]:
+    """Every `from X import ...` of an absolute module, TYPE_CHECKING blocks included."""
     return {n.module for n in ast.walk(ast.parse(path.read_text()))
             if isinstance(n, ast.ImportFrom) and not n.level and n.module}
 

@@ -12,6 +12,12 @@ EXIT_HOST = 3
 EXIT_INTERRUPTED = 130
 
 
+def first_line(exc: BaseException) -> str:
+    """An exception's first line of text (its type's name when it has none), for messages."""
+    text = str(exc).strip().splitlines()
+    return text[0] if text else type(exc).__name__
+
+
 class ImgkitError(Exception):
     """Base of every error imgkit reports to a user (never shown as a traceback)."""
 

@@ -6,8 +6,8 @@ import contextlib
 import socket
 from typing import Any, Callable, Iterator
 
-from ..errors import EngineUnavailable, RegistryError
-from .client import START_HINT, Client, checked, first_line
+from ..errors import EngineUnavailable, RegistryError, first_line
+from .client import START_HINT, Client, checked
 
 
 class Registries(Client):

@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .. import labels
-from ..errors import BuildFailed, Cancelled, EngineUnavailable
-from .client import Client, checked, first_line
+from ..errors import BuildFailed, Cancelled, EngineUnavailable, first_line
+from .client import Client, checked
 
 LOG_TAIL = 25
 STEP = re.compile(r"^Step (\d+/\d+) : (.*)$")

@@ -13,7 +13,7 @@ import socket
 import threading
 from typing import TYPE_CHECKING, Any, Iterator
 
-from ..errors import EngineUnavailable, ImgkitError
+from ..errors import EngineUnavailable, ImgkitError, first_line
 
 if TYPE_CHECKING:
     import docker
@@ -101,8 +101,3 @@ def checked(stream: Iterator[Any]) -> Iterator[dict[str, Any]]:
     """A docker-py stream's chunks as dicts (a bare string becomes {"stream": ...})."""
     for chunk in stream:
         yield chunk if isinstance(chunk, dict) else {"stream": str(chunk)}
-
-
-def first_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return text[0] if text else type(exc).__name__

@@ -8,8 +8,8 @@ import time
 from typing import Any
 
 from .. import labels
-from ..errors import ContainerFailed, EngineUnavailable
-from .client import START_HINT, Client, first_line
+from ..errors import ContainerFailed, EngineUnavailable, first_line
+from .client import START_HINT, Client
 from .types import ContainerRun, PathStat, RunSpec
 
 

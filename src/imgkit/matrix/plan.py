@@ -374,12 +374,8 @@ def select(plan: Plan, cuda: str | None = None, only: Sequence[str] = ()) -> Pla
 def _with_ancestors(plan: Plan, targets: Sequence[Target]) -> list[Target]:
     """`targets` and every image below them (a CUDA slice stands on shared python layers,
     which carry no CUDA release of their own), in the plan's order."""
-    keep: set[str] = set()
-    for target in targets:
-        tag: str | None = target.tag
-        while tag is not None and tag not in keep:
-            keep.add(tag)
-            tag = plan.get(tag).parent
+    by_tag = {t.tag: t for t in plan.targets}
+    keep = {below.tag for target in targets for below in lineage(target, by_tag)}
     return [t for t in plan.targets if t.tag in keep]
 
 

@@ -38,8 +38,9 @@ class Repository:
 def parse_source(text: str) -> tuple[Repository, str]:
     """HOST/REPO@sha256:... -> (repository, digest); a tag is refused: tags move."""
     match = DIGEST_REF.match(text.strip())
-    if match and is_registry_host(match["registry"]) and upper_case(match["repository"]):
-        raise UsageError(f"{text!r}: {upper_case(match['repository'])}")
+    why = upper_case(match["repository"]) if match and is_registry_host(match["registry"]) else None
+    if why:
+        raise UsageError(f"{text!r}: {why}")
     if not match or not is_registry_host(match["registry"]) or not NAMESPACE.match(match["repository"]):
         raise UsageError(f"{text!r}: promotion copies by digest only",
                          hint="name the source as HOST/REPOSITORY@sha256:<64 hex digits>, e.g. the "

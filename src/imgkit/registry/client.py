@@ -2,9 +2,10 @@
 digests back, put a manifest under another tag and push kilobyte artifacts (the verdict).
 Images themselves are pushed by the engine and copied by skopeo, never through here.
 
-Every operation is retried as a whole while the failure is transient (connection reset or
-refused, 5xx, 429, an upload the registry forgot) with backoff and jitter, for at most
-`retry_for` seconds; a refusal of the credentials (401/403) is raised at once.
+Every operation is retried as a whole while the failure is transient (a connection reset or
+timed out, 5xx, 429, an upload the registry forgot) with backoff and jitter, for at most
+`retry_for` seconds; a refusal of the credentials (401/403), or an address nothing answers
+at (refused, unresolvable), is raised at once.
 Credentials come from the caller (Docker's config, read by the engine) and never appear in
 a message.
 """
@@ -24,7 +25,7 @@ import requests
 import stamina
 import stamina.instrumentation
 
-from ..errors import ImgkitError, RegistryAuthError, RegistryError, RegistryUnreachable
+from ..errors import ImgkitError, RegistryAuthError, RegistryError, RegistryUnreachable, first_line
 from .reference import DIGEST
 
 if TYPE_CHECKING:
@@ -318,13 +319,8 @@ def connection_error(registry: str, doing: str, exc: Exception, timeout: float) 
     reason = unreachable(str(exc))
     if reason is not None:
         return RegistryUnreachable(registry, reason)
-    return RegistryError(registry, f"{doing}: {type(exc).__name__}: {_first_line(exc)}",
+    return RegistryError(registry, f"{doing}: {type(exc).__name__}: {first_line(exc)[:200]}",
                          transient=True)
-
-
-def _first_line(exc: BaseException) -> str:
-    lines = str(exc).strip().splitlines()
-    return lines[0][:200] if lines else ""
 
 
 def announce_retry(details: stamina.instrumentation.RetryDetails) -> None:

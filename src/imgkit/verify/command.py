@@ -49,7 +49,8 @@ def verify(*, image: str, options: VerifyOptions, json_file: Path | None = None,
         verdict = judge_report(engine, local, report_text(from_report), options)
     else:
         verdict = run_verify(engine, local, options)
-    if tickets.record(verdict, options.expect) is None:       # what publish gates on
+    document = tickets.make_document(verdict, options.expect)   # judged as this run judged it
+    if tickets.keep(document) is None:                        # what publish gates on
         report.stderr_line(f"not recorded as the ticket of {verdict.image_id[:19]}: a plain "
                            "`imgkit verify` recorded one, and --expect judged this run by other "
                            "claims than the image's labels and tag")
@@ -57,7 +58,6 @@ def verify(*, image: str, options: VerifyOptions, json_file: Path | None = None,
         report.stderr_line(f"recorded as the ticket of {verdict.image_id[:19]}, judged with "
                            f"--expect {' '.join(options.expect)} (the ticket says so)")
     if attest and remote is not None:
-        document = tickets.make_document(verdict, options.expect)   # this run's, as judged
         tag = attach_verdict(engine, remote, verdict.image_id, document, retry_for=retry_for)
         report.stderr_line(f"attached the verdict to {remote.registry}/{remote.repository}@"
                            f"{remote.digest} ({tag})")

@@ -14,6 +14,7 @@ import tempfile
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 from ..cache import cache_dir
 from .verdict import Verdict
@@ -53,20 +54,25 @@ def make_document(verdict: Verdict, overrides: tuple[str, ...] = ()) -> dict[str
 
 
 def record(verdict: Verdict, overrides: tuple[str, ...] = ()) -> Ticket | None:
-    """Keep `verdict` as the ticket of the image id it judged (replacing an older one) and
-    return it. A run judged by --expect overrides never replaces a ticket a plain verify
-    recorded (the image's own claims): then nothing is recorded and None returned."""
-    if overrides:
-        earlier = lookup(verdict.image_id)
+    """Keep `verdict` as the ticket of the image id it judged; see keep()."""
+    return keep(make_document(verdict, overrides))
+
+
+def keep(document: dict[str, Any]) -> Ticket | None:
+    """Keep a verdict `document` (make_document's) as the ticket of the image id it judged,
+    replacing an older one, and return it. A run judged by --expect overrides never replaces
+    a ticket a plain verify recorded (the image's own claims): then nothing is kept, None."""
+    image_id = str(document["image_id"])
+    if document.get("overrides"):
+        earlier = lookup(image_id)
         if earlier is not None and not earlier.overrides:
             return None
-    path = path_of(verdict.image_id)
+    path = path_of(image_id)
     path.parent.mkdir(parents=True, exist_ok=True)
-    document = make_document(verdict, overrides)
     with tempfile.NamedTemporaryFile("w", dir=path.parent, delete=False, suffix=".tmp") as out:
         json.dump(document, out, indent=1)
     os.replace(out.name, path)  # readers see the old ticket or the new one, never half
-    return ticket_of(document, verdict.image_id)
+    return ticket_of(document, image_id)
 
 
 def ticket_of(raw: object, image_id: str) -> Ticket | None:
