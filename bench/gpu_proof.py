@@ -8,8 +8,9 @@
    until 200 ms of GPU time, median of 5 x 10 calls), probe and PyTorch rounds alternating:
    the probe's cuBLAS GEMMs against torch.matmul, its cuDNN convolution against
    torch.nn.functional.conv2d (goals: >= 95% of PyTorch's GEMM, >= 90% of its conv);
-3. TF32 truth (torch's switches set both ways) and CPU-fallback detection, read through the
-   probe's torch adapter and judged by `evaluate`.
+3. TF32 truth (PyTorch's and JAX's switches set both ways, matmul and convolution),
+   CPU-fallback detection, and each framework's AMP training step, read through the probe's
+   adapters and judged by `evaluate`.
 
 Usage: PYTHONPATH=src python3 bench/gpu_proof.py [--size 8192] [--rounds 3] [--json FILE]
 """
@@ -27,7 +28,7 @@ import torch  # first: it loads the CUDA libraries (by soname) that the probe th
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from imgkit.probe import cuda, gpu  # noqa: E402
-from tests.gpu_host import TF32_CASES, judge, probe_host, torch_facts  # noqa: E402
+from tests.gpu_host import CPU_FALLBACKS, TF32_CASES, framework_facts, judge, probe_host  # noqa: E402
 
 TORCH_DTYPE = {"fp32": torch.float32, "tf32": torch.float32, "fp16": torch.float16,
                "bf16": torch.bfloat16}
@@ -101,19 +102,39 @@ def throughput(size: int, rounds: int) -> dict[str, Any]:
 
 
 def tf32_and_fallback(report: dict[str, Any]) -> list[dict[str, Any]]:
+    """Each framework's switches set both ways: what the probe read against what is in
+    effect, and whether the claim-free verdict (the framework's default) passed."""
     rows = []
-    for case, prelude, env, mode in TF32_CASES:
-        facts = torch_facts(prelude, **env)
-        check = judge({**report, "frameworks": {"torch": facts}}, framework="torch",
-                      tf32="on" if mode == "tf32" else "off")["torch.fp32-matmul-mode"]
-        rows.append({"case": case, "switch_says": mode, "probe_reads": check.measured.split()[0],
-                     "error": facts.get("fp32_matmul_error"), "verdict": check.verdict})
-    for case, extra in (("GPU visible", {}), ("CUDA_VISIBLE_DEVICES=''", {"CUDA_VISIBLE_DEVICES": ""})):
-        checks = judge({**report, "frameworks": {"torch": torch_facts(**extra)}}, framework="torch")
-        rows.append({"case": case, "gpu-count": checks["torch.gpu-count"].verdict,
-                     "gpu-step": checks["torch.gpu-step"].verdict,
-                     "diagnosis": checks["torch.gpu-count"].diagnosis})
+    for framework, case, prelude, env, matmul, conv in TF32_CASES:
+        facts = framework_facts(framework, prelude, **env)
+        checks = judge({**report, "frameworks": {framework: facts}}, framework=framework)
+        row: dict[str, Any] = {"framework": framework, "case": case}
+        for op, mode in (("matmul", matmul), ("conv", conv)):
+            check = checks.get(f"{framework}.fp32-{op}-mode")
+            row[op] = {"in_effect": mode, "probe_reads": check.measured.split()[0] if check else None,
+                       "error": facts.get(f"fp32_{op}_error"),
+                       "default_verdict": check.verdict if check else None}
+        rows.append(row)
+    for framework, env in [("torch", {}), ("jax", {}), *CPU_FALLBACKS]:
+        checks = judge({**report, "frameworks": {framework: framework_facts(framework, **env)}},
+                       framework=framework)
+        rows.append({"framework": framework, "case": f"fallback {env or 'none'}",
+                     "gpu-count": checks[f"{framework}.gpu-count"].verdict,
+                     "gpu-step": checks[f"{framework}.gpu-step"].verdict,
+                     "diagnosis": checks[f"{framework}.gpu-count"].diagnosis})
     return rows
+
+
+def amp_steps(report: dict[str, Any]) -> dict[str, Any]:
+    """The AMP step of each framework as the probe reports it, with its judged checks."""
+    out = {}
+    for framework in ("torch", "jax"):
+        facts = report["frameworks"].get(framework) or framework_facts(framework)
+        checks = judge({**report, "frameworks": {framework: facts}}, framework=framework)
+        out[framework] = {"amp": facts.get("amp"),
+                          "checks": {k: (c.verdict, c.measured) for k, c in checks.items()
+                                     if k.startswith(f"{framework}.amp-")}}
+    return out
 
 
 def main() -> None:
@@ -131,9 +152,9 @@ def main() -> None:
     print(f"device: {[d['name'] for d in nvml['devices']]}, driver {nvml['driver']} "
           f"(CUDA {nvml['driver_cuda']}); torch {torch.__version__}")
     print(f"probe wall {probe_wall:.1f} s; its GPU section {work['seconds']} s")
-    checks = judge(report, framework="torch")
+    checks = judge(report)
     for name, check in checks.items():
-        if name.startswith(("gpu.", "cublas.", "gemm.", "cudnn.conv", "nccl.", "torch.")):
+        if name.startswith(("gpu.", "cublas.", "gemm.", "cudnn.conv", "nccl.", "torch.", "jax.")):
             print(f"  {check.verdict:<5} {name:<24} {check.measured}  [expected {check.expected}]")
 
     results = throughput(args.size, args.rounds)
@@ -145,9 +166,14 @@ def main() -> None:
     print()
     for row in rows:
         print("  " + ", ".join(f"{k}={v}" for k, v in row.items()))
+    amp = amp_steps(report)
+    print()
+    for framework, found in amp.items():
+        for name, (verdict, measured) in found["checks"].items():
+            print(f"  {verdict:<5} {name:<16} {measured}")
     if args.json:
         args.json.write_text(json.dumps({"report": report, "probe_wall_s": probe_wall,
-                                         "side_by_side": results, "switches": rows},
+                                         "side_by_side": results, "switches": rows, "amp": amp},
                                         indent=1, default=str))
 
 

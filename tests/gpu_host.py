@@ -13,6 +13,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from imgkit.options import Thresholds
 from imgkit.probe import frameworks
 from imgkit.verify.evaluate import evaluate
 from imgkit.verify.expect import Expectations
@@ -21,16 +22,33 @@ from imgkit.verify.verdict import Check
 
 SRC = str(Path(__file__).resolve().parent.parent / "src")
 
-# (case, prelude, extra environment, the default FP32 matmul mode torch then really uses).
-# The prelude runs at interpreter start (a sitecustomize), as an image would set a default.
-TF32_CASES: list[tuple[str, str, dict[str, str], str]] = [
-    ("torch default", "", {}, "fp32"),
-    ("allow_tf32 = True", "torch.backends.cuda.matmul.allow_tf32 = True", {}, "tf32"),
-    ("precision 'high'", "torch.set_float32_matmul_precision('high')", {}, "tf32"),
-    ("precision 'highest'", "torch.set_float32_matmul_precision('highest')", {}, "fp32"),
-    ("TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1", "", {"TORCH_ALLOW_TF32_CUBLAS_OVERRIDE": "1"}, "tf32"),
-    ("allow_tf32 + NVIDIA_TF32_OVERRIDE=0", "torch.backends.cuda.matmul.allow_tf32 = True",
-     {"NVIDIA_TF32_OVERRIDE": "0"}, "fp32"),
+# (framework, case, prelude, extra environment, the modes its default FP32 matmul and
+# convolution then really use). The prelude runs at interpreter start (a sitecustomize),
+# as an image would set a default. The modes are each framework's documented behaviour;
+# for JAX, checked against float64 with numpy on the lent H100 (docs/gpu.md).
+TF32_CASES: list[tuple[str, str, str, dict[str, str], str, str]] = [
+    ("torch", "torch default", "", {}, "fp32", "tf32"),
+    ("torch", "allow_tf32 = True", "torch.backends.cuda.matmul.allow_tf32 = True", {}, "tf32", "tf32"),
+    ("torch", "precision 'high'", "torch.set_float32_matmul_precision('high')", {}, "tf32", "tf32"),
+    ("torch", "precision 'highest'", "torch.set_float32_matmul_precision('highest')", {}, "fp32", "tf32"),
+    ("torch", "TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1", "", {"TORCH_ALLOW_TF32_CUBLAS_OVERRIDE": "1"},
+     "tf32", "tf32"),
+    ("torch", "cudnn.allow_tf32 = False", "torch.backends.cudnn.allow_tf32 = False", {}, "fp32", "fp32"),
+    ("torch", "allow_tf32 + NVIDIA_TF32_OVERRIDE=0", "torch.backends.cuda.matmul.allow_tf32 = True",
+     {"NVIDIA_TF32_OVERRIDE": "0"}, "fp32", "fp32"),
+    ("jax", "jax default", "", {}, "tf32", "tf32"),
+    ("jax", "JAX_DEFAULT_MATMUL_PRECISION=highest", "", {"JAX_DEFAULT_MATMUL_PRECISION": "highest"},
+     "fp32", "fp32"),
+    ("jax", "config 'float32'", "jax.config.update('jax_default_matmul_precision', 'float32')", {},
+     "fp32", "fp32"),
+    ("jax", "config 'tensorfloat32'",
+     "jax.config.update('jax_default_matmul_precision', 'tensorfloat32')", {}, "tf32", "tf32"),
+]
+# Ways a framework silently ends up on the CPU: the GPU hidden from it, or (JAX) told to.
+CPU_FALLBACKS: list[tuple[str, dict[str, str]]] = [
+    ("torch", {"CUDA_VISIBLE_DEVICES": ""}),
+    ("jax", {"CUDA_VISIBLE_DEVICES": ""}),
+    ("jax", {"JAX_PLATFORMS": "cpu"}),
 ]
 
 
@@ -75,21 +93,38 @@ def probe_host(gemm_size: int = 8192, loader: list[str] | None = None,
     return report
 
 
-def torch_facts(prelude: str = "", **env: str) -> dict[str, Any]:
-    """The probe's torch adapter, with `prelude` run at interpreter start and `env` added."""
+def framework_facts(name: str, prelude: str = "", **env: str) -> dict[str, Any]:
+    """The probe's adapter for `name`, with `prelude` run at interpreter start and `env`
+    added."""
     old = dict(os.environ)
     with tempfile.TemporaryDirectory(prefix="imgkit-site-") as folder:
-        Path(folder, "sitecustomize.py").write_text("import torch\n" + prelude + "\n" if prelude else "")
+        module = frameworks.ADAPTERS[name][0]
+        Path(folder, "sitecustomize.py").write_text(f"import {module}\n{prelude}\n" if prelude else "")
         os.environ.update({"PYTHONPATH": folder, **env})
         try:
-            return frameworks.run("torch", want_gpu=True)
+            return frameworks.run(name, want_gpu=True)
         finally:
             os.environ.clear()
             os.environ.update(old)
 
 
-def judge(report: dict[str, Any], **expected: str) -> dict[str, Check]:
+_SEEN: dict[tuple[str, str, tuple[tuple[str, str], ...]], dict[str, Any]] = {}
+
+
+def framework_facts_once(name: str, prelude: str = "", **env: str) -> dict[str, Any]:
+    """framework_facts, run once per case in a session (each run imports the framework and
+    times an AMP step: seconds)."""
+    key = (name, prelude, tuple(sorted(env.items())))
+    if key not in _SEEN:
+        _SEEN[key] = framework_facts(name, prelude, **env)
+    return json.loads(json.dumps(_SEEN[key]))
+
+
+def judge(report: dict[str, Any], thresholds: Thresholds | None = None,
+          **expected: str) -> dict[str, Check]:
     """Every check of `imgkit verify`'s evaluation of `report`, by name."""
     exp = Expectations(tuple(sorted(expected.items())),
                        tuple((k, "--expect") for k in sorted(expected)))
-    return {c.name: c for c in evaluate("host", "host", parse_report(report), exp, gpu=True).checks}
+    verdict = evaluate("host", "host", parse_report(report), exp, gpu=True,
+                       thresholds=thresholds or Thresholds())
+    return {c.name: c for c in verdict.checks}

@@ -9,7 +9,7 @@ from imgkit.verify.expect import check_gpus, parse_expect_options
 
 @pytest.mark.parametrize("option,why", [
     ("cuda=abc", "a CUDA release"), ("cuda=12", "a CUDA release"), ("tf32=maybe", "on or off"),
-    ("tf32=1", "on or off"), ("python=2.7", "a Python series"), ("framework=jax", "one of"),
+    ("tf32=1", "on or off"), ("python=2.7", "a Python series"), ("framework=tensorflow", "one of"),
     ("cudnn=nine", "a version"), ("nosuch=1", "KEY one of"), ("cuda", "KEY=VALUE"),
 ])
 def test_a_bad_expectation_is_refused_with_what_its_key_takes(option: str, why: str) -> None:

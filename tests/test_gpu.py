@@ -12,11 +12,13 @@ from typing import Any
 
 import pytest
 
+from imgkit.options import Thresholds
 from imgkit.probe import gpu
+from imgkit.verify import precision
 from imgkit.verify.expect import Expectations
 from imgkit.verify.verdict import FAIL, PASS
 
-from .gpu_host import TF32_CASES, judge, nvidia_gpu_present, probe_host, torch_facts
+from .gpu_host import CPU_FALLBACKS, TF32_CASES, framework_facts_once, judge, nvidia_gpu_present, probe_host
 
 pytestmark = pytest.mark.gpu
 
@@ -25,7 +27,7 @@ if not nvidia_gpu_present():
 
 # Checks whose subject is the GPU (not the host's library layout, which is no image's)
 GPU_CHECKS = ("gpu.", "cublas.fp32-exact", "cublas.tf32", "gemm.", "cudnn.conv", "nccl.all-reduce",
-              "torch.gpu-", "torch.fp32-")
+              "torch.gpu-", "torch.fp32-", "torch.amp-", "jax.gpu-", "jax.fp32-", "jax.amp-")
 
 
 @pytest.fixture(scope="module")
@@ -45,11 +47,14 @@ def test_probe_gpu_section_runs_every_measurement(host_report: dict[str, Any]) -
 
 
 def test_verdict_of_a_good_gpu_host_passes_every_gpu_check(host_report: dict[str, Any]) -> None:
-    checks = judge(host_report, framework="torch")
+    checks = judge(host_report)
     gpu_checks = {n: c for n, c in checks.items() if n.startswith(GPU_CHECKS)}
     for name in ("gpu.visible", "cublas.fp32-exact", "cublas.tf32-in-effect", "gemm.fp32",
                  "gemm.tf32", "gemm.fp16", "gemm.bf16", "cudnn.conv-fp16", "nccl.all-reduce",
-                 "torch.gpu-count", "torch.gpu-step"):
+                 "torch.gpu-count", "torch.gpu-step", "torch.fp32-matmul-mode",
+                 "torch.fp32-conv-mode", "torch.amp-fp16", "torch.amp-bf16", "jax.gpu-count",
+                 "jax.gpu-step", "jax.fp32-matmul-mode", "jax.fp32-conv-mode", "jax.amp-fp16",
+                 "jax.amp-bf16"):
         assert gpu_checks[name].verdict == PASS, gpu_checks[name]
     assert not [c for c in gpu_checks.values() if c.verdict == FAIL and c.required]
 
@@ -61,27 +66,71 @@ def test_nvml_and_cuda_agree_on_the_gpus(host_report: dict[str, Any]) -> None:
     assert nvml["driver"] and nvml["driver_cuda"]
 
 
-@pytest.mark.parametrize("case,prelude,env,mode", TF32_CASES, ids=[c[0] for c in TF32_CASES])
-def test_tf32_reading_follows_torch_switch(host_report: dict[str, Any], case: str, prelude: str,
-                                           env: dict[str, str], mode: str) -> None:
+@pytest.mark.parametrize("framework,case,prelude,env,matmul,conv", TF32_CASES,
+                         ids=[f"{c[0]}: {c[1]}" for c in TF32_CASES])
+def test_tf32_reading_follows_the_framework_switch(host_report: dict[str, Any], framework: str,
+                                                   case: str, prelude: str, env: dict[str, str],
+                                                   matmul: str, conv: str) -> None:
     report = copy.deepcopy(host_report)
-    report["frameworks"] = {"torch": torch_facts(prelude, **env)}
-    assert report["frameworks"]["torch"].get("step_on_gpu"), report["frameworks"]["torch"]
-    right = judge(report, framework="torch", tf32="on" if mode == "tf32" else "off")
-    wrong = judge(report, framework="torch", tf32="off" if mode == "tf32" else "on")
-    assert right["torch.fp32-matmul-mode"].verdict == PASS, right["torch.fp32-matmul-mode"]
-    assert wrong["torch.fp32-matmul-mode"].verdict == FAIL, wrong["torch.fp32-matmul-mode"]
-    assert right["torch.fp32-matmul-mode"].measured.startswith(mode)
+    report["frameworks"] = {framework: framework_facts_once(framework, prelude, **env)}
+    facts = report["frameworks"][framework]
+    assert facts.get("step_on_gpu"), facts
+    for op, key, mode in (("matmul", "tf32", matmul), ("conv", "tf32_conv", conv)):
+        name = f"{framework}.fp32-{op}-mode"
+        right = judge(report, framework=framework, **{key: "on" if mode == "tf32" else "off"})
+        wrong = judge(report, framework=framework, **{key: "off" if mode == "tf32" else "on"})
+        assert right[name].verdict == PASS, right[name]
+        assert right[name].measured.startswith(mode), right[name]
+        assert wrong[name].verdict == FAIL, wrong[name]
 
 
-def test_gpu_hidden_from_the_framework_is_a_cpu_fallback_failure(host_report: dict[str, Any]) -> None:
+@pytest.mark.parametrize("framework,case,prelude,env,matmul,conv", TF32_CASES,
+                         ids=[f"{c[0]}: {c[1]}" for c in TF32_CASES])
+def test_tf32_is_judged_against_the_framework_default_when_nothing_is_claimed(
+        host_report: dict[str, Any], framework: str, case: str, prelude: str,
+        env: dict[str, str], matmul: str, conv: str) -> None:
     report = copy.deepcopy(host_report)
-    report["frameworks"] = {"torch": torch_facts(CUDA_VISIBLE_DEVICES="")}
-    checks = judge(report, framework="torch")
-    assert checks["torch.gpu-count"].verdict == FAIL
-    assert "fall back to the CPU" in checks["torch.gpu-count"].diagnosis
-    assert checks["torch.gpu-step"].verdict == FAIL
+    report["frameworks"] = {framework: framework_facts_once(framework, prelude, **env)}
+    checks = judge(report, framework=framework)
+    defaults = precision.DEFAULTS[framework]
+    for op, mode in (("matmul", matmul), ("conv", conv)):
+        check = checks[f"{framework}.fp32-{op}-mode"]
+        default = "tf32" if defaults[op] == "on" else "fp32"
+        assert check.required and f"{framework}'s default" in check.expected, check
+        assert check.verdict == (PASS if mode == default else FAIL), check
+        if mode != default:   # both values in the words
+            assert mode in check.diagnosis and default in check.diagnosis, check
+
+
+@pytest.mark.parametrize("framework,env", CPU_FALLBACKS,
+                         ids=[f"{f}: {e}" for f, e in CPU_FALLBACKS])
+def test_gpu_hidden_from_the_framework_is_a_cpu_fallback_failure(
+        host_report: dict[str, Any], framework: str, env: dict[str, str]) -> None:
+    report = copy.deepcopy(host_report)
+    report["frameworks"] = {framework: framework_facts_once(framework, **env)}
+    checks = judge(report, framework=framework)
+    assert checks[f"{framework}.gpu-count"].verdict == FAIL
+    assert "fall back to the CPU" in checks[f"{framework}.gpu-count"].diagnosis
+    assert checks[f"{framework}.gpu-step"].verdict == FAIL
     assert checks["gpu.visible"].verdict == PASS  # the host's GPU is fine: the image is at fault
+
+
+@pytest.mark.parametrize("framework", ["torch", "jax"])
+def test_an_amp_training_step_runs_on_the_gpu_and_is_judged(host_report: dict[str, Any],
+                                                            framework: str) -> None:
+    report = copy.deepcopy(host_report)
+    report["frameworks"] = {framework: framework_facts_once(framework)}
+    amp = report["frameworks"][framework]["amp"]
+    for kind in ("fp32", "fp16", "bf16"):   # Hopper has BF16
+        assert amp[kind].get("finite") and amp[kind].get("stepped"), (kind, amp)
+    assert amp["fp16"]["scale"] > 0
+    checks = judge(report, framework=framework)
+    for kind in ("fp16", "bf16"):
+        assert checks[f"{framework}.amp-{kind}"].verdict == PASS, checks[f"{framework}.amp-{kind}"]
+        assert "x FP32" in checks[f"{framework}.amp-{kind}"].measured
+    floor = judge(report, thresholds=Thresholds(amp_speedup=1000.0), framework=framework)
+    assert floor[f"{framework}.amp-fp16"].verdict == FAIL
+    assert "1000x faster" in floor[f"{framework}.amp-fp16"].diagnosis
 
 
 def test_host_driver_preflight_reads_the_real_driver() -> None:

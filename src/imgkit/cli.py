@@ -195,6 +195,9 @@ def verify(
                                    help="Share of dense peak GEMMs must reach."),
     min_conv: float = typer.Option(DEFAULTS.thresholds.conv, "--min-conv",
                                    help="Share of FP16 peak the conv must reach."),
+    min_amp_speedup: float = typer.Option(
+        DEFAULTS.thresholds.amp_speedup, "--min-amp-speedup",
+        help="Speedup over FP32 each AMP training step must reach (0: reported only)."),
     attest: bool = typer.Option(
         False, "--attest", help="For a registry reference: attach the verdict next to the "
                                 "digest that was verified (what `imgkit promote` checks)."),
@@ -216,7 +219,8 @@ def verify(
     if shm_size is not None and not SIZE.match(shm_size):
         raise UsageError(f"--shm-size {shm_size!r}: expected a size such as 512m or 8g")
     options = VerifyOptions(gpus=gpus, expect=tuple(expect), timeout=timeout, shm_size=shm_size,
-                            thresholds=Thresholds(gemm=min_gemm, conv=min_conv))
+                            thresholds=Thresholds(gemm=min_gemm, conv=min_conv,
+                                                       amp_speedup=min_amp_speedup))
     from .verify.command import verify as run
     raise typer.Exit(run(image=image, options=options, json_file=json_file, junit_file=junit_file,
                          markdown_file=markdown_file, attest=attest, candidates=candidates,

@@ -19,6 +19,7 @@ class Thresholds:
     """Minimum share of the GPU's dense peak (scaled to the SMs visible) to pass."""
     gemm: float = 0.5
     conv: float = 0.25
+    amp_speedup: float = 0.0   # AMP step's speedup over FP32 it must reach (0: reported only)
 
 
 @dataclass(frozen=True)

@@ -36,4 +36,4 @@ COPY constraints.txt /opt/imgkit/constraints.txt
 RUN imgkit-build-env pip install --no-cache-dir --constraint /opt/imgkit/constraints.txt paddlepaddle-gpu==2.6.2 \
  && imgkit-link-libs
 USER imgkit
-LABEL org.imgkit.input-hash="d3dd436ef8bb10995dde04e4106c6598"
+LABEL org.imgkit.input-hash="f80dbefdc74cf87e73415525d7bae81d"

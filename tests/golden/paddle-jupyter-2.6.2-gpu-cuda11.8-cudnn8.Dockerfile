@@ -38,4 +38,4 @@ RUN imgkit-build-env pip install --no-cache-dir --constraint /opt/imgkit/constra
 EXPOSE 8888
 USER imgkit
 CMD ["jupyter", "lab"]
-LABEL org.imgkit.input-hash="422fdc245d522c85c2b5847b8b94f61a"
+LABEL org.imgkit.input-hash="d3844dfe4e919721810260a998376535"

@@ -40,4 +40,4 @@ ENV PATH=/opt/venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/
     LD_LIBRARY_PATH=/opt/imgkit/lib
 WORKDIR /workspace
 USER imgkit
-LABEL org.imgkit.input-hash="3621f09fcc2bf1162816fd8d84aac518"
+LABEL org.imgkit.input-hash="57d6a01fafc4dd7811fb6f498742e1a5"

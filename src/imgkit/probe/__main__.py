@@ -75,12 +75,18 @@ def main(argv=None):
     # A framework's import is most of the probe's time: it runs (in its own interpreter)
     # while the libraries are examined. The GPU section starts only after both, so no
     # framework step shares the GPU with its measurements.
+    # Two frameworks' GPU steps (their AMP timings above all) must not share the GPU either,
+    # so with a GPU wanted they run one after the other.
     with ThreadPoolExecutor(max_workers=len(present) + 1) as pool:
-        runs = {name: pool.submit(frameworks.run, name, not args.no_gpu) for name in present}
+        if args.no_gpu:
+            runs = {name: pool.submit(frameworks.run, name, False) for name in present}
+        else:
+            one_by_one = pool.submit(lambda: {name: frameworks.run(name, True) for name in present})
         pip_run = pool.submit(inventory.pip_check)
         libraries = libs.collect()
         bare_names = libs.resolve_names(names)
-        found = {name: run.result() for name, run in runs.items()}
+        found = ({name: run.result() for name, run in runs.items()} if args.no_gpu
+                 else one_by_one.result())
         pip = pip_run.result()
     report = {"probe_version": PROBE_VERSION, "system": system_facts(), "libraries": libraries,
               "bare_names": bare_names, "frameworks": found, "pip_check": pip,

@@ -11,8 +11,8 @@ from .. import versions, yamlload
 from ..matrix import compat
 from ..matrix.compat import Compat
 from ..options import Thresholds
-from ..probe.gpu import TF32_ERROR_BOUNDARY
 from ..shipped import PACKAGE_DIR
+from . import precision
 from .diagnose import HOST, IMAGE, diagnose
 from .expect import Expectations
 from .facts import Framework, LibraryCopy, Report, Timing
@@ -262,9 +262,10 @@ def gpu_checks(report: Report, exp: Expectations, thresholds: Thresholds) -> lis
     checks = [Check("gpu.visible", PASS, ">= 1 GPU",
                     f"{count}: {', '.join(names) or '?'}; driver {gpu.nvml.driver or '?'}")]
     checks += _device_count_checks(report, count)
+    capability = _compute_capability(report)
     for name, fw in sorted(report.frameworks.items()):
         if fw.imported:
-            checks += _framework_gpu_checks(name, fw, count, exp)
+            checks += _framework_gpu_checks(name, fw, count, exp, thresholds, capability)
     work = gpu.work
     if work is None:
         return checks
@@ -313,7 +314,8 @@ def _device_count_checks(report: Report, count: int) -> list[Check]:
     return []
 
 
-def _framework_gpu_checks(name: str, fw: Framework, count: int, exp: Expectations) -> list[Check]:
+def _framework_gpu_checks(name: str, fw: Framework, count: int, exp: Expectations,
+                          thresholds: Thresholds, capability: tuple[int, int] | None) -> list[Check]:
     seen = fw.gpu_count
     checks = [Check(f"{name}.gpu-count", PASS if seen == count else FAIL, str(count), str(seen),
                     "" if seen == count else
@@ -322,17 +324,16 @@ def _framework_gpu_checks(name: str, fw: Framework, count: int, exp: Expectation
     checks.append(Check(f"{name}.gpu-step", PASS if on_gpu else FAIL, "runs on the GPU",
                         str(fw.step_place or fw.error or "no step"),
                         "" if on_gpu else f"{name}'s matmul did not run on the GPU"))
-    err = fw.fp32_matmul_error
-    if err is not None:
-        mode = "tf32" if err > TF32_ERROR_BOUNDARY else "fp32"
-        claim = exp.get("tf32")
-        ok = claim is None or (claim in ("on", "1", "true")) == (mode == "tf32")
-        checks.append(Check(f"{name}.fp32-matmul-mode", PASS if ok else FAIL,
-                            f"tf32={claim}" if claim else "reported",
-                            f"{mode} (rel. error {err:.1e}); switches {fw.tf32_switches}",
-                            "" if ok else f"{name}'s default FP32 matmul is {mode}",
-                            required=claim is not None))
+    if on_gpu:
+        checks += precision.tf32_checks(name, fw, exp, capability)
+        checks += precision.amp_checks(name, fw, thresholds)
     return checks
+
+
+def _compute_capability(report: Report) -> tuple[int, int] | None:
+    devices = report.gpu.nvml.devices
+    found = re.match(r"^(\d+)\.(\d+)", devices[0].compute_capability or "") if devices else None
+    return (int(found.group(1)), int(found.group(2))) if found else None
 
 
 def _tf32_checks(report: Report) -> list[Check]:

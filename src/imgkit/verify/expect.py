@@ -7,9 +7,10 @@ from dataclasses import dataclass
 from .. import labels as label_names
 from ..errors import UsageError
 
-KEYS = ("cuda", "cudnn", "nccl", "cublas", "python", "framework", "framework_version", "tf32")
+KEYS = ("cuda", "cudnn", "nccl", "cublas", "python", "framework", "framework_version", "tf32",
+        "tf32_conv")
 FRAMEWORK_NAMES = {"paddle": "paddle", "paddlepaddle": "paddle", "torch": "torch",
-                   "pytorch": "torch"}
+                   "pytorch": "torch", "jax": "jax"}
 VALUE = re.compile(r"^[A-Za-z0-9_.+-]{1,40}$")
 
 
@@ -29,7 +30,8 @@ def from_labels(labels: dict[str, str]) -> dict[str, str]:
     out = {}
     for key, label in (("cuda", "cuda"), ("cudnn", "cudnn"), ("nccl", "nccl"),
                        ("cublas", "cublas"), ("python", "python"), ("framework", "framework"),
-                       ("framework_version", "framework_version")):
+                       ("framework_version", "framework_version"), ("tf32", "tf32"),
+                       ("tf32_conv", "tf32_conv")):
         value = labels.get(label_names.component(label))
         if value:
             out[key] = value
@@ -70,6 +72,7 @@ VALUE_OF = {
     "framework_version": (re.compile(rf"^{VERSION}(?:[+.-]?[A-Za-z0-9.]+)?$"),
                           "a version such as 2.6.2 or 2.5.1+cu124"),
     "tf32": (re.compile(r"^(?:on|off)$"), "on or off"),
+    "tf32_conv": (re.compile(r"^(?:on|off)$"), "on or off"),
 }
 
 

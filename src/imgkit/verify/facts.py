@@ -80,6 +80,17 @@ class BareName(Fact):
     path: Optional[Text] = None
 
 
+class AmpRun(Fact):
+    """One kind of training step (fp32, fp16 with its loss scaler, bf16), timed."""
+    ms: Optional[float] = None
+    loss: Optional[float] = None
+    finite: Optional[bool] = None
+    stepped: Optional[bool] = None    # the weights moved: the optimizer really stepped
+    scale: Optional[float] = None     # FP16: the loss scale after the timed steps
+    error: Optional[Text] = None
+    skipped: Optional[Text] = None
+
+
 class Framework(Fact):
     imported: bool = False
     version: Optional[Version] = None
@@ -90,6 +101,8 @@ class Framework(Fact):
     step_place: Optional[Text] = None
     step_on_gpu: Optional[bool] = None
     fp32_matmul_error: Optional[float] = None
+    fp32_conv_error: Optional[float] = None
+    amp: dict[str, AmpRun] = Field(default_factory=dict, max_length=8)
     tf32_switches: dict[str, Any] = Field(default_factory=dict, max_length=64)
     error: Optional[Text] = None
     missing_library: Optional[Text] = None
