@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from imgkit.options import Thresholds
-from imgkit.probe import frameworks
+from imgkit.probe import channel, frameworks
 from imgkit.verify.evaluate import evaluate
 from imgkit.verify.expect import Expectations
 from imgkit.verify.facts import parse_report
@@ -85,11 +85,13 @@ def probe_host(gemm_size: int = 8192, loader: list[str] | None = None,
     env = dict(env if env is not None else loader_env())
     env["IMGKIT_PROBE"] = base64.b64encode(probe_zip()).decode()
     env["PYTHONPATH"] = ""  # as in an image: nothing of imgkit's importable but the zip
+    token = channel.new_token()
+    env[channel.MARK_ENV] = token           # as verify frames it
     proc = subprocess.run([*(loader or [sys.executable]), "-c", BOOT, "--gemm-size", str(gemm_size)],
                           env=env, capture_output=True, text=True, timeout=600)
     if proc.returncode != 0:
         raise RuntimeError(f"probe exit {proc.returncode}: {proc.stderr[-3000:]}")
-    report: dict[str, Any] = json.loads(proc.stdout)
+    report: dict[str, Any] = json.loads(channel.unframe(proc.stdout, token) or "null")
     return report
 
 

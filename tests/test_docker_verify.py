@@ -129,7 +129,7 @@ def test_a_replayed_report_does_not_match_the_image(engine, mini, base_image, na
     good = verify(engine, mini, VerifyOptions(gpus="none"))
     assert good.facts is not None and not good.failed
     report = good.facts.model_dump_json().encode()
-    ref = fake_python(engine, namespace, base_image, "replay", "cat /fake/report.json",
+    ref = fake_python(engine, namespace, base_image, "replay", framed("cat /fake/report.json"),
                       {"report.json": report})
     proc, verdict = cli_verify(ref, tmp_path, "--expect", "cuda=11.8")
     assert proc.returncode == 1 and not verdict["passed"]
@@ -140,11 +140,21 @@ def test_a_replayed_report_does_not_match_the_image(engine, mini, base_image, na
     assert no_verify_containers(engine) == []
 
 
+def framed(script: str) -> str:
+    """`script`'s output framed as the probe frames its report, with the token verify
+    chose (a hostile python3 can read it: the report is judged on its merits anyway)."""
+    return ('printf "\\nIMGKIT-REPORT-BEGIN %s\\n" "$IMGKIT_REPORT_MARK"; '
+            f'{script}; printf "\\nIMGKIT-REPORT-END %s\\n" "$IMGKIT_REPORT_MARK"')
+
+
 @pytest.mark.parametrize("name,script,reason", [
-    ("minimal-json", "echo '{}'", "not a probe report"),
-    ("malformed-json", "echo '{\"probe_version\": 2, \"system\": '", "not JSON"),
-    ("wrong-version", "echo '{\"probe_version\": 1}'", "probe_version is 1"),
-    ("not-json", "echo hello", "not JSON"),
+    ("minimal-json", framed("echo '{}'"), "not a probe report"),
+    ("malformed-json", framed("echo '{\"probe_version\": 2, \"system\": '"), "not JSON"),
+    ("wrong-version", framed("echo '{\"probe_version\": 1}'"), "probe_version is 1"),
+    ("not-json", framed("echo hello"), "not JSON"),
+    ("unframed-json", "echo '{\"probe_version\": 3}'", "no probe report in its output"),
+    ("other-token", 'printf "IMGKIT-REPORT-BEGIN abcdefabcdef\\n{}\\nIMGKIT-REPORT-END abcdefabcdef\\n"',
+     "no probe report in its output"),
 ])
 def test_junk_output_is_a_failing_verdict(engine, base_image, namespace, tmp_path,  # type: ignore[no-untyped-def]
                                           name, script, reason):
@@ -153,6 +163,25 @@ def test_junk_output_is_a_failing_verdict(engine, base_image, namespace, tmp_pat
     assert proc.returncode == 1
     (check,) = [c for c in verdict["checks"] if c["verdict"] == "fail"]
     assert check["name"] == "probe.report" and reason in check["diagnosis"], check
+    assert no_verify_containers(engine) == []
+
+
+def test_what_the_image_prints_at_start_up_and_exit_does_not_spoil_the_report(  # type: ignore[no-untyped-def]
+        engine, mini, namespace):
+    """Real packages print from `.pth` hooks and exit handlers; a C library writes to
+    descriptor 1 while the probe runs. None of it reaches the report."""
+    hook = ("import sys, os, atexit; print('banner from a .pth hook {}'); "
+            "atexit.register(print, 'goodbye from an exit handler'); "
+            "atexit.register(os.write, 1, b'{\"probe_version\": 1}\\n')\n")
+    ref = build_from_files(engine, f"{namespace}/broken:chatty", {
+        "Dockerfile": (f"FROM {mini}\nUSER root\n"
+                       "COPY zz_chatty.pth /opt/venv/lib/python3.11/site-packages/\n"
+                       "USER imgkit\n").encode(),
+        "zz_chatty.pth": hook.encode()})
+    shown = engine.client.containers.run(ref, ["python3", "-c", "pass"], remove=True)
+    assert b"banner from a .pth hook" in shown      # the hook really runs in this image
+    verdict = verify(engine, ref, VerifyOptions(gpus="none"))
+    assert not verdict.failed, verdict.failed
     assert no_verify_containers(engine) == []
 
 

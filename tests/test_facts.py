@@ -3,11 +3,14 @@ with where and why; then checked against what the host saw of the image."""
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any
 
 import pytest
 
 from imgkit.engine import PathStat
+from imgkit.probe import PROBE_VERSION
+from imgkit.probe.channel import frame, new_token
 from imgkit.verify.corroborate import MAX_PATHS, file_checks, paths_to_check, user_check
 from imgkit.verify.facts import InvalidReport, parse_output, parse_report
 from imgkit.verify.verdict import EVIDENCE, FAIL, PASS, Check
@@ -49,8 +52,27 @@ def test_a_malformed_report_is_refused_naming_where(mutate, where: str) -> None:
 ])
 def test_output_that_is_no_report(text: str, reason: str) -> None:
     with pytest.raises(InvalidReport) as info:
-        parse_output(text)
+        parse_output(frame(text, "0123456789abcdef"), "0123456789abcdef")
     assert reason in str(info.value)
+
+
+@pytest.mark.parametrize("output", [
+    "", "Segmentation fault\n", json.dumps(good()),            # a bare report: no frame
+    frame(json.dumps(good()), "aaaaaaaaaaaaaaaa"),               # framed with another token
+    f"IMGKIT-REPORT-BEGIN 0123456789abcdef\n{json.dumps(good())}\n",   # never closed
+])
+def test_output_without_the_framed_report_is_refused(output: str) -> None:
+    with pytest.raises(InvalidReport) as info:
+        parse_output(output, "0123456789abcdef")
+    assert "no probe report in its output" in str(info.value)
+
+
+def test_what_the_image_prints_around_the_report_is_ignored() -> None:
+    token = new_token()
+    noise = "banner from a .pth hook {\n" + frame('{"probe_version": 1}', "bbbbbbbbbbbbbbbb")
+    output = noise + frame(json.dumps(good()), token) + "goodbye\n{\"probe_version\": 1}\n"
+    assert parse_output(output, token).probe_version == PROBE_VERSION
+    assert parse_output(output).probe_version == PROBE_VERSION   # a Job's log: any token, the last
 
 
 def test_evidence_is_bounded_whatever_the_report_says() -> None:

@@ -36,4 +36,4 @@ COPY constraints.txt /opt/imgkit/constraints.txt
 RUN imgkit-build-env pip install --no-cache-dir --constraint /opt/imgkit/constraints.txt paddlepaddle-gpu==2.6.2 \
  && imgkit-link-libs
 USER imgkit
-LABEL org.imgkit.input-hash="f80dbefdc74cf87e73415525d7bae81d"
+LABEL org.imgkit.input-hash="a5264f85ce3ea77a485c22e7552876e5"

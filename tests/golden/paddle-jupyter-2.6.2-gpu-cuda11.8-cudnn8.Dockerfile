@@ -38,4 +38,4 @@ RUN imgkit-build-env pip install --no-cache-dir --constraint /opt/imgkit/constra
 EXPOSE 8888
 USER imgkit
 CMD ["jupyter", "lab"]
-LABEL org.imgkit.input-hash="d3844dfe4e919721810260a998376535"
+LABEL org.imgkit.input-hash="3c08ced40199884b2b33d3323c263270"

@@ -40,4 +40,4 @@ ENV PATH=/opt/venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/
     LD_LIBRARY_PATH=/opt/imgkit/lib
 WORKDIR /workspace
 USER imgkit
-LABEL org.imgkit.input-hash="57d6a01fafc4dd7811fb6f498742e1a5"
+LABEL org.imgkit.input-hash="b7744bf81585dd78c182c86bb6eaac15"

@@ -17,7 +17,8 @@ from ..errors import UsageError
 from .jobs import slug
 
 PROBE_DIR = "/opt/imgkit-probe"
-# Runs the probe from the ConfigMap (not whatever copy the image holds), stdout = the report.
+# Runs the probe from the ConfigMap (not whatever copy the image holds); the Job's log holds
+# the report between its marker lines (probe/channel.py), whatever else the image prints.
 BOOT = (f"import runpy, sys; sys.path.insert(0, '{PROBE_DIR}/probe.zip'); "
         "sys.argv = ['imgkit-check'] + sys.argv[1:]; "
         "runpy.run_module('imgkit_probe', run_name='__main__', alter_sys=True)")
@@ -111,7 +112,7 @@ def _pod_spec(image: str, probe: bytes, settings: JobSettings) -> dict[str, Any]
             "name": "probe",
             "image": image,
             "imagePullPolicy": "IfNotPresent",
-            "command": ["python3", "-c", BOOT, *args],
+            "command": ["python3", "-c", BOOT, "--framed", *args],
             "env": [{"name": "HOME", "value": "/tmp"}],
             "resources": {"limits": limits, "requests": {"cpu": "1", "memory": "2Gi"}},
             "securityContext": {"allowPrivilegeEscalation": False, "readOnlyRootFilesystem": True,

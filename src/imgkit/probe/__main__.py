@@ -1,14 +1,15 @@
-"""`python3 -m imgkit_probe [--no-gpu] [--gemm-size N]`: print the facts as one JSON document."""
+"""`python3 -m imgkit_probe [--no-gpu] [--gemm-size N] [--framed]`: print the facts as one
+JSON document on a private copy of standard output, framed by marker lines for verify and
+Kubernetes Jobs (see channel.py)."""
 from __future__ import annotations
 
 import argparse
 import json
 import os
 import platform
-import sys
 from concurrent.futures import ThreadPoolExecutor
 
-from . import PROBE_VERSION, frameworks, inventory, libs
+from . import PROBE_VERSION, channel, frameworks, inventory, libs
 
 NVIDIA_ENV = ("NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES", "NVIDIA_REQUIRE_CUDA",
               "CUDA_VERSION", "LD_LIBRARY_PATH", "NVIDIA_TF32_OVERRIDE",
@@ -69,7 +70,13 @@ def main(argv=None):
                         help="also list the OS packages and Python distributions (for an SBOM)")
     parser.add_argument("--names", default=",".join(BARE_NAMES),
                         help="bare library names to resolve, comma-separated")
+    parser.add_argument("--framed", action="store_true",
+                        help="frame the report with marker lines (on whenever %s is set)"
+                        % channel.MARK_ENV)
     args = parser.parse_args(argv)
+    framed = args.framed or channel.MARK_ENV in os.environ
+    token = channel.token_from_env()
+    report_out = channel.private_stdout()
     names = [n for n in args.names.split(",") if n]
     present = [] if args.inventory else frameworks.present()   # an SBOM needs no import
     # A framework's import is most of the probe's time: it runs (in its own interpreter)
@@ -94,8 +101,9 @@ def main(argv=None):
     report["gpu"] = gpu_facts(args, libraries)
     if args.inventory:
         report["inventory"] = inventory.collect()
-    json.dump(report, sys.stdout, indent=1, sort_keys=True, default=str)
-    sys.stdout.write("\n")
+    text = json.dumps(report, indent=1, sort_keys=True, default=str)
+    report_out.write(channel.frame(text, token) if framed else text + "\n")
+    report_out.flush()
 
 
 if __name__ == "__main__":

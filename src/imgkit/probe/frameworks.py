@@ -12,6 +12,8 @@ import re
 import subprocess
 import sys
 
+from . import channel
+
 COMMON = r'''
 import json, math, random, sys, time, traceback
 out = {"imported": False}
@@ -160,7 +162,7 @@ try:
 except BaseException as e:
     out["error"] = "%s: %s" % (type(e).__name__, e)
     out["traceback_tail"] = traceback.format_exc().strip().splitlines()[-3:]
-print("IMGKIT-JSON " + json.dumps(out, default=str))
+EMIT(json.dumps(out, default=str))
 '''
 
 TORCH = COMMON + r'''
@@ -226,7 +228,7 @@ try:
 except BaseException as e:
     out["error"] = "%s: %s" % (type(e).__name__, e)
     out["traceback_tail"] = traceback.format_exc().strip().splitlines()[-3:]
-print("IMGKIT-JSON " + json.dumps(out, default=str))
+EMIT(json.dumps(out, default=str))
 '''
 
 JAX = COMMON + r'''
@@ -312,7 +314,7 @@ try:
 except BaseException as e:
     out["error"] = "%s: %s" % (type(e).__name__, e)
     out["traceback_tail"] = traceback.format_exc().strip().splitlines()[-3:]
-print("IMGKIT-JSON " + json.dumps(out, default=str))
+EMIT(json.dumps(out, default=str))
 '''
 
 ADAPTERS = {"paddle": ("paddle", PADDLE), "torch": ("torch", TORCH), "jax": ("jax", JAX)}
@@ -332,16 +334,16 @@ def run(name, want_gpu, timeout=300):
     env = dict(os.environ)
     for key, value in CHILD_ENV.items():
         env.setdefault(key, value)
+    token = channel.new_token()
     try:
-        proc = subprocess.run([sys.executable, "-c", "WANT_GPU = %r\n" % want_gpu + code],
+        proc = subprocess.run([sys.executable, "-c", "WANT_GPU = %r\n" % want_gpu
+                               + channel.emit_code(token) + code],
                               capture_output=True, text=True, timeout=timeout, env=env)
     except subprocess.TimeoutExpired:
         return {"imported": False, "error": "timed out after %d s" % timeout}
-    for line in reversed(proc.stdout.splitlines()):
-        if line.startswith("IMGKIT-JSON "):
-            result = json.loads(line[len("IMGKIT-JSON "):])
-            break
-    else:
+    try:
+        result = json.loads(channel.unframe(proc.stdout, token) or "")
+    except ValueError:
         tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
         result = {"imported": False,
                   "error": "crashed (exit %d): %s" % (proc.returncode, " | ".join(tail))}

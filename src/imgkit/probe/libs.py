@@ -10,7 +10,7 @@ import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 
-from . import owners
+from . import channel, owners
 
 DEFAULT_DIRS = ["/lib", "/usr/lib", "/lib64", "/usr/lib64", "/lib/x86_64-linux-gnu",
                 "/usr/lib/x86_64-linux-gnu", "/usr/local/lib", "/usr/local/cuda/lib64"]
@@ -223,16 +223,17 @@ def _child(body):
     root = os.path.abspath(__file__)
     for _ in __name__.split("."):
         root = os.path.dirname(root)
-    code = ("import json,sys\nsys.path.insert(0,%r)\nfrom %s import *\n%s\nprint(json.dumps(out))"
-            % (root, __name__, body))
+    token = channel.new_token()
+    code = ("import json,sys\nsys.path.insert(0,%r)\nfrom %s import *\n%s%s\nEMIT(json.dumps(out))"
+            % (root, __name__, channel.emit_code(token), body))
     try:
         proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                               timeout=120)
     except subprocess.TimeoutExpired:
         return {"loadable": False, "error": "timed out loading"}
     try:
-        return json.loads(proc.stdout.strip().splitlines()[-1])
-    except (ValueError, IndexError):
+        return json.loads(channel.unframe(proc.stdout, token) or "")
+    except ValueError:
         tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["exit %d" % proc.returncode]
         return {"loadable": False, "error": "crashed while loading: " + tail[0]}
 

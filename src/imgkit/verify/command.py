@@ -73,13 +73,11 @@ def verify(*, image: str, options: VerifyOptions, json_file: Path | None = None,
 
 
 def report_text(path: Path) -> str:
-    """The probe's JSON from a Job's log (anything printed before it is left out)."""
+    """A Job's log: the probe's framed report, with whatever else the image printed."""
     try:
-        text = path.read_text(errors="replace")
+        return path.read_text(errors="replace")
     except OSError as exc:
         raise UsageError(f"--from-report {path}: {exc.strerror}")
-    start = text.find("{")
-    return text[start:] if start >= 0 else text
 
 
 def sbom_document(engine: Engine, ref: str, image_id: str, timeout: int = 600) -> bytes:

@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal, Optional, Union
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
 from ..probe import PROBE_VERSION
+from ..probe.channel import unframe
 
 Text = Annotated[str, StringConstraints(max_length=8192)]
 Version = Annotated[str, StringConstraints(max_length=64)]
@@ -250,10 +251,18 @@ def parse_report(data: Any) -> Report:
                             f"{problems}") from None
 
 
-def parse_output(stdout: str) -> Report:
-    """The report from the probe's standard output: one JSON document and nothing else."""
+def parse_output(stdout: str, token: str | None = None) -> Report:
+    """The report from the probe's standard output: the JSON document framed by its marker
+    lines (with `token`, when the caller chose one); whatever the image printed before or
+    after it (start-up hooks, banners, exit handlers) is ignored."""
+    body = unframe(stdout, token)
+    if body is None:
+        other = next((line.strip() for line in stdout.splitlines() if line.strip()), "")
+        raise InvalidReport("no probe report in its output"
+                            + (f" (it printed {len(stdout)} bytes, first: {other[:120]!r})"
+                               if other else " (it printed nothing)"))
     try:
-        data = json.loads(stdout)
+        data = json.loads(body)
     except ValueError as exc:
         raise InvalidReport(f"not JSON: {exc}") from None
     return parse_report(data)

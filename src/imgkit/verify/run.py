@@ -8,7 +8,7 @@ import base64
 import importlib
 import re
 import threading
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from .. import labels, versions
@@ -16,6 +16,7 @@ from ..engine import ContainerRun, Engine, ImageInfo, RunSpec
 from ..errors import ContainerFailed, HostError, ImageError, UsageError
 from ..matrix import compat
 from ..options import VerifyOptions
+from ..probe import channel
 from ..shipped import probe_zip
 from .diagnose import HOST, IMAGE, diagnose
 from .expect import Expectations, expectations
@@ -72,17 +73,25 @@ def driver_check(driver: str, cuda: str | None, data: compat.Compat) -> Check:
     return Check("host.driver", PASS, f">= {toolkit} for CUDA {cuda}", driver, scope=HOST)
 
 
+@dataclass(frozen=True)
+class ProbeRun:
+    run: ContainerRun
+    token: str       # the report's marker token, chosen here for this run
+
+
 def run_probe(engine: Engine, image_id: str, options: VerifyOptions,
-              extra: tuple[str, ...] = ()) -> ContainerRun:
+              extra: tuple[str, ...] = ()) -> ProbeRun:
     """The probe in a throwaway, locked-down container of exactly the image judged."""
     args: tuple[str, ...] = (("--no-gpu",) if options.gpus == "none"
                              else ("--gemm-size", str(options.gemm_size)))
     args += extra
-    return engine.run_container(RunSpec(
+    token = channel.new_token()
+    return ProbeRun(engine.run_container(RunSpec(
         image=image_id, entrypoint=("python3", "-c", BOOT), command=args,
-        environment={"IMGKIT_PROBE": base64.b64encode(probe_zip()).decode(), "HOME": "/tmp"},
+        environment={"IMGKIT_PROBE": base64.b64encode(probe_zip()).decode(), "HOME": "/tmp",
+                     channel.MARK_ENV: token},
         gpus=options.gpus, timeout=options.timeout, memory=options.memory, shm_size=options.shm_size,
-        labels={labels.ROLE: labels.ROLE_VERIFY}, stdout_limit=REPORT_LIMIT))
+        labels={labels.ROLE: labels.ROLE_VERIFY}, stdout_limit=REPORT_LIMIT)), token)
 
 
 def verify(engine: Engine, ref: str, options: VerifyOptions) -> Verdict:
@@ -96,11 +105,11 @@ def verify(engine: Engine, ref: str, options: VerifyOptions) -> Verdict:
     warm = threading.Thread(target=lambda: [importlib.import_module(m) for m in JUDGES], daemon=True)
     warm.start()
     try:
-        run = run_probe(engine, info.id, options)
+        probe = run_probe(engine, info.id, options)
     except ContainerFailed as exc:
         return _not_started(ref, info.id, exc.explanation, host)
     warm.join()
-    return judge_run(engine, ref, info, exp, run, options, host)
+    return judge_run(engine, ref, info, exp, probe.run, options, host, token=probe.token)
 
 
 def judge_report(engine: Engine, ref: str, stdout: str, options: VerifyOptions) -> Verdict:
@@ -113,7 +122,7 @@ def judge_report(engine: Engine, ref: str, stdout: str, options: VerifyOptions) 
         raise UsageError(f"image {ref!r} not found in the local engine",
                          hint="pull it (or name it by registry reference) to judge its report")
     try:
-        asked_gpu = not json.loads(stdout).get("args", {}).get("no_gpu", False)
+        asked_gpu = not json.loads(channel.unframe(stdout) or "").get("args", {}).get("no_gpu", False)
     except (ValueError, AttributeError):
         asked_gpu = False                                  # judge_run reports the junk
     options = replace(options, gpus="all" if asked_gpu else "none")
@@ -133,14 +142,15 @@ def inventory(engine: Engine, ref: str, options: VerifyOptions,
         raise UsageError(f"image {ref!r} not found in the local engine",
                          hint="build it (imgkit build) or pull it first")
     try:
-        run = run_probe(engine, info.id, replace(options, gpus="none"), ("--inventory",))
+        probe = run_probe(engine, info.id, replace(options, gpus="none"), ("--inventory",))
     except ContainerFailed as exc:
         raise ImageError(f"{name or ref}: the probe could not start: {exc.explanation.strip()[:300]}")
+    run = probe.run
     if run.timed_out or run.exit_code != 0:
         raise ImageError(f"{name or ref}: the probe failed (exit {run.exit_code}): "
                          f"{run.stderr.strip()[-300:]}")
     try:
-        report = parse_output(run.stdout)
+        report = parse_output(run.stdout, probe.token)
     except InvalidReport as exc:
         raise ImageError(f"{name or ref}: the probe's report cannot be used: {exc}")
     if report.inventory is None:
@@ -161,9 +171,11 @@ def _not_started(ref: str, image_id: str, text: str, host: tuple[Check, ...]) ->
 
 
 def judge_run(engine: Engine, ref: str, info: ImageInfo, exp: Expectations, run: ContainerRun,
-              options: VerifyOptions, host: tuple[Check, ...] = ()) -> Verdict:
-    """Whatever the probe printed, a verdict: a report is parsed, checked against the image
-    and evaluated; a hang, a flood, junk or a crash is one failing check that says which."""
+              options: VerifyOptions, host: tuple[Check, ...] = (),
+              token: str | None = None) -> Verdict:
+    """Whatever the probe printed, a verdict: a report is parsed (the one framed with
+    `token`, when this run chose one), checked against the image and evaluated; a hang, a
+    flood, junk or a crash is one failing check that says which."""
     from .corroborate import file_checks, user_check
     from .evaluate import evaluate
     from .facts import InvalidReport, parse_output
@@ -171,11 +183,11 @@ def judge_run(engine: Engine, ref: str, info: ImageInfo, exp: Expectations, run:
     if broken is not None:
         return failure(ref, info.id, broken, before=host)
     try:
-        report = parse_output(run.stdout)
+        report = parse_output(run.stdout, token)
     except InvalidReport as exc:
         return failure(ref, info.id, Check(
             "probe.report", FAIL, "a valid imgkit probe report", "invalid",
-            f"the image's python3 printed something else: {exc}"), before=host)
+            f"the image's python3 gave no usable report: {exc}"), before=host)
     seen = (file_checks(report, lambda paths: engine.stat_files(info.id, paths)),
             user_check(report, info.user))
     return evaluate(ref, info.id, report, exp, gpu=options.gpus != "none",
