@@ -33,8 +33,10 @@ lint: setup           ## ruff (pyflakes, pycodestyle, import order) and mypy on 
 	$(BIN)/ruff check src tests bench
 	$(BIN)/mypy src
 
-docs: setup           ## docs/cli.md from the CLI itself (a test fails when it drifts)
+docs: setup           ## docs/cli.md and the verdict predicate's JSON Schema, from the code (tests fail on drift)
 	$(BIN)/python -c "from imgkit.cli import reference; print(reference(), end='')" > docs/cli.md
+	mkdir -p docs/attestations
+	$(BIN)/python -c "import json; from imgkit.verify.attestation import VerdictPredicate as V; print(json.dumps(V.model_json_schema(), indent=2))" > docs/attestations/verdict-v1.schema.json
 
 bench: setup          ## builder benchmark: no-op rebuild vs docker's cache check (docs/benchmarks.md)
 	$(BIN)/python bench/build_bench.py

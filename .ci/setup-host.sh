@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Make this machine able to build and test: Docker engine (Debian's docker.io), debootstrap
 # (for the base image when no registry is reachable), a running dockerd, and for publishing
-# a registry (Debian's docker-registry, distribution 2.8) and skopeo (copies by digest).
+# a registry (Debian's docker-registry, distribution 2.8), skopeo (copies by digest) and
+# cosign (signed verdicts).
 # Idempotent: does nothing that is already done. Needs root (or sudo).
 set -euo pipefail
 SUDO=""
@@ -17,6 +18,24 @@ if [ "${#missing[@]}" -gt 0 ]; then
   $SUDO apt-get update -q
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
+
+# cosign (signs and verifies verdicts): Debian 12 has none; Debian 13's 2.5.0 needs only
+# libc6 >= 2.34. Fetched with apt from a sources list of its own (the host's stays Debian 12).
+if ! command -v cosign >/dev/null 2>&1; then
+  echo "setup-host: installing cosign from Debian 13 (trixie)"
+  trixie=$(mktemp -d)
+  mkdir -p "$trixie/lists/partial" "$trixie/archives/partial"
+  echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian trixie main" \
+    > "$trixie/sources.list"
+  apt_trixie=(-o "Dir::Etc::SourceList=$trixie/sources.list" -o Dir::Etc::SourceParts=/dev/null
+              -o "Dir::State::Lists=$trixie/lists" -o "Dir::Cache::Archives=$trixie/archives"
+              -o APT::Sandbox::User=root)
+  $SUDO apt-get "${apt_trixie[@]}" update -q
+  (cd "$trixie" && $SUDO apt-get "${apt_trixie[@]}" download cosign)
+  $SUDO dpkg -i "$trixie"/cosign_*.deb
+  rm -rf "$trixie"
+fi
+echo "setup-host: cosign $(dpkg-query -W -f='${Version}' cosign 2>/dev/null || cosign version 2>&1 | grep -m1 GitVersion)"
 
 if ! docker info >/dev/null 2>&1; then
   echo "setup-host: starting dockerd"

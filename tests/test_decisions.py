@@ -170,6 +170,7 @@ class Promoting(Promoter):
     """The real Promoter with the fake registries in place of HTTP clients."""
 
     def __init__(self, registries: dict[str, FakeRegistry], **options: object) -> None:
+        options.setdefault("allow_unsigned", True)   # signed verdicts: test_docker_signing.py
         super().__init__(FakeEngine(), PublishOptions(**options))  # type: ignore[arg-type]
         self.fakes = registries
 
@@ -231,6 +232,14 @@ def test_promotion_is_refused_with_its_reason_and_nothing_is_written(case: str, 
     status, detail, production = promote(registry, digest)
     assert status == "refused" and why in detail, detail
     assert not production.writes                     # no copy, no tag, not even a check
+
+
+def test_without_a_trusted_key_an_unsigned_verdict_is_refused_by_default() -> None:
+    registry, digest = staged({})
+    registry, digest = staged(verdict_for(config_id(registry, digest)))
+    status, detail, production = promote(registry, digest, allow_unsigned=False)
+    assert status == "refused" and "no trusted key" in detail and "--key" in detail, detail
+    assert not production.writes
 
 
 def test_a_verdict_moved_next_to_another_digest_is_refused() -> None:

@@ -67,9 +67,12 @@ def test_the_generated_pipeline_builds_verifies_and_promotes_by_digest(  # type:
     (checkout / "images").mkdir()
     (checkout / "images" / "mini.yaml").write_text(MINI_FAMILY)
     staging, production = f"{registry.address}/staging", f"{registry.address}/prod"
+    subprocess.run(["cosign", "generate-key-pair", "--output-key-prefix", str(checkout / "cosign")],
+                   env={**os.environ, "COSIGN_PASSWORD": "pw"}, check=True, capture_output=True)
     out = subprocess.run(
         [sys.executable, "-m", "imgkit", "ci", "gitlab", "--namespace", ns, "--registry",
          production, "--staging", staging, "--verify-gpus", "none", "--install", "true",
+         "--signing-key", "cosign.key", "--trusted-key", "cosign.pub",
          "--out", ".gitlab-ci.yml"], cwd=checkout, capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     pipeline = yaml.safe_load((checkout / ".gitlab-ci.yml").read_text())
@@ -86,7 +89,8 @@ def test_the_generated_pipeline_builds_verifies_and_promotes_by_digest(  # type:
         env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",
                "DOCKER_CONFIG": str(tmp_path / "docker" / name),
                "IMGKIT_CACHE_DIR": str(tmp_path / "cache" / name),
-               "REGISTRY_USERNAME": USER, "REGISTRY_PASSWORD": registry.password}
+               "REGISTRY_USERNAME": USER, "REGISTRY_PASSWORD": registry.password,
+               "COSIGN_PASSWORD": "pw"}      # a CI variable, as GitLab would set it
         shutil.copytree(checkout, tmp_path / "checkouts" / name)
         for need in job["needs"]:                     # the artifacts GitLab hands over
             if need["artifacts"]:

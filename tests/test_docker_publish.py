@@ -248,26 +248,37 @@ def test_candidate_then_verify_by_digest_then_promote(  # type: ignore[no-untype
     candidate = f"{registry.address}/{repository}@{digest}"
     production = f"{second.address}/ml/promoted"
 
-    out = imgkit("promote", candidate, "--to", production, config=config)
-    assert out.returncode == 1 and "no verdict attached" in out.stdout, out.stdout + out.stderr
+    subprocess.run(["cosign", "generate-key-pair", "--output-key-prefix", str(tmp_path / "cosign")],
+                   env={**os.environ, "COSIGN_PASSWORD": "pw"}, check=True, capture_output=True)
+    trusted = ("--key", str(tmp_path / "cosign.pub"))
+    out = imgkit("promote", candidate, "--to", production, *trusted, config=config)
+    assert out.returncode == 1 and "unsigned" in out.stdout, out.stdout + out.stderr
     assert skopeo_tags(second, "ml/promoted") == []
 
-    out = imgkit("verify", candidate, "--gpus", "none", "--attest", config=config)
+    os.environ["COSIGN_PASSWORD"] = "pw"      # how CI hands cosign the key's passphrase
+    try:
+        out = imgkit("verify", candidate, "--gpus", "none", "--attest", "--key",
+                     str(tmp_path / "cosign.key"), config=config)
+    finally:
+        del os.environ["COSIGN_PASSWORD"]
     assert out.returncode == 0, out.stdout + out.stderr
     assert engine.image(candidate).id == image_id
     staged_tags = skopeo_tags(registry, repository)
-    assert {digest.replace(":", "-") + ".verdict", digest.replace(":", "-") + ".sbom"} <= set(staged_tags)
+    signed = digest.replace(":", "-") + ".att"
+    assert {digest.replace(":", "-") + ".verdict", digest.replace(":", "-") + ".sbom",
+            signed} <= set(staged_tags)
 
-    out = imgkit("promote", candidate, "--to", production, "--tag", tag, config=config)
+    out = imgkit("promote", candidate, "--to", production, "--tag", tag, *trusted, config=config)
     assert out.returncode == 1 and "without a GPU" in out.stdout, out.stdout + out.stderr
     out = imgkit("promote", candidate, "--to", production, "--tag", tag, "--tag", "stable",
-                 "--allow-gpu-unverified", config=config)
+                 "--allow-gpu-unverified", *trusted, config=config)
     assert out.returncode == 0, out.stdout + out.stderr
     for name in (tag, "stable"):
         assert skopeo_json("inspect", f"docker://{production}:{name}", registry=second)["Digest"] == digest
     assert raw(second, f"ml/promoted@{digest}")["config"]["digest"] == image_id
     promoted = skopeo_tags(second, "ml/promoted")
-    assert {digest.replace(":", "-") + ".verdict", digest.replace(":", "-") + ".sbom"} <= set(promoted)
+    assert {digest.replace(":", "-") + ".verdict", digest.replace(":", "-") + ".sbom",
+            signed} <= set(promoted)
 
 
 def test_promotion_and_attestation_take_digests_only(engine, registry, tmp_path):  # type: ignore[no-untyped-def]

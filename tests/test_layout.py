@@ -23,8 +23,8 @@ OWNERS = {
     "rich": {"report.py"},
     "jinja2": {"render/contexts.py"},
     "yaml": {"yamlload.py"},
-    "pydantic": {"matrix/compat_file.py", "verify/facts.py"},   # the two schemas of files users
-                                                                # and images hand us, each beside its reader
+    "pydantic": {"matrix/compat_file.py", "verify/facts.py",   # the schemas of what users, images
+                 "verify/attestation.py"},                  # and signed attestations hand us
     "packaging": {"versions.py", "matrix/"},                 # version rules: the host's and the matrix's
     "cyclonedx": {"verify/sbom.py"},
     "packageurl": {"verify/sbom.py"},

@@ -23,7 +23,9 @@ from .options import (
     PUBLISH_DEFAULTS,
     BuildOptions,
     PublishOptions,
+    Signer,
     Thresholds,
+    Trust,
     VerifyOptions,
 )
 from .selection import DEFAULT_IMAGES, DEFAULT_NAMESPACE, Selection
@@ -48,6 +50,56 @@ CANDIDATES = "Directory of `imgkit publish --candidate --json` files from earlie
 RETRY_FOR = typer.Option(PUBLISH_DEFAULTS.retry_for, "--retry-for", min=0,
                          help="Seconds to keep retrying a registry failure that may heal (timeouts, "
                               "5xx, 429); a refused connection or an unknown host fails at once.")
+SIGNING_KEY = typer.Option(
+    None, "--key", help="Sign the verdict and SBOM attached, with this cosign key: a key file, "
+                        "env://VAR or a KMS URI (an encrypted key's passphrase only from "
+                        "COSIGN_PASSWORD).")
+KEYLESS = typer.Option(False, "--keyless", help="Sign keyless instead: Fulcio and Rekor, with "
+                                                "the CI's OIDC token.")
+TRUSTED_KEY = typer.Option(
+    None, "--key", help="Accept only verdicts signed with this cosign public key (a file, "
+                        "env://VAR or a KMS URI).")
+IDENTITY = typer.Option(None, "--certificate-identity", envvar="IMGKIT_CERTIFICATE_IDENTITY",
+                        help="Keyless: the signer identity a verdict's certificate must name.")
+ISSUER = typer.Option(None, "--certificate-oidc-issuer", envvar="IMGKIT_CERTIFICATE_OIDC_ISSUER",
+                      help="Keyless: the OIDC issuer that must have vouched for that identity.")
+MAX_AGE = typer.Option(None, "--max-age", help="Refuse a signed verdict older than this: "
+                                               "e.g. 90m, 12h or 7d.")
+TLOG = typer.Option(None, "--tlog/--no-tlog", help="Use the Rekor transparency log (default: "
+                                                   "off with a key, on keyless).")
+ALLOW_UNSIGNED = typer.Option(
+    False, "--allow-unsigned", help="Accept an unsigned verdict (anyone who can push to the "
+                                    "source repository could have forged it).")
+AGE = re.compile(r"^([0-9]+(?:\.[0-9]+)?)([smhd]?)$")
+
+
+def seconds_of(option: str, text: str | None) -> float | None:
+    """90m, 12h, 7d (or plain seconds) -> seconds; anything else is exit 2."""
+    if text is None:
+        return None
+    match = AGE.match(text.strip())
+    if not match:
+        raise UsageError(f"{option} {text!r}: expected a duration such as 90m, 12h or 7d")
+    return float(match[1]) * {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}[match[2]]
+
+
+def signer_of(key: str | None, keyless: bool, tlog: bool | None) -> Signer:
+    from .registry.cosign import check_key
+    if key and keyless:
+        raise UsageError("--key and --keyless: sign one way")
+    return Signer(key=check_key("--key", key) if key else None, keyless=keyless, tlog=tlog)
+
+
+def trust_of(key: str | None, identity: str | None, issuer: str | None,
+             tlog: bool | None) -> Trust:
+    from .registry.cosign import check_key
+    if bool(identity) != bool(issuer):
+        raise UsageError("keyless trust needs both --certificate-identity and "
+                         "--certificate-oidc-issuer")
+    return Trust(key=check_key("--key", key) if key else None, identity=identity, issuer=issuer,
+                 tlog=tlog)
+
+
 COMPAT = typer.Option(None, "--compat", help="Your compatibility data (new CUDA releases, framework "
                       "builds), merged over the shipped data (default: compat.yaml in --images).")
 
@@ -207,6 +259,21 @@ def verify(
     from_report: Optional[Path] = typer.Option(
         None, "--from-report", help="Judge the probe's report from this file (the log of a "
                                     "Job of `imgkit export k8s`) instead of running it here."),
+    key: Optional[str] = typer.Option(
+        None, "--key", help="With --attest: sign what is attached with this cosign key (a file, "
+                            "env://VAR or KMS URI; passphrase only from COSIGN_PASSWORD). With "
+                            "--require-signed: the public key the verdict must be signed with."),
+    keyless: bool = KEYLESS,
+    require_signed: bool = typer.Option(
+        False, "--require-signed", help="Run no probe: exit 0 only when the registry image has a "
+                                        "signed, passing verdict (--key or a keyless identity)."),
+    identity: Optional[str] = IDENTITY,
+    issuer: Optional[str] = ISSUER,
+    max_age: Optional[str] = MAX_AGE,
+    allow_gpu_unverified: bool = typer.Option(
+        False, "--allow-gpu-unverified", help="With --require-signed: accept a verdict whose "
+                                              "GPU checks did not run."),
+    tlog: Optional[bool] = TLOG,
     retry_for: float = RETRY_FOR,
 ) -> None:
     """Prove an image's stack matches its tag and that the GPU really computes.
@@ -221,10 +288,19 @@ def verify(
     options = VerifyOptions(gpus=gpus, expect=tuple(expect), timeout=timeout, shm_size=shm_size,
                             thresholds=Thresholds(gemm=min_gemm, conv=min_conv,
                                                        amp_speedup=min_amp_speedup))
+    if require_signed and (attest or keyless):
+        raise UsageError("--require-signed checks a signed verdict; --attest/--keyless make one")
+    if (key or keyless) and not (attest or require_signed):
+        raise UsageError("--key says how to sign what --attest attaches, or which key "
+                         "--require-signed trusts", hint="add --attest or --require-signed")
+    signer = signer_of(None if require_signed else key, keyless, tlog)
+    trust = trust_of(key, identity, issuer, tlog) if require_signed else None
     from .verify.command import verify as run
     raise typer.Exit(run(image=image, options=options, json_file=json_file, junit_file=junit_file,
                          markdown_file=markdown_file, attest=attest, candidates=candidates,
-                         from_report=from_report, retry_for=retry_for))
+                         from_report=from_report, retry_for=retry_for, signer=signer,
+                         require_signed=trust, allow_gpu_unverified=allow_gpu_unverified,
+                         max_age=seconds_of("--max-age", max_age)))
 
 
 @app.command()
@@ -245,6 +321,9 @@ def publish(
                                    "only (no human tags, no verdict), to verify by digest later."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Check the gate, say what would be "
                                                           "pushed; touch no registry."),
+    key: Optional[str] = SIGNING_KEY,
+    keyless: bool = KEYLESS,
+    tlog: Optional[bool] = TLOG,
     retry_for: float = RETRY_FOR,
     images: Path = IMAGES,
     namespace: str = NAMESPACE,
@@ -259,7 +338,8 @@ def publish(
     config (`docker login`). Exit 0: published; 1: refused or failed; 2: bad usage;
     3: a registry refused the credentials, or no engine."""
     options = PublishOptions(allow_gpu_unverified=allow_gpu_unverified, candidate=candidate,
-                             dry_run=dry_run, retry_for=retry_for)
+                             dry_run=dry_run, retry_for=retry_for,
+                             signer=signer_of(key, keyless, tlog))
     from .publish.command import publish as run
     raise typer.Exit(run(Selection(images, namespace, cuda, tuple(only), compat_file=compat_file),
                          tags=tags or [], to=to, options=options, json_file=json_file))
@@ -277,6 +357,12 @@ def promote(
     allow_gpu_unverified: bool = typer.Option(
         False, "--allow-gpu-unverified", help="Accept an attached verdict whose GPU checks did "
                                               "not run."),
+    key: Optional[str] = TRUSTED_KEY,
+    identity: Optional[str] = IDENTITY,
+    issuer: Optional[str] = ISSUER,
+    max_age: Optional[str] = MAX_AGE,
+    allow_unsigned: bool = ALLOW_UNSIGNED,
+    tlog: Optional[bool] = TLOG,
     retry_for: float = RETRY_FOR,
     json_file: Optional[Path] = JSON,
     candidates: Optional[Path] = typer.Option(
@@ -284,11 +370,19 @@ def promote(
 ) -> None:
     """Copy a verified candidate by digest to production repositories.
 
-    Only when a passing verdict is attached to that digest in the source (`imgkit verify
-    SOURCE --attest`); the verdict is copied along, and the tags move only after every
-    destination holds the digest. Exit 0: promoted; 1: refused or failed; 2: bad usage;
+    Only when a signed, passing verdict is attached to that digest in the source (`imgkit
+    verify SOURCE --attest --key cosign.key`) and its signature verifies against --key (or a
+    keyless identity): it must be about that very digest and image, with the GPU checks run
+    (unless --allow-gpu-unverified) and younger than --max-age. The signed attestations,
+    verdict and SBOM are copied along, and the tags move only after every destination holds
+    the digest. Exit 0: promoted; 1: refused or failed; 2: bad usage;
     3: a registry refused the credentials."""
-    options = PublishOptions(allow_gpu_unverified=allow_gpu_unverified, retry_for=retry_for)
+    trust = trust_of(key, identity, issuer, tlog)
+    if allow_unsigned and trust.configured:
+        raise UsageError("--allow-unsigned and a trusted key or identity: choose one")
+    options = PublishOptions(allow_gpu_unverified=allow_gpu_unverified, retry_for=retry_for,
+                             trust=trust, allow_unsigned=allow_unsigned,
+                             max_age=seconds_of("--max-age", max_age))
     from .publish.command import promote as run
     raise typer.Exit(run(source=source, to=to, tags=tag, options=options, json_file=json_file,
                          candidates=candidates))
@@ -349,6 +443,14 @@ def ci(
         CiSettings.verify_gpus, "--verify-gpus",
         help="GPUs of the verify jobs; none makes a pipeline that cannot prove the GPU, and "
              "its promote then accepts verdicts without GPU checks."),
+    signing_key: str = typer.Option(
+        CiSettings.signing_key, "--signing-key", show_default=False,
+        help="cosign key the verify jobs sign verdicts with, as the runners see it, e.g. "
+             "env://COSIGN_PRIVATE_KEY or a KMS URI (default: keyless, the CI's OIDC identity)."),
+    trusted_key: str = typer.Option(
+        CiSettings.trusted_key, "--trusted-key", show_default=False,
+        help="Its public half, for the promote job: a path in the repository, env://VAR or a "
+             "KMS URI."),
     images: Path = IMAGES,
     namespace: str = NAMESPACE,
     compat_file: Optional[Path] = COMPAT,
@@ -357,13 +459,15 @@ def ci(
 
     Build jobs on CPU runners, one per layer group, parents first, stage their images in
     the staging registry (`publish --candidate`); a verify job per image on a GPU runner
-    judges the staged digest and attaches its verdict; the promote job copies each digest
-    whose verdict passed to the registry and moves its tags. Credentials: the secrets or
-    variables REGISTRY_USERNAME and REGISTRY_PASSWORD (STAGING_* for a separate staging host)."""
+    judges the staged digest and attaches its verdict, signed with cosign; the promote job
+    copies each digest whose signed verdict verifies and passed to the registry and moves
+    its tags. Credentials: the secrets or variables REGISTRY_USERNAME and REGISTRY_PASSWORD
+    (STAGING_* for a separate staging host)."""
     from .export.command import ci as run
     run(Selection(images, namespace, cuda, tuple(only), compat_file=compat_file),
         platform=platform, registry=registry, staging=staging, gpu_runner=gpu_runner,
-        cpu_runner=cpu_runner, install=install, verify_gpus=verify_gpus, out=out)
+        cpu_runner=cpu_runner, install=install, verify_gpus=verify_gpus, out=out,
+        signing_key=signing_key, trusted_key=trusted_key)
 
 
 export_app = typer.Typer(no_args_is_help=True, help="Hand the matrix to other tools: BuildKit "

@@ -34,11 +34,50 @@ class VerifyOptions:
 
 
 @dataclass(frozen=True)
+class Signer:
+    """How verdicts are signed when attached: a cosign key reference (a key file, env://VAR,
+    a KMS URI), or keyless (Fulcio and Rekor with the CI's OIDC token)."""
+    key: str | None = None
+    keyless: bool = False
+    tlog: bool | None = None      # upload to Rekor: default off with a key, on keyless
+
+    @property
+    def signs(self) -> bool:
+        return bool(self.key) or self.keyless
+
+    @property
+    def uploads(self) -> bool:
+        return self.tlog if self.tlog is not None else not self.key
+
+
+@dataclass(frozen=True)
+class Trust:
+    """What a verdict's signature must verify against: a cosign public key reference, or a
+    keyless identity (the certificate's subject and the OIDC issuer that vouched for it)."""
+    key: str | None = None
+    identity: str | None = None
+    issuer: str | None = None
+    tlog: bool | None = None      # check Rekor: default off with a key, on keyless
+
+    @property
+    def configured(self) -> bool:
+        return bool(self.key or (self.identity and self.issuer))
+
+    @property
+    def checks_tlog(self) -> bool:
+        return self.tlog if self.tlog is not None else not self.key
+
+
+@dataclass(frozen=True)
 class PublishOptions:
     allow_gpu_unverified: bool = False   # accept verdicts whose GPU checks did not run
     candidate: bool = False              # staging: no gate, no human tags, no verdict
     dry_run: bool = False
     retry_for: float = 120.0             # seconds spent retrying transient failures, per step
+    signer: Signer = Signer()            # sign the verdict and SBOM attached (publish)
+    trust: Trust = Trust()               # promote: the signature a verdict needs
+    allow_unsigned: bool = False         # promote: accept unsigned verdicts (forgeable)
+    max_age: float | None = None         # promote: seconds a verdict stays good
 
 
 BUILD_DEFAULTS = BuildOptions()

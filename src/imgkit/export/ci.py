@@ -29,6 +29,8 @@ def _dump(document: dict[str, Any]) -> str:
     return yamlload.dump(document)
 
 
+GITHUB_ISSUER = "https://token.actions.githubusercontent.com"
+
 # GitHub Actions ------------------------------------------------------------------------------
 
 def _github_steps(job: Job, settings: CiSettings) -> list[dict[str, Any]]:
@@ -37,6 +39,8 @@ def _github_steps(job: Job, settings: CiSettings) -> list[dict[str, Any]]:
         {"uses": "actions/setup-python@v5", "with": {"python-version": PYTHON}},
         {"name": "install imgkit", "run": settings.install_command},
     ]
+    if job.kind in ("verify", "promote"):      # they sign and check verdicts with cosign
+        steps.append({"uses": "sigstore/cosign-installer@v3"})
     for host, secret in logins(settings):
         steps.append({"name": f"log in to {host}", "uses": "docker/login-action@v3", "with": {
             "registry": host, "username": f"${{{{ secrets.{secret}_USERNAME }}}}",
@@ -55,6 +59,27 @@ def _github_steps(job: Job, settings: CiSettings) -> list[dict[str, Any]]:
     return steps
 
 
+def _secret_env(key: str) -> dict[str, str]:
+    """A key given as env://NAME: NAME (and an encrypted key's COSIGN_PASSWORD) from the
+    repository's secrets of the same names."""
+    if not key.startswith("env://"):
+        return {}
+    names = [key[len("env://"):]] + (["COSIGN_PASSWORD"] if key.endswith("PRIVATE_KEY") else [])
+    return {name: f"${{{{ secrets.{name} }}}}" for name in names}
+
+
+def _github_env(job: Job, settings: CiSettings) -> dict[str, str]:
+    if job.kind == "verify":
+        return _secret_env(settings.signing_key)
+    if job.kind != "promote":
+        return {}
+    if not settings.keyless:
+        return _secret_env(settings.trusted_key)
+    # the certificate Fulcio gave the verify jobs names this very workflow
+    return {"IMGKIT_CERTIFICATE_IDENTITY": "https://github.com/${{ github.workflow_ref }}",
+            "IMGKIT_CERTIFICATE_OIDC_ISSUER": GITHUB_ISSUER}
+
+
 def github(jobs: list[Job], settings: CiSettings, command: str) -> str:
     out: dict[str, Any] = {}
     for job in jobs:
@@ -65,6 +90,11 @@ def github(jobs: list[Job], settings: CiSettings, command: str) -> str:
             spec["needs"] = list(job.needs)
         if job.kind == "promote":   # a manual run from a branch verifies but never promotes
             spec["if"] = "github.ref_name == github.event.repository.default_branch"
+        if job.kind == "verify" and settings.keyless:   # the OIDC token Fulcio signs for
+            spec["permissions"] = {"contents": "read", "id-token": "write"}
+        env = _github_env(job, settings)
+        if env:
+            spec["env"] = env
         spec["steps"] = _github_steps(job, settings)
         out[job.name] = spec
     workflow = {
@@ -90,6 +120,13 @@ def _gitlab_job(job: Job, settings: CiSettings) -> dict[str, Any]:
     spec["needs"] = needs
     if job.kind == "promote":
         spec["rules"] = [{"if": "$CI_COMMIT_BRANCH == $CI_DEFAULT_BRANCH"}]
+        if settings.keyless:    # the certificate Fulcio gave the verify jobs names this pipeline
+            spec["variables"] = {
+                "IMGKIT_CERTIFICATE_IDENTITY":
+                    "$CI_PROJECT_URL//$CI_CONFIG_PATH@refs/heads/$CI_COMMIT_REF_NAME",
+                "IMGKIT_CERTIFICATE_OIDC_ISSUER": "$CI_SERVER_URL"}
+    if job.kind == "verify" and settings.keyless:     # the OIDC token cosign signs with
+        spec["id_tokens"] = {"SIGSTORE_ID_TOKEN": {"aud": "sigstore"}}
     spec["script"] = list(job.commands)
     if job.hands_over:
         spec["artifacts"] = {"paths": [job.hands_over], "expire_in": "1 week"}

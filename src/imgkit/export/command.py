@@ -21,7 +21,8 @@ from .k8s import JobSettings, dump, probe_configmap, verify_job
 
 
 def ci(selection: Selection, *, platform: str, registry: str, staging: str | None,
-       gpu_runner: str, cpu_runner: str, install: str, verify_gpus: str, out: Path) -> None:
+       gpu_runner: str, cpu_runner: str, install: str, verify_gpus: str, out: Path,
+       signing_key: str = "", trusted_key: str = "") -> None:
     """Write the CI pipeline (build -> verify on GPU -> promote) of the selection."""
     if platform not in PLATFORMS:
         raise UsageError(f"no pipeline for {platform!r}", hint=f"one of: {', '.join(PLATFORMS)}")
@@ -35,6 +36,10 @@ def ci(selection: Selection, *, platform: str, registry: str, staging: str | Non
         if path is not None and path.is_absolute():
             raise UsageError(f"{flag} {path}: the jobs run in the repository's checkout; give "
                              "the path relative to its root")
+    if bool(signing_key) != bool(trusted_key):
+        raise UsageError("--signing-key and --trusted-key go together: the verify jobs sign "
+                         "with one, promote checks with the other (neither: keyless signing "
+                         "with the CI's OIDC identity)")
     plan = load_plan(selection)                                           # bad matrix: exit 2
     if not plan.finals:
         raise UsageError("the selection names only shared layers (" + ", ".join(plan.named) + "): a "
@@ -44,7 +49,8 @@ def ci(selection: Selection, *, platform: str, registry: str, staging: str | Non
     settings = CiSettings(registry=production, staging=staged, gpu_runner=gpu_runner,
                           cpu_runner=cpu_runner, install=install,
                           verify_gpus=check_gpus(verify_gpus),
-                          matrix_args=selection.matrix_args())
+                          matrix_args=selection.matrix_args(), signing_key=signing_key,
+                          trusted_key=trusted_key)
     command = ci_command(selection, platform, registry, staging, settings, out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(RENDERERS[platform](jobs(plan, settings), settings, command))
@@ -61,7 +67,9 @@ def ci_command(selection: Selection, platform: str, registry: str, staging: str 
     for flag, value, default in (("--gpu-runner", settings.gpu_runner, CiSettings.gpu_runner),
                                  ("--cpu-runner", settings.cpu_runner, CiSettings.cpu_runner),
                                  ("--install", settings.install, CiSettings.install),
-                                 ("--verify-gpus", settings.verify_gpus, CiSettings.verify_gpus)):
+                                 ("--verify-gpus", settings.verify_gpus, CiSettings.verify_gpus),
+                                 ("--signing-key", settings.signing_key, CiSettings.signing_key),
+                                 ("--trusted-key", settings.trusted_key, CiSettings.trusted_key)):
         words += [flag, value] if value != default else []
     return shlex.join([*words, "--out", str(out)])
 

@@ -4,8 +4,9 @@ layer group, shared parents first), verify each image on a GPU runner, promote t
 Build jobs hand their images to later jobs through a staging registry: each stages what
 others need with `imgkit publish --candidate --json candidates/<job>.json`, and a job that
 needs them names the directory (`--candidates candidates`): a child build pulls its parents
-by digest, a verify job judges the staged digest and attaches its verdict, the promote job
-copies each digest whose attached verdict passed. Only digests travel, never tags.
+by digest, a verify job judges the staged digest and attaches its verdict, signed (with a
+cosign key, or keyless with the CI's OIDC identity), the promote job copies each digest
+whose signed verdict verifies and passed. Only digests travel, never tags.
 """
 from __future__ import annotations
 
@@ -30,6 +31,8 @@ class CiSettings:
     install: str = ""                  # "": this imgkit, by its PyPI name and version
     verify_gpus: str = "all"           # 'none' makes a pipeline that cannot prove the GPU
     matrix_args: tuple[str, ...] = ()  # --images/--namespace/--compat as the jobs must pass them
+    signing_key: str = ""              # cosign key the verify jobs sign with; "": keyless
+    trusted_key: str = ""              # its public half, for promote; "": the keyless identity
 
     @property
     def install_command(self) -> str:
@@ -38,6 +41,10 @@ class CiSettings:
     @property
     def proves_gpu(self) -> bool:
         return self.verify_gpus != "none"
+
+    @property
+    def keyless(self) -> bool:
+        return not self.signing_key
 
 
 @dataclass(frozen=True)
@@ -125,12 +132,16 @@ def _verify_job(tag: str, build: str, settings: CiSettings) -> Job:
         name=f"verify-{slug(tag)}", kind="verify", title=f"verify {tag}", needs=(build,),
         reads=(build,),
         commands=(_cmd("imgkit", "verify", tag, "--candidates", CANDIDATES, "--attest",
+                       *(("--keyless",) if settings.keyless else ("--key", settings.signing_key)),
                        "--gpus", settings.verify_gpus, "--junit", report),),
         gpu=True, keeps=report)
 
 
 def _promote_commands(plan: Plan, settings: CiSettings) -> tuple[str, ...]:
-    lax = ("--allow-gpu-unverified",) if not settings.proves_gpu else ()
+    lax: tuple[str, ...] = ("--allow-gpu-unverified",) if not settings.proves_gpu else ()
+    # keyless: the identity and issuer come from the job's environment (the platform's
+    # renderer sets IMGKIT_CERTIFICATE_IDENTITY / _OIDC_ISSUER to this very pipeline's)
+    lax += ("--key", settings.trusted_key) if settings.trusted_key else ()
     lines = []
     for tag in plan.finals:
         target = plan.get(tag)

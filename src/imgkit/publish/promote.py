@@ -15,11 +15,11 @@ from ..engine import Engine
 from ..errors import RegistryError, UsageError
 from ..options import PublishOptions
 from ..registry import artifacts, skopeo
-from ..registry.artifacts import Artifact
+from ..registry.artifacts import Artifact, artifact_tag
 from ..registry.client import RegistryClient, endpoint_of
 from ..registry.destination import NAMESPACE, REGISTRY
 from ..registry.reference import is_registry_host, upper_case
-from ..verify import tickets
+from ..verify import signed, tickets
 from .push import Published, id_tag
 
 DIGEST_REF = re.compile(r"^(?P<registry>[^/]+)/(?P<repository>[^@:]+)@(?P<digest>sha256:[0-9a-f]{64})$")
@@ -89,34 +89,57 @@ class Promoter:
                              hint="promote the digest `imgkit publish --candidate` printed")
         image_id = manifest.config_digest or ""
         artifact, why = self.gate(source, digest, image_id)
-        if artifact is None:
+        if why is not None:
             return [Published(image=reference, image_id=image_id, destination=str(t),
                               status="refused", detail=str(why)) for t in targets]
         for target in targets:                     # credentials everywhere before any copy
             self.client(target.registry).check_push(target.path)
         sbom = artifacts.read_sbom(self.client(source.registry), source.path, digest)
+        signed = artifact_tag(digest, "att")
         for target in targets:
             self.copy(source, digest, target, id_tag(image_id))
-            artifacts.attach(self.client(target.registry), target.path, artifact)
+            if artifact is not None:
+                artifacts.attach(self.client(target.registry), target.path, artifact)
             if sbom is not None:               # the SBOM travels with the image when it has one
                 artifacts.attach(self.client(target.registry), target.path, sbom)
+            # the signed attestations too, so the production copy verifies on its own
+            artifacts.copy_tag(self.client(source.registry), source.path,
+                               self.client(target.registry), target.path, signed)
         for target in targets:                     # human tags last, once every copy agreed
             for tag in tags:
                 self.client(target.registry).put_manifest(target.path, tag, manifest.body,
                                                           manifest.media_type)
         return [Published(image=reference, image_id=image_id, destination=str(t),
                           status="published", digest=digest, tags=(id_tag(image_id), *tags),
-                          verdict=artifact.tag, sbom=sbom.tag if sbom else "") for t in targets]
+                          verdict=artifact.tag if artifact else signed, sbom=sbom.tag if sbom else "")
+                for t in targets]
 
-    def gate(self, source: Repository, digest: str, image_id: str) -> tuple[Artifact | None, str]:
-        """The verdict attached to `source@digest` when it allows promotion, else None and why."""
-        found = artifacts.read_verdict(self.client(source.registry), source.path, digest)
+    def gate(self, source: Repository, digest: str,
+             image_id: str) -> tuple[Artifact | None, str | None]:
+        """Whether `source@digest` may be promoted: (its unsigned verdict artifact, if any,
+        None) when it may, else (None, why). With a trusted key or identity only a signed
+        verdict counts; without one, only --allow-unsigned lets an unsigned one count."""
+        reference = f"{source}@{digest}"
+        client = self.client(source.registry)
+        trust = self.options.trust
+        if trust.configured:
+            why = signed.check(client, source.path, digest, image_id, trust,
+                               allow_gpu_unverified=self.options.allow_gpu_unverified,
+                               max_age=self.options.max_age)
+            found = artifacts.read_verdict(client, source.path, digest) if why is None else None
+            return (found[0] if found else None), why
+        if not self.options.allow_unsigned:
+            return None, (f"{reference}: no trusted key or identity to check its verdict's "
+                          "signature: pass --key cosign.pub (or --certificate-identity and "
+                          "--certificate-oidc-issuer), or --allow-unsigned to accept a verdict "
+                          f"anyone who can push to {source.registry} could have forged")
+        found = artifacts.read_verdict(client, source.path, digest)
         if found is None:
-            return None, (f"{source}@{digest} has no verdict attached: run `imgkit verify "
-                          f"{source}@{digest} --attest` on a GPU host")
+            return None, (f"{reference} has no verdict attached: run `imgkit verify "
+                          f"{reference} --attest` on a GPU host")
         artifact, verdict = found
-        why = refusal(verdict, f"{source}@{digest}", image_id, self.options.allow_gpu_unverified)
-        return (None, why) if why is not None else (artifact, "")
+        why = refusal(verdict, reference, image_id, self.options.allow_gpu_unverified)
+        return (None, why) if why is not None else (artifact, None)
 
     def copy(self, source: Repository, digest: str, target: Repository, tag: str) -> None:
         self.log(f"copying {source}@{digest} to {target}:{tag}")

@@ -20,11 +20,11 @@ from typing import Callable, Literal
 from ..engine import Engine
 from ..errors import Inconsistent, RegistryAuthError, RegistryError, RegistryUnreachable, UsageError
 from ..options import PublishOptions
-from ..registry import artifacts, skopeo
+from ..registry import artifacts, cosign, skopeo
 from ..registry.artifacts import Artifact
 from ..registry.client import Manifest, RegistryClient, classify_engine_error, endpoint_of, retrying
 from ..registry.destination import Destination, destination_ref, split_ref
-from ..verify import tickets
+from ..verify import attestation, tickets
 
 Status = Literal["published", "candidate", "would publish", "refused", "held", "failed", "pushed"]
 
@@ -220,6 +220,16 @@ class Publisher:
                 item.sbom_artifact = artifacts.make_sbom(item.sbom, manifest)
             artifacts.attach(self.clients[destination.registry], repository, item.sbom_artifact)
             self.log(f"attached the SBOM ({item.sbom_artifact.tag})")
+        signer = self.options.signer
+        if signer.signs:          # the same verdict and SBOM, signed (cosign's .att)
+            reference = f"{destination.registry}/{repository}@{manifest.digest}"
+            endpoint = self.endpoints[destination.registry]
+            cosign.attest(endpoint, reference, attestation.predicate(
+                tickets.document(item.image_id) or {}), cosign.VERDICT_TYPE, signer)
+            if item.sbom:
+                cosign.attest(endpoint, reference, item.sbom, cosign.SBOM_TYPE, signer)
+            self.log(f"signed the verdict{' and the SBOM' if item.sbom else ''} "
+                     f"({artifacts.artifact_tag(manifest.digest, 'att')})")
 
     def move_tags(self, item: _Pushed, destination: Destination) -> tuple[str, ...]:
         """Point the image's own tag and its aliases at the digest, by putting the very

@@ -136,3 +136,18 @@ def read_verdict(client: RegistryClient, repository: str,
         raise RegistryError(client.endpoint.registry, f"{client.endpoint.registry}/{repository}: "
                             "the verdict names another image")
     return artifact, body
+
+
+def copy_tag(source: RegistryClient, source_repository: str, target: RegistryClient,
+             target_repository: str, tag: str) -> bool:
+    """Copy the small manifest under `tag` (cosign's `sha256-<hex>.att`, its signed
+    attestations) with its blobs, byte for byte; False when the source has none."""
+    manifest = source.manifest(source_repository, tag)
+    if manifest is None:
+        return False
+    document = json.loads(manifest.body)
+    for blob in [document.get("config") or {}, *(document.get("layers") or [])]:
+        if isinstance(blob, dict) and blob.get("digest"):
+            target.put_blob(target_repository, source.blob(source_repository, blob["digest"]))
+    target.put_manifest(target_repository, tag, manifest.body, manifest.media_type)
+    return True

@@ -8,7 +8,8 @@ from typing import Any
 
 from ..engine import Engine
 from ..errors import RegistryError, UsageError
-from . import artifacts
+from ..options import Signer
+from . import artifacts, cosign
 from .client import RegistryClient, classify_engine_error, endpoint_of, retrying
 from .reference import RemoteRef
 
@@ -64,3 +65,13 @@ def attach_sbom(engine: Engine, remote: RemoteRef, document: bytes, *, retry_for
         artifact = artifacts.make_sbom(document, manifest)
         artifacts.attach(client, remote.repository, artifact)
     return artifact.tag
+
+
+def sign(engine: Engine, remote: RemoteRef, predicate: bytes, predicate_type: str,
+         signer: Signer) -> str:
+    """Sign `predicate` as an in-toto statement about the digest `remote` was pulled by and
+    attach it (cosign's `sha256-<hex>.att`); returns that tag."""
+    reference = f"{remote.registry}/{remote.repository}@{remote.digest}"
+    cosign.attest(endpoint_of(engine, remote.registry), reference, predicate, predicate_type,
+                  signer)
+    return artifacts.artifact_tag(remote.digest or "", "att")

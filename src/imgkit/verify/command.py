@@ -7,11 +7,13 @@ from pathlib import Path
 from .. import report
 from ..engine import Engine, connect
 from ..errors import EXIT_FAILED, EXIT_HOST, EXIT_OK, HostError, Inconsistent, RegistryError, UsageError
-from ..options import PUBLISH_DEFAULTS, VerifyOptions
+from ..options import PUBLISH_DEFAULTS, Signer, Trust, VerifyOptions
+from ..registry import cosign
 from ..registry.candidates import lookup
-from ..registry.reference import remote_ref
-from ..registry.remote import attach_sbom, attach_verdict, fetch
-from . import tickets
+from ..registry.client import RegistryClient, endpoint_of
+from ..registry.reference import RemoteRef, remote_ref
+from ..registry.remote import attach_sbom, attach_verdict, fetch, sign
+from . import attestation, signed, tickets
 from .expect import check_gpus, parse_expect_options
 from .run import inventory, judge_report
 from .run import verify as run_verify
@@ -21,11 +23,15 @@ def verify(*, image: str, options: VerifyOptions, json_file: Path | None = None,
            junit_file: Path | None = None, markdown_file: Path | None = None,
            attest: bool = False, candidates: Path | None = None,
            from_report: Path | None = None,
-           retry_for: float = PUBLISH_DEFAULTS.retry_for) -> int:
+           retry_for: float = PUBLISH_DEFAULTS.retry_for,
+           signer: Signer = Signer(), require_signed: Trust | None = None,
+           allow_gpu_unverified: bool = False, max_age: float | None = None) -> int:
     """Judge one image; every output the user asked for is written whatever the verdict.
     A registry reference is pulled by digest first; with `attest` the verdict is attached
     next to that digest in its registry. With `candidates`, `image` is the matrix's tag of
-    an image an earlier job staged: that digest is judged."""
+    an image an earlier job staged: that digest is judged. With `signer`, what is attached
+    is signed too. With `require_signed`, no probe runs: the image's signed verdict is
+    checked against that trust (exit 0 when it allows the image through, else 1)."""
     check_gpus(options.gpus)                                  # bad --gpus: exit 2 first
     parse_expect_options(options.expect)                      # bad --expect: exit 2 first
     if candidates is not None:
@@ -34,6 +40,13 @@ def verify(*, image: str, options: VerifyOptions, json_file: Path | None = None,
     if attest and remote is None:
         raise UsageError(f"--attest needs a registry reference, not {image!r}",
                          hint="e.g. imgkit verify registry.example.com/ml/paddle@sha256:... --attest")
+    if require_signed is not None:
+        if remote is None:
+            raise UsageError(f"--require-signed needs a registry reference, not {image!r}",
+                             hint="e.g. imgkit verify registry.example.com/ml/paddle@sha256:... "
+                                  "--require-signed --key cosign.pub")
+        return check_signed(remote, require_signed, allow_gpu_unverified=allow_gpu_unverified,
+                            max_age=max_age, retry_for=retry_for)
     engine = connect()
     if remote is not None:
         try:
@@ -61,15 +74,43 @@ def verify(*, image: str, options: VerifyOptions, json_file: Path | None = None,
         tag = attach_verdict(engine, remote, verdict.image_id, document, retry_for=retry_for)
         report.stderr_line(f"attached the verdict to {remote.registry}/{remote.repository}@"
                            f"{remote.digest} ({tag})")
+        sbom_bytes = b""
         if not verdict.failed:                                # what promotion copies along
-            tag = attach_sbom(engine, remote, sbom_document(engine, image, verdict.image_id),
-                              retry_for=retry_for)
+            sbom_bytes = sbom_document(engine, image, verdict.image_id)
+            tag = attach_sbom(engine, remote, sbom_bytes, retry_for=retry_for)
             report.stderr_line(f"attached the SBOM ({tag})")
+        if signer.signs:                                      # what promotion trusts
+            tag = sign(engine, remote, attestation.predicate(document), cosign.VERDICT_TYPE, signer)
+            if sbom_bytes:
+                sign(engine, remote, sbom_bytes, cosign.SBOM_TYPE, signer)
+            report.stderr_line(f"signed the verdict{' and the SBOM' if sbom_bytes else ''} ({tag})")
     report.write_verdict(verdict, json_file=json_file, junit_file=junit_file,
                          markdown_file=markdown_file)
     if verdict.host_failure:
         return EXIT_HOST
     return EXIT_FAILED if verdict.failed else EXIT_OK
+
+
+def check_signed(remote: RemoteRef, trust: Trust, *, allow_gpu_unverified: bool,
+                 max_age: float | None, retry_for: float) -> int:
+    """`verify --require-signed`: whether the image's signed verdict lets it through."""
+    if not trust.configured:
+        raise UsageError("--require-signed needs a public key (--key cosign.pub) or a keyless "
+                         "identity (--certificate-identity and --certificate-oidc-issuer)")
+    engine = connect()
+    with RegistryClient(endpoint_of(engine, remote.registry), retry_for=retry_for) as client:
+        manifest = client.manifest(remote.repository, remote.reference)
+        if manifest is None:
+            raise UsageError(f"{remote} is not in the registry")
+        image_id = manifest.config_digest or ""
+        why = signed.check(client, remote.repository, manifest.digest, image_id, trust,
+                           allow_gpu_unverified=allow_gpu_unverified, max_age=max_age)
+    reference = f"{remote.registry}/{remote.repository}@{manifest.digest}"
+    if why is not None:
+        print(f"refused: {why}")
+        return EXIT_FAILED
+    print(f"{reference}: a signed, passing verdict for image {image_id[:19]} is attached")
+    return EXIT_OK
 
 
 def report_text(path: Path) -> str:

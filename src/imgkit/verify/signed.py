@@ -1,0 +1,83 @@
+"""What a signed verdict (an in-toto statement whose signature cosign verified) must say
+before an image may be promoted or trusted (`verify --require-signed`). The signatures are
+cosign's (registry/cosign.py), the predicate's schema is attestation.py's; `refusal` is pure
+logic."""
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from ..options import Trust
+from ..registry import cosign
+from ..registry.artifacts import artifact_tag
+from ..registry.client import RegistryClient
+from . import attestation, tickets
+from .attestation import VerdictPredicate
+
+
+def check(client: RegistryClient, repository: str, digest: str, image_id: str, trust: Trust, *,
+          allow_gpu_unverified: bool, max_age: float | None) -> str | None:
+    """Why `repository@digest` (which holds `image_id`) has no signed verdict that allows
+    it through, or None when it has one: cosign verifies the signatures against `trust`,
+    then the newest verified statement about this digest must pass."""
+    reference = f"{client.endpoint.registry}/{repository}@{digest}"
+    try:
+        statements = cosign.verified_statements(client.endpoint, reference, cosign.VERDICT_TYPE,
+                                                trust)
+    except cosign.SignatureRefused as refused:
+        hint = ""
+        if refused.reason.startswith("unsigned") and client.manifest(
+                repository, artifact_tag(digest, "verdict")) is not None:
+            hint = (" (an unsigned verdict is attached: verify it again with --attest --key, "
+                    "so that it is signed)")
+        return f"{reference}: {refused.reason}{hint}"
+    _, why = refusal(statements, reference, digest, image_id,
+                     allow_gpu_unverified=allow_gpu_unverified, max_age=max_age)
+    return why
+
+
+def _subject_digests(statement: dict[str, Any]) -> list[str]:
+    subjects = statement.get("subject")
+    if not isinstance(subjects, list):
+        return []
+    return [f"sha256:{s['digest']['sha256']}" for s in subjects
+            if isinstance(s, dict) and isinstance(s.get("digest"), dict) and "sha256" in s["digest"]]
+
+
+def refusal(statements: list[dict[str, Any]], reference: str, digest: str, image_id: str, *,
+            allow_gpu_unverified: bool, max_age: float | None,
+            now: float | None = None) -> tuple[VerdictPredicate | None, str | None]:
+    """The newest signed verdict about exactly `digest` (which holds `image_id`) and None
+    when it allows promotion; else None and why not."""
+    about = [s for s in statements if digest in _subject_digests(s)]
+    if not about:
+        others = sorted({d for s in statements for d in _subject_digests(s)})
+        return None, (f"{reference}: the signed verdict attached to it is about another image "
+                      f"({', '.join(d[:19] for d in others) or 'no subject'}), not {digest[:19]}: "
+                      "an attestation moved from another digest")
+    found: list[VerdictPredicate] = []
+    for statement in about:
+        parsed = attestation.parse(statement.get("predicate"))
+        if isinstance(parsed, str):
+            return None, f"{reference}: its signed verdict is not an imgkit verdict v1 ({parsed})"
+        found.append(parsed)
+    newest = max(found, key=lambda p: p.recorded_at)
+    if newest.image_id != image_id:
+        return None, (f"{reference}: the signed verdict judged image {newest.image_id[:19]}, not "
+                      f"this one ({image_id[:19]}): a verdict replayed from another image")
+    ticket = tickets.ticket_of(newest.model_dump(), image_id)
+    why = tickets.refusal(reference, image_id, ticket, allow_gpu_unverified=allow_gpu_unverified)
+    if why is not None:
+        return None, why
+    age = (now if now is not None else time.time()) - newest.recorded_at
+    if max_age is not None and age > max_age:
+        return None, (f"{reference}: its signed verdict is too old ({_span(age)} old, "
+                      f"--max-age {_span(max_age)}): verify it again")
+    return newest, None
+
+
+def _span(seconds: float) -> str:
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{seconds / size:.1f}{unit}"
+    return f"{seconds:.0f}s"

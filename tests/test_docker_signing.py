@@ -1,0 +1,283 @@
+"""Signed verdicts with the real tools: cosign 2.5 signs and verifies, Debian's
+docker-registry holds the images and attestations, skopeo reads what was promoted.
+
+Verdicts are made here the way an attacker or another tool would make them: signed by cosign
+directly (`cosign attest --type https://imgkit.dev/attestations/verdict/v1`), with another
+key, moved, tampered with, or not signed at all. Each is refused with its reason and
+nothing reaches production; the genuine one is promoted and still verifies there with
+`cosign verify-attestation`."""
+from __future__ import annotations
+
+import base64
+import hashlib
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+from imgkit.registry.cosign import VERDICT_TYPE
+
+from .registry import USER, Registry, docker_config, skopeo_json, skopeo_tags, start_registry
+
+pytestmark = pytest.mark.docker
+IMGKIT = [sys.executable, "-m", "imgkit"]
+PASSWORD = "correct horse battery staple"     # the key's passphrase: must never leak
+
+if shutil.which("cosign") is None and not os.environ.get("CI"):
+    pytest.skip("cosign is not installed (.ci/setup-host.sh installs it)", allow_module_level=True)
+
+
+@pytest.fixture(scope="module")
+def keys(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Two cosign key pairs: the trusted one and another."""
+    found = {}
+    for name in ("trusted", "other"):
+        folder = tmp_path_factory.mktemp(f"keys-{name}")
+        subprocess.run(["cosign", "generate-key-pair", "--output-key-prefix", str(folder / "cosign")],
+                       env={**os.environ, "COSIGN_PASSWORD": PASSWORD}, check=True,
+                       capture_output=True)
+        found[name] = folder / "cosign.key"
+        found[f"{name}.pub"] = folder / "cosign.pub"
+    return found
+
+
+@pytest.fixture(scope="module")
+def staging(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Registry]:
+    running = start_registry(tmp_path_factory.mktemp("staging") / "registry")
+    yield running
+    running.remove()
+
+
+@pytest.fixture()
+def production(tmp_path: Path) -> Iterator[Registry]:
+    running = start_registry(tmp_path / "production")
+    yield running
+    running.remove()
+
+
+def config_for(tmp_path: Path, *registries: Registry) -> Path:
+    return docker_config(tmp_path / f"docker-{uuid.uuid4().hex[:6]}",
+                         {r.address: (USER, r.password) for r in registries})
+
+
+def tiny(engine, registry: Registry, config: Path, name: str) -> tuple[str, str, str]:  # type: ignore[no-untyped-def]
+    """A one-file image of its own, pushed: (repository, digest, image id)."""
+    import tarfile
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        for path, data in (("Dockerfile", b"FROM scratch\nCOPY id /id\n"),
+                           ("id", uuid.uuid4().hex.encode())):
+            info = tarfile.TarInfo(path)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    buf.seek(0)
+    repository = f"ml/{name}"
+    ref = f"{registry.address}/{repository}:1"
+    image, _ = engine.client.images.build(fileobj=buf, custom_context=True, tag=ref, rm=True)
+    subprocess.run(["docker", "--config", str(config), "push", ref], check=True, capture_output=True)
+    digest = skopeo_json("inspect", f"docker://{ref}", registry=registry)["Digest"]
+    engine.remove_image(ref)
+    return repository, digest, image.id
+
+
+def predicate(image_id: str, **changes: Any) -> dict[str, Any]:
+    body = {"predicate_version": 1, "imgkit_version": "0.1.0", "format": 1, "image_id": image_id,
+            "image": "staging/ml/x:1", "passed": True, "gpu_checked": True, "failed": [],
+            "host_failure": False, "recorded_at": time.time(), "overrides": [],
+            "checks": [{"name": "gpu.visible", "verdict": "pass", "required": True}],
+            "libraries": None}
+    body.update(changes)
+    return body
+
+
+def cosign_attest(reference: str, body: dict[str, Any], key: Path, config: Path,
+                  tmp_path: Path) -> None:
+    """An attestation made by cosign itself, as another tool would make one."""
+    path = tmp_path / f"predicate-{uuid.uuid4().hex[:6]}.json"
+    path.write_text(json.dumps(body))
+    done = subprocess.run(["cosign", "attest", "--yes", "--key", str(key), "--type", VERDICT_TYPE,
+                           "--predicate", str(path), "--tlog-upload=false",
+                           "--allow-http-registry", reference],
+                          env={**os.environ, "COSIGN_PASSWORD": PASSWORD,
+                               "DOCKER_CONFIG": str(config)}, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+
+
+def imgkit(*args: str, config: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "DOCKER_CONFIG": str(config)}
+    env.pop("COSIGN_PASSWORD", None)
+    return subprocess.run([*IMGKIT, *args], env=env, capture_output=True, text=True, timeout=300)
+
+
+def promote(source: str, production: Registry, key: Path, config: Path,
+            *extra: str) -> subprocess.CompletedProcess[str]:
+    return imgkit("promote", source, "--to", f"{production.address}/prod/app", "--tag", "stable",
+                  "--key", str(key), *extra, config=config)
+
+
+def refused(out: subprocess.CompletedProcess[str], words: str, production: Registry) -> None:
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert words in out.stdout, out.stdout + out.stderr
+    assert "Traceback" not in out.stderr
+    assert skopeo_tags(production, "prod/app") == []          # nothing copied, no tag moved
+
+
+def test_a_verdict_cosign_signed_with_the_trusted_key_is_promoted_and_verifies_there(  # type: ignore[no-untyped-def]
+        engine, staging, production, keys, tmp_path):
+    config = config_for(tmp_path, staging, production)
+    repository, digest, image_id = tiny(engine, staging, config, "good")
+    source = f"{staging.address}/{repository}@{digest}"
+    cosign_attest(source, predicate(image_id), keys["trusted"], config, tmp_path)
+    out = promote(source, production, keys["trusted.pub"], config)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert skopeo_json("inspect", f"docker://{production.address}/prod/app:stable",
+                       registry=production)["Digest"] == digest
+    # the signed attestation travelled: cosign verifies the production copy on its own
+    done = subprocess.run(["cosign", "verify-attestation", "--key", str(keys["trusted.pub"]),
+                           "--type", VERDICT_TYPE, "--insecure-ignore-tlog=true",
+                           "--allow-http-registry", f"{production.address}/prod/app@{digest}"],
+                          env={**os.environ, "DOCKER_CONFIG": str(config)},
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    statement = json.loads(base64.b64decode(json.loads(done.stdout.splitlines()[0])["payload"]))
+    assert statement["subject"][0]["digest"]["sha256"] == digest.split(":")[1]
+    out = imgkit("verify", f"{production.address}/prod/app@{digest}", "--require-signed",
+                 "--key", str(keys["trusted.pub"]), config=config)
+    assert out.returncode == 0 and "signed, passing verdict" in out.stdout, out.stdout + out.stderr
+
+
+@pytest.mark.parametrize("case,words", [
+    ("unsigned", "unsigned"),
+    ("other key", "does not verify"),
+    ("failed", "its verification failed"),
+    ("gpu unverified", "without a GPU"),
+    ("stale", "too old"),
+    ("replayed", "replayed from another image"),
+    ("not a verdict", "not an imgkit verdict v1"),
+])
+def test_a_forged_or_unfit_verdict_is_refused_with_its_reason(  # type: ignore[no-untyped-def]
+        engine, staging, production, keys, tmp_path, case, words):
+    config = config_for(tmp_path, staging, production)
+    repository, digest, image_id = tiny(engine, staging, config, case.replace(" ", "-"))
+    source = f"{staging.address}/{repository}@{digest}"
+    extra: tuple[str, ...] = ()
+    if case == "unsigned":        # shaped like a genuine verdict, pushed by hand, no signature
+        from imgkit.registry import artifacts
+        from imgkit.registry.client import Endpoint, RegistryClient
+        with RegistryClient(Endpoint(staging.address, False, (USER, staging.password))) as client:
+            manifest = client.manifest(repository, digest)
+            assert manifest is not None
+            document = {**predicate(image_id), "format": 1}
+            artifacts.attach(client, repository, artifacts.make_verdict(document, manifest))
+    else:
+        body, key = {
+            "other key": (predicate(image_id), keys["other"]),
+            "failed": (predicate(image_id, passed=False, failed=["gpu.visible"]), keys["trusted"]),
+            "gpu unverified": (predicate(image_id, gpu_checked=False), keys["trusted"]),
+            "stale": (predicate(image_id, recorded_at=time.time() - 3 * 86400), keys["trusted"]),
+            "replayed": (predicate("sha256:" + hashlib.sha256(b"older").hexdigest()), keys["trusted"]),
+            "not a verdict": ({"passed": True}, keys["trusted"]),
+        }[case]
+        cosign_attest(source, body, key, config, tmp_path)
+        extra = ("--max-age", "1d") if case == "stale" else ()
+    refused(promote(source, production, keys["trusted.pub"], config, *extra), words, production)
+    if case == "unsigned":
+        out = promote(source, production, keys["trusted.pub"], config)
+        assert "an unsigned verdict is attached" in out.stdout
+    if case == "gpu unverified":   # the user may accept it, and then it goes through
+        out = promote(source, production, keys["trusted.pub"], config, "--allow-gpu-unverified")
+        assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_a_signed_verdict_moved_to_another_digest_or_tampered_with_is_refused(  # type: ignore[no-untyped-def]
+        engine, staging, production, keys, tmp_path):
+    from imgkit.registry.client import Endpoint, RegistryClient
+    config = config_for(tmp_path, staging, production)
+    repository, digest, image_id = tiny(engine, staging, config, "signed-once")
+    cosign_attest(f"{staging.address}/{repository}@{digest}", predicate(image_id),
+                  keys["trusted"], config, tmp_path)
+    other_repository, other_digest, other_id = tiny(engine, staging, config, "unverified")
+    with RegistryClient(Endpoint(staging.address, False, (USER, staging.password))) as client:
+        att = client.manifest(repository, digest.replace(":", "-") + ".att")
+        assert att is not None
+        document = json.loads(att.body)
+        layer = document["layers"][0]
+        envelope = json.loads(client.blob(repository, layer["digest"]))
+        # moved: the very signed attestation, next to an image that was never verified
+        for blob in [document["config"], layer]:
+            client.put_blob(other_repository, client.blob(repository, blob["digest"]))
+        client.put_manifest(other_repository, other_digest.replace(":", "-") + ".att", att.body,
+                            att.media_type)
+        # tampered: its payload now claims the GPU was checked; the signature stays as it was
+        statement = json.loads(base64.b64decode(envelope["payload"]))
+        statement["predicate"]["gpu_checked"] = True
+        statement["predicate"]["recorded_at"] = time.time() + 1
+        envelope["payload"] = base64.b64encode(json.dumps(statement).encode()).decode()
+        changed = json.dumps(envelope).encode()
+        new_layer = {**layer, "digest": client.put_blob(repository, changed), "size": len(changed)}
+        body = json.dumps({**document, "layers": [new_layer]}).encode()
+        client.put_manifest(repository, digest.replace(":", "-") + ".att", body, att.media_type)
+    moved = promote(f"{staging.address}/{other_repository}@{other_digest}", production,
+                    keys["trusted.pub"], config)
+    refused(moved, "about another image", production)
+    tampered = promote(f"{staging.address}/{repository}@{digest}", production,
+                       keys["trusted.pub"], config)
+    refused(tampered, "does not verify", production)
+
+
+def test_imgkit_signs_what_verify_attaches_and_cosign_accepts_it_with_no_secret_leaked(  # type: ignore[no-untyped-def]
+        engine, mini, namespace, staging, production, keys, tmp_path):
+    config = config_for(tmp_path, staging, production)
+    ref = f"{staging.address}/{namespace}/signed-mini:1"
+    engine.tag(engine.image(mini).id, ref)
+    subprocess.run(["docker", "--config", str(config), "push", ref], check=True, capture_output=True)
+    digest = skopeo_json("inspect", f"docker://{ref}", registry=staging)["Digest"]
+    source = f"{staging.address}/{namespace}/signed-mini@{digest}"
+    env = {**os.environ, "DOCKER_CONFIG": str(config), "COSIGN_PASSWORD": PASSWORD}
+    out = subprocess.run([*IMGKIT, "verify", source, "--gpus", "none", "--attest", "--key",
+                          str(keys["trusted"]), "--json", str(tmp_path / "v.json")],
+                         env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "signed the verdict and the SBOM" in out.stderr
+    for kind, wanted in ((VERDICT_TYPE, "image_id"), ("cyclonedx", "bomFormat")):
+        done = subprocess.run(["cosign", "verify-attestation", "--key", str(keys["trusted.pub"]),
+                               "--type", kind, "--insecure-ignore-tlog=true",
+                               "--allow-http-registry", source],
+                              env={**os.environ, "DOCKER_CONFIG": str(config)},
+                              capture_output=True, text=True)
+        assert done.returncode == 0, (kind, done.stderr)
+        payloads = [json.loads(base64.b64decode(json.loads(line)["payload"]))
+                    for line in done.stdout.splitlines() if line.startswith("{")]
+        assert any(wanted in p["predicate"] for p in payloads), payloads
+    # verified without a GPU: promotion refuses unless told, and then it verifies the key
+    refused(promote(source, production, keys["trusted.pub"], config), "without a GPU", production)
+    out = promote(source, production, keys["trusted.pub"], config, "--allow-gpu-unverified")
+    assert out.returncode == 0, out.stdout + out.stderr
+    wrong = promote(source, production, keys["other.pub"], config, "--allow-gpu-unverified")
+    assert wrong.returncode == 1 and "does not verify" in wrong.stdout
+    # the passphrase reached cosign through the environment only
+    for text in (out.stdout, out.stderr, (tmp_path / "v.json").read_text()):
+        assert PASSWORD not in text
+    engine.remove_image(ref)
+
+
+def test_promotion_without_a_key_refuses_unsigned_verdicts_with_a_hint(  # type: ignore[no-untyped-def]
+        engine, staging, production, tmp_path):
+    config = config_for(tmp_path, staging, production)
+    repository, digest, _ = tiny(engine, staging, config, "no-key")
+    out = imgkit("promote", f"{staging.address}/{repository}@{digest}", "--to",
+                 f"{production.address}/prod/app", config=config)
+    refused(out, "no trusted key", production)
+    assert "--allow-unsigned" in out.stdout
+    bad = imgkit("promote", f"{staging.address}/{repository}@{digest}", "--to",
+                 f"{production.address}/prod/app", "--key", str(tmp_path / "missing.pub"),
+                 config=config)
+    assert bad.returncode == 2 and "no such key file" in bad.stderr
