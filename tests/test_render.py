@@ -84,3 +84,16 @@ def test_hadolint_finds_no_errors(tmp_path: Path) -> None:
         result = subprocess.run([hadolint, "--failure-threshold", "warning", str(path)],
                                 capture_output=True, text=True)
         assert result.returncode == 0, f"{ctx.target.tag}:\n{result.stdout}{result.stderr}"
+
+
+def test_a_tf32_claim_is_labelled_and_made_true_with_the_frameworks_switch(tmp_path: Path) -> None:
+    (tmp_path / "images").mkdir()
+    (tmp_path / "images" / "pt.yaml").write_text(
+        "family: pt\nframework: torch\nrepository: pytorch\ntf32: off\n"
+        "tag: \"{framework_version}-cuda{cuda}\"\n"
+        "axes:\n  framework_version: ['2.5.1']\n  cuda: ['12.4']\n  cudnn: ['9.1']\n  nccl: ['2.21']\n")
+    plan = make_plan(load_spec(tmp_path / "images"), load())
+    text = next(c for c in render_plan(plan, ROOT / "templates")
+                if c.target.tag == "pytorch:2.5.1-cuda12.4").dockerfile
+    assert 'ENV NVIDIA_TF32_OVERRIDE="0"' in text
+    assert 'org.imgkit.tf32="off"' in text and 'org.imgkit.tf32_conv="off"' in text

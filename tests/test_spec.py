@@ -75,3 +75,18 @@ def test_duplicate_family_names_are_refused(tmp_path: Path) -> None:
         (tmp_path / name).write_text("family: same\naxes: {cuda: ['11.8']}\n")
     with pytest.raises(SpecError, match="also declared in"):
         load_spec(tmp_path)
+
+
+def test_a_tf32_claim_is_a_framework_familys_and_must_be_on_or_off() -> None:
+    torch = family(family="pt", framework="torch", repository="pytorch",
+                   tag="{framework_version}-cuda{cuda}",
+                   axes={"cuda": ["12.4"], "cudnn": ["9.1"], "nccl": ["2.21"],
+                         "framework_version": ["2.5.1"]})
+    assert parse_family("f.yaml", {**torch, "tf32": "off"}).tf32 == "off"
+    assert parse_family("f.yaml", {**torch, "tf32": True}).tf32 == "on"    # YAML's `on`
+    with pytest.raises(SpecError, match="tf32: expected on or off"):
+        parse_family("f.yaml", {**torch, "tf32": "fast"})
+    with pytest.raises(SpecError, match="tf32: only a framework family"):
+        parse_family("f.yaml", family(tf32="on"))
+    with pytest.raises(SpecError, match="imgkit knows how to switch TF32 for"):
+        parse_family("f.yaml", {**torch, "framework": "mxnet", "tf32": "on"})

@@ -15,7 +15,7 @@ from ..errors import CompatError, Inconsistent, SpecError
 from ..registry.reference import problem
 from .compat import Compat, FrameworkBuild, OsRelease, version_key
 from .extension import Extension, canonical
-from .spec import CUDA_LIBS, Combo, Family, Spec
+from .spec import CUDA_LIBS, TF32_ENV, Combo, Family, Spec
 
 LAYERS = ("python", "cuda", "cudnn", "nccl", "framework", "extension")
 # a wheel of NVIDIA's CUDA libraries for one CUDA major, e.g. nvidia-cudnn-cu12
@@ -51,6 +51,7 @@ class Target:
     aliases: tuple[str, ...] = ()  # further tags in registries (not local), moved on publish
     budget: Budget | None = None   # what a family allows its images to weigh
     extension: Extension | None = None  # what an extension layer adds
+    env: tuple[tuple[str, str], ...] = ()  # ENV the layer sets (a family's tf32 switch)
 
     @property
     def component_map(self) -> dict[str, str]:
@@ -169,8 +170,10 @@ def _chain(family: Family, combo: Combo, compat: Compat, settings: Settings) -> 
             tag=f"{repository}:{tag}", layer="framework", family=family.name,
             parent=parent.tag, base=None, os=combo.os, python=python, cuda=combo.cuda,
             components=parent.components + (("framework", build.name),
-                                            ("framework_version", build.version)),
-            packages=(build.pip,), framework=build))
+                                            ("framework_version", build.version))
+            + ((("tf32", family.tf32), ("tf32_conv", family.tf32)) if family.tf32 else ()),
+            packages=(build.pip,), framework=build,
+            env=tuple(sorted(TF32_ENV[build.name][family.tf32].items())) if family.tf32 else ()))
     return chain
 
 

@@ -48,7 +48,16 @@ TAG_FIELDS = ("os", "python", "cuda", "cudnn", "cudnn_major", "nccl", "framework
               "framework_version", "framework_minor")
 EXTENSION_FIELDS = (*TAG_FIELDS, "parent_tag")     # the extended image's own tag
 TOP_KEYS = {"family", "description", "repository", "framework", "tag", "aliases", "axes",
-            "exclude", "include", "cuda_libs", "size_budget", "extends"}
+            "exclude", "include", "cuda_libs", "size_budget", "extends", "tf32"}
+# How an image makes its framework's FP32 math TF32 or not, when a family says `tf32:`
+# (checked on a lent H100 for torch and jax, docs/gpu.md; NVIDIA_TF32_OVERRIDE=0 turns
+# cuBLAS and cuDNN TF32 off for torch and paddle, but does not reach JAX's XLA).
+TF32_ENV: dict[str, dict[str, dict[str, str]]] = {
+    "torch": {"on": {"TORCH_ALLOW_TF32_CUBLAS_OVERRIDE": "1"}, "off": {"NVIDIA_TF32_OVERRIDE": "0"}},
+    "jax": {"on": {"JAX_DEFAULT_MATMUL_PRECISION": "tensorfloat32"},
+            "off": {"JAX_DEFAULT_MATMUL_PRECISION": "highest"}},
+    "paddle": {"on": {}, "off": {"NVIDIA_TF32_OVERRIDE": "0"}},    # paddle 2.x: on by default
+}
 
 
 @dataclass(frozen=True)
@@ -76,6 +85,7 @@ class Family:
     alias_templates: tuple[str, ...] = ()   # registry-only extra tags, e.g. "latest-gpu"
     size_budget: int | None = None          # bytes each of the family's images may weigh
     extension: Extension | None = None      # set: built on another family's images
+    tf32: str | None = None                 # "on"/"off": the FP32 math the image claims (label)
 
 
 @dataclass(frozen=True)
@@ -275,7 +285,23 @@ def parse_family(file: str, raw: Any) -> Family:
     return Family(name=name, file=file, description=str(raw.get("description") or ""),
                   repository=repository, framework=framework, tag_template=template,
                   alias_templates=aliases, size_budget=_size_budget(file, raw.get("size_budget")),
-                  cuda_libs=cuda_libs, combos=combos)
+                  cuda_libs=cuda_libs, combos=combos, tf32=_tf32(file, raw.get("tf32"), framework))
+
+
+def _tf32(file: str, raw: Any, framework: str | None) -> str | None:
+    """`tf32: on|off` (YAML may read them as booleans): the claim the image labels and makes
+    true with its framework's own switch."""
+    if raw is None:
+        return None
+    value = {True: "on", False: "off"}.get(raw, raw) if isinstance(raw, bool) else raw
+    if value not in ("on", "off"):
+        raise SpecError(file, "tf32", f"expected on or off, got {raw!r}")
+    if framework is None:
+        raise SpecError(file, "tf32", "only a framework family says how its FP32 math runs")
+    if framework not in TF32_ENV:
+        raise SpecError(file, "tf32", f"imgkit knows how to switch TF32 for "
+                        f"{', '.join(sorted(TF32_ENV))}, not {framework!r}")
+    return str(value)
 
 
 def load_spec(images_dir: Path) -> Spec:

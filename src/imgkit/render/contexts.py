@@ -90,7 +90,7 @@ def _variables(target: Target, plan: Plan) -> dict[str, object]:
     return {"tag": target.tag, "layer": target.layer, "parent": target.parent,
             "base": target.base, "python": target.python, "cuda": target.cuda,
             "venv": VENV, "lib_links": LIB_LINKS, "components": comps, "packages": list(target.packages),
-            "framework": target.framework,
+            "framework": target.framework, "env": list(target.env),
             "description": describe, "version": version, "template": TEMPLATES[target.layer],
             "constraints": parent_constraints, "label": labels.FOR_TEMPLATES,
             "family": target.family, "extension": _extension_variables(target)}
