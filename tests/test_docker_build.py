@@ -478,3 +478,22 @@ def test_a_second_build_waits_for_the_first_instead_of_failing(  # type: ignore[
     out, err = second.communicate(timeout=600)
     assert second.returncode == 0, said + err
     assert engine.image(root) is not None
+
+
+def test_a_cuda_13_layer_builds_from_the_unsuffixed_wheels_and_verifies(  # type: ignore[no-untyped-def]
+        engine, base_image, project, namespace):
+    """CUDA 13's wheels drop the -cuXX suffix and keep their libraries in nvidia/cu13/lib:
+    the layer must pin the right name and the image must still verify as CUDA 13.0."""
+    from imgkit.verify.run import VerifyOptions, verify
+    (project / "images" / "mini.yaml").write_text(MINI_FAMILY.replace('"11.8"', '"13.0"'))
+    contexts, results = build(engine, project, namespace)
+    tag = contexts[-1].target.tag
+    assert results[tag].status == BUILT, results[tag]
+    assert "nvidia-cuda-runtime==13.0.96" in contexts[-1].target.packages
+    verdict = verify(engine, tag, VerifyOptions(gpus="none"))
+    assert not verdict.failed, verdict.failed
+    checks = {c.name: c for c in verdict.checks}
+    assert checks["cudart.version"].measured == "13.0", checks["cudart.version"]
+    assert verdict.facts is not None
+    paths = [c.realpath for c in verdict.facts.libraries.copies("cudart")]
+    assert paths and all("/nvidia/cu13/lib/" in p for p in paths), paths

@@ -23,7 +23,10 @@ def test_parents_come_first_and_are_shared() -> None:
         assert target.parent is None or target.parent in seen
         seen.add(target.tag)
     python_layers = [t for t in plan.targets if t.layer == "python"]
-    assert len(python_layers) == 1  # one root shared by the whole matrix
+    # one root per OS the matrix uses (bookworm, and trixie for JAX's Python >= 3.12),
+    # shared by every image of that OS
+    assert {t.os for t in python_layers} == {"bookworm", "trixie"}
+    assert len(python_layers) == 2
     assert len(plan.targets) == len({t.tag for t in plan.targets})
 
 
@@ -124,6 +127,7 @@ def test_each_os_brings_its_own_python_and_base(os_name: str, python: str, base:
 def test_only_is_repeatable_and_every_glob_must_match() -> None:
     both = select(bundled(), only=("paddle:*", "pytorch:*"))
     assert {t.tag for t in both.targets if t.layer == "framework"} == {
-        "paddle:2.6.2-gpu-cuda11.8-cudnn8", "pytorch:2.5.1-cuda12.4-cudnn9-runtime"}
+        "paddle:2.6.2-gpu-cuda11.8-cudnn8", "pytorch:2.5.1-cuda12.4-cudnn9-runtime",
+        "pytorch:2.11.0-cuda13.0-cudnn9-runtime"}
     with pytest.raises(CompatError, match="'nope\\*'"):
         select(bundled(), only=("paddle:*", "nope*"))

@@ -33,7 +33,7 @@ RUN apt-get update \
  && apt-get clean && rm -rf /var/lib/apt/lists/* /var/cache/apt/*.bin
 # The constraints keep pip from swapping the CUDA libraries the parent layers pinned.
 COPY constraints.txt /opt/imgkit/constraints.txt
-RUN imgkit-build-env pip install --no-cache-dir --constraint /opt/imgkit/constraints.txt paddlepaddle-gpu==2.6.2 \
+RUN imgkit-build-env pip install --no-cache-dir --constraint /opt/imgkit/constraints.txt "paddlepaddle-gpu==2.6.2" \
  && imgkit-link-libs
 USER imgkit
-LABEL org.imgkit.input-hash="a5264f85ce3ea77a485c22e7552876e5"
+LABEL org.imgkit.input-hash="fbaf7995155e22f718d7bc2832c694e8"

@@ -38,4 +38,4 @@ RUN imgkit-build-env pip install --no-cache-dir --constraint /opt/imgkit/constra
 EXPOSE 8888
 USER imgkit
 CMD ["jupyter", "lab"]
-LABEL org.imgkit.input-hash="3c08ced40199884b2b33d3323c263270"
+LABEL org.imgkit.input-hash="bf2d8e999233c8e861387ed2937f37d1"

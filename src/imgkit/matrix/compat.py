@@ -44,6 +44,8 @@ class CudaRelease:
     components: tuple[tuple[str, str], ...]  # (component, exact version)
     cudnn: tuple[str, ...]
     nccl: tuple[str, ...]
+    packages: tuple[tuple[str, str], ...] = ()  # this release's own wheel names (CUDA 13 drops
+                                                # the suffix for most components)
 
 
 @dataclass(frozen=True)
@@ -92,7 +94,9 @@ class Compat:
         return self.cuda[cuda]
 
     def package(self, component: str, cuda: str) -> str:
-        return self.packages[component].format(suffix=self.release(cuda).wheel_suffix)
+        release = self.release(cuda)
+        own = dict(release.packages).get(component)
+        return own or self.packages[component].format(suffix=release.wheel_suffix)
 
     def resolve_cudnn(self, cuda: str, series: str, within: str | None = None) -> str:
         return self._resolve("cudnn", cuda, series, self.release(cuda).cudnn, within)
@@ -163,6 +167,7 @@ def _from_dict(raw: dict[str, Any]) -> Compat:
             components=tuple(r["components"].items()),
             cudnn=tuple(r["cudnn"]),
             nccl=tuple(r["nccl"]),
+            packages=tuple(sorted((r.get("packages") or {}).items())),
         )
         for ver, r in raw["cuda"].items()
     }

@@ -17,7 +17,8 @@ Dotted = Annotated[str, StringConstraints(pattern=r"^[0-9]+(\.[0-9]+)*$")]
 CudaKey = Annotated[str, StringConstraints(pattern=r"^[0-9]{1,2}\.[0-9]{1,2}$")]
 Name = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9._+-]{0,63}$")]
 Requirement = Annotated[str, StringConstraints(
-    pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*==[0-9][0-9A-Za-z.+!_-]*$")]  # name==version, pinned
+    pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*(\[[a-z0-9-]+(,[a-z0-9-]+)*\])?==[0-9][0-9A-Za-z.+!_-]*$")]
+# name[extras]==version, pinned
 Library = Annotated[str, StringConstraints(pattern=r"^lib[A-Za-z0-9_+-]+\.so[0-9.]*$")]
 Text = Annotated[str, StringConstraints(min_length=1, max_length=200)]
 
@@ -48,6 +49,8 @@ class CudaEntry(Strict):
     components: dict[Name, Dotted] = Field(min_length=1)
     cudnn: list[Dotted]
     nccl: list[Dotted]
+    # wheel names of this release that differ from the shared `packages` pattern
+    packages: dict[Name, Annotated[str, StringConstraints(pattern=r"^nvidia-[a-z0-9-]{1,60}$")]] = {}
 
 
 class OsEntry(Strict):
