@@ -281,3 +281,33 @@ def test_promotion_without_a_key_refuses_unsigned_verdicts_with_a_hint(  # type:
                  f"{production.address}/prod/app", "--key", str(tmp_path / "missing.pub"),
                  config=config)
     assert bad.returncode == 2 and "no such key file" in bad.stderr
+
+
+def test_the_exported_policy_runs_in_cosign_and_admits_only_passing_gpu_verdicts(  # type: ignore[no-untyped-def]
+        engine, staging, keys, tmp_path):
+    """The rule `imgkit export policy` writes, run for real by `cosign verify-attestation
+    --policy` against images it has never seen: a passing GPU verdict is admitted, a failed
+    one and a GPU-unverified one are not (unless the policy was written to allow that)."""
+    config = config_for(tmp_path, staging)
+    strict, lax = tmp_path / "strict", tmp_path / "lax"
+    for out, extra in ((strict, ()), (lax, ("--allow-gpu-unverified",))):
+        done = imgkit("export", "policy", "--out", str(out), "--registry", staging.address,
+                      "--key", str(keys["trusted.pub"]), *extra, config=config)
+        assert done.returncode == 0, done.stderr
+    images = {}
+    for name, body in (("admitted", {}), ("failed", {"passed": False, "failed": ["gemm.fp32"]}),
+                       ("cpu-only", {"gpu_checked": False})):
+        repository, digest, image_id = tiny(engine, staging, config, f"policy-{name}")
+        images[name] = f"{staging.address}/{repository}@{digest}"
+        cosign_attest(images[name], predicate(image_id, **body), keys["trusted"], config, tmp_path)
+
+    def admitted(name: str, policy: Path) -> bool:
+        done = subprocess.run(["cosign", "verify-attestation", "--key", str(keys["trusted.pub"]),
+                               "--type", VERDICT_TYPE, "--insecure-ignore-tlog=true",
+                               "--allow-http-registry", "--policy", str(policy / "imgkit-verdict.cue"),
+                               images[name]], env={**os.environ, "DOCKER_CONFIG": str(config)},
+                              capture_output=True, text=True)
+        return done.returncode == 0
+    assert admitted("admitted", strict)
+    assert not admitted("failed", strict) and not admitted("cpu-only", strict)
+    assert admitted("cpu-only", lax) and not admitted("failed", lax)

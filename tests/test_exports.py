@@ -186,3 +186,42 @@ def test_a_selection_of_shared_layers_bakes_them_by_default_and_is_no_pipeline(t
                  "--out", str(tmp_path / "ci.yml"))
     assert out.returncode == 2 and "only shared layers" in out.stderr, out.stderr
     assert not (tmp_path / "ci.yml").exists()
+
+
+def test_the_policy_export_writes_one_rule_for_kyverno_sigstore_and_cosign(tmp_path: Path) -> None:
+    from imgkit.export.policy import VERDICT_TYPE
+    from imgkit.registry.cosign import VERDICT_TYPE as SIGNED_TYPE
+    assert VERDICT_TYPE == SIGNED_TYPE           # the type the policy demands is the one signed
+    pem = "-----BEGIN PUBLIC KEY-----\nMFkw\n-----END PUBLIC KEY-----\n"
+    (tmp_path / "cosign.pub").write_text(pem)
+    done = subprocess.run([sys.executable, "-m", "imgkit", "export", "policy", "--out",
+                           str(tmp_path / "out"), "--registry", "registry.example.com/ml",
+                           "--key", str(tmp_path / "cosign.pub")], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    kyverno = yaml.safe_load((tmp_path / "out" / "kyverno-clusterpolicy.yaml").read_text())
+    rule = kyverno["spec"]["rules"][0]["verifyImages"][0]
+    assert rule["imageReferences"] == ["registry.example.com/ml/*"]
+    attestation = rule["attestations"][0]
+    assert attestation["type"] == VERDICT_TYPE
+    assert attestation["attestors"][0]["entries"][0]["keys"]["publicKeys"] == pem
+    conditions = {c["key"]: c["value"] for c in attestation["conditions"][0]["all"]}
+    assert conditions == {"{{ passed }}": True, "{{ host_failure }}": False, "{{ gpu_checked }}": True}
+    cip = yaml.safe_load((tmp_path / "out" / "sigstore-clusterimagepolicy.yaml").read_text())
+    authority = cip["spec"]["authorities"][0]
+    assert cip["spec"]["images"] == [{"glob": "registry.example.com/ml/**"}]
+    assert authority["key"]["data"] == pem
+    assert authority["attestations"][0]["policy"]["data"] == (
+        tmp_path / "out" / "imgkit-verdict.cue").read_text()
+    keyless = subprocess.run([sys.executable, "-m", "imgkit", "export", "policy", "--out",
+                              str(tmp_path / "k"), "--registry", "r.example.com", "--kyverno",
+                              "--certificate-identity", "https://github.com/o/r/.github/workflows/i.yml@refs/heads/main",
+                              "--certificate-oidc-issuer", "https://token.actions.githubusercontent.com"],
+                             capture_output=True, text=True)
+    assert keyless.returncode == 0, keyless.stderr
+    assert not (tmp_path / "k" / "sigstore-clusterimagepolicy.yaml").exists()
+    entry = yaml.safe_load((tmp_path / "k" / "kyverno-clusterpolicy.yaml").read_text())[
+        "spec"]["rules"][0]["verifyImages"][0]["attestations"][0]["attestors"][0]["entries"][0]
+    assert entry["keyless"]["issuer"] == "https://token.actions.githubusercontent.com"
+    bad = subprocess.run([sys.executable, "-m", "imgkit", "export", "policy", "--out",
+                          str(tmp_path / "b"), "--registry", "r.example.com"], capture_output=True, text=True)
+    assert bad.returncode == 2 and "needs a signer" in bad.stderr

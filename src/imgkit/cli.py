@@ -471,7 +471,7 @@ def ci(
 
 
 export_app = typer.Typer(no_args_is_help=True, help="Hand the matrix to other tools: BuildKit "
-                         "bake files, Kubernetes Jobs.")
+                         "bake files, Kubernetes Jobs, admission policies.")
 app.add_typer(export_app, name="export")
 
 
@@ -499,6 +499,38 @@ def export_bake(
     from .export.command import export_bake as run
     run(Selection(images, namespace, cuda, tuple(only), templates, compat_file), out=out,
         registry=registry)
+
+
+@export_app.command("policy")
+@reports_errors
+def export_policy(
+    out: Path = typer.Option(..., "--out", help="Directory for the policy files."),
+    registry: list[str] = typer.Option([], "--registry", help="Registry whose images the policy "
+                                       "covers: host, host:port or host/namespace (repeatable)."),
+    key: Optional[Path] = typer.Option(None, "--key", help="The cosign public key (PEM) verdicts "
+                                       "must be signed with."),
+    identity: Optional[str] = IDENTITY,
+    issuer: Optional[str] = ISSUER,
+    kyverno: bool = typer.Option(False, "--kyverno", help="Only the Kyverno ClusterPolicy "
+                                 "(default: Kyverno and sigstore both)."),
+    sigstore: bool = typer.Option(False, "--sigstore", help="Only the sigstore "
+                                  "policy-controller ClusterImagePolicy."),
+    allow_gpu_unverified: bool = typer.Option(
+        False, "--allow-gpu-unverified", help="Admit images whose verdict did not run the GPU "
+                                              "checks."),
+    tlog: bool = typer.Option(False, "--tlog", help="With --key: also demand a Rekor entry."),
+) -> None:
+    """Write admission policies that admit only images with a signed, passing verdict.
+
+    A Kyverno ClusterPolicy (verifyImages with a condition on the verdict attestation), a
+    sigstore policy-controller ClusterImagePolicy, and the same rule as CUE
+    (imgkit-verdict.cue) for `cosign verify-attestation --type
+    https://imgkit.dev/attestations/verdict/v1 --policy imgkit-verdict.cue`."""
+    kinds = tuple(k for k, on in (("kyverno", kyverno), ("sigstore", sigstore)) if on) or (
+        "kyverno", "sigstore")
+    from .export.command import export_policy as run
+    run(out=out, registries=registry, key=key, identity=identity, issuer=issuer,
+        require_gpu=not allow_gpu_unverified, tlog=tlog, kinds=kinds)
 
 
 @export_app.command("k8s")

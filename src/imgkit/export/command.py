@@ -102,3 +102,46 @@ def export_k8s(selection: Selection, *, out: Path, registry: str, settings: JobS
     report.stderr_line(f"wrote {out}/probe-configmap.yaml and {len(plan.finals)} Jobs; then "
                        f"`kubectl apply -f {out}` and, per Job, `kubectl logs job/NAME > "
                        "report.json; imgkit verify --from-report report.json IMAGE`")
+
+
+def export_policy(*, out: Path, registries: list[str], key: Path | None, identity: str | None,
+                  issuer: str | None, require_gpu: bool, tlog: bool,
+                  kinds: tuple[str, ...]) -> None:
+    """Admission policies that demand a signed, passing verdict (`kinds`: kyverno, sigstore),
+    and the same rule as a CUE file for `cosign verify-attestation --policy`."""
+    from .policy import PolicySettings, cluster_image_policy, cue, kyverno
+    if not registries:
+        raise UsageError("--registry: name the registries (HOST[/NAMESPACE]) whose images the "
+                         "policy covers")
+    prefixes = []
+    for registry in registries:
+        where = parse_destination(registry, "--registry")                    # bad: exit 2
+        prefixes.append("/".join(filter(None, (where.registry, where.namespace))))
+    if key is not None and (identity or issuer):
+        raise UsageError("--key or a keyless identity: the policy trusts one signer")
+    pem = ""
+    if key is not None:
+        try:
+            pem = key.read_text()
+        except OSError as exc:
+            raise UsageError(f"--key {key}: {exc.strerror}")
+        if "-----BEGIN PUBLIC KEY-----" not in pem:
+            raise UsageError(f"--key {key}: not a PEM public key",
+                             hint="the .pub of `cosign generate-key-pair`; for a KMS key, "
+                                  "`cosign public-key --key KMS_URI > cosign.pub` first")
+    elif not (identity and issuer):
+        raise UsageError("the policy needs a signer: --key cosign.pub, or "
+                         "--certificate-identity and --certificate-oidc-issuer")
+    settings = PolicySettings(registries=tuple(prefixes), public_key=pem.strip() + "\n" if pem else "",
+                              identity=identity or "", issuer=issuer or "",
+                              require_gpu=require_gpu, tlog=tlog)
+    out.mkdir(parents=True, exist_ok=True)
+    written = [out / "imgkit-verdict.cue"]
+    written[0].write_text(cue(settings))
+    if "kyverno" in kinds:
+        written.append(out / "kyverno-clusterpolicy.yaml")
+        written[-1].write_text(dump(kyverno(settings)))
+    if "sigstore" in kinds:
+        written.append(out / "sigstore-clusterimagepolicy.yaml")
+        written[-1].write_text(dump(cluster_image_policy(settings)))
+    report.stderr_line("wrote " + ", ".join(str(p) for p in written))
