@@ -39,7 +39,8 @@ def _github_steps(job: Job, settings: CiSettings) -> list[dict[str, Any]]:
         {"uses": "actions/setup-python@v5", "with": {"python-version": PYTHON}},
         {"name": "install imgkit", "run": settings.install_command},
     ]
-    if job.kind in ("verify", "promote"):      # they sign and check verdicts with cosign
+    # build jobs sign provenance, verify jobs verdicts, promote checks them: all with cosign
+    if job.kind in ("build", "verify", "promote"):
         steps.append({"uses": "sigstore/cosign-installer@v3"})
     for host, secret in logins(settings):
         steps.append({"name": f"log in to {host}", "uses": "docker/login-action@v3", "with": {
@@ -69,7 +70,7 @@ def _secret_env(key: str) -> dict[str, str]:
 
 
 def _github_env(job: Job, settings: CiSettings) -> dict[str, str]:
-    if job.kind == "verify":
+    if job.kind in ("build", "verify"):
         return _secret_env(settings.signing_key)
     if job.kind != "promote":
         return {}
@@ -90,7 +91,7 @@ def github(jobs: list[Job], settings: CiSettings, command: str) -> str:
             spec["needs"] = list(job.needs)
         if job.kind == "promote":   # a manual run from a branch verifies but never promotes
             spec["if"] = "github.ref_name == github.event.repository.default_branch"
-        if job.kind == "verify" and settings.keyless:   # the OIDC token Fulcio signs for
+        if job.kind in ("build", "verify") and settings.keyless:   # the OIDC token Fulcio signs for
             spec["permissions"] = {"contents": "read", "id-token": "write"}
         env = _github_env(job, settings)
         if env:
@@ -125,7 +126,7 @@ def _gitlab_job(job: Job, settings: CiSettings) -> dict[str, Any]:
                 "IMGKIT_CERTIFICATE_IDENTITY":
                     "$CI_PROJECT_URL//$CI_CONFIG_PATH@refs/heads/$CI_COMMIT_REF_NAME",
                 "IMGKIT_CERTIFICATE_OIDC_ISSUER": "$CI_SERVER_URL"}
-    if job.kind == "verify" and settings.keyless:     # the OIDC token cosign signs with
+    if job.kind in ("build", "verify") and settings.keyless:   # the OIDC token cosign signs with
         spec["id_tokens"] = {"SIGSTORE_ID_TOKEN": {"aud": "sigstore"}}
     spec["script"] = list(job.commands)
     if job.hands_over:

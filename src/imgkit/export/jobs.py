@@ -111,6 +111,11 @@ def _cmd(*words: str) -> str:
     return " ".join(shlex.quote(w) for w in words)
 
 
+def _signing(settings: CiSettings) -> tuple[str, ...]:
+    """How build jobs sign provenance and verify jobs sign verdicts."""
+    return ("--keyless",) if settings.keyless else ("--key", settings.signing_key)
+
+
 def _build_job(plan: Plan, group: Group, settings: CiSettings) -> Job:
     only = [w for leaf in _leaves(group, plan) for w in ("--only", leaf)]
     given = ("--candidates", CANDIDATES) if group.needs else ()
@@ -122,7 +127,8 @@ def _build_job(plan: Plan, group: Group, settings: CiSettings) -> Job:
         commands=(_cmd("imgkit", "build", *settings.matrix_args, *only, *given),
                   _cmd("mkdir", "-p", CANDIDATES),
                   _cmd("imgkit", "publish", *_handed_over(plan, group), *settings.matrix_args,
-                       "--candidate", "--to", str(settings.staging), "--json", out)),
+                       "--candidate", "--to", str(settings.staging), *_signing(settings),
+                       "--json", out)),
         hands_over=out)
 
 
@@ -132,8 +138,7 @@ def _verify_job(tag: str, build: str, settings: CiSettings) -> Job:
         name=f"verify-{slug(tag)}", kind="verify", title=f"verify {tag}", needs=(build,),
         reads=(build,),
         commands=(_cmd("imgkit", "verify", tag, "--candidates", CANDIDATES, "--attest",
-                       *(("--keyless",) if settings.keyless else ("--key", settings.signing_key)),
-                       "--gpus", settings.verify_gpus, "--junit", report),),
+                       *_signing(settings), "--gpus", settings.verify_gpus, "--junit", report),),
         gpu=True, keeps=report)
 
 

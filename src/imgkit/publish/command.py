@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import Callable
 
-from .. import report
-from ..engine import connect
+from .. import labels, report
+from ..engine import Engine, connect
 from ..errors import EXIT_FAILED, EXIT_OK, UsageError
 from ..interrupts import terminate_interrupts
 from ..matrix.load import load_plan
@@ -14,9 +15,11 @@ from ..options import PublishOptions
 from ..registry.candidates import lookup
 from ..registry.destination import parse_destination
 from ..registry.reference import problem
+from ..render.contexts import render_plan
 from ..selection import Selection
 from ..verify.command import sbom_document
 from .promote import Promoter, check_tags, parse_source, parse_target
+from .provenance import predicate, read_source
 from .push import Published, Publisher, Wanted
 
 
@@ -35,7 +38,8 @@ def publish(selection: Selection, *, tags: list[str], to: list[str], options: Pu
     with report.PushBars() as bars:
         publisher = Publisher(engine, destinations, options, log=report.stderr_line,
                               progress=bars.update,
-                              describe=lambda ref, image_id: sbom_document(engine, ref, image_id))
+                              describe=lambda ref, image_id: sbom_document(engine, ref, image_id),
+                              provenance=provenance_of(engine, selection, options))
         try:
             with terminate_interrupts():
                 results = publisher.run(wanted)
@@ -70,6 +74,30 @@ def summarized(results: list[Published], started: float, json_file: Path | None)
     report.write_published(results, time.monotonic() - started, json_file)
     return EXIT_FAILED if any(r.status in ("refused", "held", "failed", "pushed")
                               for r in results) else EXIT_OK
+
+
+def provenance_of(engine: Engine, selection: Selection,
+                  options: PublishOptions) -> Callable[[str, str], bytes | None] | None:
+    """(ref, image id) -> the SLSA provenance of an image this checkout's matrix builds, when
+    the image's input hash is what the checkout renders now; None when nothing is signed."""
+    if not options.signer.signs or not selection.images.is_dir():
+        return None
+    plan = load_plan(selection)
+    rendered = {c.target.tag: (c.input_hash, c.target.parent)
+                for c in render_plan(plan, selection.templates_dir)}
+    source = read_source(selection.images, selection.templates_dir)
+
+    def made(ref: str, image_id: str) -> bytes | None:
+        info = engine.image(image_id)
+        if ref not in rendered or info is None:
+            return None
+        input_hash, parent = rendered[ref]
+        if info.labels.get(labels.INPUT_HASH) != input_hash:
+            report.stderr_line(f"no provenance for {ref}: it was built from other inputs than "
+                               "this checkout's")
+            return None
+        return predicate(source, ref, image_id, input_hash, parent)
+    return made
 
 
 def publish_selection(selection: Selection, tags: list[str]) -> list[Wanted]:

@@ -81,13 +81,15 @@ class Publisher:
     def __init__(self, engine: Engine, destinations: list[Destination], options: PublishOptions,
                  log: Callable[[str], None] = lambda _: None,
                  progress: Callable[[str, str, int, int], None] = lambda *_: None,
-                 describe: Callable[[str, str], bytes] | None = None) -> None:
+                 describe: Callable[[str, str], bytes] | None = None,
+                 provenance: Callable[[str, str], bytes | None] | None = None) -> None:
         self.engine = engine
         self.destinations = destinations
         self.options = options
         self.log = log
         self.progress = progress      # (image, layer, bytes sent, layer size)
         self.describe = describe      # (ref, image id) -> its SBOM, attached next to the verdict
+        self.provenance = provenance  # (ref, image id) -> its SLSA provenance, or None
         self.endpoints = {d.registry: endpoint_of(engine, d.registry) for d in destinations}
         self.clients = {r: RegistryClient(e, retry_for=options.retry_for)
                         for r, e in self.endpoints.items()}
@@ -160,6 +162,14 @@ class Publisher:
         if not self.options.candidate:
             for destination in self.destinations:
                 self._attach(item, destination)
+        if self.options.signer.signs and self.provenance is not None:
+            made = self.provenance(item.wanted.ref, item.image_id) or b""
+            for destination in self.destinations if made else []:
+                reference = (f"{destination.registry}/{destination.repository(item.wanted.ref)}"
+                             f"@{item.pushed().digest}")
+                cosign.attest(self.endpoints[destination.registry], reference, made,
+                              cosign.PROVENANCE_TYPE, self.options.signer)
+                self.log(f"signed its build provenance (SLSA v1) at {reference}")
 
     def _engine_push(self, item: _Pushed, destination: Destination) -> None:
         tag = id_tag(item.image_id)

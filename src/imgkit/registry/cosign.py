@@ -28,6 +28,7 @@ from .client import CERTS_D, Endpoint, unreachable
 
 VERDICT_TYPE = "https://imgkit.dev/attestations/verdict/v1"
 SBOM_TYPE = "cyclonedx"                     # cosign's name for https://cyclonedx.org/bom
+PROVENANCE_TYPE = "slsaprovenance1"         # cosign's name for https://slsa.dev/provenance/v1
 KMS_SCHEMES = ("env://", "awskms://", "gcpkms://", "azurekms://", "hashivault://", "k8s://",
                "pkcs11:")
 AUTH_WORDS = ("unauthorized", "authentication required", "denied", "status 401", "status 403")
