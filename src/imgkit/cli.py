@@ -51,9 +51,9 @@ RETRY_FOR = typer.Option(PUBLISH_DEFAULTS.retry_for, "--retry-for", min=0,
                          help="Seconds to keep retrying a registry failure that may heal (timeouts, "
                               "5xx, 429); a refused connection or an unknown host fails at once.")
 SIGNING_KEY = typer.Option(
-    None, "--key", help="Sign the verdict and SBOM attached, with this cosign key: a key file, "
-                        "env://VAR or a KMS URI (an encrypted key's passphrase only from "
-                        "COSIGN_PASSWORD).")
+    None, "--key", help="Sign what is attached (verdict, SBOM, build provenance) with this "
+                        "cosign key: a key file, env://VAR or a KMS URI (an encrypted key's "
+                        "passphrase only from COSIGN_PASSWORD).")
 KEYLESS = typer.Option(False, "--keyless", help="Sign keyless instead: Fulcio and Rekor, with "
                                                 "the CI's OIDC token.")
 TRUSTED_KEY = typer.Option(
