@@ -30,4 +30,4 @@ ENV CUDA_VERSION=11.8.89 \
     NVIDIA_DRIVER_CAPABILITIES=compute,utility \
     NVIDIA_REQUIRE_CUDA="cuda>=11.8"
 USER imgkit
-LABEL org.imgkit.input-hash="5211ffe8d6c15adde3224aa109eadf8f"
+LABEL org.imgkit.input-hash="712d8e82e69b3b4d894d9d2cfc9d626f"

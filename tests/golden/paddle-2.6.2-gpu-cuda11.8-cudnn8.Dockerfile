@@ -36,4 +36,4 @@ COPY constraints.txt /opt/imgkit/constraints.txt
 RUN imgkit-build-env pip install --no-cache-dir --constraint /opt/imgkit/constraints.txt "paddlepaddle-gpu==2.6.2" \
  && imgkit-link-libs
 USER imgkit
-LABEL org.imgkit.input-hash="fbaf7995155e22f718d7bc2832c694e8"
+LABEL org.imgkit.input-hash="e414d8d55c1ecb1a50327219d8954ac7"

@@ -38,4 +38,4 @@ RUN imgkit-build-env pip install --no-cache-dir --constraint /opt/imgkit/constra
 EXPOSE 8888
 USER imgkit
 CMD ["jupyter", "lab"]
-LABEL org.imgkit.input-hash="bf2d8e999233c8e861387ed2937f37d1"
+LABEL org.imgkit.input-hash="90ff50873e7b286fa0d573864f1bcd7c"

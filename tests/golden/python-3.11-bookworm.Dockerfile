@@ -40,4 +40,4 @@ ENV PATH=/opt/venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/
     LD_LIBRARY_PATH=/opt/imgkit/lib
 WORKDIR /workspace
 USER imgkit
-LABEL org.imgkit.input-hash="b7744bf81585dd78c182c86bb6eaac15"
+LABEL org.imgkit.input-hash="6346b7023b0f4a17f4b47587407abf5c"

@@ -8,6 +8,8 @@ import os
 import subprocess
 import sys
 
+from . import priority
+
 DPKG_STATUS = "/var/lib/dpkg/status"
 SITE_GLOBS = ("/usr/lib/python3*/site-packages", "/usr/lib/python3*/dist-packages",
               "/usr/lib/python3/dist-packages", "/usr/local/lib/python3*/site-packages",
@@ -105,7 +107,9 @@ def pip_check(timeout=120):
     """`pip check` of the environment the probe runs in: broken or conflicting requirements,
     one line each as pip says them."""
     try:
-        done = subprocess.run([sys.executable, "-m", "pip", "check"], stdout=subprocess.PIPE,
+        check = priority.BACKGROUND + "import runpy, sys\nsys.argv = ['pip', 'check']\n" \
+                                     "runpy.run_module('pip', run_name='__main__', alter_sys=True)"
+        done = subprocess.run([sys.executable, "-c", check], stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, timeout=timeout,
                               env=dict(os.environ, PIP_DISABLE_PIP_VERSION_CHECK="1"))
     except (OSError, subprocess.TimeoutExpired) as exc:

@@ -10,7 +10,7 @@ import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 
-from . import channel, owners
+from . import channel, owners, priority
 
 DEFAULT_DIRS = ["/lib", "/usr/lib", "/lib64", "/usr/lib64", "/lib/x86_64-linux-gnu",
                 "/usr/lib/x86_64-linux-gnu", "/usr/local/lib", "/usr/local/cuda/lib64"]
@@ -224,8 +224,8 @@ def _child(body):
     for _ in __name__.split("."):
         root = os.path.dirname(root)
     token = channel.new_token()
-    code = ("import json,sys\nsys.path.insert(0,%r)\nfrom %s import *\n%s%s\nEMIT(json.dumps(out))"
-            % (root, __name__, channel.emit_code(token), body))
+    code = ("%simport json,sys\nsys.path.insert(0,%r)\nfrom %s import *\n%s%s\nEMIT(json.dumps(out))"
+            % (priority.BACKGROUND, root, __name__, channel.emit_code(token), body))
     try:
         proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                               timeout=120)

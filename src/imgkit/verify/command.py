@@ -8,12 +8,9 @@ from .. import report
 from ..engine import Engine, connect
 from ..errors import EXIT_FAILED, EXIT_HOST, EXIT_OK, HostError, Inconsistent, RegistryError, UsageError
 from ..options import PUBLISH_DEFAULTS, Signer, Trust, VerifyOptions
-from ..registry import cosign
 from ..registry.candidates import lookup
-from ..registry.client import RegistryClient, endpoint_of
 from ..registry.reference import RemoteRef, remote_ref
-from ..registry.remote import attach_sbom, attach_verdict, fetch, sign
-from . import attestation, signed, tickets
+from . import tickets
 from .expect import check_gpus, parse_expect_options
 from .run import inventory, judge_report
 from .run import verify as run_verify
@@ -49,6 +46,7 @@ def verify(*, image: str, options: VerifyOptions, json_file: Path | None = None,
                             max_age=max_age, retry_for=retry_for)
     engine = connect()
     if remote is not None:
+        from ..registry.remote import fetch  # requests and the registry client: only here
         try:
             remote = fetch(engine, remote, retry_for=retry_for)   # pull by digest
         except RegistryError as exc:
@@ -71,6 +69,9 @@ def verify(*, image: str, options: VerifyOptions, json_file: Path | None = None,
         report.stderr_line(f"recorded as the ticket of {verdict.image_id[:19]}, judged with "
                            f"--expect {' '.join(options.expect)} (the ticket says so)")
     if attest and remote is not None:
+        from ..registry import cosign
+        from ..registry.remote import attach_sbom, attach_verdict, sign
+        from . import attestation
         tag = attach_verdict(engine, remote, verdict.image_id, document, retry_for=retry_for)
         report.stderr_line(f"attached the verdict to {remote.registry}/{remote.repository}@"
                            f"{remote.digest} ({tag})")
@@ -97,6 +98,8 @@ def check_signed(remote: RemoteRef, trust: Trust, *, allow_gpu_unverified: bool,
     if not trust.configured:
         raise UsageError("--require-signed needs a public key (--key cosign.pub) or a keyless "
                          "identity (--certificate-identity and --certificate-oidc-issuer)")
+    from ..registry.client import RegistryClient, endpoint_of
+    from . import signed
     engine = connect()
     with RegistryClient(endpoint_of(engine, remote.registry), retry_for=retry_for) as client:
         manifest = client.manifest(remote.repository, remote.reference)
