@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Make this machine able to build and test: Docker engine (Debian's docker.io), debootstrap
 # (for the base image when no registry is reachable), a running dockerd, and for publishing
-# a registry (Debian's docker-registry, distribution 2.8), skopeo (copies by digest) and
-# cosign (signed verdicts).
+# a registry (Debian's docker-registry, distribution 2.8), skopeo (copies by digest),
+# cosign (signed verdicts) and gitlab-ci-local (a real GitLab runner for the pipeline).
 # Idempotent: does nothing that is already done. Needs root (or sudo).
 set -euo pipefail
 SUDO=""
@@ -13,6 +13,8 @@ command -v dockerd >/dev/null 2>&1 || missing+=(docker.io)
 command -v debootstrap >/dev/null 2>&1 || missing+=(debootstrap)
 command -v docker-registry >/dev/null 2>&1 || missing+=(docker-registry)
 command -v skopeo >/dev/null 2>&1 || missing+=(skopeo)
+command -v rsync >/dev/null 2>&1 || missing+=(rsync)          # gitlab-ci-local copies jobs with it
+command -v npm >/dev/null 2>&1 || missing+=(nodejs npm)
 if [ "${#missing[@]}" -gt 0 ]; then
   echo "setup-host: installing ${missing[*]}"
   $SUDO apt-get update -q
@@ -36,6 +38,14 @@ if ! command -v cosign >/dev/null 2>&1; then
   rm -rf "$trixie"
 fi
 echo "setup-host: cosign $(dpkg-query -W -f='${Version}' cosign 2>/dev/null || cosign version 2>&1 | grep -m1 GitVersion)"
+
+# A real GitLab runner for the generated pipeline: gitlab-ci-local 4.60.1 (later releases
+# need Node 22; this runs on Node 18 and 20).
+if ! command -v gitlab-ci-local >/dev/null 2>&1; then
+  echo "setup-host: installing gitlab-ci-local 4.60.1"
+  $SUDO npm install --global --no-audit --no-fund --loglevel=error gitlab-ci-local@4.60.1
+fi
+echo "setup-host: gitlab-ci-local $(gitlab-ci-local --version)"
 
 if ! docker info >/dev/null 2>&1; then
   echo "setup-host: starting dockerd"
