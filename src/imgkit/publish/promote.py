@@ -126,8 +126,13 @@ class Promoter:
             why = signed.check(client, source.path, digest, image_id, trust,
                                allow_gpu_unverified=self.options.allow_gpu_unverified,
                                max_age=self.options.max_age)
-            found = artifacts.read_verdict(client, source.path, digest) if why is None else None
-            return (found[0] if found else None), why
+            if why is not None:
+                return None, why
+            try:   # the unsigned copy travels along when it is sound; the signed one decided
+                found = artifacts.read_verdict(client, source.path, digest)
+            except RegistryError:
+                found = None
+            return (found[0] if found else None), None
         if not self.options.allow_unsigned:
             return None, (f"{reference}: no trusted key or identity to check its verdict's "
                           "signature: pass --key cosign.pub (or --certificate-identity and "
