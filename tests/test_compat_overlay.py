@@ -24,10 +24,13 @@ PADDLE3 = {"family": "paddle3", "repository": "paddle", "framework": "paddle",
 OVERLAY: dict[str, Any] = {"frameworks": {"paddle": {"3.0.0": {
     "pip": "paddlepaddle-gpu==3.0.0", "cuda": "12.6", "cudnn": ">=9.5,<10", "nccl": ">=2.21,<3",
     "python": ["3.11", "3.12"], "apt": ["libgomp1"], "dlopen": ["libcudnn.so", "libcublas.so"]}}}}
-CUDA_12_9: dict[str, Any] = {"cuda": {"12.9": {
-    "wheel_suffix": "cu12", "driver": {"toolkit": "575.51.03", "minor_compat": "525.60.13"},
-    "components": {"cudart": "12.9.79", "nvrtc": "12.9.86", "cublas": "12.9.1.4"},
-    "cudnn": ["9.10.2.21"], "nccl": ["2.27.3"]}}}
+# a release the shipped data does not have yet (its wheels unsuffixed, as from CUDA 13 on)
+CUDA_13_2: dict[str, Any] = {"cuda": {"13.2": {
+    "wheel_suffix": "cu13", "driver": {"toolkit": "580.65.06", "minor_compat": "580"},
+    "packages": {"cudart": "nvidia-cuda-runtime", "nvrtc": "nvidia-cuda-nvrtc",
+                 "cublas": "nvidia-cublas"},
+    "components": {"cudart": "13.2.86", "nvrtc": "13.2.86", "cublas": "13.4.1.3"},
+    "cudnn": ["9.26.0.51"], "nccl": ["2.30.7"]}}}
 
 
 def matrix(tmp_path: Path, family: dict[str, Any], overlay: Any = None, raw: str | None = None) -> Path:
@@ -54,11 +57,11 @@ def test_an_overlay_beside_the_matrix_adds_a_framework_build(tmp_path: Path) -> 
 
 
 def test_an_overlay_adds_a_cuda_release(tmp_path: Path) -> None:
-    family = {"family": "cuda", "cuda_libs": ["cudart", "cublas"], "axes": {"cuda": ["12.9"]}}
+    family = {"family": "cuda", "cuda_libs": ["cudart", "cublas"], "axes": {"cuda": ["13.2"]}}
     assert imgkit_list(matrix(tmp_path, family)).exit_code == 2
-    result = imgkit_list(matrix(tmp_path, family, CUDA_12_9))
+    result = imgkit_list(matrix(tmp_path, family, CUDA_13_2))
     assert result.exit_code == 0, result.output
-    assert "imgkit/cuda:12.9-cudart-cublas-py3.11-bookworm" in result.output
+    assert "imgkit/cuda:13.2-cudart-cublas-py3.11-bookworm" in result.output
 
 
 def test_compat_flag_names_the_file(tmp_path: Path) -> None:
@@ -103,12 +106,12 @@ def test_an_unquoted_version_gets_a_hint(tmp_path: Path) -> None:
 def test_the_noop_cache_sees_an_overlay_change(tmp_path: Path) -> None:
     images = matrix(tmp_path, PADDLE3, OVERLAY)
     before = plan_key(Selection(images, templates=ROOT / "templates"))
-    (images / "compat.yaml").write_text(yaml.safe_dump({**OVERLAY, **CUDA_12_9}))
+    (images / "compat.yaml").write_text(yaml.safe_dump({**OVERLAY, **CUDA_13_2}))
     assert plan_key(Selection(images, templates=ROOT / "templates")) != before
     elsewhere = tmp_path / "c.yaml"
     elsewhere.write_text("{}")
     first = plan_key(Selection(images, templates=ROOT / "templates", compat_file=elsewhere))
-    elsewhere.write_text(yaml.safe_dump(CUDA_12_9))
+    elsewhere.write_text(yaml.safe_dump(CUDA_13_2))
     assert plan_key(Selection(images, templates=ROOT / "templates", compat_file=elsewhere)) != first
 
 
