@@ -94,6 +94,7 @@ def test_narrowing_tag_placeholders_env_ports_and_an_extension_of_an_extension(t
     ({"pip": ["six"]}, "pip[0]", "not pinned to one version"),
     ({"pip": ["six==1.*"]}, "pip[0]", "not pinned to one version"),
     ({"pip": ["nvidia-cudnn-cu12==9.1.0.70"]}, "pip[0]", "second copy"),
+    ({"pip": ["nvidia-cublas==13.1.0.3"]}, "pip[0]", "is a CUDA 13 wheel"),   # no -cuXX to tell
     ({"pip": ["nvidia-cudnn-cu11==8.9.2.26"]}, "pip[0]", "would replace nvidia-cudnn-cu11==8.6.0.163"),
     ({"pip": ["paddlepaddle-gpu==2.6.1"]}, "pip[0]", "would replace"),
     ({"extends": {"family": "paddle", "cuda": ["12.4"]}}, "extends", "to no image"),

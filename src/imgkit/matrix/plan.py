@@ -232,30 +232,42 @@ def _pinned_below(target: Target, by_tag: dict[str, Target]) -> dict[str, str]:
     return out
 
 
-def _check_pins(family: Family, parent: Target, by_tag: dict[str, Target]) -> None:
+def _wheel_majors(compat: Compat) -> dict[str, str]:
+    """Every NVIDIA wheel the compat data names -> its CUDA major (the unsuffixed names of
+    CUDA 13 on have no -cuXX to tell it)."""
+    found: dict[str, str] = {}
+    for cuda, release in compat.cuda.items():
+        for component in [c for c, _ in release.components] + ["cudnn", "nccl"]:
+            found.setdefault(canonical(compat.package(component, cuda)), cuda.split(".")[0])
+    return found
+
+
+def _check_pins(family: Family, parent: Target, by_tag: dict[str, Target], compat: Compat) -> None:
     """What the pins alone say would break the parent's stack: a CUDA wheel of another CUDA
     major (a second copy of that library), or another version of a package it pinned. The
     verifier catches what only the build shows (two copies on the loader path)."""
     extension = _extension_of(family)
     below = _pinned_below(parent, by_tag)
     major = (parent.cuda or "").split(".")[0]
+    majors = _wheel_majors(compat)
     for i, (name, version) in enumerate(extension.pins().items()):
         wheel = CUDA_WHEEL.match(name)
-        if wheel and wheel.group(1) != major:
-            raise SpecError(family.file, f"pip[{i}]", f"{name} is a CUDA {wheel.group(1)} wheel: "
+        of = wheel.group(1) if wheel else majors.get(name)
+        if of is not None and of != major:
+            raise SpecError(family.file, f"pip[{i}]", f"{name} is a CUDA {of} wheel: "
                             f"on {parent.tag} (CUDA {parent.cuda}) it would be a second copy of "
-                            "that library", hint=f"use the -cu{major} wheel, or extend an image "
-                            f"of CUDA {wheel.group(1)}")
+                            "that library", hint=f"use CUDA {major}'s wheel of it, or extend an "
+                            f"image of CUDA {of}")
         if name in below and below[name] != version:
             raise SpecError(family.file, f"pip[{i}]", f"{name}=={version} would replace "
                             f"{name}=={below[name]}, which {parent.tag} pins")
 
 
-def _extended(family: Family, parent: Target, by_tag: dict[str, Target]) -> Target:
+def _extended(family: Family, parent: Target, by_tag: dict[str, Target], compat: Compat) -> Target:
     """The extension's image on `parent`."""
     extension = _extension_of(family)
     tag_template, repository = _naming(family)
-    _check_pins(family, parent, by_tag)
+    _check_pins(family, parent, by_tag, compat)
     fields = {**tag_fields(parent), "parent_tag": parent.tag.rsplit(":", 1)[1]}
     try:
         tag = tag_template.format(**fields)
@@ -271,7 +283,8 @@ def _extended(family: Family, parent: Target, by_tag: dict[str, Target]) -> Targ
                   extension=extension)
 
 
-def _extensions(spec: Spec, by_tag: dict[str, Target], named: dict[str, list[str]]) -> None:
+def _extensions(spec: Spec, by_tag: dict[str, Target], named: dict[str, list[str]],
+                compat: Compat) -> None:
     """Plan every extension family on the images of the family it extends (extensions of
     extensions too, in order); `named`: family -> the images it asks for by name."""
     pending = [f for f in spec.families if f.extension is not None]
@@ -294,7 +307,7 @@ def _extensions(spec: Spec, by_tag: dict[str, Target], named: dict[str, list[str
                                 " to no image")
             named[family.name] = []
             for parent in parents:
-                target = _extended(family, parent, by_tag)
+                target = _extended(family, parent, by_tag, compat)
                 _check_reference(family, target)
                 if target.tag in by_tag:
                     raise SpecError(family.file, "tag", f"{target.tag} would name two images")
@@ -333,7 +346,7 @@ def make_plan(spec: Spec, compat: Compat, settings: Settings = Settings()) -> Pl
                                     f"{target.tag} would name two different images "
                                     f"(also from family {known.family})")
             named.setdefault(family.name, []).append(chain[-1].tag)
-    _extensions(spec, by_tag, named)
+    _extensions(spec, by_tag, named, compat)
     for family in spec.families:
         for tag in dict.fromkeys(named[family.name]):
             finals.append(tag)
