@@ -10,15 +10,13 @@ import os
 import shutil
 import subprocess
 import sys
-import uuid
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 
 from .conftest import MINI_FAMILY, ROOT
 from .registry import USER, skopeo_json, skopeo_tags
-from .test_docker_pipeline import forget
+from .test_docker_pipeline import pipeline_ns  # noqa: F401  (the fixture: a namespace of its own)
 
 pytestmark = pytest.mark.docker
 RUNNER = shutil.which("gitlab-ci-local")
@@ -29,19 +27,9 @@ if RUNNER is None:
                 allow_module_level=True)
 
 
-@pytest.fixture()
-def runner_ns(engine, base_image) -> Iterator[str]:  # type: ignore[no-untyped-def]
-    """A namespace of its own on the shared base; what the jobs built is removed after."""
-    ns = f"imgkit-gcl-{uuid.uuid4().hex[:8]}"
-    engine.tag(engine.image(base_image).id, f"{ns}/debian:bookworm")
-    yield ns
-    engine.remove_image(f"{ns}/debian:bookworm")    # the tag only: the base is shared
-    forget(engine, ns, "")
-
-
 def test_a_real_gitlab_runner_runs_the_generated_pipeline_end_to_end(  # type: ignore[no-untyped-def]
-        engine, runner_ns, registry, tmp_path):
-    ns = runner_ns
+        engine, pipeline_ns, registry, tmp_path):  # noqa: F811
+    ns = pipeline_ns
     repo = tmp_path / "repo"
     shutil.copytree(ROOT / "templates", repo / "templates")
     (repo / "images").mkdir()
