@@ -7,7 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-VERDICT_TYPE = "https://imgkit.dev/attestations/verdict/v1"   # = registry.cosign.VERDICT_TYPE
+from ..registry.cosign import VERDICT_TYPE
+
 NAME = "imgkit-verified-images"
 
 

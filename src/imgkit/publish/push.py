@@ -61,6 +61,7 @@ class _Pushed:
     ticket: tickets.Ticket | None       # its recorded verdict (a candidate may have none)
     manifest: Manifest | None = None
     verdict: Artifact | None = None
+    signed_verdict: bytes = b""            # the same document, as the predicate cosign signs
     sbom: bytes = b""                   # its CycloneDX document, made before any push
     sbom_artifact: Artifact | None = None
     done: list[Destination] = field(default_factory=list)
@@ -220,7 +221,9 @@ class Publisher:
     def _attach(self, item: _Pushed, destination: Destination) -> None:
         manifest = item.pushed()
         if item.verdict is None:  # made once: the same bytes, the same digest everywhere
-            item.verdict = artifacts.make_verdict(tickets.document(item.image_id) or {}, manifest)
+            document = tickets.document(item.image_id) or {}
+            item.verdict = artifacts.make_verdict(document, manifest)
+            item.signed_verdict = attestation.predicate(document) if self.options.signer.signs else b""
         repository = destination.repository(item.wanted.ref)
         artifacts.attach(self.clients[destination.registry], repository, item.verdict)
         self.log(f"attached the verdict to {destination.registry}/{repository}@"
@@ -234,8 +237,7 @@ class Publisher:
         if signer.signs:          # the same verdict and SBOM, signed (cosign's .att)
             reference = f"{destination.registry}/{repository}@{manifest.digest}"
             endpoint = self.endpoints[destination.registry]
-            cosign.attest(endpoint, reference, attestation.predicate(
-                tickets.document(item.image_id) or {}), cosign.VERDICT_TYPE, signer)
+            cosign.attest(endpoint, reference, item.signed_verdict, cosign.VERDICT_TYPE, signer)
             if item.sbom:
                 cosign.attest(endpoint, reference, item.sbom, cosign.SBOM_TYPE, signer)
             self.log(f"signed the verdict{' and the SBOM' if item.sbom else ''} "

@@ -1,7 +1,7 @@
 """The signed form of a verdict: the predicate of an in-toto statement of type
 `https://imgkit.dev/attestations/verdict/v1` (schema: docs/attestations.md, whose JSON
 Schema a test re-makes from this model). Made here, signed by cosign (registry/cosign.py),
-judged when promoting (publish/signed.py)."""
+judged when promoting (verify/signed.py)."""
 from __future__ import annotations
 
 from typing import Any, Literal, Optional

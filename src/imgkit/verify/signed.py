@@ -31,9 +31,8 @@ def check(client: RegistryClient, repository: str, digest: str, image_id: str, t
             hint = (" (an unsigned verdict is attached: verify it again with --attest --key, "
                     "so that it is signed)")
         return f"{reference}: {refused.reason}{hint}"
-    _, why = refusal(statements, reference, digest, image_id,
-                     allow_gpu_unverified=allow_gpu_unverified, max_age=max_age)
-    return why
+    return refusal(statements, reference, digest, image_id,
+                   allow_gpu_unverified=allow_gpu_unverified, max_age=max_age)
 
 
 def _subject_digests(statement: dict[str, Any]) -> list[str]:
@@ -46,34 +45,34 @@ def _subject_digests(statement: dict[str, Any]) -> list[str]:
 
 def refusal(statements: list[dict[str, Any]], reference: str, digest: str, image_id: str, *,
             allow_gpu_unverified: bool, max_age: float | None,
-            now: float | None = None) -> tuple[VerdictPredicate | None, str | None]:
-    """The newest signed verdict about exactly `digest` (which holds `image_id`) and None
-    when it allows promotion; else None and why not."""
+            now: float | None = None) -> str | None:
+    """Why the newest signed verdict about exactly `digest` (which holds `image_id`) does
+    not allow promotion, or None when it does."""
     about = [s for s in statements if digest in _subject_digests(s)]
     if not about:
         others = sorted({d for s in statements for d in _subject_digests(s)})
-        return None, (f"{reference}: the signed verdict attached to it is about another image "
-                      f"({', '.join(d[:19] for d in others) or 'no subject'}), not {digest[:19]}: "
-                      "an attestation moved from another digest")
+        return (f"{reference}: the signed verdict attached to it is about another image "
+                f"({', '.join(d[:19] for d in others) or 'no subject'}), not {digest[:19]}: "
+                "an attestation moved from another digest")
     found: list[VerdictPredicate] = []
     for statement in about:
         parsed = attestation.parse(statement.get("predicate"))
         if isinstance(parsed, str):
-            return None, f"{reference}: its signed verdict is not an imgkit verdict v1 ({parsed})"
+            return f"{reference}: its signed verdict is not an imgkit verdict v1 ({parsed})"
         found.append(parsed)
     newest = max(found, key=lambda p: p.recorded_at)
     if newest.image_id != image_id:
-        return None, (f"{reference}: the signed verdict judged image {newest.image_id[:19]}, not "
-                      f"this one ({image_id[:19]}): a verdict replayed from another image")
+        return (f"{reference}: the signed verdict judged image {newest.image_id[:19]}, not "
+                f"this one ({image_id[:19]}): a verdict replayed from another image")
     ticket = tickets.ticket_of(newest.model_dump(), image_id)
     why = tickets.refusal(reference, image_id, ticket, allow_gpu_unverified=allow_gpu_unverified)
     if why is not None:
-        return None, why
+        return why
     age = (now if now is not None else time.time()) - newest.recorded_at
     if max_age is not None and age > max_age:
-        return None, (f"{reference}: its signed verdict is too old ({_span(age)} old, "
-                      f"--max-age {_span(max_age)}): verify it again")
-    return newest, None
+        return (f"{reference}: its signed verdict is too old ({_span(age)} old, "
+                f"--max-age {_span(max_age)}): verify it again")
+    return None
 
 
 def _span(seconds: float) -> str:
