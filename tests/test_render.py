@@ -12,7 +12,7 @@ from imgkit.labels import INPUT_HASH as INPUT_HASH_LABEL
 from imgkit.matrix.compat import load
 from imgkit.matrix.plan import make_plan, select
 from imgkit.matrix.spec import load_spec
-from imgkit.render.contexts import render_plan, write_context
+from imgkit.render.contexts import SECRET_MOUNTS, render_plan, write_context
 
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = Path(__file__).resolve().parent / "golden"
@@ -54,6 +54,23 @@ def test_generated_header_and_labels() -> None:
     assert 'org.imgkit.cudnn="8.6.0.163"' in ctx.dockerfile
     files = dict((p, c) for p, c, _ in ctx.files)
     assert b"nvidia-cudnn-cu11==8.6.0.163" in files["constraints.txt"]
+
+
+def test_the_buildkit_form_differs_only_in_its_secret_mounts_and_keeps_the_hash() -> None:
+    """Either engine's image is up to date for the other: same input hash, same steps; only
+    the pip steps gain BuildKit's secret mounts."""
+    plan = select(make_plan(load_spec(ROOT / "images"), load()), cuda="11.8")
+    legacy = {c.target.tag: c for c in render_plan(plan, ROOT / "templates")}
+    buildkit = {c.target.tag: c for c in render_plan(plan, ROOT / "templates",
+                                                     buildkit_secrets=True)}
+    assert {t: c.input_hash for t, c in legacy.items()} == \
+        {t: c.input_hash for t, c in buildkit.items()}
+    mounted = 0
+    for tag, context in buildkit.items():
+        plain = context.dockerfile.replace(SECRET_MOUNTS, "")
+        assert plain == legacy[tag].dockerfile, tag
+        mounted += context.dockerfile.count(SECRET_MOUNTS)
+    assert mounted >= len([t for t in legacy if not t.startswith("imgkit/python")])
 
 
 def test_a_parent_change_changes_every_child_hash(tmp_path: Path) -> None:

@@ -129,9 +129,12 @@ def render_plan(plan: Plan, templates_dir: Path, *, buildkit_secrets: bool = Fal
     hashes: dict[str, str] = {}
     contexts = []
     for target in plan.targets:  # parents first, so their hash is known
-        variables = {**_variables(target, plan),
-                     "secret_mounts": SECRET_MOUNTS if buildkit_secrets else ""}
-        body = env.get_template(TEMPLATES[target.layer]).render(**variables)
+        variables = _variables(target, plan)
+        template = env.get_template(TEMPLATES[target.layer])
+        # the hash is of the docker-py builder's form: both forms make the same image (only
+        # how the trust settings reach pip differs), so either engine's build is up to date
+        # for the other and provenance matches whichever built it
+        body = template.render(**variables, secret_mounts="")
         files: list[tuple[str, bytes, int]] = []
         if target.layer == "python":
             files += _package_files("image_files/bin", "imgkit/bin") + probe_files()
@@ -145,6 +148,8 @@ def render_plan(plan: Plan, templates_dir: Path, *, buildkit_secrets: bool = Fal
             digest.update(f"\0{path}\0{mode:o}\0{len(content)}\0".encode() + content)
         input_hash = digest.hexdigest()[:32]
         hashes[target.tag] = input_hash
+        if buildkit_secrets:
+            body = template.render(**variables, secret_mounts=SECRET_MOUNTS)
         dockerfile = body + f'LABEL {labels.INPUT_HASH}="{input_hash}"\n'
         files.append(("Dockerfile", dockerfile.encode(), 0o644))
         contexts.append(Context(target=target, files=tuple(sorted(files)), input_hash=input_hash))
