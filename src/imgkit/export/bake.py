@@ -11,47 +11,22 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from .. import labels
 from ..registry.destination import Destination, destination_ref
-from .jobs import slug
+from ..render.bake import CA_VARIABLE, bake_target, slug, target_name
 
 if TYPE_CHECKING:
     from ..matrix.plan import Plan
     from ..render.contexts import Context
 
-PLATFORMS = ("linux/amd64",)     # NVIDIA's CUDA wheels for these releases are x86-64
-CA_VARIABLE = "IMGKIT_CA_BUNDLE"
-INDEX_VARIABLE = "IMGKIT_INDEX_URL"
-EXTRA_INDEX_VARIABLE = "IMGKIT_EXTRA_INDEX_URL"
-SECRETS = (f"id=imgkit-ca-bundle,src=${{{CA_VARIABLE}}}",
-           f"id=imgkit-index-url,env={INDEX_VARIABLE}",
-           f"id=imgkit-extra-index-url,env={EXTRA_INDEX_VARIABLE}")
-
-
-def target_name(tag: str) -> str:
-    """A bake target name for an image: letters, digits, '-' and '_' only."""
-    return slug(tag)
-
-
 def _target(context: Context, base_images: dict[str, str],
             registry: Destination | None) -> dict[str, Any]:
     target = context.target
-    contexts: dict[str, str] = {}
     if target.parent is not None:
-        contexts[target.parent] = f"target:{target_name(target.parent)}"
-    elif target.base is not None:               # the base OS image imgkit would import
-        contexts[target.base] = f"docker-image://{base_images[target.base]}"
-    return {
-        "context": context.dirname,
-        "dockerfile": "Dockerfile",
-        "tags": [destination_ref(registry, target.tag, target.tag.rsplit(":", 1)[1])
-                 if registry else target.tag],
-        "labels": {labels.LAYER: target.layer, labels.TITLE: target.tag,
-                   labels.INPUT_HASH: context.input_hash},
-        "platforms": list(PLATFORMS),
-        "contexts": contexts,
-        "secret": list(SECRETS),
-    }
+        source = f"target:{target_name(target.parent)}"
+    else:                                       # the base OS image imgkit would import
+        source = f"docker-image://{base_images[target.base]}" if target.base else ""
+    return bake_target(context, source, tag=destination_ref(
+        registry, target.tag, target.tag.rsplit(":", 1)[1]) if registry else None)
 
 
 def bake_file(contexts: list[Context], plan: Plan, registry: Destination | None = None) -> str:

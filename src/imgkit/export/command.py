@@ -10,13 +10,14 @@ from ..errors import UsageError
 from ..matrix.load import load_plan
 from ..registry.candidates import load as load_candidates
 from ..registry.destination import Destination, parse_destination
+from ..render.bake import slug
 from ..render.contexts import render_plan, write_context
 from ..selection import Selection
 from ..shipped import probe_zip
 from ..verify.expect import check_gpus
 from .bake import bake_file
 from .ci import PLATFORMS, RENDERERS
-from .jobs import CiSettings, jobs, slug
+from .jobs import CiSettings, jobs
 from .k8s import JobSettings, dump, probe_configmap, verify_job
 
 

@@ -16,6 +16,7 @@ from typing import Literal
 
 from ..matrix.plan import Plan, Target
 from ..registry.destination import Destination
+from ..render.bake import slug
 from ..shipped import install_command
 
 CANDIDATES = "candidates"       # the hand-over directory, relative to the job's checkout
@@ -67,11 +68,6 @@ class Job:
     gpu: bool = False
     hands_over: str = ""       # the candidates file this job writes ("" for none)
     keeps: str = ""            # a report file to keep whatever the outcome
-
-
-def slug(text: str) -> str:
-    out = "".join(c if c.isalnum() else "-" for c in text.lower())
-    return "-".join(part for part in out.split("-") if part)
 
 
 def group_of(target: Target) -> str:

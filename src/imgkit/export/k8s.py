@@ -14,7 +14,7 @@ from typing import Any
 
 from .. import yamlload
 from ..errors import UsageError
-from .jobs import slug
+from ..render.bake import slug
 
 PROBE_DIR = "/opt/imgkit-probe"
 # Runs the probe from the ConfigMap (not whatever copy the image holds); the Job's log holds
