@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN     = $(VENV)/bin
 CUDA   ?= 11.8
 
-.PHONY: setup host build test test-fast lint docs bench bench-cold bench-verify render clean-venv
+.PHONY: setup host buildkit build test test-fast lint docs bench bench-cold bench-verify render clean-venv
 
 $(BIN)/imgkit: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -20,10 +20,13 @@ setup: $(BIN)/imgkit  ## the virtualenv with imgkit and its test tools
 host:                 ## Docker engine + debootstrap installed and running (needs root/sudo)
 	bash .ci/setup-host.sh
 
+buildkit: host        ## a second engine with BuildKit (Debian 13's dockerd 26 + buildx) beside the host's, for the BuildKit tests
+	bash .ci/buildkit-host.sh
+
 build: host setup     ## the main job: build the CUDA $(CUDA) slice of the bundled matrix
 	$(BIN)/imgkit build --cuda $(CUDA)
 
-test: host setup      ## every test, real Docker engine included
+test: host buildkit setup  ## every test, real Docker engines included
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/pytest -q
 
 test-fast: setup      ## only the tests that need no Docker engine

@@ -171,14 +171,27 @@ def build(
         None, "--candidates", help=f"{CANDIDATES}: the images they staged are pulled by "
                                    "digest and built on, never rebuilt."),
     retry_for: float = RETRY_FOR,
+    engine: str = typer.Option(
+        BUILD_DEFAULTS.engine, "--engine",
+        help="docker: imgkit drives the engine's builder through its API (the default); "
+             "buildx: one `docker buildx bake` on a BuildKit builder, the CA bundle and index "
+             "as build secrets."),
+    builder: Optional[str] = typer.Option(
+        None, "--builder", help="With --engine buildx: the buildx builder (a docker-container, "
+                                "kubernetes or remote driver; default: buildx's current one)."),
 ) -> None:
     """Render and build the matrix (or a slice of it); skip what is up to date."""
     if keep_parents and not force:
         raise UsageError("--keep-parents only says what --force rebuilds", hint="add --force")
+    if engine not in ("docker", "buildx"):
+        raise UsageError(f"--engine {engine}: unknown build engine", hint="docker or buildx")
+    if builder is not None and engine != "buildx":
+        raise UsageError("--builder names a buildx builder", hint="add --engine buildx")
     from .builder.command import build as run
     code = run(Selection(images, namespace, cuda, tuple(only), templates, compat_file),
                options=BuildOptions(jobs=jobs, force=force, keep_parents=keep_parents,
-                                    dry_run=dry_run), verbose=verbose,
+                                    dry_run=dry_run, engine=engine, builder=builder),
+               verbose=verbose,
                ca_bundle=ca_bundle, index_url=index_url, base_source=base_source,
                mirrors=mirror or [], json_file=json_file, candidates=candidates,
                retry_for=retry_for)
@@ -195,10 +208,16 @@ def render(
     templates: Optional[Path] = TEMPLATES,
     namespace: str = NAMESPACE,
     compat_file: Optional[Path] = COMPAT,
+    engine: str = typer.Option(
+        "auto", "--engine",
+        help="Which builder the contexts are for. buildx: BuildKit (the pip steps mount the CA "
+             "bundle and index as `--secret`s); docker: the legacy builder (`imgkit build`'s "
+             "own form); auto: whichever this host's `docker build` uses."),
 ) -> None:
     """Write each image's self-contained build context (Dockerfile and files)."""
     from .render.command import render as run
-    run(Selection(images, namespace, cuda, tuple(only), templates, compat_file), out=out)
+    run(Selection(images, namespace, cuda, tuple(only), templates, compat_file), out=out,
+        form=engine)
 
 
 @app.command("list")
@@ -494,8 +513,8 @@ def export_bake(
     One target per image; a parent is reached as a `target:` context, so BuildKit builds
     shared parents once and in order; a group per family and a default group. The CA
     bundle (IMGKIT_CA_BUNDLE, a path) and package index (IMGKIT_INDEX_URL) reach pip as
-    BuildKit secrets of the pip steps, never a layer: run e.g.
-    `docker buildx bake -f DIR/docker-bake.json --push`."""
+    BuildKit secrets of the pip steps, never a layer: run e.g. `cd DIR && docker buildx
+    bake --push` (the contexts are paths relative to where bake runs)."""
     from .export.command import export_bake as run
     run(Selection(images, namespace, cuda, tuple(only), templates, compat_file), out=out,
         registry=registry)

@@ -12,6 +12,8 @@ class BuildOptions:
     force: bool = False             # rebuild without the layer cache, even what is up to date
     keep_parents: bool = False      # with force: only the images --cuda/--only name
     dry_run: bool = False           # say what would be built; build nothing
+    engine: str = "docker"          # docker: docker-py's builder; buildx: `docker buildx bake`
+    builder: str | None = None      # with buildx: the builder to use (default: buildx's own)
 
 
 @dataclass(frozen=True)

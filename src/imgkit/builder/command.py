@@ -22,6 +22,7 @@ from ..selection import Selection
 from . import plancache
 from .base import ensure_base, parse_mirrors
 from .buildenv import BuildEnv, SecretServer, build_env
+from .buildx import BakeBuilder
 from .freshness import check_freshness
 from .hostlock import one_build_at_a_time
 from .noop import answer_if_up_to_date, summarize
@@ -44,7 +45,8 @@ def build(selection: Selection, *, options: BuildOptions, verbose: bool = False,
             key, started, json_file):
         return EXIT_OK
     plan = load_plan(selection)                               # bad matrix: exit 2
-    contexts = render_plan(plan, selection.templates_dir)
+    bake = options.engine == "buildx"   # BuildKit takes the trust settings as secret mounts
+    contexts = render_plan(plan, selection.templates_dir, buildkit_secrets=bake)
     if candidates is None:
         plancache.store(key, [c.stamp for c in contexts])
     engine = connect()                                        # unreachable: exit 3
@@ -54,7 +56,8 @@ def build(selection: Selection, *, options: BuildOptions, verbose: bool = False,
     if not options.dry_run:
         make_bases(engine, contexts, base_source, mirror_map)
     forced = plan.named if options.keep_parents else None     # --force: which lose the cache
-    results = run_builds(engine, contexts, env, options, verbose, forced)
+    results = (run_bake(engine, contexts, env, options, verbose, forced) if bake
+               else run_builds(engine, contexts, env, options, verbose, forced))
     done = {r.tag for r in results}
     stamps = [c.stamp for c in contexts if c.target.tag in done]
     results = summarize(engine, results, stamps, started, json_file)
@@ -119,6 +122,14 @@ def run_builds(engine: Engine, contexts: list[Context], env: BuildEnv, options: 
                                    "interrupted build left")
         return Builder(engine, options, server.extra_hosts, progress(verbose), forced).run(
             contexts, freshness)
+
+
+def run_bake(engine: Engine, contexts: list[Context], env: BuildEnv, options: BuildOptions,
+             verbose: bool, forced: Collection[str] | None = None) -> list[Result]:
+    """Every context through one `docker buildx bake` (BuildKit runs builds side by side
+    itself: no host lock and no settings server)."""
+    freshness = check_freshness(engine, [c.stamp for c in contexts])
+    return BakeBuilder(engine, options, env, progress(verbose), forced).run(contexts, freshness)
 
 
 def progress(verbose: bool) -> Callable[[str, str, str], None]:

@@ -1,0 +1,328 @@
+"""`imgkit build --engine buildx`: the plan through `docker buildx bake` on the user's builder,
+with the docker-py builder's contract kept: only what is out of date is built (parents first,
+each once), the same Result per image, failures name their step and dependents are skipped,
+Ctrl-C stops the bake and leaves only whole images.
+
+What a builder sees depends on its driver:
+- `docker` (the engine's own BuildKit): bases and up-to-date parents come from the engine's
+  image store (`docker-image://` resolves there first) and the images land in it.
+- any other (docker-container, kubernetes, remote): it cannot see the engine's store, so the
+  parents of every stale image are built in the same bake (its cache answers for unchanged
+  ones), it pulls the base from the base's registry, and results are loaded into the engine.
+The CA bundle and package index reach the pip steps as BuildKit secrets.
+"""
+from __future__ import annotations
+
+import json
+import os
+import queue
+import re
+import shutil
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable, Collection, Iterator
+
+from ..engine import Engine, ImageInfo
+from ..errors import BuildFailed, HostError, UsageError
+from ..interrupts import interrupt_sets
+from ..options import BuildOptions
+from ..render.bake import bake_target, target_name
+from .buildenv import BuildEnv
+from .freshness import Freshness
+from .outcome import BUILT, CANCELLED, FAILED, SKIPPED, UP_TO_DATE, WOULD_BUILD, Result, up_to_date
+
+if TYPE_CHECKING:
+    from ..render.contexts import Context
+
+Listener = Callable[[str, str, str], None]  # (tag, event, text), as the docker-py builder's
+LOG_TAIL = 30
+STOP_GRACE = 20.0       # seconds buildx gets to cancel its solve after SIGINT
+
+
+def buildx_command(builder: str | None) -> list[str]:
+    return ["docker", "buildx"] + (["--builder", builder] if builder else [])
+
+
+def driver_of(builder: str | None) -> str:
+    """The builder's driver (`docker`, `docker-container`, ...); exit 3 without buildx,
+    exit 2 for a builder that does not exist."""
+    if shutil.which("docker") is None:
+        raise HostError("no docker CLI on PATH: `--engine buildx` runs `docker buildx bake`",
+                        hint="install the docker CLI and its buildx plugin")
+    try:
+        done = subprocess.run([*buildx_command(builder), "inspect"], capture_output=True,
+                              text=True, timeout=60)
+    except subprocess.TimeoutExpired:
+        raise HostError("`docker buildx inspect` did not answer in 60 s")
+    if done.returncode != 0:
+        text = (done.stderr or done.stdout).strip()
+        if builder and "no builder" in text.lower():
+            raise UsageError(f"--builder {builder}: {text}", hint="`docker buildx ls` lists them")
+        raise HostError(f"docker buildx is not usable: {text or 'exit ' + str(done.returncode)}",
+                        hint="install the buildx plugin (Debian: docker-buildx)")
+    for line in done.stdout.splitlines():
+        key, _, value = line.partition(":")
+        if key.strip() == "Driver":
+            return value.strip()
+    raise HostError(f"`docker buildx inspect` named no driver:\n{done.stdout.strip()}")
+
+
+@dataclass(frozen=True)
+class BakePlan:
+    """What one bake builds: the targets (parents first), why each, and the document."""
+    build: tuple[str, ...]                 # tags, parents first
+    why: dict[str, str]
+    document: dict[str, object]
+
+
+def secrets_for(env: BuildEnv) -> tuple[list[str], dict[str, str]]:
+    """The bake `secret` entries for the build's trust settings, and the environment they
+    read from (an index URL may hold credentials: never in the document)."""
+    entries, environ = [], {}
+    if env.ca_bundle is not None:
+        entries.append(f"id=imgkit-ca-bundle,src={env.ca_bundle}")
+    for name, variable, value in (("imgkit-index-url", "IMGKIT_INDEX_URL", env.index_url),
+                                  ("imgkit-extra-index-url", "IMGKIT_EXTRA_INDEX_URL",
+                                   env.extra_index_url)):
+        if value:
+            entries.append(f"id={name},env={variable}")
+            environ[variable] = value
+    return entries, environ
+
+
+def plan_bake(contexts: list[Context], freshness: dict[str, Freshness], *, local_store: bool,
+              context_dir: Path, secrets: list[str], force: Callable[[str], bool]) -> BakePlan:
+    """Pure: which images the bake builds and the bake document for them. With the engine's
+    own store (`local_store`), up-to-date parents and bases are used from it; otherwise the
+    ancestors of what is stale are built too and each result is loaded into the engine."""
+    by_tag = {c.target.tag: c for c in contexts}
+    why: dict[str, str] = {}
+    for context in contexts:                          # parents first
+        tag, parent = context.target.tag, context.target.parent
+        if force(tag):
+            why[tag] = "--force: no layer cache"
+        elif parent in why:
+            why[tag] = f"parent {parent} is rebuilt"
+        elif not freshness[tag].fresh:
+            why[tag] = freshness[tag].why
+    if not local_store:                               # the builder needs every parent built
+        for tag in list(why):
+            parent = by_tag[tag].target.parent
+            while parent in by_tag and parent not in why:
+                why[parent] = f"a parent of {tag} (the builder cannot see the engine's images)"
+                parent = by_tag[parent].target.parent
+    build = tuple(c.target.tag for c in contexts if c.target.tag in why)
+    targets: dict[str, object] = {}
+    for tag in build:
+        context = by_tag[tag]
+        below = context.target.parent or context.target.base
+        if context.target.parent in why:
+            source = f"target:{target_name(context.target.parent)}"
+        elif context.target.parent is None and not local_store:
+            release = context.target.os_release
+            source = f"docker-image://{release.image if release else below}"
+        else:
+            source = f"docker-image://{below}"
+        target = bake_target(context, source, secrets)
+        target["context"] = str(context_dir / context.dirname)
+        if force(tag):
+            target["no-cache"] = True
+        if not local_store:
+            target["output"] = ["type=docker"]
+        targets[target_name(tag)] = target
+    document = {"group": {"default": {"targets": [target_name(t) for t in build]}},
+                "target": targets}
+    return BakePlan(build, why, document)
+
+
+VERTEX = re.compile(r"#(\d+) (?:\d+\.\d+ )?(.*)")
+NAMED = re.compile(r"naming to (\S+) done")
+STEP = re.compile(r"\[([A-Za-z0-9_-]+)(?: [^\]]*)?\] (.*)")
+
+
+def short_ref(ref: str) -> str:
+    """docker.io/library/x:1 -> x:1, docker.io/ns/x:1 -> ns/x:1 (how imgkit names them)."""
+    for prefix in ("docker.io/library/", "docker.io/"):
+        if ref.startswith(prefix):
+            return ref[len(prefix):]
+    return ref
+
+
+@dataclass
+class BakeProgress:
+    """What the plain progress stream said, per target: when each was named (done), the
+    step that failed and its last lines. BuildKit runs a step that several targets share
+    once and labels it with whichever target asked first (a parent's step may carry its
+    child's name), so a step belongs to the first image, parents first, whose Dockerfile
+    has that instruction."""
+    targets: dict[str, str]                                 # target name -> tag
+    dockerfiles: dict[str, str]                             # tag -> Dockerfile, parents first
+    started: float = field(default_factory=time.monotonic)
+    owner: dict[str, str] = field(default_factory=dict)     # vertex -> tag
+    step: dict[str, str] = field(default_factory=dict)      # vertex -> its step
+    logs: dict[str, list[str]] = field(default_factory=dict)
+    named: dict[str, float] = field(default_factory=dict)   # tag -> seconds
+    failed: dict[str, tuple[str, str]] = field(default_factory=dict)  # tag -> (step, error)
+    tail: list[str] = field(default_factory=list)           # the last lines of all
+
+    def feed(self, line: str) -> tuple[str, str] | None:
+        """One line; returns (tag, text) when it belongs to a target."""
+        self.tail = (self.tail + [line])[-LOG_TAIL:]
+        match = VERTEX.match(line)
+        if match is None:
+            return None
+        vertex, text = match.groups()
+        step = STEP.match(text)
+        if step and step.group(1) in self.targets and vertex not in self.owner:
+            self.owner[vertex] = self._owner(self.targets[step.group(1)], step.group(2))
+            self.step[vertex] = " ".join(step.group(2).split())
+        named = NAMED.search(text)
+        if named and short_ref(named.group(1)) in self.targets.values():
+            self.named[short_ref(named.group(1))] = time.monotonic() - self.started
+        tag = self.owner.get(vertex)
+        if tag is None:
+            return None
+        self.logs.setdefault(tag, []).append(text)
+        self.logs[tag] = self.logs[tag][-LOG_TAIL:]
+        if text.startswith("ERROR:") and tag not in self.failed:
+            self.failed[tag] = (self.step.get(vertex, "build"), text[len("ERROR:"):].strip())
+        return tag, text
+
+    def _owner(self, labelled: str, step: str) -> str:
+        """The image a step belongs to: `step` is "N/M] RUN ..." or "RUN ..." text."""
+        instruction = " ".join(step.split("] ", 1)[-1].split())
+        if re.match(r"(RUN|COPY|ADD|ENV|WORKDIR|USER|LABEL) ", instruction):
+            for tag, dockerfile in self.dockerfiles.items():  # continuation lines joined
+                if instruction in " ".join(dockerfile.replace("\\\n", " ").split()):
+                    return tag
+        return labelled
+
+
+class BakeBuilder:
+    """Builds contexts with one `docker buildx bake`; same results as scheduler.Builder."""
+
+    def __init__(self, engine: Engine, options: BuildOptions, env: BuildEnv,
+                 listener: Listener, forced: Collection[str] | None = None) -> None:
+        self.engine = engine
+        self.options = options
+        self.env = env
+        self.listener = listener
+        self.forced = forced
+        self.cancel = threading.Event()
+
+    def _force(self, tag: str) -> bool:
+        return self.options.force and (self.forced is None or tag in self.forced)
+
+    def run(self, contexts: list[Context], freshness: dict[str, Freshness]) -> list[Result]:
+        driver = driver_of(self.options.builder)            # no buildx: exit 3, before building
+        workdir = Path(tempfile.mkdtemp(prefix="imgkit-bake-"))
+        try:
+            return self._run(contexts, freshness, driver == "docker", workdir)
+        finally:
+            shutil.rmtree(workdir, ignore_errors=True)
+
+    def _run(self, contexts: list[Context], freshness: dict[str, Freshness], local_store: bool,
+             workdir: Path) -> list[Result]:
+        from ..render.contexts import write_context  # not at import: a no-op build renders nothing
+        secrets, environ = secrets_for(self.env)
+        plan = plan_bake(contexts, freshness, local_store=local_store, context_dir=workdir,
+                         secrets=secrets, force=self._force)
+        results = {c.target.tag: up_to_date(c.target.tag, freshness[c.target.tag])
+                   for c in contexts if c.target.tag not in plan.why}
+        if self.options.dry_run or not plan.build:
+            results |= {tag: Result(tag, WOULD_BUILD, reason=plan.why[tag]) for tag in plan.build}
+            return [results[c.target.tag] for c in contexts]
+        for context in contexts:
+            if context.target.tag in plan.why:
+                write_context(context, workdir)
+        bake_file = workdir / "docker-bake.json"
+        bake_file.write_text(json.dumps(plan.document, indent=2))
+        for tag in plan.build:
+            self.listener(tag, "start", plan.why[tag])
+        before = {tag: freshness[tag].info for tag in plan.build}
+        by_tag = {c.target.tag: c for c in contexts}
+        progress = BakeProgress({target_name(t): t for t in plan.build},
+                                {t: by_tag[t].dockerfile for t in plan.build})
+        code = self._bake(bake_file, environ, progress)
+        for tag in plan.build:                              # parents first
+            results[tag] = self._result(by_tag[tag], before[tag], progress, results, code)
+            self.listener(tag, results[tag].status, results[tag].reason)
+        if self.cancel.is_set():
+            raise KeyboardInterrupt
+        return [results[c.target.tag] for c in contexts]
+
+    def _bake(self, bake_file: Path, environ: dict[str, str], progress: BakeProgress) -> int:
+        """Run the bake to its end (or stop it on Ctrl-C); returns its exit status."""
+        command = [*buildx_command(self.options.builder), "bake", "--file", str(bake_file),
+                   "--progress", "plain", "default"]
+        # its own session: the terminal's Ctrl-C reaches imgkit, which stops the bake itself
+        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                   text=True, errors="replace", env={**os.environ, **environ},
+                                   cwd=bake_file.parent, start_new_session=True)
+        lines: queue.Queue[str | None] = queue.Queue()
+        threading.Thread(target=_pump, args=(process, lines), daemon=True).start()
+        stopped_at: float | None = None
+        with interrupt_sets(self.cancel):
+            for line in _drain(lines, process):
+                if self.cancel.is_set() and stopped_at is None:
+                    stopped_at = time.monotonic()
+                    process.send_signal(signal.SIGINT)     # buildx cancels its solve
+                if stopped_at is not None and time.monotonic() - stopped_at > STOP_GRACE:
+                    process.kill()
+                if line is None:
+                    continue
+                owned = progress.feed(line)
+                if owned is not None:
+                    self.listener(owned[0], "log", owned[1])
+        return process.wait()
+
+    def _result(self, context: Context, before: ImageInfo | None, progress: BakeProgress,
+                results: dict[str, Result], code: int) -> Result:
+        from .. import labels
+        tag = context.target.tag
+        info = self.engine.image(tag)
+        made = info is not None and info.labels.get(labels.INPUT_HASH) == context.input_hash \
+            and (tag in progress.named or before is None or before.id != info.id)
+        if made and info is not None:
+            seconds = progress.named.get(tag, time.monotonic() - progress.started)
+            return Result(tag, BUILT, seconds, info.size, info.id)
+        parent = context.target.parent
+        if parent in results and results[parent].status not in (BUILT, UP_TO_DATE):
+            return Result(tag, SKIPPED, reason=f"parent {parent} {results[parent].status}")
+        if tag in progress.failed:
+            step, reason = progress.failed[tag]
+            error = BuildFailed(tag, step, reason, progress.logs.get(tag, []))
+            return Result(tag, FAILED, reason=reason, error=error)
+        if self.cancel.is_set():
+            return Result(tag, CANCELLED)
+        reason = f"docker buildx bake exited {code} without building it"
+        return Result(tag, FAILED, reason=reason,
+                      error=BuildFailed(tag, "bake", reason, progress.tail))
+
+
+def _pump(process: subprocess.Popen[str], lines: queue.Queue[str | None]) -> None:
+    for line in process.stdout or ():
+        lines.put(line.rstrip("\n"))
+    lines.put(None)
+
+
+def _drain(lines: queue.Queue[str | None], process: subprocess.Popen[str]) -> Iterator[str | None]:
+    """Every line until the stream ends; None every half second, so the caller can act on a
+    Ctrl-C while the bake is silent."""
+    while True:
+        try:
+            line = lines.get(timeout=0.5)
+        except queue.Empty:
+            yield None
+            continue
+        if line is None and process.poll() is not None:
+            return
+        if line is None:
+            process.wait()
+            return
+        yield line

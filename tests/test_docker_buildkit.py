@@ -1,0 +1,305 @@
+"""BuildKit for real: `docker buildx bake` of what `imgkit export bake` writes, `imgkit build
+--engine buildx`, and rendered contexts under `docker build` with the buildx plugin. They run
+on the second engine `.ci/buildkit-host.sh` starts (dockerd 26 with buildx 0.13: the host's
+20.10 engine cannot run named contexts without pulling a frontend image)."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+from imgkit.render.command import render_contexts
+from imgkit.selection import Selection
+
+from .conftest import ROOT
+
+pytestmark = pytest.mark.docker
+
+SOCKET = os.environ.get("IMGKIT_BUILDKIT_HOST", "unix:///run/imgkit-buildkit/docker.sock")
+CONFIG = os.environ.get("IMGKIT_BUILDKIT_CONFIG", "/opt/imgkit-buildkit/config")
+TWO_CUDAS = """\
+family: mini
+description: two small CUDA images on one shared python parent
+cuda_libs: [cudart]
+axes:
+  cuda: ["11.8", "12.4"]
+"""
+NO_SETTINGS = "imgkit-build-env: not run by"     # what the helper says without its secrets
+
+
+@dataclass(frozen=True)
+class BuildKit:
+    env: dict[str, str]          # DOCKER_HOST and DOCKER_CONFIG of the BuildKit engine
+    namespace: str
+
+    def run(self, *args: str, check: bool = True, **kw) -> subprocess.CompletedProcess[str]:  # type: ignore[no-untyped-def]
+        kw.setdefault("text", True)
+        done = subprocess.run(list(args), env=self.env, capture_output=True, **kw)
+        if check and done.returncode != 0:
+            raise AssertionError(f"{' '.join(args)}: {done.returncode}\n{done.stdout}\n{done.stderr}")
+        return done
+
+    def imgkit(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        return self.run(sys.executable, "-m", "imgkit", *args, check=check)
+
+    def inspect(self, ref: str) -> dict | None:  # type: ignore[type-arg]
+        done = self.run("docker", "image", "inspect", ref, check=False)
+        return json.loads(done.stdout)[0] if done.returncode == 0 else None
+
+    def dangling(self) -> set[str]:
+        return set(self.run("docker", "images", "-q", "--no-trunc", "-f", "dangling=true")
+                   .stdout.split())
+
+    def containers(self) -> set[str]:
+        return set(self.run("docker", "ps", "-aq", "--no-trunc").stdout.split())
+
+
+@pytest.fixture(scope="session")
+def buildkit(base_image: str) -> Iterator[BuildKit]:  # type: ignore[no-untyped-def]
+    """The BuildKit engine, with the session's Debian base loaded under our namespace and as
+    the registry name the bake export points at; every image of the namespace removed after."""
+    env = {**os.environ, "DOCKER_HOST": SOCKET, "DOCKER_CONFIG": CONFIG}
+    probe = subprocess.run(["docker", "buildx", "inspect"], env=env, capture_output=True, text=True)
+    if probe.returncode != 0:
+        if os.environ.get("CI"):
+            pytest.fail(f"no BuildKit engine at {SOCKET} (.ci/buildkit-host.sh starts it): "
+                        f"{probe.stderr.strip()}")
+        pytest.skip(f"no BuildKit engine at {SOCKET}: run .ci/buildkit-host.sh")
+    kit = BuildKit(env, f"imgkit-bk-{uuid.uuid4().hex[:8]}")
+    save = subprocess.Popen(["docker", "save", base_image], stdout=subprocess.PIPE)
+    kit.run("docker", "load", stdin=save.stdout)
+    save.wait()
+    kit.run("docker", "tag", base_image, f"{kit.namespace}/debian:bookworm")
+    kit.run("docker", "tag", base_image, "debian:bookworm-slim")   # what the export names
+    yield kit
+    tags = kit.run("docker", "images", "--format", "{{.Repository}}:{{.Tag}}").stdout.split()
+    mine = [t for t in tags if t.startswith(kit.namespace)]
+    if mine:
+        kit.run("docker", "rmi", *mine, check=False)
+
+
+def project(tmp_path: Path, family: str = TWO_CUDAS) -> Path:
+    shutil.copytree(ROOT / "templates", tmp_path / "templates")
+    (tmp_path / "images").mkdir()
+    (tmp_path / "images" / "mini.yaml").write_text(family)
+    return tmp_path
+
+
+def marked_ca_bundle(tmp_path: Path, marker: str) -> Path:
+    """The host's bundle (pip needs it behind this network's proxy) plus a line no image
+    may ever contain: PEM readers skip text between certificates."""
+    bundle = tmp_path / "ca.pem"
+    bundle.write_bytes(Path("/etc/ssl/certs/ca-certificates.crt").read_bytes()
+                       + f"\n# {marker}\n".encode())
+    return bundle
+
+
+def layers(kit: BuildKit, ref: str) -> list[str]:
+    info = kit.inspect(ref)
+    assert info is not None, ref
+    return list(info["RootFS"]["Layers"])
+
+
+def holds(kit: BuildKit, ref: str, needle: bytes) -> bool:
+    """Does any byte of the image (layers, config, history) hold `needle`?"""
+    saved = kit.run("docker", "save", ref, text=False)  # type: ignore[call-overload]
+    history = kit.run("docker", "history", "--no-trunc", ref).stdout
+    return needle in saved.stdout or needle.decode() in history
+
+
+def checks(verdict_file: Path, namespace: str) -> dict[str, tuple[str, str]]:
+    verdict = json.loads(verdict_file.read_text())
+    return {c["name"]: (c["verdict"], c["measured"].replace(namespace, "NS"))
+            for c in verdict["checks"] if c["name"] != "image.labels"}
+
+
+def test_bake_builds_the_export_parents_once_with_secrets_in_no_layer_and_it_verifies(  # type: ignore[no-untyped-def]
+        buildkit, mini_stack, tmp_path):
+    """`docker buildx bake` of `imgkit export bake`: every target builds, the shared parent
+    once, the CA bundle and index reach pip as secrets that no layer or history keeps, and
+    the images pass `imgkit verify` with the stack imgkit's own builder gives."""
+    kit, ns = buildkit, buildkit.namespace + "-bake"
+    proj = project(tmp_path / "p")
+    out = tmp_path / "bake"
+    kit.imgkit("export", "bake", "--images", str(proj / "images"), "--namespace", ns,
+               "--out", str(out))
+    bake = json.loads((out / "docker-bake.json").read_text())
+    contexts = {c.target.tag: c for c in render_contexts(
+        Selection(proj / "images", ns, templates=proj / "templates"))}
+    python, *cudas = list(contexts)
+    assert sorted(bake["group"]["default"]["targets"]) == sorted(
+        re.sub(r"[^a-z0-9]+", "-", t.lower()).strip("-") for t in cudas)
+
+    marker = f"imgkit-secret-{uuid.uuid4().hex}"
+    env = {**kit.env, "IMGKIT_CA_BUNDLE": str(marked_ca_bundle(tmp_path, marker)),
+           "IMGKIT_EXTRA_INDEX_URL": f"file:///nonexistent/{marker}"}
+    python_target = re.sub(r"[^a-z0-9]+", "-", python.lower()).strip("-")
+    done = subprocess.run(["docker", "buildx", "bake", "-f", str(out / "docker-bake.json"),
+                           "--progress", "plain", "--no-cache", "default", python_target],
+                          env=env, capture_output=True, text=True, cwd=out, timeout=900)
+    assert done.returncode == 0, done.stderr[-4000:]
+    # pip ran (no cache) with the secrets mounted
+    assert "Successfully installed nvidia-cuda-runtime" in done.stderr
+    assert NO_SETTINGS not in done.stderr
+
+    for tag, context in contexts.items():
+        info = kit.inspect(tag)
+        assert info is not None, tag
+        assert info["Config"]["Labels"]["org.imgkit.input-hash"] == context.input_hash
+    # the parent was built once: its RUN step is one vertex (BuildKit names it after whichever
+    # target asked first), and both children sit on its layers
+    step = next(line for line in contexts[python].dockerfile.splitlines()
+                if line.startswith("RUN "))[:60]
+    runs = {m.group(1) for m in re.finditer(r"#(\d+) \[[^\]]+\] (.*)", done.stderr)
+            if m.group(2).startswith(step)}
+    assert len(runs) == 1, runs
+    for cuda in cudas:
+        assert layers(kit, cuda)[: len(layers(kit, python))] == layers(kit, python)
+        assert not holds(kit, cuda, marker.encode()), f"{cuda} keeps a build secret"
+
+    verdict = tmp_path / "bk.json"
+    kit.imgkit("verify", cudas[0], "--gpus", "none", "--json", str(verdict))
+    ours = tmp_path / "ours.json"
+    subprocess.run([sys.executable, "-m", "imgkit", "verify", mini_stack.mini, "--gpus", "none",
+                    "--json", str(ours)], check=True, capture_output=True)
+    assert checks(verdict, ns) == checks(ours, mini_stack.mini.split("/")[0])
+
+
+def build_json(kit: BuildKit, proj: Path, ns: str, out: Path, *extra: str,
+               code: int = 0) -> dict[str, str]:
+    done = kit.imgkit("build", "--images", str(proj / "images"), "--templates",
+                      str(proj / "templates"), "--namespace", ns, "--json", str(out), *extra,
+                      check=False)
+    assert done.returncode == code, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr
+    return {row["tag"]: row["status"] for row in json.loads(out.read_text())["images"]}
+
+
+def test_build_engine_buildx_builds_skips_and_agrees_with_the_docker_builder(  # type: ignore[no-untyped-def]
+        buildkit, tmp_path):
+    kit, ns = buildkit, buildkit.namespace + "-eng"
+    proj = project(tmp_path / "p")
+    dangling, containers = kit.dangling(), kit.containers()
+    first = build_json(kit, proj, ns, tmp_path / "1.json", "--engine", "buildx")
+    assert set(first.values()) == {"built"} and len(first) == 3, first
+    ids = {tag: kit.inspect(tag)["Id"] for tag in first}  # type: ignore[index]
+
+    again = build_json(kit, proj, ns, tmp_path / "2.json", "--engine", "buildx")
+    assert set(again.values()) == {"up-to-date"}, again
+    # the same input hash for both engines: what BuildKit built is up to date for docker-py's
+    cross = build_json(kit, proj, ns, tmp_path / "3.json", "--engine", "docker")
+    assert set(cross.values()) == {"up-to-date"}, cross
+
+    # a new image on the same parent: only it is built, the parent comes from the store
+    (proj / "images" / "mini.yaml").write_text(TWO_CUDAS.replace('"12.4"]', '"12.4", "12.8"]'))
+    grown = build_json(kit, proj, ns, tmp_path / "4.json", "--engine", "buildx")
+    new = f"{ns}/cuda:12.8-cudart-py3.11-bookworm"
+    assert grown.pop(new) == "built" and set(grown.values()) == {"up-to-date"}, grown
+    assert all(kit.inspect(tag)["Id"] == ids[tag] for tag in grown)  # type: ignore[index]
+    assert layers(kit, new)[:len(layers(kit, f"{ns}/python:3.11-bookworm"))] == \
+        layers(kit, f"{ns}/python:3.11-bookworm")
+    assert kit.dangling() <= dangling and kit.containers() <= containers
+
+
+def test_build_engine_buildx_failure_names_the_step_skips_dependents_leaves_nothing(  # type: ignore[no-untyped-def]
+        buildkit, tmp_path):
+    kit, ns = buildkit, buildkit.namespace + "-fail"
+    proj = project(tmp_path / "p")
+    template = proj / "templates" / "pip-layer.Dockerfile.j2"
+    template.write_text(template.read_text().replace(
+        "USER root", "USER root\nRUN echo imgkit-test-marker && exit 7", 1))
+    dangling = kit.dangling()
+    done = kit.imgkit("build", "--engine", "buildx", "--images", str(proj / "images"),
+                      "--templates", str(proj / "templates"), "--namespace", ns, "--json",
+                      str(tmp_path / "r.json"), check=False)
+    assert done.returncode == 1, done.stdout + done.stderr
+    rows = {r["tag"]: r for r in json.loads((tmp_path / "r.json").read_text())["images"]}
+    assert rows[f"{ns}/python:3.11-bookworm"]["status"] == "built"
+    cudas = [t for t in rows if "/cuda:" in t]
+    assert {rows[t]["status"] for t in cudas} <= {"failed", "cancelled"}
+    assert any(rows[t]["status"] == "failed" for t in cudas)
+    assert "RUN echo imgkit-test-marker" in done.stdout and "exit code: 7" in done.stdout
+    assert all(kit.inspect(t) is None for t in cudas)          # no tag on a failed build
+    assert kit.dangling() <= dangling
+
+
+def test_build_engine_buildx_bad_builder_is_exit_2_and_ctrl_c_leaves_only_whole_images(  # type: ignore[no-untyped-def]
+        buildkit, tmp_path):
+    kit, ns = buildkit, buildkit.namespace + "-stop"
+    proj = project(tmp_path / "p")
+    wrong = kit.imgkit("build", "--engine", "buildx", "--builder", "nosuch", "--images",
+                       str(proj / "images"), "--namespace", ns, check=False)
+    assert wrong.returncode == 2 and "nosuch" in wrong.stderr, wrong.stderr
+    assert "Traceback" not in wrong.stderr
+
+    template = proj / "templates" / "pip-layer.Dockerfile.j2"
+    template.write_text(template.read_text().replace("USER root", "USER root\nRUN sleep 600", 1))
+    proc = subprocess.Popen([sys.executable, "-m", "imgkit", "build", "--engine", "buildx",
+                             "--images", str(proj / "images"), "--templates",
+                             str(proj / "templates"), "--namespace", ns, "--verbose"],
+                            env=kit.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    seen: list[str] = []
+    try:
+        assert proc.stderr is not None
+        for line in proc.stderr:                      # until the sleep step is running
+            seen.append(line)
+            if "RUN sleep 600" in line:
+                break
+        else:
+            pytest.fail("the sleep step never started:\n" + "".join(seen))
+        time.sleep(2)
+        stopped_at = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        _, rest = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, "".join(seen) + rest
+    assert time.monotonic() - stopped_at < 40
+    assert "Traceback" not in rest
+    for cuda in ("11.8", "12.4"):
+        assert kit.inspect(f"{ns}/cuda:{cuda}-cudart-py3.11-bookworm") is None
+    assert not subprocess.run(["pgrep", "-f", "buildx bake --file .*imgkit-bake-"],
+                              capture_output=True).stdout, "the bake was left running"
+
+
+def test_a_rendered_context_builds_under_buildkit_with_its_secrets_and_the_cache(  # type: ignore[no-untyped-def]
+        buildkit, tmp_path):
+    """With the buildx plugin, `docker build` is BuildKit: `imgkit render` writes the secret
+    mounts, and `docker build --secret` of a context reproduces the image from the cache an
+    `imgkit build --engine buildx` left."""
+    kit, ns = buildkit, buildkit.namespace + "-render"
+    proj = project(tmp_path / "p")
+    build_json(kit, proj, ns, tmp_path / "b.json", "--engine", "buildx")
+    out = tmp_path / "ctx"
+    done = kit.imgkit("render", "--images", str(proj / "images"), "--templates",
+                      str(proj / "templates"), "--namespace", ns, "--out", str(out))
+    assert "BuildKit form" in done.stderr
+    leaf = sorted(out.glob("*cuda_12.4*"))[0]
+    assert "--mount=type=secret,id=imgkit-ca-bundle" in (leaf / "Dockerfile").read_text()
+    rebuilt = f"{ns}/rebuilt:1"
+    made = kit.run("docker", "build", "--progress", "plain", "--secret",
+                   "id=imgkit-ca-bundle,src=/etc/ssl/certs/ca-certificates.crt",
+                   "-t", rebuilt, str(leaf))
+    assert "CACHED" in made.stderr and "RUN --mount" in made.stderr
+    assert layers(kit, rebuilt) == layers(kit, f"{ns}/cuda:12.4-cudart-py3.11-bookworm")
+
+    # without the plugin, `docker build` is the legacy builder: the form without mounts
+    legacy = {**kit.env, "DOCKER_CONFIG": str(tmp_path / "no-plugins")}
+    plain = subprocess.run([sys.executable, "-m", "imgkit", "render", "--images",
+                            str(proj / "images"), "--namespace", ns, "--out", str(tmp_path / "l")],
+                           env=legacy, capture_output=True, text=True, check=True)
+    assert "legacy-builder form" in plain.stderr
+    assert not list((tmp_path / "l").glob("*/Dockerfile")) or all(
+        "--mount" not in d.read_text() for d in (tmp_path / "l").glob("*/Dockerfile"))
