@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN     = $(VENV)/bin
 CUDA   ?= 11.8
 
-.PHONY: setup host buildkit build test test-fast lint docs bench bench-cold bench-verify render clean-venv
+.PHONY: setup host buildkit build test test-fast lint docs bench bench-cold bench-engines bench-verify render clean-venv
 
 $(BIN)/imgkit: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -46,6 +46,10 @@ bench: setup          ## builder benchmark: no-op rebuild vs docker's cache chec
 
 bench-cold: setup     ## also the cold shared-vs-independent build (slow: ~20 min, ~40 GB)
 	$(BIN)/python bench/build_bench.py --cold
+
+bench-engines: buildkit setup  ## the cold 11.8 slice by each engine, on the BuildKit engine (slow: ~10 min, ~25 GB there)
+	DOCKER_HOST=unix:///run/imgkit-buildkit/docker.sock DOCKER_CONFIG=/opt/imgkit-buildkit/config \
+	  $(BIN)/python bench/build_bench.py --engines --rounds 2
 
 bench-verify: setup   ## verify --gpus none vs docker run + import (needs the built Paddle image)
 	$(BIN)/python bench/verify_bench.py

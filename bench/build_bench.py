@@ -7,8 +7,12 @@ noop: `imgkit build --cuda 11.8` with everything up to date, against docker's ow
 cold (--cold): the slice built cold with shared parents, against each image's full
       Dockerfile (its whole chain flattened) built independently with no cache: time and
       disk (each layer counted once). Slow: about 20 minutes and 40 GB free here.
+engines (--engines): the slice built cold by each engine on one Docker engine that has
+      both (DOCKER_HOST pointing at it, e.g. the one `make buildkit` starts): docker-py's
+      legacy builder (`imgkit build`, default --jobs) and BuildKit (`--engine buildx`, with
+      its build cache pruned first). Rounds alternate which goes first.
 
-Usage: python bench/build_bench.py [--rounds N] [--cold] [--cuda 11.8]
+Usage: python bench/build_bench.py [--rounds N] [--cold] [--engines] [--cuda 11.8]
 """
 from __future__ import annotations
 
@@ -144,12 +148,45 @@ def cold(cuda: str) -> None:
           f"{flat_disk / 1e9:.1f} GB: ratio {shared_disk / flat_disk:.2f}")
 
 
+def engines(cuda: str, rounds: int) -> None:
+    """Cold means: no image of the slice and no build cache, the base kept (both engines
+    start from the same Debian image; making it is not building the matrix)."""
+    engine = connect()
+    plan = select(make_plan(load_spec(ROOT / "images"), compat.load()), cuda=cuda)
+    tags = [t.tag for t in plan.targets]
+
+    def cold_build(extra: list[str]) -> float:
+        for tag in reversed(tags):       # children first: no layer survives as a cache
+            engine.remove_image(tag)
+        subprocess.run(["docker", "buildx", "prune", "--all", "--force"], check=True,
+                       capture_output=True)
+        return timed(imgkit_command() + ["build", "--cuda", cuda, *extra])
+
+    legacy: list[float] = []
+    buildkit: list[float] = []
+    for round_ in range(rounds):
+        sides = [(legacy, []), (buildkit, ["--engine", "buildx"])]
+        for times, extra in sides if round_ % 2 == 0 else reversed(sides):
+            times.append(cold_build(extra))
+    print(f"cold build of the CUDA {cuda} slice ({len(tags)} images) by each engine, "
+          f"{rounds} round(s), alternating")
+    print(f"  docker-py legacy builder: {', '.join(f'{t:.0f} s' for t in legacy)}")
+    print(f"  BuildKit (--engine buildx): {', '.join(f'{t:.0f} s' for t in buildkit)}")
+    ratios = [b / a for a, b in zip(legacy, buildkit)]
+    print(f"  ratio buildx/legacy: {', '.join(f'{r:.2f}' for r in ratios)}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cuda", default="11.8")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--cold", action="store_true")
+    parser.add_argument("--engines", action="store_true",
+                        help="only the cold build by each engine (--rounds rounds)")
     args = parser.parse_args()
+    if args.engines:
+        engines(args.cuda, args.rounds)
+        return
     noop(args.cuda, args.rounds)
     if args.cold:
         cold(args.cuda)
