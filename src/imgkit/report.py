@@ -114,9 +114,16 @@ def columns(header: tuple[str, ...], rows: Sequence[tuple[str, ...]],
 
 def plan_listing(plan: Plan) -> str:
     """The matrix, parents first, one whole line per image."""
-    rows = [(t.tag, t.layer, t.parent or t.base or "") for t in plan.targets]
+    rows: list[tuple[str, ...]]
+    if all(t.platforms == ("linux/amd64",) for t in plan.targets):
+        rows = [(t.tag, t.layer, t.parent or t.base or "") for t in plan.targets]
+        head: tuple[str, ...] = ("tag", "layer", "parent")
+    else:                                   # a multi-platform matrix says which is which
+        rows = [(t.tag, t.layer, t.parent or t.base or "", ",".join(t.platforms))
+                for t in plan.targets]
+        head = ("tag", "layer", "parent", "platforms")
     return "\n".join([f"imgkit matrix: {len(rows)} images (parents first)",
-                      *columns(("tag", "layer", "parent"), rows)])
+                      *columns(head, rows)])
 
 
 def print_plan(plan: Plan) -> None:
@@ -127,7 +134,7 @@ def plan_document(plan: Plan) -> dict[str, object]:
     return {"images": [
         {"tag": t.tag, "layer": t.layer, "parent": t.parent, "base": t.base, "cuda": t.cuda,
          "final": t.tag in plan.finals, "components": dict(t.components),
-         "packages": list(t.packages)} for t in plan.targets]}
+         "packages": list(t.packages), "platforms": list(t.platforms)} for t in plan.targets]}
 
 
 def plan_json(plan: Plan) -> str:

@@ -2,6 +2,7 @@
 first, in parallel, up-to-date images skipped), report; what an image weighs."""
 from __future__ import annotations
 
+import platform
 import time
 from contextlib import nullcontext
 from pathlib import Path
@@ -45,6 +46,7 @@ def build(selection: Selection, *, options: BuildOptions, verbose: bool = False,
             key, started, json_file):
         return EXIT_OK
     plan = load_plan(selection)                               # bad matrix: exit 2
+    refuse_other_platforms(plan)                              # exit 2
     bake = options.engine == "buildx"   # BuildKit takes the trust settings as secret mounts
     contexts = render_plan(plan, selection.templates_dir, buildkit_secrets=bake)
     if candidates is None:
@@ -67,6 +69,25 @@ def build(selection: Selection, *, options: BuildOptions, verbose: bool = False,
     over = over_budget(engine, results, stamps)
     return EXIT_FAILED if over or any(r.status in ("failed", "skipped", "cancelled")
                                       for r in results) else EXIT_OK
+
+
+def host_platform() -> str:
+    machine = platform.machine().lower()
+    return "linux/" + {"x86_64": "amd64", "aarch64": "arm64"}.get(machine, machine)
+
+
+def refuse_other_platforms(plan: Plan) -> None:
+    """Images for another platform (linux/arm64 on an x86-64 host) are built by BuildKit from
+    the bake export for now; this builder makes the host's platform only, and says so
+    before building anything."""
+    host = host_platform()
+    for target in plan.targets:
+        if any(p != host for p in target.platforms):
+            raise UsageError(f"{target.tag} is planned for {', '.join(target.platforms)}: "
+                             f"`imgkit build` makes {host} images only so far",
+                             hint="build every platform with `imgkit export bake` and `docker "
+                                  "buildx bake` (BuildKit, QEMU for foreign platforms), or select "
+                                  f"{host}-only images with --cuda/--only")
 
 
 def take_staged(engine: Engine, candidates: Path, contexts: list[Context], *,

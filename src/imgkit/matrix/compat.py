@@ -46,6 +46,9 @@ class CudaRelease:
     nccl: tuple[str, ...]
     packages: tuple[tuple[str, str], ...] = ()  # this release's own wheel names (CUDA 13 drops
                                                 # the suffix for most components)
+    platforms: tuple[str, ...] = ("linux/amd64",)   # with a wheel of every component
+    # (platform, layer, version): a cudnn/nccl version above without a wheel for it
+    missing: frozenset[tuple[str, str, str]] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -59,6 +62,7 @@ class FrameworkBuild:
     python: tuple[str, ...]
     apt: tuple[str, ...]
     dlopen: tuple[str, ...]
+    platforms: tuple[str, ...] = ("linux/amd64",)   # with a GPU build on the index
 
 
 @dataclass(frozen=True)
@@ -119,6 +123,18 @@ class Compat:
             )
         return max(allowed, key=version_key)
 
+    def platform_gap(self, cuda: str, platform: str, layer: str, version: str | None = None) -> str | None:
+        """What has no wheel for `platform` in CUDA `cuda`'s `layer` ('cuda' for its
+        components, or cudnn/nccl `version`): a pip requirement, or None when all do."""
+        release = self.release(cuda)
+        if layer == "cuda":
+            if platform in release.platforms:
+                return None
+            return ", ".join(f"{self.package(c, cuda)}=={v}" for c, v in release.components)
+        if version is None or (platform, layer, version) not in release.missing:
+            return None
+        return f"{self.package(layer, cuda)}=={version}"
+
     def framework(self, name: str, version: str) -> FrameworkBuild:
         builds = self.frameworks.get(name)
         if builds is None:
@@ -168,6 +184,10 @@ def _from_dict(raw: dict[str, Any]) -> Compat:
             cudnn=tuple(r["cudnn"]),
             nccl=tuple(r["nccl"]),
             packages=tuple(sorted((r.get("packages") or {}).items())),
+            platforms=tuple(r.get("platforms") or ("linux/amd64",)),
+            missing=frozenset((platform, layer, v)
+                              for platform, layers in (r.get("missing") or {}).items()
+                              for layer, versions in layers.items() for v in versions),
         )
         for ver, r in raw["cuda"].items()
     }
@@ -175,7 +195,8 @@ def _from_dict(raw: dict[str, Any]) -> Compat:
         name: {
             ver: FrameworkBuild(name=name, version=ver, pip=b["pip"], cuda=b["cuda"],
                                 cudnn=b["cudnn"], nccl=b["nccl"], python=tuple(b["python"]),
-                                apt=tuple(b.get("apt", [])), dlopen=tuple(b.get("dlopen", [])))
+                                apt=tuple(b.get("apt", [])), dlopen=tuple(b.get("dlopen", [])),
+                                platforms=tuple(b.get("platforms") or ("linux/amd64",)))
             for ver, b in builds.items()
         }
         for name, builds in raw["frameworks"].items()

@@ -21,6 +21,8 @@ Requirement = Annotated[str, StringConstraints(
 # name[extras]==version, pinned
 Library = Annotated[str, StringConstraints(pattern=r"^lib[A-Za-z0-9_+-]+\.so[0-9.]*$")]
 Text = Annotated[str, StringConstraints(min_length=1, max_length=200)]
+Platform = Literal["linux/amd64", "linux/arm64"]
+AMD64_ONLY: list[Platform] = ["linux/amd64"]   # what an entry that says nothing claims
 
 
 def _specifier(text: str) -> str:
@@ -51,6 +53,10 @@ class CudaEntry(Strict):
     nccl: list[Dotted]
     # wheel names of this release that differ from the shared `packages` pattern
     packages: dict[Name, Annotated[str, StringConstraints(pattern=r"^nvidia-[a-z0-9-]{1,60}$")]] = {}
+    # platforms with a wheel of every component (PyPI's files); cuDNN and NCCL versions
+    # listed above that lack a wheel for one of them: platform -> cudnn/nccl -> versions
+    platforms: list[Platform] = Field(default=AMD64_ONLY, min_length=1)
+    missing: dict[Platform, dict[Literal["cudnn", "nccl"], list[Dotted]]] = {}
 
 
 class OsEntry(Strict):
@@ -71,6 +77,7 @@ class FrameworkEntry(Strict):
     python: list[Annotated[str, StringConstraints(pattern=r"^3\.[0-9]{1,2}$")]] = Field(min_length=1)
     apt: list[Name] = []
     dlopen: list[Library] = []
+    platforms: list[Platform] = Field(default=AMD64_ONLY, min_length=1)  # with a GPU build
 
 
 class CompatDocument(Strict):

@@ -52,6 +52,8 @@ class Target:
     budget: Budget | None = None   # what a family allows its images to weigh
     extension: Extension | None = None  # what an extension layer adds
     env: tuple[tuple[str, str], ...] = ()  # ENV the layer sets (a family's tf32 switch)
+    # every platform an image standing on it needs (one tag names the image of each)
+    platforms: tuple[str, ...] = ("linux/amd64",)
 
     @property
     def component_map(self) -> dict[str, str]:
@@ -174,7 +176,30 @@ def _chain(family: Family, combo: Combo, compat: Compat, settings: Settings) -> 
             + ((("tf32", family.tf32), ("tf32_conv", family.tf32)) if family.tf32 else ()),
             packages=(build.pip,), framework=build,
             env=tuple(sorted(TF32_ENV[build.name][family.tf32].items())) if family.tf32 else ()))
-    return chain
+    _check_platform(combo, build, _pins_by_layer(chain), compat)
+    return [replace(t, platforms=(combo.platform,)) for t in chain]
+
+
+def _pins_by_layer(chain: list[Target]) -> dict[str, str]:
+    return {t.layer: dict(t.components)[t.layer] for t in chain if t.layer in ("cudnn", "nccl")}
+
+
+def _check_platform(combo: Combo, build: FrameworkBuild | None, pins: dict[str, str],
+                    compat: Compat) -> None:
+    """Every wheel the point installs must exist for its platform (compat data, read from
+    PyPI's files): refused now, naming the package, rather than failing in a build."""
+    platform = combo.platform
+    if build is not None and platform not in build.platforms:
+        raise CompatError(f"{build.name} {build.version} has no GPU build for {platform} on "
+                          "the package index", hint=f"its platforms: {', '.join(build.platforms)}; "
+                          f"exclude {{framework_version: \"{build.version}\", platform: {platform}}}")
+    gaps = [compat.platform_gap(combo.cuda, platform, "cuda")]
+    gaps += [compat.platform_gap(combo.cuda, platform, layer, pin) for layer, pin in pins.items()]
+    missing = [g for g in gaps if g]
+    if missing:
+        raise CompatError(f"no {platform} wheel of {'; '.join(missing)} on the package index",
+                          hint=f"exclude {{cuda: \"{combo.cuda}\", platform: {platform}}}, or pick "
+                               "cudnn/nccl versions that have one")
 
 
 def _check_reference(family: Family, target: Target) -> None:
@@ -280,7 +305,7 @@ def _extended(family: Family, parent: Target, by_tag: dict[str, Target], compat:
                   parent=parent.tag, base=None, os=parent.os, python=parent.python,
                   cuda=parent.cuda, components=parent.components + (("extension", family.name),)
                   + pins, packages=extension.pip, framework=parent.framework, aliases=aliases,
-                  extension=extension)
+                  extension=extension, platforms=parent.platforms)
 
 
 def _extensions(spec: Spec, by_tag: dict[str, Target], named: dict[str, list[str]],
@@ -345,6 +370,9 @@ def make_plan(spec: Spec, compat: Compat, settings: Settings = Settings()) -> Pl
                     raise SpecError(family.file, "tag",
                                     f"{target.tag} would name two different images "
                                     f"(also from family {known.family})")
+                else:                       # the same image, maybe for one more platform
+                    by_tag[target.tag] = replace(known, platforms=tuple(sorted(
+                        {*known.platforms, *target.platforms})))
             named.setdefault(family.name, []).append(chain[-1].tag)
     _extensions(spec, by_tag, named, compat)
     for family in spec.families:

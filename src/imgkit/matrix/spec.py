@@ -37,8 +37,10 @@ AXIS_PATTERNS: dict[str, re.Pattern[str]] = {
     "cudnn": re.compile(r"^([0-9]{1,2}(\.[0-9]{1,4}){0,3}|default|none)$"),
     "nccl": re.compile(r"^([0-9]{1,2}(\.[0-9]{1,4}){0,3}|default|none)$"),
     "framework_version": re.compile(r"^[0-9]{1,4}(\.[0-9]{1,4}){0,3}$"),
+    # the family key `platforms:` fills this axis; one tag names the image of every platform
+    "platform": re.compile(r"^linux/(amd64|arm64)$"),
 }
-AXIS_DEFAULTS = {"os": "bookworm", "cudnn": "none", "nccl": "none"}
+AXIS_DEFAULTS = {"os": "bookworm", "cudnn": "none", "nccl": "none", "platform": "linux/amd64"}
 REQUIRED_AXES = ("cuda",)
 NAME_PATTERN = re.compile(r"^[a-z][a-z0-9-]{0,39}$")
 REPOSITORY_PATTERN = re.compile(r"^[a-z0-9]+([._-][a-z0-9]+)*(/[a-z0-9]+([._-][a-z0-9]+)*)*$")
@@ -48,7 +50,7 @@ TAG_FIELDS = ("os", "python", "cuda", "cudnn", "cudnn_major", "nccl", "framework
               "framework_version", "framework_minor")
 EXTENSION_FIELDS = (*TAG_FIELDS, "parent_tag")     # the extended image's own tag
 TOP_KEYS = {"family", "description", "repository", "framework", "tag", "aliases", "axes",
-            "exclude", "include", "cuda_libs", "size_budget", "extends", "tf32"}
+            "exclude", "include", "cuda_libs", "size_budget", "extends", "tf32", "platforms"}
 # How an image makes its framework's FP32 math TF32 or not, when a family says `tf32:`
 # (checked on a lent H100 for torch and jax, docs/gpu.md; NVIDIA_TF32_OVERRIDE=0 turns
 # cuBLAS and cuDNN TF32 off for torch and paddle, but does not reach JAX's XLA).
@@ -70,6 +72,7 @@ class Combo:
     cudnn: str
     nccl: str
     framework_version: str | None
+    platform: str = "linux/amd64"
 
 
 @dataclass(frozen=True)
@@ -163,7 +166,7 @@ def _combo(values: dict[str, str]) -> Combo:
     full = {**AXIS_DEFAULTS, **values}
     return Combo(os=full["os"], python=full.get("python"), cuda=full["cuda"],
                  cudnn=full["cudnn"], nccl=full["nccl"],
-                 framework_version=full.get("framework_version"))
+                 framework_version=full.get("framework_version"), platform=full["platform"])
 
 
 def _check_tag_template(file: str, template: str, key: str = "tag",
@@ -265,6 +268,11 @@ def parse_family(file: str, raw: Any) -> Family:
         cuda_libs = tuple(libs)
 
     axes = _axis_values(file, raw.get("axes"))
+    if raw.get("platforms") is not None:
+        if "platform" in axes:
+            raise SpecError(file, "platforms", "the platforms are given twice",
+                            hint="keep either `platforms:` or axes.platform")
+        axes["platform"] = _platforms(file, raw["platforms"])
     for axis in REQUIRED_AXES:
         if axis not in axes:
             raise SpecError(file, f"axes.{axis}", "required axis is missing")
@@ -286,6 +294,19 @@ def parse_family(file: str, raw: Any) -> Family:
                   repository=repository, framework=framework, tag_template=template,
                   alias_templates=aliases, size_budget=_size_budget(file, raw.get("size_budget")),
                   cuda_libs=cuda_libs, combos=combos, tf32=_tf32(file, raw.get("tf32"), framework))
+
+
+def _platforms(file: str, raw: Any) -> list[str]:
+    """`platforms: [linux/amd64, linux/arm64]`: the platforms every image of the family is
+    built for (one tag, one index); exclude/include may name `platform:` per point."""
+    if not isinstance(raw, list) or not raw:
+        raise SpecError(file, "platforms", "must be a non-empty list",
+                        hint="e.g. [linux/amd64, linux/arm64]")
+    out = [_text(file, f"platforms[{i}]", v, AXIS_PATTERNS["platform"], "platform")
+           for i, v in enumerate(raw)]
+    if len(set(out)) != len(out):
+        raise SpecError(file, "platforms", "lists a platform twice")
+    return out
 
 
 def _tf32(file: str, raw: Any, framework: str | None) -> str | None:

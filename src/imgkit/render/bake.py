@@ -17,7 +17,6 @@ def slug(text: str) -> str:
     return "-".join(part for part in out.split("-") if part)
 
 
-PLATFORMS = ("linux/amd64",)     # NVIDIA's CUDA wheels for these releases are x86-64
 CA_VARIABLE = "IMGKIT_CA_BUNDLE"
 INDEX_VARIABLE = "IMGKIT_INDEX_URL"
 EXTRA_INDEX_VARIABLE = "IMGKIT_EXTRA_INDEX_URL"
@@ -44,7 +43,7 @@ def bake_target(context: Context, source: str, secrets: Sequence[str] = SECRETS,
         "tags": [tag or target.tag],
         "labels": {labels.LAYER: target.layer, labels.TITLE: target.tag,
                    labels.INPUT_HASH: context.input_hash},
-        "platforms": list(PLATFORMS),
+        "platforms": list(target.platforms),     # BuildKit builds each (QEMU for foreign ones)
         "contexts": {below: source} if below is not None else {},
         "secret": list(secrets),
     }

@@ -1,0 +1,165 @@
+"""The platform axis: a family says which platforms its images are for, the compat data
+says which have wheels (read from PyPI's files), and a point without one is refused before
+anything runs, naming the package and the platform."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from imgkit.errors import SpecError
+from imgkit.matrix.compat import load
+from imgkit.matrix.plan import make_plan
+from imgkit.matrix.spec import Spec, parse_family
+from imgkit.report import plan_document, plan_listing
+
+BOTH = ["linux/amd64", "linux/arm64"]
+
+
+def plan_of(*families: dict[str, Any]):  # type: ignore[no-untyped-def]
+    return make_plan(Spec(tuple(parse_family(f"images/{f['family']}.yaml", f) for f in families)),
+                     load())
+
+
+def cuda_family(cuda: list[str], **extra: Any) -> dict[str, Any]:
+    return {"family": "cuda", "axes": {"cuda": cuda, "cudnn": ["9"], "nccl": ["default"]},
+            "platforms": BOTH, **extra}
+
+
+def test_a_layer_is_planned_for_every_platform_an_image_on_it_needs() -> None:
+    plan = plan_of(cuda_family(["12.8"]),
+                   {"family": "mini", "cuda_libs": ["cudart"], "axes": {"cuda": ["11.8"]}})
+    by_tag = {t.tag: t for t in plan.targets}
+    assert by_tag["imgkit/python:3.11-bookworm"].platforms == tuple(BOTH)   # shared
+    assert by_tag["imgkit/cuda:12.8-runtime-cudnn9.10-nccl2.27-py3.11-bookworm"].platforms \
+        == tuple(BOTH)
+    assert by_tag["imgkit/cuda:11.8-cudart-py3.11-bookworm"].platforms == ("linux/amd64",)
+    assert "platforms" in plan_listing(plan).splitlines()[1]
+    assert {tuple(i["platforms"]) for i in plan_document(plan)["images"]} == {  # type: ignore[index]
+        tuple(BOTH), ("linux/amd64",)}
+
+
+def test_one_platform_by_default_and_no_platform_column_then() -> None:
+    plan = plan_of({"family": "mini", "cuda_libs": ["cudart"], "axes": {"cuda": ["12.4"]}})
+    assert {t.platforms for t in plan.targets} == {("linux/amd64",)}
+    assert "platforms" not in plan_listing(plan)
+
+
+@pytest.mark.parametrize("family, needle", [
+    # CUDA 12.1's component wheels are x86-64 only
+    (cuda_family(["12.1"]), "no linux/arm64 wheel of nvidia-cuda-runtime-cu12==12.1.105"),
+    # cuDNN 8.9.7.29 (cuDNN 8 on 12.4) has no aarch64 wheel
+    ({**cuda_family(["12.4"]), "axes": {"cuda": ["12.4"], "cudnn": ["8"], "nccl": ["none"]}},
+     "no linux/arm64 wheel of nvidia-cudnn-cu12==8.9.7.29"),
+    # NCCL 2.21.5 (pinned by torch 2.5.1's range on 12.4) neither
+    ({**cuda_family(["12.6"]), "axes": {"cuda": ["12.6"], "cudnn": ["9"], "nccl": ["2.21"]}},
+     "nvidia-nccl-cu12==2.21.5"),
+    # Paddle 2.6.2 has no aarch64 wheel at all
+    ({"family": "paddle", "repository": "paddle", "framework": "paddle", "tag": "{cuda}",
+      "platforms": BOTH, "axes": {"cuda": ["11.8"], "cudnn": ["8.6"], "nccl": ["default"],
+                                  "framework_version": ["2.6.2"]}},
+     "paddle 2.6.2 has no GPU build for linux/arm64"),
+    # torch 2.10.0's aarch64 wheel on PyPI is a CPU build
+    ({"family": "torch", "repository": "pytorch", "framework": "torch", "tag": "{cuda}",
+      "platforms": BOTH, "axes": {"cuda": ["12.8"], "cudnn": ["9.10"], "nccl": ["2.27"],
+                                  "framework_version": ["2.10.0"]}},
+     "torch 2.10.0 has no GPU build for linux/arm64"),
+])
+def test_a_point_without_a_wheel_for_its_platform_is_refused_naming_it(
+        family: dict[str, Any], needle: str) -> None:
+    with pytest.raises(SpecError) as info:
+        plan_of(family)
+    assert info.value.file == f"images/{family['family']}.yaml"
+    assert "platform=linux/arm64" in info.value.key
+    assert needle in info.value.reason
+    assert "exclude" in info.value.hint
+
+
+def test_exclude_takes_a_platform_and_torch_2_11_and_jax_build_for_arm64() -> None:
+    plan = plan_of({**cuda_family(["12.1", "12.8"]),
+                    "exclude": [{"cuda": "12.1", "platform": "linux/arm64"}]},
+                   {"family": "torch", "repository": "pytorch", "framework": "torch",
+                    "tag": "{framework_version}", "platforms": BOTH,
+                    "axes": {"cuda": ["13.0"], "cudnn": ["9.19"], "nccl": ["2.28"],
+                             "framework_version": ["2.11.0"]}},
+                   {"family": "jax", "repository": "jax", "framework": "jax",
+                    "tag": "{framework_version}", "platforms": BOTH,
+                    "axes": {"os": ["trixie"], "cuda": ["13.0"], "cudnn": ["9"],
+                             "nccl": ["default"], "framework_version": ["0.11.2"]}})
+    by_tag = {t.tag: t for t in plan.targets}
+    assert by_tag["pytorch:2.11.0"].platforms == tuple(BOTH)
+    assert by_tag["jax:0.11.2"].platforms == tuple(BOTH)
+    assert [t.platforms for t in plan.targets if t.cuda == "12.1"] == [("linux/amd64",)] * 3
+
+
+@pytest.mark.parametrize("raw, key, reason", [
+    (["linux/s390x"], "platforms[0]", "not a valid platform"),
+    ([], "platforms", "non-empty list"),
+    (["linux/arm64", "linux/arm64"], "platforms", "twice"),
+    ("linux/arm64", "platforms", "non-empty list"),
+])
+def test_bad_platforms_name_file_and_key(raw: Any, key: str, reason: str) -> None:
+    with pytest.raises(SpecError) as info:
+        parse_family("images/x.yaml", {"family": "x", "axes": {"cuda": ["12.8"]},
+                                       "platforms": raw})
+    assert (info.value.key, reason in info.value.reason) == (key, True), info.value
+
+
+def test_platforms_given_twice_is_refused() -> None:
+    with pytest.raises(SpecError, match="given twice"):
+        parse_family("images/x.yaml", {"family": "x", "platforms": BOTH,
+                                       "axes": {"cuda": ["12.8"], "platform": ["linux/arm64"]}})
+
+
+def test_a_compat_overlay_that_says_nothing_claims_amd64_only(tmp_path: Path) -> None:
+    """A new CUDA release or framework build in a user's overlay is not assumed to have
+    aarch64 wheels: it must say so."""
+    overlay = tmp_path / "compat.yaml"
+    overlay.write_text('cuda:\n  "12.8":\n    wheel_suffix: cu12\n'
+                       '    driver: {toolkit: "570.26", minor_compat: "525.60.13"}\n'
+                       '    components: {cudart: "12.8.90"}\n    cudnn: ["9.10.2.21"]\n'
+                       '    nccl: ["2.26.2"]\n')
+    data = load(str(overlay))
+    assert data.cuda["12.8"].platforms == ("linux/amd64",)
+    assert data.cuda["12.9"].platforms == tuple(BOTH)        # the shipped entries keep theirs
+    other = tmp_path / "other.yaml"
+    other.write_text(overlay.read_text() + "    platforms: [linux/riscv64]\n")
+    with pytest.raises(SpecError) as info:
+        load(str(other))
+    assert info.value.key.startswith("cuda.12.8.platforms")
+
+
+def cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "imgkit", *args], capture_output=True, text=True,
+                          env={**os.environ, "DOCKER_HOST": "unix:///nonexistent.sock"})
+
+
+def two_platform_matrix(tmp_path: Path) -> Path:
+    images = tmp_path / "images"
+    images.mkdir()
+    (images / "mini.yaml").write_text("family: mini\ncuda_libs: [cudart]\n"
+                                      "platforms: [linux/amd64, linux/arm64]\n"
+                                      "axes:\n  cuda: [\"12.8\"]\n")
+    return images
+
+
+def test_build_refuses_a_foreign_platform_before_anything_runs(tmp_path: Path) -> None:
+    """No engine is asked (DOCKER_HOST points nowhere): exit 2, not a build of the wrong
+    platform under the right name."""
+    done = cli("build", "--images", str(two_platform_matrix(tmp_path)))
+    assert done.returncode == 2, done.stderr
+    assert "linux/arm64" in done.stderr and "export bake" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_the_bake_export_asks_buildkit_for_every_platform(tmp_path: Path) -> None:
+    done = cli("export", "bake", "--images", str(two_platform_matrix(tmp_path)),
+               "--out", str(tmp_path / "bake"))
+    assert done.returncode == 0, done.stderr
+    bake = json.loads((tmp_path / "bake" / "docker-bake.json").read_text())
+    assert {tuple(t["platforms"]) for t in bake["target"].values()} == {tuple(BOTH)}
