@@ -163,3 +163,16 @@ def test_the_bake_export_asks_buildkit_for_every_platform(tmp_path: Path) -> Non
     assert done.returncode == 0, done.stderr
     bake = json.loads((tmp_path / "bake" / "docker-bake.json").read_text())
     assert {tuple(t["platforms"]) for t in bake["target"].values()} == {tuple(BOTH)}
+
+
+def test_the_k8s_export_writes_one_job_per_platform_on_nodes_of_that_arch(tmp_path: Path) -> None:
+    import yaml
+    done = cli("export", "k8s", "--images", str(two_platform_matrix(tmp_path)),
+               "--registry", "registry.example.com/ml", "--out", str(tmp_path / "k8s"))
+    assert done.returncode == 0, done.stderr
+    jobs = [yaml.safe_load(f.read_text()) for f in sorted((tmp_path / "k8s").glob("verify-*"))]
+    arches = {j["spec"]["template"]["spec"]["nodeSelector"]["kubernetes.io/arch"]: j
+              for j in jobs}
+    assert set(arches) == {"amd64", "arm64"}
+    assert len({j["metadata"]["name"] for j in jobs}) == 2
+    assert {j["metadata"]["annotations"]["imgkit.dev/platform"] for j in jobs} == set(BOTH)

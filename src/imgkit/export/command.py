@@ -96,11 +96,18 @@ def export_k8s(selection: Selection, *, out: Path, registry: str, settings: JobS
     probe = probe_zip()
     out.mkdir(parents=True, exist_ok=True)
     (out / "probe-configmap.yaml").write_text(dump(probe_configmap(probe, settings)))
+    jobs_written = 0
     for tag in plan.finals:
         image = (staged[tag].reference if tag in staged else
                  f"{where.registry}/{where.repository(tag)}:{tag.rsplit(':', 1)[1]}")
-        (out / f"verify-{slug(tag)}.yaml").write_text(dump(verify_job(tag, image, probe, settings)))
-    report.stderr_line(f"wrote {out}/probe-configmap.yaml and {len(plan.finals)} Jobs; then "
+        platforms = plan.get(tag).platforms
+        for platform in platforms:
+            several = len(platforms) > 1
+            name = f"{slug(tag)}-{platform.split('/', 1)[1]}" if several else slug(tag)
+            (out / f"verify-{name}.yaml").write_text(dump(verify_job(
+                tag, image, probe, settings, platform, per_platform=several)))
+            jobs_written += 1
+    report.stderr_line(f"wrote {out}/probe-configmap.yaml and {jobs_written} Jobs; then "
                        f"`kubectl apply -f {out}` and, per Job, `kubectl logs job/NAME > "
                        "report.json; imgkit verify --from-report report.json IMAGE`")
 

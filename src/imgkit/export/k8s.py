@@ -97,7 +97,7 @@ def probe_configmap(probe: bytes, settings: JobSettings) -> dict[str, Any]:
             "binaryData": {"probe.zip": base64.b64encode(probe).decode()}}
 
 
-def _pod_spec(image: str, probe: bytes, settings: JobSettings) -> dict[str, Any]:
+def _pod_spec(image: str, probe: bytes, settings: JobSettings, platform: str) -> dict[str, Any]:
     args = ["--no-gpu"] if settings.gpus == 0 else ["--gemm-size", str(settings.gemm_size)]
     limits: dict[str, str] = {"memory": settings.memory}
     if settings.gpus:
@@ -127,8 +127,10 @@ def _pod_spec(image: str, probe: bytes, settings: JobSettings) -> dict[str, Any]
     }
     if settings.runtime_class:
         spec["runtimeClassName"] = settings.runtime_class
-    if settings.node_selector:
-        spec["nodeSelector"] = dict(settings.node_selector)
+    # the platform whose image the probe must run (a multi-arch index would otherwise give
+    # a Grace node its arm64 image, and an amd64-only image cannot run there at all)
+    spec["nodeSelector"] = {"kubernetes.io/arch": platform.split("/", 1)[1],
+                            **dict(settings.node_selector)}
     if settings.tolerations:
         spec["tolerations"] = [
             {"key": k, "operator": "Equal", "value": v, "effect": e} if v else
@@ -136,19 +138,22 @@ def _pod_spec(image: str, probe: bytes, settings: JobSettings) -> dict[str, Any]
     return spec
 
 
-def verify_job(tag: str, image: str, probe: bytes, settings: JobSettings) -> dict[str, Any]:
-    """The Job that runs the probe in `image` (tag's image, by digest where known)."""
-    name = job_name(tag)
+def verify_job(tag: str, image: str, probe: bytes, settings: JobSettings,
+               platform: str = "linux/amd64", per_platform: bool = False) -> dict[str, Any]:
+    """The Job that runs the probe in `image` (tag's image, by digest where known) on a
+    node of `platform`; `per_platform`: the image has several, one Job each (named apart)."""
+    name = job_name(f"{tag}-{platform.split('/', 1)[1]}" if per_platform else tag)
     return {
         "apiVersion": "batch/v1", "kind": "Job",
         "metadata": _metadata(name, settings, annotations={"imgkit.dev/image": tag,
-                                                           "imgkit.dev/reference": image}),
+                                                           "imgkit.dev/reference": image,
+                                                           "imgkit.dev/platform": platform}),
         "spec": {
             "backoffLimit": 0,
             "activeDeadlineSeconds": settings.deadline,
             "ttlSecondsAfterFinished": settings.ttl,
             "template": {"metadata": {"labels": dict(LABELS)},
-                         "spec": _pod_spec(image, probe, settings)},
+                         "spec": _pod_spec(image, probe, settings, platform)},
         },
     }
 
