@@ -141,7 +141,7 @@ def plan_bake(contexts: list[Context], freshness: dict[str, Freshness], *, local
 
 
 VERTEX = re.compile(r"#(\d+) (?:\d+\.\d+ )?(.*)")
-NAMED = re.compile(r"naming to (\S+) done")
+NAMED = re.compile(r"naming to (\S+)(?: [0-9.]+s)? done")
 STEP = re.compile(r"\[([A-Za-z0-9_-]+)(?: [^\]]*)?\] (.*)")
 
 
@@ -166,7 +166,8 @@ class BakeProgress:
     owner: dict[str, str] = field(default_factory=dict)     # vertex -> tag
     step: dict[str, str] = field(default_factory=dict)      # vertex -> its step
     logs: dict[str, list[str]] = field(default_factory=dict)
-    named: dict[str, float] = field(default_factory=dict)   # tag -> seconds
+    named: dict[str, float] = field(default_factory=dict)   # tag -> seconds it took
+    began: dict[str, float] = field(default_factory=dict)   # tag -> its first step's start
     failed: dict[str, tuple[str, str]] = field(default_factory=dict)  # tag -> (step, error)
     tail: list[str] = field(default_factory=list)           # the last lines of all
 
@@ -181,12 +182,15 @@ class BakeProgress:
         if step and step.group(1) in self.targets and vertex not in self.owner:
             self.owner[vertex] = self._owner(self.targets[step.group(1)], step.group(2))
             self.step[vertex] = " ".join(step.group(2).split())
+        now = time.monotonic()
         named = NAMED.search(text)
         if named and short_ref(named.group(1)) in self.targets.values():
-            self.named[short_ref(named.group(1))] = time.monotonic() - self.started
+            done = short_ref(named.group(1))
+            self.named[done] = now - self.began.get(done, self.started)
         tag = self.owner.get(vertex)
         if tag is None:
             return None
+        self.began.setdefault(tag, now)
         self.logs.setdefault(tag, []).append(text)
         self.logs[tag] = self.logs[tag][-LOG_TAIL:]
         if text.startswith("ERROR:") and tag not in self.failed:

@@ -1,0 +1,108 @@
+"""`imgkit build --engine buildx`, the pure parts: what one bake builds and from where, and
+what BuildKit's plain progress says about each image."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from imgkit.builder.buildenv import BuildEnv
+from imgkit.builder.buildx import BakeProgress, plan_bake, secrets_for
+from imgkit.builder.freshness import Freshness
+from imgkit.matrix.compat import load
+from imgkit.matrix.plan import make_plan
+from imgkit.matrix.spec import Spec, parse_family
+from imgkit.render.bake import target_name
+from imgkit.render.contexts import render_plan
+
+ROOT = Path(__file__).resolve().parent.parent
+FAMILY = {"family": "mini", "cuda_libs": ["cudart"], "axes": {"cuda": ["11.8", "12.4"]}}
+PYTHON = "imgkit/python:3.11-bookworm"
+CUDA118 = "imgkit/cuda:11.8-cudart-py3.11-bookworm"
+CUDA124 = "imgkit/cuda:12.4-cudart-py3.11-bookworm"
+
+
+def contexts():  # type: ignore[no-untyped-def]
+    plan = make_plan(Spec((parse_family("images/mini.yaml", FAMILY),)), load())
+    return render_plan(plan, ROOT / "templates", buildkit_secrets=True)
+
+
+def fresh(*stale: str) -> dict[str, Freshness]:
+    return {t: Freshness("inputs changed" if t in stale else "", None)
+            for t in (PYTHON, CUDA118, CUDA124)}
+
+
+def targets(plan) -> dict[str, dict]:  # type: ignore[no-untyped-def, type-arg]
+    return plan.document["target"]  # type: ignore[no-any-return]
+
+
+def test_only_what_is_stale_is_baked_and_fresh_parents_come_from_the_store(tmp_path: Path) -> None:
+    plan = plan_bake(contexts(), fresh(CUDA124), local_store=True, context_dir=tmp_path,
+                     secrets=[], force=lambda tag: False)
+    assert plan.build == (CUDA124,)
+    target = targets(plan)[target_name(CUDA124)]
+    assert target["contexts"] == {PYTHON: f"docker-image://{PYTHON}"}
+    assert target["context"] == str(tmp_path / "imgkit_cuda_12.4-cudart-py3.11-bookworm")
+    assert "output" not in target and "no-cache" not in target
+
+
+def test_a_stale_parent_is_built_once_in_the_bake_and_its_children_with_it(tmp_path: Path) -> None:
+    plan = plan_bake(contexts(), fresh(PYTHON), local_store=True, context_dir=tmp_path,
+                     secrets=[], force=lambda tag: False)
+    assert plan.build == (PYTHON, CUDA118, CUDA124)
+    assert plan.why[CUDA118] == f"parent {PYTHON} is rebuilt"
+    assert targets(plan)[target_name(CUDA118)]["contexts"] == {PYTHON: f"target:{target_name(PYTHON)}"}
+    assert targets(plan)[target_name(PYTHON)]["contexts"] == {
+        "imgkit/debian:bookworm": "docker-image://imgkit/debian:bookworm"}
+    assert plan.document["group"]["default"]["targets"] == [  # type: ignore[index]
+        target_name(t) for t in plan.build]
+
+
+def test_a_builder_without_the_engines_store_builds_the_parents_and_loads_the_results(
+        tmp_path: Path) -> None:
+    plan = plan_bake(contexts(), fresh(CUDA124), local_store=False, context_dir=tmp_path,
+                     secrets=[], force=lambda tag: False)
+    assert plan.build == (PYTHON, CUDA124)
+    assert "cannot see the engine's images" in plan.why[PYTHON]
+    assert targets(plan)[target_name(PYTHON)]["contexts"] == {
+        "imgkit/debian:bookworm": "docker-image://debian:bookworm-slim"}   # from its registry
+    assert all(t["output"] == ["type=docker"] for t in targets(plan).values())
+
+
+def test_force_is_no_cache_for_what_it_names_and_secrets_never_hold_a_value(tmp_path: Path) -> None:
+    env = BuildEnv(ca_bundle=Path("/etc/ssl/certs/ca-certificates.crt"),
+                   index_url="https://user:token@pypi.example/simple")
+    secrets, environ = secrets_for(env)
+    plan = plan_bake(contexts(), fresh(), local_store=True, context_dir=tmp_path,
+                     secrets=secrets, force=lambda tag: tag == CUDA118)
+    assert plan.build == (CUDA118,)
+    assert targets(plan)[target_name(CUDA118)]["no-cache"] is True
+    assert "token" not in str(plan.document)
+    assert environ == {"IMGKIT_INDEX_URL": "https://user:token@pypi.example/simple"}
+    assert secrets == ["id=imgkit-ca-bundle,src=/etc/ssl/certs/ca-certificates.crt",
+                       "id=imgkit-index-url,env=IMGKIT_INDEX_URL"]
+
+
+def test_progress_gives_a_shared_step_to_the_parent_whose_dockerfile_has_it() -> None:
+    """BuildKit runs the parent's step once and may label it with a child's target name:
+    its failure is the parent's, not the child's."""
+    by_tag = {c.target.tag: c for c in contexts()}
+    progress = BakeProgress({target_name(t): t for t in by_tag},
+                            {t: c.dockerfile for t, c in by_tag.items()})
+    python_run = next(line for line in by_tag[PYTHON].dockerfile.split("\nRUN ")[1:])
+    first_line = "RUN " + " ".join(python_run.replace("\\\n", " ").split())[:300]
+    assert progress.feed(f"#9 [{target_name(CUDA118)} 1/5] {first_line}") == (
+        PYTHON, f"[{target_name(CUDA118)} 1/5] {first_line}")
+    progress.feed("#9 12.5 E: Unable to locate package python3-venv")
+    progress.feed('#9 ERROR: process "/bin/sh -c printf" did not complete successfully: exit code: 100')
+    assert list(progress.failed) == [PYTHON]
+    step, reason = progress.failed[PYTHON]
+    assert step.startswith("RUN printf") and "exit code: 100" in reason
+    assert "E: Unable to locate package python3-venv" in progress.logs[PYTHON]
+
+
+def test_progress_knows_when_each_image_was_named_with_or_without_a_duration() -> None:
+    progress = BakeProgress({target_name(CUDA118): CUDA118, target_name(CUDA124): CUDA124}, {})
+    progress.feed(f"#20 [{target_name(CUDA118)}] exporting to image")
+    progress.feed(f"#20 naming to docker.io/{CUDA118} done")
+    progress.feed(f"#21 naming to docker.io/{CUDA124} 0.3s done")
+    progress.feed("#22 naming to docker.io/library/other:1 done")
+    assert set(progress.named) == {CUDA118, CUDA124}
