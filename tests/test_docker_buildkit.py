@@ -209,6 +209,12 @@ def test_build_engine_buildx_builds_skips_and_agrees_with_the_docker_builder(  #
     assert all(kit.inspect(tag)["Id"] == ids[tag] for tag in grown)  # type: ignore[index]
     assert layers(kit, new)[:len(layers(kit, f"{ns}/python:3.11-bookworm"))] == \
         layers(kit, f"{ns}/python:3.11-bookworm")
+    # --force rebuilds without the cache: the tag moves and the old image does not linger
+    old = kit.inspect(new)["Id"]  # type: ignore[index]
+    forced = build_json(kit, proj, ns, tmp_path / "5.json", "--engine", "buildx", "--force",
+                        "--keep-parents", "--only", new)
+    assert forced[new] == "built" and kit.inspect(new)["Id"] != old, forced  # type: ignore[index]
+    assert kit.inspect(old) is None
     assert kit.dangling() <= dangling and kit.containers() <= containers
 
 

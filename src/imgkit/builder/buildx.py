@@ -256,6 +256,10 @@ class BakeBuilder:
         for tag in plan.build:                              # parents first
             results[tag] = self._result(by_tag[tag], before[tag], progress, results, code)
             self.listener(tag, results[tag].status, results[tag].reason)
+        for tag in reversed(plan.build):    # a moved tag leaves no <none> image: children first
+            old = before[tag]
+            if old is not None and results[tag].status == BUILT and results[tag].image_id != old.id:
+                self.engine.remove_if_unused(old.id)
         if self.cancel.is_set():
             raise KeyboardInterrupt
         return [results[c.target.tag] for c in contexts]
