@@ -81,6 +81,9 @@ def namespace(engine, base_image) -> Iterator[str]:  # type: ignore[no-untyped-d
         for tag in image.tags:
             if tag.startswith(ns):  # only our tags: a shared base keeps its own name
                 engine.remove_image(tag)
+    for image in engine.client.images.list():   # pulled by digest from a test registry
+        if not image.tags and any(f"/{ns}/" in d for d in image.attrs.get("RepoDigests") or []):
+            engine.remove_if_unused(image.id)
 
 
 MINI_FAMILY = """\
