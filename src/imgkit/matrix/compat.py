@@ -75,6 +75,7 @@ class OsRelease:
     keyring: str    # archive keyring debootstrap checks the mirror against
     script: str     # debootstrap's script for it (sid, gutsy)
     components: tuple[str, ...]  # archive components its images use
+    glibc: str | None = None     # the libc6 it ships: which manylinux wheels it takes
 
     @property
     def title(self) -> str:
@@ -204,7 +205,8 @@ def _from_dict(raw: dict[str, Any]) -> Compat:
     return Compat(cuda=cuda, packages=dict(raw["packages"]),
                   os={k: OsRelease(name=k, distro=v["distro"], release=v["release"],
                                    python=v["python"], image=v["image"], keyring=v["keyring"],
-                                   script=v["script"], components=tuple(v["components"]))
+                                   script=v["script"], components=tuple(v["components"]),
+                                   glibc=v.get("glibc"))
                       for k, v in raw["os"].items()},
                   frameworks=frameworks)
 

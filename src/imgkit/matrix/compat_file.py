@@ -67,6 +67,7 @@ class OsEntry(Strict):
     keyring: Text
     script: Name
     components: list[Name] = Field(min_length=1)
+    glibc: Annotated[str, StringConstraints(pattern=r"^2\.[0-9]{1,2}$")] | None = None
 
 
 class FrameworkEntry(Strict):
