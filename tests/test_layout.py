@@ -11,7 +11,7 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "src" / "imgkit"
 # The stages, in the order data flows through them: each may import only those before it.
-STAGES = ("matrix", "render", "builder", "verify", "publish", "export")
+STAGES = ("matrix", "lock", "render", "builder", "verify", "publish", "export")
 LAYERS = ("engine", "registry")   # below every stage; the registry may use the engine only
 # Third-party library -> the modules (or folders) that own it; nothing else imports it.
 OWNERS = {

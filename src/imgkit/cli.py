@@ -220,6 +220,33 @@ def render(
         form=engine)
 
 
+@app.command()
+@reports_errors
+def lock(
+    cuda: Optional[str] = CUDA,
+    only: list[str] = ONLY,
+    images: Path = IMAGES,
+    namespace: str = NAMESPACE,
+    compat_file: Optional[Path] = COMPAT,
+    check: bool = typer.Option(False, "--check", help="Write nothing: exit 1 naming each image "
+                               "whose lock is missing or no longer what the matrix says."),
+    index_url: Optional[str] = typer.Option(None, "--index-url", envvar="IMGKIT_INDEX_URL",
+                                            help="Package index to resolve against (default: "
+                                                 "pip's own configuration)."),
+) -> None:
+    """Resolve what each image's pip step installs to exact versions with hashes, for the
+    image's python and platform, and write one lock per image (images/locks/<image>.txt).
+
+    Builds then install exactly the lock (pip --no-deps --require-hashes) and its content is
+    part of the image's input hash; a lock the matrix no longer matches is refused. Exit 0:
+    written (or, with --check, every lock matches); 1: --check found a missing or stale
+    lock; 2: the matrix cannot be resolved."""
+    selection = Selection(images, namespace, cuda, tuple(only), compat_file=compat_file)
+    from .lock.command import check as run_check
+    from .lock.command import lock as run
+    raise typer.Exit(run_check(selection) if check else run(selection, index_url=index_url))
+
+
 @app.command("list")
 @reports_errors
 def list_(

@@ -17,7 +17,8 @@ from ..matrix.plan import Plan, split_given
 from ..options import PUBLISH_DEFAULTS, BuildOptions
 from ..registry.candidates import load as load_candidates
 from ..registry.remote import fetch
-from ..render.contexts import Context, render_plan
+from ..render.command import render_selection
+from ..render.contexts import Context
 from ..render.stamp import Stamp
 from ..selection import Selection
 from . import plancache
@@ -48,7 +49,7 @@ def build(selection: Selection, *, options: BuildOptions, verbose: bool = False,
     plan = load_plan(selection)                               # bad matrix: exit 2
     refuse_other_platforms(plan)                              # exit 2
     bake = options.engine == "buildx"   # BuildKit takes the trust settings as secret mounts
-    contexts = render_plan(plan, selection.templates_dir, buildkit_secrets=bake)
+    contexts = render_selection(selection, plan, buildkit_secrets=bake)  # stale lock: exit 2
     if candidates is None:
         plancache.store(key, [c.stamp for c in contexts])
     engine = connect()                                        # unreachable: exit 3

@@ -11,7 +11,8 @@ from ..matrix.load import load_plan
 from ..registry.candidates import load as load_candidates
 from ..registry.destination import Destination, parse_destination
 from ..render.bake import slug
-from ..render.contexts import render_plan, write_context
+from ..render.command import render_selection
+from ..render.contexts import write_context
 from ..selection import Selection
 from ..shipped import probe_zip
 from ..verify.expect import check_gpus
@@ -79,7 +80,7 @@ def export_bake(selection: Selection, *, out: Path, registry: str | None = None)
     """The rendered contexts (pip steps mounting BuildKit secrets) and docker-bake.json."""
     where = parse_destination(registry, "--registry") if registry else None   # bad: exit 2
     plan = load_plan(selection)
-    contexts = render_plan(plan, selection.templates_dir, buildkit_secrets=True)
+    contexts = render_selection(selection, plan, buildkit_secrets=True)
     out.mkdir(parents=True, exist_ok=True)
     for context in contexts:
         write_context(context, out)

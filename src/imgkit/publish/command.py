@@ -15,7 +15,7 @@ from ..options import PublishOptions
 from ..registry.candidates import lookup
 from ..registry.destination import parse_destination
 from ..registry.reference import problem
-from ..render.contexts import render_plan
+from ..render.command import render_selection
 from ..selection import Selection
 from ..verify.command import sbom_document
 from .promote import Promoter, check_tags, parse_source, parse_target
@@ -84,7 +84,7 @@ def provenance_of(engine: Engine, selection: Selection,
         return None
     plan = load_plan(selection)
     rendered = {c.target.tag: (c.input_hash, c.target.parent)
-                for c in render_plan(plan, selection.templates_dir)}
+                for c in render_selection(selection, plan)}
     source = read_source(selection.images, selection.templates_dir)
 
     def made(ref: str, image_id: str) -> bytes | None:

@@ -10,7 +10,9 @@ from pathlib import Path
 
 from .. import report
 from ..errors import UsageError
+from ..lock.files import read_locks
 from ..matrix.load import load_plan
+from ..matrix.plan import Plan
 from ..selection import Selection
 from .contexts import Context, render_plan, write_context
 
@@ -21,8 +23,15 @@ LEGACY_HINT = "legacy-builder form: DOCKER_BUILDKIT=0 docker build DIR/<image>"
 
 
 def render_contexts(selection: Selection, *, buildkit_secrets: bool = False) -> list[Context]:
-    return render_plan(load_plan(selection), selection.templates_dir,
-                       buildkit_secrets=buildkit_secrets)
+    return render_selection(selection, load_plan(selection), buildkit_secrets=buildkit_secrets)
+
+
+def render_selection(selection: Selection, plan: Plan, *,
+                     buildkit_secrets: bool = False) -> list[Context]:
+    """The plan's contexts, each image with a lock (images/locks/) installing from it; a
+    stale lock is exit 2."""
+    return render_plan(plan, selection.templates_dir, buildkit_secrets=buildkit_secrets,
+                       locks=read_locks(selection.images, plan))
 
 
 def cli_builds_with_buildkit() -> bool:

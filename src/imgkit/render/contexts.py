@@ -13,6 +13,7 @@ import shlex
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Mapping
 
 import jinja2
 
@@ -124,12 +125,16 @@ SECRET_MOUNTS = ("--mount=type=secret,id=imgkit-ca-bundle,required=false "
                  "--mount=type=secret,id=imgkit-extra-index-url,required=false ")
 
 
-def render_plan(plan: Plan, templates_dir: Path, *, buildkit_secrets: bool = False) -> list[Context]:
+def render_plan(plan: Plan, templates_dir: Path, *, buildkit_secrets: bool = False,
+                locks: Mapping[str, bytes] | None = None) -> list[Context]:
+    """`locks`: tag -> its lock (`imgkit lock`); an image with one installs exactly that."""
+    locks = locks or {}
     env = _environment(templates_dir)
     hashes: dict[str, str] = {}
     contexts = []
     for target in plan.targets:  # parents first, so their hash is known
         variables = _variables(target, plan)
+        variables["lock"] = f"{context_dirname(target.tag)}.txt" if target.tag in locks else ""
         template = env.get_template(TEMPLATES[target.layer])
         # the hash is of the docker-py builder's form: both forms make the same image (only
         # how the trust settings reach pip differs), so either engine's build is up to date
@@ -142,6 +147,8 @@ def render_plan(plan: Plan, templates_dir: Path, *, buildkit_secrets: bool = Fal
             constraints = "".join(f"{c}\n" for c in variables["constraints"])  # type: ignore
             files.append(("constraints.txt", constraints.encode(), 0o644))
         files += _extension_files(target)
+        if target.tag in locks:
+            files.append(("lock.txt", locks[target.tag], 0o644))
         digest = hashlib.sha256()
         digest.update((hashes[target.parent] if target.parent else f"base:{target.base}").encode())
         for path, content, mode in sorted(files + [("Dockerfile", body.encode(), 0o644)]):

@@ -1,0 +1,1 @@
+"""`imgkit lock`: exact versions with hashes for what each image installs."""

@@ -1,0 +1,122 @@
+"""`imgkit lock`: resolve every image of the selection to exact versions with hashes and
+write one lock per image; `--check`: exit 1 naming each image whose lock is missing or no
+longer what the matrix says."""
+from __future__ import annotations
+
+from .. import report
+from ..errors import EXIT_FAILED, EXIT_OK, UsageError
+from ..matrix.extension import canonical
+from ..matrix.load import load_plan
+from ..matrix.plan import Plan, Target
+from ..selection import Selection
+from .files import (
+    Pinned,
+    inputs_digest,
+    lock_path,
+    lock_states,
+    parse_lock,
+    render_lock,
+    requirements,
+    root_of,
+)
+from .resolve import ARCH, resolve
+
+
+def check(selection: Selection) -> int:
+    plan = load_plan(selection)
+    states = lock_states(selection.images, plan)
+    bad = [s for s in states if s.problem]
+    for state in bad:
+        report.stderr_line(f"{state.tag}: {state.problem} ({state.path})")
+    report.stderr_line(f"imgkit lock --check: {len(states) - len(bad)} of {len(states)} locks "
+                       "match the matrix" + ("; run `imgkit lock` and review the diff" if bad else ""))
+    return EXIT_FAILED if bad else EXIT_OK
+
+
+def lock(selection: Selection, *, index_url: str | None = None) -> int:
+    """Parents first, so each image is resolved on top of its parents' pins."""
+    plan = load_plan(selection)
+    made: dict[str, bytes] = {}
+    pins: dict[str, list[Pinned]] = {}
+    for target in plan.targets:
+        wanted = requirements(target)
+        if not wanted:
+            continue
+        below = [p for t in _ancestors(target, plan) for p in pins.get(t, _locked(selection, t))]
+        glibc = _glibc(target, plan)
+        pinned = _merged(target, [resolve(wanted, [p for p in below if _applies(p, platform)],
+                                          python=target.python, platform=platform, glibc=glibc,
+                                          index_url=index_url, what=target.tag)
+                                  for platform in target.platforms])
+        pins[target.tag] = pinned
+        # the inputs digest is of the parent's lock as written: this run's or the file
+        parent_lock = made.get(target.parent or "") or _file(selection, target.parent)
+        text = render_lock(target, inputs_digest(target, plan, parent_lock), pinned, glibc)
+        path = lock_path(selection.images, target.tag)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        old = path.read_bytes() if path.is_file() else None
+        path.write_text(text)
+        made[target.tag] = text.encode()
+        state = "unchanged" if old == text.encode() else ("written" if old is None else "changed")
+        report.stderr_line(f"{state} {path} ({len(pinned)} distributions)")
+    return EXIT_OK
+
+
+def _ancestors(target: Target, plan: Plan) -> list[str]:
+    by_tag = {t.tag: t for t in plan.targets}
+    out, at = [], target.parent
+    while at is not None:
+        out.append(at)
+        at = by_tag[at].parent
+    return out
+
+
+def _file(selection: Selection, tag: str | None) -> bytes | None:
+    if tag is None:
+        return None
+    path = lock_path(selection.images, tag)
+    return path.read_bytes() if path.is_file() else None
+
+
+def _locked(selection: Selection, tag: str) -> list[Pinned]:
+    """An ancestor outside this run: its lock file's pins, if it has one."""
+    content = _file(selection, tag)
+    return parse_lock(str(lock_path(selection.images, tag)), content.decode())[1] if content else []
+
+
+def _glibc(target: Target, plan: Plan) -> str:
+    root = root_of(target, plan)
+    if root.os_release is None or root.os_release.glibc is None:
+        raise UsageError(f"{target.tag}: the compat data gives {target.os} no glibc",
+                         hint=f"add glibc: \"2.NN\" to os.{target.os} in your compat.yaml")
+    return root.os_release.glibc
+
+
+def _applies(pin: Pinned, platform: str) -> bool:
+    return not pin.marker or f'"{ARCH[platform]}"' in pin.marker
+
+
+def _merged(target: Target, per_platform: list[list[Pinned]]) -> list[Pinned]:
+    """One platform: its pins. Several: one version per distribution for all of them (else
+    the image is not one stack), hashes of every platform's files, and a marker on what only
+    some platforms need."""
+    if len(per_platform) == 1:
+        return per_platform[0]
+    found: dict[str, dict[str, Pinned]] = {}
+    for platform, pinned in zip(target.platforms, per_platform):
+        for pin in pinned:
+            found.setdefault(canonical(pin.name), {})[platform] = pin
+    out = []
+    for name, by_platform in sorted(found.items()):
+        versions = {p.version for p in by_platform.values()}
+        if len(versions) > 1:
+            raise UsageError(f"{target.tag}: {name} resolves to "
+                             + ", ".join(f"{p.version} on {pl}" for pl, p in by_platform.items())
+                             + ": one tag cannot name both", hint="pin it in the family")
+        first = next(iter(by_platform.values()))
+        hashes = tuple(sorted({h for p in by_platform.values() for h in p.hashes}))
+        marker = "" if len(by_platform) == len(target.platforms) else " or ".join(
+            f'platform_machine == "{ARCH[pl]}"' for pl in sorted(by_platform))
+        out.append(Pinned(first.name, first.version, hashes, marker))
+    return out
+

@@ -1,0 +1,131 @@
+"""Lock files: what one image's pip step installs, every distribution with its version and
+hashes, one reviewable file per image (images/locks/<image>.txt, pip's requirements format).
+
+A lock records the digest of what it was resolved from (the layer's requirements, the
+parent's lock, the python and platform): when the matrix moves, the digest no longer
+matches and the lock is stale (`imgkit lock --check`, and a build refuses it). Pure.
+"""
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Mapping, Sequence
+
+from ..errors import SpecError
+from ..matrix.plan import Plan, Target, lineage
+
+FORMAT = "imgkit-lock-1"
+LOCKS_DIR = "locks"                 # beside the matrix files
+INPUTS = re.compile(r"^# inputs: ([0-9a-f]{64})$", re.MULTILINE)
+ENTRY = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==([^\s;\\]+)(?: ; ([^\\\n]+?))?"
+                   r"((?:\s*\\?\s*--hash=sha256:[0-9a-f]{64})+)", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class Pinned:
+    name: str
+    version: str
+    hashes: tuple[str, ...]         # sha256 hex of the files pip may install
+    marker: str = ""                # on a multi-platform image: the platforms it is for
+
+
+def lock_path(images: Path, tag: str) -> Path:
+    return images / LOCKS_DIR / (tag.replace("/", "_").replace(":", "_") + ".txt")
+
+
+def requirements(target: Target) -> tuple[str, ...]:
+    """What the image's own pip step asks for (empty for the python layer)."""
+    if target.layer == "python":
+        return ()
+    if target.layer == "framework" and target.framework is not None:
+        return (target.framework.pip,)
+    return target.packages
+
+
+def root_of(target: Target, plan: Plan) -> Target:
+    return list(lineage(target, {t.tag: t for t in plan.targets}))[-1]
+
+
+def inputs_digest(target: Target, plan: Plan, parent_lock: bytes | None) -> str:
+    """What the lock was resolved from; a different digest means a stale lock."""
+    root = root_of(target, plan)
+    glibc = root.os_release.glibc if root.os_release else None
+    digest = hashlib.sha256(f"{FORMAT}\0{target.tag}\0{target.python}\0{glibc}\0".encode())
+    digest.update("\0".join(target.platforms).encode() + b"\0")
+    digest.update("\0".join(requirements(target)).encode() + b"\0")
+    digest.update(parent_lock or b"(no parent lock)")
+    return digest.hexdigest()
+
+
+def render_lock(target: Target, inputs: str, pinned: Sequence[Pinned], glibc: str) -> str:
+    lines = [f"# imgkit lock of {target.tag} ({target.layer} layer): what its pip step installs,",
+             f"# resolved for CPython {target.python} on {', '.join(target.platforms)} "
+             f"(manylinux, glibc {glibc}).",
+             "# Written by `imgkit lock`; do not edit: change the matrix and lock again.",
+             f"# inputs: {inputs}"]
+    for pin in sorted(pinned, key=lambda p: p.name.lower()):
+        hashes = " \\\n".join(f"    --hash=sha256:{h}" for h in sorted(pin.hashes))
+        marker = f" ; {pin.marker}" if pin.marker else ""
+        lines.append(f"{pin.name}=={pin.version}{marker} \\\n{hashes}")
+    return "\n".join(lines) + "\n"
+
+
+def parse_lock(path: str, text: str) -> tuple[str, list[Pinned]]:
+    """(inputs digest, pins); a file that is not a lock is exit 2 naming it."""
+    inputs = INPUTS.search(text)
+    if inputs is None:
+        raise SpecError(path, "inputs", "not an imgkit lock (no `# inputs:` line)",
+                        hint="write it with `imgkit lock`")
+    pins = [Pinned(m.group(1), m.group(2), tuple(re.findall(r"sha256:([0-9a-f]{64})", m.group(4))),
+                   (m.group(3) or "").strip()) for m in ENTRY.finditer(text)]
+    return inputs.group(1), pins
+
+
+@dataclass(frozen=True)
+class LockState:
+    tag: str
+    path: Path
+    expected: str               # the inputs digest the matrix gives now
+    found: str | None           # the lock's, None when there is no lock
+
+    @property
+    def problem(self) -> str:
+        if self.found is None:
+            return "no lock"
+        return "" if self.found == self.expected else "stale: the matrix changed since it was locked"
+
+
+def lock_states(images: Path, plan: Plan, made: Mapping[str, bytes] | None = None) -> list[LockState]:
+    """Every image with a pip step, parents first: its lock and whether it matches the
+    matrix. `made`: locks just written (tag -> content), read instead of the files."""
+    contents: dict[str, bytes | None] = {}
+    states = []
+    for target in plan.targets:
+        path = lock_path(images, target.tag)
+        if made is not None and target.tag in made:
+            contents[target.tag] = made[target.tag]
+        else:
+            contents[target.tag] = path.read_bytes() if path.is_file() else None
+        if not requirements(target):
+            continue
+        parent = contents.get(target.parent) if target.parent else None
+        expected = inputs_digest(target, plan, parent)
+        content = contents[target.tag]
+        found = parse_lock(str(path), content.decode())[0] if content is not None else None
+        states.append(LockState(target.tag, path, expected, found))
+    return states
+
+
+def read_locks(images: Path, plan: Plan) -> dict[str, bytes]:
+    """The locks a build installs from (tag -> content). None at all: the build resolves as
+    before. A stale one is exit 2 naming it: building from it would not be what it says."""
+    states = lock_states(images, plan)
+    if all(s.found is None for s in states):
+        return {}
+    stale = [s for s in states if s.found is not None and s.problem]
+    if stale:
+        raise SpecError(str(stale[0].path), "inputs", f"the lock of {stale[0].tag} is {stale[0].problem}",
+                        hint="run `imgkit lock` (with the same --cuda/--only) and review the diff")
+    return {s.tag: s.path.read_bytes() for s in states if s.found is not None}

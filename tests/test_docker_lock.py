@@ -1,0 +1,109 @@
+"""Locks against the real engine: an image built from its lock holds exactly the locked
+distributions, and rebuilt from nothing (image and cache gone) it holds the same again; a
+lock the matrix no longer matches is refused, a tampered hash fails the build."""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from .conftest import MINI_FAMILY, ROOT
+
+pytestmark = pytest.mark.docker
+
+EXTENSION = """\
+family: req
+extends: {family: mini}
+repository: NS/req
+tag: "{parent_tag}"
+pip: ["requests==2.32.3"]     # its dependencies are not pinned here: the lock pins them
+"""
+
+
+def imgkit(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "imgkit", *args], capture_output=True, text=True)
+
+
+def in_image(tag: str, *command: str) -> str:
+    return subprocess.run(["docker", "run", "--rm", "--entrypoint", command[0], tag, *command[1:]],
+                          capture_output=True, text=True, check=True).stdout
+
+
+def freeze(tag: str) -> set[str]:
+    return {line.strip() for line in in_image(tag, "/opt/venv/bin/pip", "freeze").splitlines()
+            if "==" in line}
+
+
+def locked(images: Path) -> set[str]:
+    from imgkit.lock.files import parse_lock
+    return {f"{p.name}=={p.version}" for path in (images / "locks").glob("*.txt")
+            for p in parse_lock(str(path), path.read_text())[1]}
+
+
+def sbom_components(tag: str, out: Path) -> set[tuple[str, str]]:
+    done = imgkit("sbom", tag, "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    return {(c["name"], c.get("version", "")) for c in json.loads(out.read_text())["components"]}
+
+
+def test_an_image_built_from_its_lock_holds_it_and_a_rebuild_from_nothing_holds_the_same(  # type: ignore[no-untyped-def]
+        engine, base_image, namespace, tmp_path):
+    ns = namespace + "-lock"
+    engine.tag(engine.image(base_image).id, f"{ns}/debian:bookworm")
+    shutil.copytree(ROOT / "templates", tmp_path / "templates")
+    images = tmp_path / "images"
+    images.mkdir()
+    (images / "mini.yaml").write_text(MINI_FAMILY)
+    (images / "req.yaml").write_text(EXTENSION.replace("NS", ns))
+    selection = ("--images", str(images), "--namespace", ns)
+    req = f"{ns}/req:11.8-cudart-py3.11-bookworm"
+    try:
+        assert imgkit("lock", "--check", *selection).returncode == 1     # nothing locked yet
+        done = imgkit("lock", *selection)
+        assert done.returncode == 0, done.stderr
+        assert imgkit("lock", "--check", *selection).returncode == 0
+        pins = locked(images)
+        assert {"requests==2.32.3", "nvidia-cuda-runtime-cu11==11.8.89"} <= pins
+        assert any(p.startswith("urllib3==") for p in pins)               # a dependency, pinned
+
+        done = imgkit("build", *selection)
+        assert done.returncode == 0, done.stdout + done.stderr
+        first = freeze(req)
+        assert first == pins, first ^ pins                    # exactly the lock, nothing more
+        dpkg = in_image(req, "dpkg-query", "-W")
+        sbom = sbom_components(req, tmp_path / "a.json")
+
+        for tag in (req, f"{ns}/cuda:11.8-cudart-py3.11-bookworm", f"{ns}/python:3.11-bookworm"):
+            engine.remove_image(tag)                         # the legacy builder's cache with it
+        done = imgkit("build", *selection)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert freeze(req) == first
+        assert in_image(req, "dpkg-query", "-W") == dpkg
+        assert sbom_components(req, tmp_path / "b.json") == sbom
+
+        # the matrix moves: the lock is stale, --check names it and the build refuses it
+        (images / "req.yaml").write_text(EXTENSION.replace("NS", ns).replace("2.32.3", "2.32.2"))
+        check = imgkit("lock", "--check", *selection)
+        assert check.returncode == 1 and req in check.stderr and "stale" in check.stderr
+        refused = imgkit("build", *selection)
+        assert refused.returncode == 2 and "stale" in refused.stderr, refused.stderr
+        assert "Traceback" not in refused.stderr
+
+        # a lock whose hash is not the file's: pip refuses, the build fails on that step
+        (images / "req.yaml").write_text(EXTENSION.replace("NS", ns))
+        lock = next((images / "locks").glob("*req*"))
+        text = lock.read_text()
+        digest = text.split("requests==2.32.3 \\\n    --hash=sha256:")[1][:64]
+        lock.write_text(text.replace(digest, "0" * 64))
+        tampered = imgkit("build", *selection, "--force", "--keep-parents", "--only", req)
+        assert tampered.returncode == 1, tampered.stdout + tampered.stderr
+        assert "HASH" in tampered.stdout.upper() and req in tampered.stdout
+    finally:
+        for image in engine.client.images.list():
+            for tag in image.tags:
+                if tag.startswith(ns):
+                    engine.remove_image(tag)

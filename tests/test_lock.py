@@ -1,0 +1,114 @@
+"""Locks, the pure parts: the file format, what makes a lock stale, the wheel tags a lock
+resolves for, and a multi-platform image's one lock."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from imgkit.errors import SpecError, UsageError
+from imgkit.lock.command import _merged
+from imgkit.lock.files import (
+    Pinned,
+    inputs_digest,
+    lock_path,
+    lock_states,
+    parse_lock,
+    read_locks,
+    render_lock,
+)
+from imgkit.lock.resolve import wheel_platforms
+from imgkit.matrix.compat import load
+from imgkit.matrix.plan import make_plan
+from imgkit.matrix.spec import Spec, parse_family
+from imgkit.render.contexts import render_plan
+
+ROOT = Path(__file__).resolve().parent.parent
+H1, H2, H3 = "1" * 64, "2" * 64, "3" * 64
+
+
+def plan_of(**extra: Any):  # type: ignore[no-untyped-def]
+    family = {"family": "mini", "cuda_libs": ["cudart"], "axes": {"cuda": ["12.8"]}, **extra}
+    return make_plan(Spec((parse_family("images/mini.yaml", family),)), load())
+
+
+def cuda_target(plan):  # type: ignore[no-untyped-def]
+    return next(t for t in plan.targets if t.layer == "cuda")
+
+
+def write(images: Path, plan, pins: list[Pinned]) -> Path:  # type: ignore[no-untyped-def]
+    target = cuda_target(plan)
+    path = lock_path(images, target.tag)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(render_lock(target, inputs_digest(target, plan, None), pins, "2.36"))
+    return path
+
+
+def test_a_lock_reads_back_as_written_markers_and_every_hash_included() -> None:
+    plan = plan_of()
+    pins = [Pinned("nvidia-cuda-runtime-cu12", "12.8.90", (H1, H2)),
+            Pinned("extra", "1.0", (H3,), 'platform_machine == "x86_64"')]
+    text = render_lock(cuda_target(plan), "a" * 64, pins, "2.36")
+    assert "resolved for CPython 3.11 on linux/amd64 (manylinux, glibc 2.36)" in text
+    inputs, back = parse_lock("x.txt", text)
+    assert inputs == "a" * 64
+    assert sorted(back, key=lambda p: p.name) == sorted(pins, key=lambda p: p.name)
+
+
+def test_not_a_lock_is_exit_2_naming_the_file() -> None:
+    with pytest.raises(SpecError) as info:
+        parse_lock("images/locks/x.txt", "requests==2.32.3\n")
+    assert info.value.file == "images/locks/x.txt" and "not an imgkit lock" in info.value.reason
+
+
+def test_a_lock_is_stale_when_the_matrix_or_its_parents_lock_moves(tmp_path: Path) -> None:
+    plan = plan_of()
+    write(tmp_path, plan, [Pinned("nvidia-cuda-runtime-cu12", "12.8.90", (H1,))])
+    assert [s.problem for s in lock_states(tmp_path, plan)] == [""]
+    moved = plan_of(axes={"cuda": ["12.9"]})          # another image: no lock for it
+    assert [s.problem for s in lock_states(tmp_path, moved)] == ["no lock"]
+    other_python = plan_of(axes={"cuda": ["12.8"], "os": ["trixie"]})
+    assert [s.problem for s in lock_states(tmp_path, other_python)] == ["no lock"]
+    target = cuda_target(plan)
+    assert inputs_digest(target, plan, None) != inputs_digest(target, plan, b"a parent lock")
+
+
+def test_a_build_installs_from_the_lock_and_refuses_a_stale_one(tmp_path: Path) -> None:
+    plan = plan_of()
+    path = write(tmp_path, plan, [Pinned("nvidia-cuda-runtime-cu12", "12.8.90", (H1,))])
+    locks = read_locks(tmp_path, plan)
+    contexts = {c.target.tag: c for c in render_plan(plan, ROOT / "templates", locks=locks)}
+    plain = {c.target.tag: c for c in render_plan(plan, ROOT / "templates")}
+    tag = cuda_target(plan).tag
+    assert "--no-deps --require-hashes -r /opt/imgkit/locks/" in contexts[tag].dockerfile
+    assert dict((p, c) for p, c, _ in contexts[tag].files)["lock.txt"] == path.read_bytes()
+    assert contexts[tag].input_hash != plain[tag].input_hash       # the lock is an input
+    inputs = parse_lock(str(path), path.read_text())[0]
+    path.write_text(path.read_text().replace(inputs, "f" * 64))   # locked from other inputs
+    with pytest.raises(SpecError) as info:
+        read_locks(tmp_path, plan)
+    assert "stale" in info.value.reason and info.value.file == str(path)
+
+
+def test_no_locks_at_all_leaves_the_build_as_it_was(tmp_path: Path) -> None:
+    assert read_locks(tmp_path, plan_of()) == {}
+
+
+def test_wheel_tags_follow_the_images_glibc_not_the_hosts() -> None:
+    tags = wheel_platforms("linux/amd64", "2.36")
+    assert tags[0] == "manylinux_2_36_x86_64" and "manylinux_2_17_x86_64" in tags
+    assert "manylinux_2_37_x86_64" not in tags and "manylinux2014_x86_64" in tags
+    assert wheel_platforms("linux/arm64", "2.41")[0] == "manylinux_2_41_aarch64"
+    assert "manylinux1_aarch64" not in wheel_platforms("linux/arm64", "2.41")
+
+
+def test_one_lock_for_two_platforms_marks_what_only_one_needs_and_refuses_two_versions() -> None:
+    target = cuda_target(plan_of(platforms=["linux/amd64", "linux/arm64"]))
+    amd = [Pinned("torch", "2.11.0", (H1,)), Pinned("triton", "3.6.0", (H2,))]
+    arm = [Pinned("torch", "2.11.0", (H3,))]
+    merged = {p.name: p for p in _merged(target, [amd, arm])}
+    assert merged["torch"] == Pinned("torch", "2.11.0", (H1, H3))
+    assert merged["triton"].marker == 'platform_machine == "x86_64"'
+    with pytest.raises(UsageError, match="one tag cannot name both"):
+        _merged(target, [amd, [Pinned("torch", "2.10.0", (H3,))]])
