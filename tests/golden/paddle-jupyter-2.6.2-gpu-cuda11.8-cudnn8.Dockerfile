@@ -38,4 +38,4 @@ RUN imgkit-build-env pip install --no-cache-dir --constraint /opt/imgkit/constra
 EXPOSE 8888
 USER imgkit
 CMD ["jupyter", "lab"]
-LABEL org.imgkit.input-hash="90ff50873e7b286fa0d573864f1bcd7c"
+LABEL org.imgkit.input-hash="befce977a96fff18dcf6604f480063f7"

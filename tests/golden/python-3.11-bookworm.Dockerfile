@@ -16,12 +16,15 @@ LABEL org.opencontainers.image.title="imgkit/python:3.11-bookworm" \
 # The distro's python3 (checked against the declared version) in a venv, a non-root user
 # with uid 1000 (ubuntu:24.04 comes with one of its own: it goes). Slim: no manuals, info
 # pages or translations from here on (licences stay), no apt caches, and no bytecode for
-# pip and setuptools, the build tools (the venv's python never writes bytecode).
-# hadolint ignore=DL3008
+# pip and setuptools, the build tools (the venv's python never writes bytecode). The
+# base's own packages get the fixes its -updates and -security pockets hold by now (a base
+# made once would otherwise ship last month's libc; `imgkit outdated` shows what waits).
+# hadolint ignore=DL3005,DL3008
 RUN printf '%s\n' 'path-exclude=/usr/share/man/*' 'path-exclude=/usr/share/info/*' \
         'path-exclude=/usr/share/locale/*' 'path-exclude=/usr/share/doc/*' \
         'path-include=/usr/share/doc/*/copyright' > /etc/dpkg/dpkg.cfg.d/imgkit-slim \
  && apt-get update \
+ && DEBIAN_FRONTEND=noninteractive apt-get upgrade -y \
  && apt-get install -y --no-install-recommends python3 python3-venv ca-certificates \
  && apt-get clean && rm -rf /var/lib/apt/lists/* /var/cache/apt/*.bin \
  && python3 -c 'import sys; v = "%d.%d" % sys.version_info[:2]; assert v == "3.11", "python3 is " + v' \
@@ -40,4 +43,4 @@ ENV PATH=/opt/venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/
     LD_LIBRARY_PATH=/opt/imgkit/lib
 WORKDIR /workspace
 USER imgkit
-LABEL org.imgkit.input-hash="6346b7023b0f4a17f4b47587407abf5c"
+LABEL org.imgkit.input-hash="2509c33a1d652a614eb54300413e97bd"
