@@ -247,6 +247,36 @@ def lock(
     raise typer.Exit(run_check(selection) if check else run(selection, index_url=index_url))
 
 
+@app.command()
+@reports_errors
+def outdated(
+    images_: Optional[list[str]] = typer.Argument(
+        None, metavar="[TAG]...", help="Local images (default: the matrix's images that are here)."),
+    cuda: Optional[str] = CUDA,
+    only: list[str] = ONLY,
+    images: Path = IMAGES,
+    namespace: str = NAMESPACE,
+    compat_file: Optional[Path] = COMPAT,
+    json_file: Optional[Path] = JSON,
+    index_url: Optional[str] = typer.Option(None, "--index-url", envvar="IMGKIT_INDEX_URL",
+                                            help="Package index asked for newer releases "
+                                                 "(default: pip's own configuration)."),
+    pip: bool = typer.Option(True, "--pip/--no-pip", help="Also ask the package index for "
+                             "newer patch releases of each Python distribution."),
+) -> None:
+    """What waits for each image: the package updates its apt sources have now (security
+    ones apart), newer patch releases of its Python distributions within their minor, and
+    how old its base is.
+
+    The mirror is asked from a throwaway container of the image (as root, on the Docker
+    bridge, with the image's own apt sources; nothing is kept). Exit 0: no security update
+    waits; 1: one does (a CI gate); 2: an unknown image; 3: no engine or no mirror."""
+    from .verify.command import outdated as run
+    raise typer.Exit(run(images=list(images_ or []), selection=Selection(
+        images, namespace, cuda, tuple(only), compat_file=compat_file), json_file=json_file,
+        index_url=index_url, pip=pip))
+
+
 @app.command("list")
 @reports_errors
 def list_(

@@ -20,6 +20,7 @@ if TYPE_CHECKING:  # types only: the verifier's modules stay out of a `build` ru
     from .matrix.plan import Plan
     from .matrix.stats import Stats
     from .publish.push import Published
+    from .verify.outdated import Outdated
     from .verify.verdict import Check, Verdict
 
 
@@ -239,6 +240,32 @@ def print_overrun(overrun: Overrun, heaviest: list[Layer]) -> None:
         origin = "own" if layer.own else "parent"
         err.print(f"  {human_size(layer.size):>9}  {origin:<6}  {_flat(layer.instruction)[:100]}",
                   highlight=False, markup=False)
+
+
+def outdated_line(result: Outdated) -> str:
+    """One image's waiting updates, whole on one line (a CI log keeps it)."""
+    security, other = result.security, [u for u in result.apt if not u.security]
+    parts = [f"{len(security)} security update{'s' if len(security) != 1 else ''} waiting"
+             + (": " + ", ".join(f"{u.package} {u.installed} -> {u.available}" for u in security)
+                if security else ""),
+             f"{len(other)} other package update{'s' if len(other) != 1 else ''}",
+             f"{len(result.pip)} newer patch release{'s' if len(result.pip) != 1 else ''}"
+             + (": " + ", ".join(f"{p.name} {p.installed} -> {p.newest_patch}" for p in result.pip)
+                if result.pip else "")]
+    if result.base_created:
+        parts.append(f"base from {result.base_created} ({result.base_days} days old)")
+    return f"{'OUTDATED' if security else 'ok'}  {result.image}: " + "; ".join(parts)
+
+
+def print_outdated(result: Outdated) -> None:
+    print(outdated_line(result), flush=True)
+
+
+def outdated_json(results: Sequence[Outdated]) -> str:
+    import dataclasses
+    import json
+    return json.dumps([{**dataclasses.asdict(r), "security": [dataclasses.asdict(u) for u in r.security]}
+                       for r in results], indent=1)
 
 
 def print_build_failure(error: BuildFailed) -> None:

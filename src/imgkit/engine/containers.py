@@ -28,7 +28,8 @@ class Containers(Client):
         host_config = api.create_host_config(
             cap_drop=["ALL"], security_opt=["no-new-privileges"], read_only=True,
             tmpfs={"/tmp": "rw,exec,nosuid,size=1g"}, mem_limit=spec.memory,
-            pids_limit=spec.pids_limit, shm_size=spec.shm_size, network_mode="none",
+            pids_limit=spec.pids_limit, shm_size=spec.shm_size,
+            network_mode="bridge" if spec.network else "none",
             device_requests=_device_requests(spec.gpus) or None,
             log_config=docker.types.LogConfig(type="json-file", config={
                 "max-size": f"{megabytes}m", "max-file": "2"}))
@@ -36,8 +37,8 @@ class Containers(Client):
         try:
             cid = api.create_container(
                 spec.image, entrypoint=list(spec.entrypoint), command=list(spec.command),
-                host_config=host_config, network_disabled=True, labels=spec.labels,
-                environment=spec.environment)["Id"]
+                host_config=host_config, network_disabled=not spec.network, labels=spec.labels,
+                environment=spec.environment, user=spec.user or None)["Id"]
         except docker.errors.APIError as exc:
             raise ContainerFailed(str(exc.explanation or exc))
         try:

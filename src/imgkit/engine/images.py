@@ -87,8 +87,8 @@ class Images(Client):
     def history(self, ref: str) -> list[Step]:
         """The steps that made `ref`, oldest first (empty steps included: they keep the
         history of a child aligned with its parent's)."""
-        return [Step(int(h.get("Size") or 0), str(h.get("CreatedBy") or ""))
-                for h in reversed(self.api.history(ref))]
+        return [Step(int(h.get("Size") or 0), str(h.get("CreatedBy") or ""),
+                     int(h.get("Created") or 0)) for h in reversed(self.api.history(ref))]
 
     def untag(self, ref: str) -> None:
         """Remove the tag `ref` only (never the image it names)."""

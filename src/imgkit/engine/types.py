@@ -19,6 +19,7 @@ class Step:
     """One entry of an image's history: the instruction and the bytes its layer holds."""
     size: int
     instruction: str
+    created: int = 0            # seconds since the epoch
 
 
 @dataclass(frozen=True)
@@ -36,6 +37,8 @@ class RunSpec:
     labels: dict[str, str] = field(default_factory=dict)
     stdout_limit: int = 8 << 20    # bytes kept of each stream; the logs rotate beyond
     stderr_limit: int = 64 << 10
+    network: bool = False          # the engine's default bridge (e.g. to ask the apt mirror)
+    user: str = ""                 # "" = the image's own default user
 
 
 @dataclass(frozen=True)

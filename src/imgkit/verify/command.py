@@ -10,6 +10,7 @@ from ..errors import EXIT_FAILED, EXIT_HOST, EXIT_OK, HostError, Inconsistent, R
 from ..options import PUBLISH_DEFAULTS, Signer, Trust, VerifyOptions
 from ..registry.candidates import lookup
 from ..registry.reference import RemoteRef, remote_ref
+from ..selection import Selection
 from . import tickets
 from .expect import check_gpus, parse_expect_options
 from .run import inventory, judge_report
@@ -145,3 +146,35 @@ def sbom(*, image: str, out: Path, timeout: int) -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_bytes(document)
     report.stderr_line(f"wrote {out}")
+
+
+def outdated(*, images: list[str], selection: Selection, json_file: Path | None = None,
+             index_url: str | None = None, pip: bool = True) -> int:
+    """What waits for each image; exit 1 when security updates do. No image named: the
+    images the matrix (selection) names that are here."""
+    import datetime as dt
+
+    from . import outdated as waiting
+    engine = connect()                                        # unreachable: exit 3
+    if not images:
+        from ..matrix.load import load_plan
+        images = [t for t in load_plan(selection).finals if engine.image(t) is not None]
+        if not images:
+            raise UsageError("none of the matrix's images is here", hint="build them, or name TAGs")
+    found = []
+    for ref in images:
+        info = engine.image(ref)
+        if info is None:
+            raise UsageError(f"image {ref!r} not found in the local engine",
+                             hint="build it (imgkit build) or pull it first")
+        apt, dists = waiting.ask_image(engine, info.id)
+        result = waiting.Outdated(ref, apt)
+        if pip:
+            result.pip = waiting.patch_releases(dists, index_url)
+        result.base_created, result.base_days = waiting.base_age(engine, info.id,
+                                                                 dt.datetime.now(dt.timezone.utc).date())
+        found.append(result)
+        report.print_outdated(result)
+    if json_file is not None:
+        json_file.write_text(report.outdated_json(found))
+    return EXIT_FAILED if any(r.security for r in found) else EXIT_OK
