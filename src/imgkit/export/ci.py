@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from .. import yamlload
-from .jobs import CANDIDATES, CiSettings, Job
+from .jobs import CANDIDATES, RELOCK_CRON, CiSettings, Job
 
 PLATFORMS = ("github", "gitlab")
 PYTHON = "3.11"   # what the bundled images' OS ships; imgkit itself needs >= 3.10
@@ -39,6 +39,8 @@ def _github_steps(job: Job, settings: CiSettings) -> list[dict[str, Any]]:
         {"uses": "actions/setup-python@v5", "with": {"python-version": PYTHON}},
         {"name": "install imgkit", "run": settings.install_command},
     ]
+    if job.kind in ("check", "relock"):      # the matrix and the index: no engine, no registry
+        return steps + [{"run": line} for line in job.commands]
     # build jobs sign provenance, verify jobs verdicts, promote checks them: all with cosign
     if job.kind in ("build", "verify", "promote"):
         steps.append({"uses": "sigstore/cosign-installer@v3"})
@@ -89,8 +91,14 @@ def github(jobs: list[Job], settings: CiSettings, command: str) -> str:
         spec: dict[str, Any] = {"name": job.title, "runs-on": runner}
         if job.needs:
             spec["needs"] = list(job.needs)
+        relocks = any(j.kind == "relock" for j in jobs)
         if job.kind == "promote":   # a manual run from a branch verifies but never promotes
-            spec["if"] = "github.ref_name == github.event.repository.default_branch"
+            spec["if"] = "github.ref_name == github.event.repository.default_branch" + (
+                " && github.event_name != 'schedule'" if relocks else "")
+        elif job.kind == "relock":  # the weekly run only
+            spec["if"] = "github.event_name == 'schedule'"
+        elif relocks:
+            spec["if"] = "github.event_name != 'schedule'"
         if job.kind in ("build", "verify") and settings.keyless:   # the OIDC token Fulcio signs for
             spec["permissions"] = {"contents": "read", "id-token": "write"}
         env = _github_env(job, settings)
@@ -100,7 +108,9 @@ def github(jobs: list[Job], settings: CiSettings, command: str) -> str:
         out[job.name] = spec
     workflow = {
         "name": "imgkit",
-        "on": {"push": {"branches": ["main"]}, "workflow_dispatch": {}},
+        "on": {"push": {"branches": ["main"]}, "workflow_dispatch": {},
+               **({"schedule": [{"cron": RELOCK_CRON}]} if any(j.kind == "relock" for j in jobs)
+                  else {})},
         "permissions": {"contents": "read"},
         # a publish is never cancelled half-way by a newer push
         "concurrency": {"group": "imgkit-${{ github.ref }}", "cancel-in-progress": False},
@@ -111,7 +121,7 @@ def github(jobs: list[Job], settings: CiSettings, command: str) -> str:
 
 # GitLab CI -----------------------------------------------------------------------------------
 
-def _gitlab_job(job: Job, settings: CiSettings) -> dict[str, Any]:
+def _gitlab_job(job: Job, settings: CiSettings, relocks: bool = False) -> dict[str, Any]:
     spec: dict[str, Any] = {"extends": ".imgkit", "stage": job.kind}
     runner = settings.gpu_runner if job.gpu else settings.cpu_runner
     if runner:
@@ -119,8 +129,16 @@ def _gitlab_job(job: Job, settings: CiSettings) -> dict[str, Any]:
     needs = [{"job": n, "artifacts": n in job.reads} for n in job.needs]
     needs += [{"job": r, "artifacts": True} for r in job.reads if r not in job.needs]
     spec["needs"] = needs
+    if job.kind in ("check", "relock"):     # the matrix and the index only
+        spec["before_script"] = [settings.install_command]
+    if job.kind == "relock":    # a pipeline schedule (weekly: RELOCK_CRON) runs this alone
+        spec["rules"] = [{"if": '$CI_PIPELINE_SOURCE == "schedule"'}]
+    elif relocks:
+        spec["rules"] = [{"if": '$CI_PIPELINE_SOURCE != "schedule"'}]
     if job.kind == "promote":
-        spec["rules"] = [{"if": "$CI_COMMIT_BRANCH == $CI_DEFAULT_BRANCH"}]
+        spec["rules"] = [{"if": '$CI_COMMIT_BRANCH == $CI_DEFAULT_BRANCH && '
+                                '$CI_PIPELINE_SOURCE != "schedule"'} if relocks else
+                         {"if": "$CI_COMMIT_BRANCH == $CI_DEFAULT_BRANCH"}]
         if settings.keyless:    # the certificate Fulcio gave the verify jobs names this pipeline
             spec["variables"] = {
                 "IMGKIT_CERTIFICATE_IDENTITY":
@@ -141,14 +159,16 @@ def gitlab(jobs: list[Job], settings: CiSettings, command: str) -> str:
     before = [settings.install_command]
     before += [f'echo "${secret}_PASSWORD" | docker login --username "${secret}_USERNAME" '
                f"--password-stdin {host}" for host, secret in logins(settings)]
+    relocks = any(j.kind == "relock" for j in jobs)
     pipeline: dict[str, Any] = {
-        "stages": ["build", "verify", "promote"],
+        "stages": [*(["check"] if any(j.kind == "check" for j in jobs) else []),
+                   "build", "verify", "promote", *(["relock"] if relocks else [])],
         # Runners need a Docker engine on their own host (shell executor, or the socket
         # mounted): imgkit builds, runs probes and pushes through it.
         ".imgkit": {"before_script": before},
     }
     for job in jobs:
-        pipeline[job.name] = _gitlab_job(job, settings)
+        pipeline[job.name] = _gitlab_job(job, settings, relocks)
     return _header(command) + _dump(pipeline)
 
 

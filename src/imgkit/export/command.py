@@ -7,6 +7,7 @@ from pathlib import Path
 
 from .. import report
 from ..errors import UsageError
+from ..lock.files import LOCKS_DIR
 from ..matrix.load import load_plan
 from ..registry.candidates import load as load_candidates
 from ..registry.destination import Destination, parse_destination
@@ -52,11 +53,19 @@ def ci(selection: Selection, *, platform: str, registry: str, staging: str | Non
                           cpu_runner=cpu_runner, install=install,
                           verify_gpus=check_gpus(verify_gpus),
                           matrix_args=selection.matrix_args(), signing_key=signing_key,
-                          trusted_key=trusted_key)
+                          trusted_key=trusted_key, locks=_locks_folder(selection),
+                          selection_args=(*(("--cuda", selection.cuda) if selection.cuda else ()),
+                                          *(w for g in selection.only for w in ("--only", g))))
     command = ci_command(selection, platform, registry, staging, settings, out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(RENDERERS[platform](jobs(plan, settings), settings, command))
     report.stderr_line(f"wrote {out}")
+
+
+def _locks_folder(selection: Selection) -> str:
+    """The matrix's locks folder, as the jobs name it, when it holds locks."""
+    folder = selection.images / LOCKS_DIR
+    return str(folder) if any(folder.glob("*.txt")) else ""
 
 
 def ci_command(selection: Selection, platform: str, registry: str, staging: str | None,

@@ -11,7 +11,7 @@ whose signed verdict verifies and passed. Only digests travel, never tags.
 from __future__ import annotations
 
 import shlex
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from ..matrix.plan import Plan, Target
@@ -20,7 +20,8 @@ from ..render.bake import slug
 from ..shipped import install_command
 
 CANDIDATES = "candidates"       # the hand-over directory, relative to the job's checkout
-Kind = Literal["build", "verify", "promote"]
+Kind = Literal["check", "build", "verify", "promote", "relock"]
+RELOCK_CRON = "17 4 * * 1"      # Mondays, 04:17 UTC: the weekly look at what moved
 
 
 @dataclass(frozen=True)
@@ -34,6 +35,8 @@ class CiSettings:
     matrix_args: tuple[str, ...] = ()  # --images/--namespace/--compat as the jobs must pass them
     signing_key: str = ""              # cosign key the verify jobs sign with; "": keyless
     trusted_key: str = ""              # its public half, for promote; "": the keyless identity
+    locks: str = ""                    # the matrix's locks folder when it has locks ("": none)
+    selection_args: tuple[str, ...] = ()  # --cuda/--only of the pipeline
 
     @property
     def install_command(self) -> str:
@@ -153,12 +156,29 @@ def _promote_commands(plan: Plan, settings: CiSettings) -> tuple[str, ...]:
     return tuple(lines)
 
 
+def _lock_jobs(settings: CiSettings) -> list[Job]:
+    """With locks: a gate every build waits for (the locks match the matrix), and a weekly
+    scheduled job that relocks and fails when the index moved, so a person reviews the
+    new locks in a change of their own (a pipeline never rewrites them behind their back)."""
+    if not settings.locks:
+        return []
+    args = (*settings.matrix_args, *settings.selection_args)
+    return [Job(name="lock-check", kind="check", title="the locks match the matrix", needs=(),
+                commands=(_cmd("imgkit", "lock", "--check", *args),)),
+            Job(name="relock", kind="relock", title="relock: what moved on the index", needs=(),
+                commands=(_cmd("imgkit", "lock", *args),
+                          _cmd("git", "diff", "--exit-code", "--stat", "--", settings.locks)))]
+
+
 def jobs(plan: Plan, settings: CiSettings) -> list[Job]:
     """Every job of the pipeline, each after the jobs it needs."""
+    gate = _lock_jobs(settings)
     built = [_build_job(plan, group, settings) for group in groups(plan)]
+    if gate:          # the first builds wait for the lock gate (the rest wait for them)
+        built = [replace(b, needs=b.needs or ("lock-check",)) for b in built]
     builder = {tag: f"build-{slug(group_of(plan.get(tag)))}" for tag in plan.finals}
     verify = [_verify_job(tag, builder[tag], settings) for tag in plan.finals]
     promote = Job(name="promote", kind="promote", title="promote verified images",
                   needs=tuple(j.name for j in verify), commands=_promote_commands(plan, settings),
                   reads=tuple(dict.fromkeys(builder[tag] for tag in plan.finals)))
-    return [*built, *verify, promote]
+    return [*gate, *built, *verify, promote]
