@@ -497,3 +497,36 @@ def test_a_cuda_13_layer_builds_from_the_unsuffixed_wheels_and_verifies(  # type
     assert verdict.facts is not None
     paths = [c.realpath for c in verdict.facts.libraries.copies("cudart")]
     assert paths and all("/nvidia/cu13/lib/" in p for p in paths), paths
+
+
+def test_refresh_base_makes_the_base_again_and_the_chain_rebuilds_on_it(  # type: ignore[no-untyped-def]
+        engine, base_image, project, namespace):
+    """--refresh-base: the base is made again (debootstrap here, with the Date: of the
+    Release it came from), the python layer and what stands on it rebuild, and the next
+    plain build finds everything up to date."""
+    ns = namespace + "-fresh"
+    base = f"{ns}/debian:bookworm"
+    engine.tag(engine.image(base_image).id, base)
+    args = [sys.executable, "-m", "imgkit", "build", "--images", str(project / "images"),
+            "--templates", str(project / "templates"), "--namespace", ns]
+    try:
+        first = subprocess.run(args, capture_output=True, text=True)
+        assert first.returncode == 0, first.stdout + first.stderr
+        old = engine.image(base)
+        refreshed = subprocess.run([*args, "--refresh-base", "--json", str(project / "r.json")],
+                                   capture_output=True, text=True)
+        assert refreshed.returncode == 0, refreshed.stdout + refreshed.stderr
+        assert f"making {base} again (--refresh-base)" in refreshed.stderr
+        new = engine.image(base)
+        assert new is not None and old is not None and new.id != old.id
+        assert new.labels.get("org.imgkit.base.release-date", "unknown") != "unknown"
+        rows = json.loads((project / "r.json").read_text())["images"]
+        assert {r["status"] for r in rows} == {BUILT}, rows
+        again = subprocess.run(args, capture_output=True, text=True)
+        assert again.returncode == 0 and "up-to-date" in again.stdout, again.stdout
+        assert engine.image(base_image) is not None          # the shared base is still there
+    finally:
+        for image in engine.client.images.list():
+            for tag in image.tags:
+                if tag.startswith(ns):
+                    engine.remove_image(tag)

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from imgkit.errors import SpecError
-from imgkit.matrix.spec import load_spec, parse_family
+from imgkit.matrix.spec import Spec, load_spec, parse_family
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -90,3 +90,29 @@ def test_a_tf32_claim_is_a_framework_familys_and_must_be_on_or_off() -> None:
         parse_family("f.yaml", family(tf32="on"))
     with pytest.raises(SpecError, match="imgkit knows how to switch TF32 for"):
         parse_family("f.yaml", {**torch, "framework": "mxnet", "tf32": "on"})
+
+
+@pytest.mark.parametrize("raw, days", [("30d", 30), ("7d", 7), (None, None)])
+def test_max_base_age_is_days(raw: object, days: object) -> None:
+    family = parse_family("images/x.yaml", {"family": "x", "axes": {"cuda": ["12.8"]},
+                                            **({"max_base_age": raw} if raw else {})})
+    assert family.max_base_age == days
+
+
+@pytest.mark.parametrize("raw", ["30", "0d", "1w", 30, "-1d"])
+def test_a_bad_max_base_age_names_the_key(raw: object) -> None:
+    with pytest.raises(SpecError) as info:
+        parse_family("images/x.yaml", {"family": "x", "axes": {"cuda": ["12.8"]},
+                                       "max_base_age": raw})
+    assert info.value.key == "max_base_age"
+
+
+def test_the_strictest_max_base_age_of_the_families_on_a_base_wins() -> None:
+    from imgkit.matrix.compat import load
+    from imgkit.matrix.plan import make_plan
+    a = parse_family("a.yaml", {"family": "a", "cuda_libs": ["cudart"], "axes": {"cuda": ["12.8"]},
+                                "max_base_age": "30d"})
+    b = parse_family("b.yaml", {"family": "b", "cuda_libs": ["cudart"], "axes": {"cuda": ["12.4"]},
+                                "max_base_age": "7d"})
+    plan = make_plan(Spec((a, b)), load())
+    assert [t.max_base_age for t in plan.targets if t.layer == "python"] == [7]

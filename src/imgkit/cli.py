@@ -179,6 +179,10 @@ def build(
     builder: Optional[str] = typer.Option(
         None, "--builder", help="With --engine buildx: the buildx builder (a docker-container, "
                                 "kubernetes or remote driver; default: buildx's current one)."),
+    refresh_base: bool = typer.Option(
+        False, "--refresh-base", help="Make each base OS image again (pull or debootstrap), so "
+                                      "the chain above it rebuilds on today's packages; a "
+                                      "family's max_base_age: does it when the base is older."),
 ) -> None:
     """Render and build the matrix (or a slice of it); skip what is up to date."""
     if keep_parents and not force:
@@ -190,7 +194,8 @@ def build(
     from .builder.command import build as run
     code = run(Selection(images, namespace, cuda, tuple(only), templates, compat_file),
                options=BuildOptions(jobs=jobs, force=force, keep_parents=keep_parents,
-                                    dry_run=dry_run, engine=engine, builder=builder),
+                                    dry_run=dry_run, engine=engine, builder=builder,
+                                    refresh_base=refresh_base),
                verbose=verbose,
                ca_bundle=ca_bundle, index_url=index_url, base_source=base_source,
                mirrors=mirror or [], json_file=json_file, candidates=candidates,

@@ -11,6 +11,7 @@ PREFIX = "org.imgkit."                              # + a component: its exact v
 LAYER = PREFIX + "layer"
 INPUT_HASH = PREFIX + "input-hash"                  # what the image was built from
 BASE_SOURCE = PREFIX + "base.source"                # how a base OS image was made
+BASE_RELEASE_DATE = PREFIX + "base.release-date"    # the Date: of the Release file it was made from
 ROLE = PREFIX + "role"                              # on containers imgkit starts
 ROLE_VERIFY = "verify"
 

@@ -14,6 +14,7 @@ class BuildOptions:
     dry_run: bool = False           # say what would be built; build nothing
     engine: str = "docker"          # docker: docker-py's builder; buildx: `docker buildx bake`
     builder: str | None = None      # with buildx: the builder to use (default: buildx's own)
+    refresh_base: bool = False      # make every base OS image again (the chain rebuilds on it)
 
 
 @dataclass(frozen=True)

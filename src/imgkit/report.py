@@ -253,7 +253,9 @@ def outdated_line(result: Outdated) -> str:
              + (": " + ", ".join(f"{p.name} {p.installed} -> {p.newest_patch}" for p in result.pip)
                 if result.pip else "")]
     if result.base_created:
-        parts.append(f"base from {result.base_created} ({result.base_days} days old)")
+        parts.append(f"base from {result.base_created} ({result.base_days} days old"
+                     + (f", its mirror's Release of {result.base_release})" if result.base_release
+                        else ")"))
     return f"{'OUTDATED' if security else 'ok'}  {result.image}: " + "; ".join(parts)
 
 

@@ -128,6 +128,16 @@ def debootstrap_command(os_release: OsRelease, root: Path, mirror: str) -> list[
             os_release.name, str(root), mirror, str(DEBOOTSTRAP_SCRIPTS / os_release.script)]
 
 
+def release_date(root: Path) -> str:
+    """The Date: of the Release file debootstrap made the tree from (it keeps it in the
+    tree's apt lists): how fresh the mirror was, not when imgkit ran."""
+    for path in sorted((root / "var/lib/apt/lists").glob("*Release")):
+        for line in path.read_text(errors="replace").splitlines():
+            if line.startswith("Date:"):
+                return line.split(":", 1)[1].strip().replace('"', "")
+    return "unknown"
+
+
 def make_base(engine: Engine, ref: str, os_release: OsRelease, mirror: str | None,
               log: Callable[[str], None], security: str | None = None) -> None:
     name, distro = os_release.name, os_release.distro
@@ -169,4 +179,5 @@ def make_base(engine: Engine, ref: str, os_release: OsRelease, mirror: str | Non
                        check=True)
         engine.import_rootfs(tarball, ref, [
             f'LABEL {labels.BASE_SOURCE}="debootstrap {name} {mirror}"',
+            f'LABEL {labels.BASE_RELEASE_DATE}="{release_date(root)}"',
             'ENV LANG=C.UTF-8', 'CMD ["/bin/bash"]'])

@@ -43,24 +43,28 @@ def build(selection: Selection, *, options: BuildOptions, verbose: bool = False,
     env = build_env(ca_bundle, index_url)                     # bad --ca-bundle: exit 2
     mirror_map = parse_mirrors(mirrors or [])                 # bad --mirror: exit 2
     key = plancache.plan_key(selection)
-    if not (options.force or options.dry_run or candidates) and answer_if_up_to_date(
-            key, started, json_file):
+    answer = not (options.force or options.dry_run or candidates or options.refresh_base)
+    if answer and answer_if_up_to_date(key, started, json_file):
         return EXIT_OK
     plan = load_plan(selection)                               # bad matrix: exit 2
     refuse_other_platforms(plan)                              # exit 2
     bake = options.engine == "buildx"   # BuildKit takes the trust settings as secret mounts
     contexts = render_selection(selection, plan, buildkit_secrets=bake)  # stale lock: exit 2
-    if candidates is None:
+    # a family with max_base_age needs its base's age looked at: no answer from the cache
+    if candidates is None and not any(c.target.max_base_age for c in contexts):
         plancache.store(key, [c.stamp for c in contexts])
     engine = connect()                                        # unreachable: exit 3
     if candidates is not None:
         contexts = take_staged(engine, candidates, contexts, dry_run=options.dry_run,
                                retry_for=retry_for)
+    replaced: list[str] = []
     if not options.dry_run:
-        make_bases(engine, contexts, base_source, mirror_map)
+        replaced = make_bases(engine, contexts, base_source, mirror_map, options.refresh_base)
     forced = plan.named if options.keep_parents else None     # --force: which lose the cache
     results = (run_bake(engine, contexts, env, options, verbose, forced) if bake
                else run_builds(engine, contexts, env, options, verbose, forced))
+    for old_base in replaced:          # its chain was rebuilt: nothing stands on it now
+        engine.remove_if_unused(old_base)
     done = {r.tag for r in results}
     stamps = [c.stamp for c in contexts if c.target.tag in done]
     results = summarize(engine, results, stamps, started, json_file)
@@ -113,19 +117,44 @@ def take_staged(engine: Engine, candidates: Path, contexts: list[Context], *,
 
 
 def make_bases(engine: Engine, contexts: list[Context], source: str,
-               mirrors: dict[str, str]) -> None:
-    """The base OS image under each root layer, once each: pulled, or made with debootstrap."""
+               mirrors: dict[str, str], refresh: bool = False) -> list[str]:
+    """The base OS image under each root layer, once each: pulled, or made with debootstrap;
+    made again when `refresh` or older than its families' `max_base_age`. Returns the ids
+    of the bases made again (removed once nothing stands on them)."""
     bases: dict[str, OsRelease] = {}
+    ages: dict[str, int] = {}
     for context in contexts:
         if context.target.base is None:
             continue
         if context.target.os_release is None:
             raise Inconsistent(f"{context.target.tag}: the plan gives its base no OS release")
         bases[context.target.base] = context.target.os_release
+        if context.target.max_base_age is not None:
+            ages[context.target.base] = min(ages.get(context.target.base, 1 << 30),
+                                            context.target.max_base_age)
     console = report.console(stderr=True)
+    replaced = []
     for ref in sorted(bases):
+        old = engine.image(ref)
+        days = base_days(engine, ref) if old is not None else None
+        why = ("--refresh-base" if refresh else
+               f"{days} days old, max_base_age is {ages[ref]} days"
+               if ref in ages and days is not None and days > ages[ref] else "")
+        if old is not None and why:
+            console.print(f"[dim]base:[/] making {ref} again ({why})")
+            engine.untag(ref)
+            replaced.append(old.id)
         ensure_base(engine, ref, bases[ref], source=source, mirrors=mirrors,
                     log=lambda m: console.print(f"[dim]base:[/] {m}"))
+    return replaced
+
+
+def base_days(engine: Engine, ref: str) -> int | None:
+    """How many days ago the base's filesystem was made (its first layer)."""
+    steps = engine.history(ref)
+    if not steps or not steps[0].created:
+        return None
+    return int((time.time() - steps[0].created) // 86400)
 
 
 def run_builds(engine: Engine, contexts: list[Context], env: BuildEnv, options: BuildOptions,

@@ -54,6 +54,7 @@ class Target:
     env: tuple[tuple[str, str], ...] = ()  # ENV the layer sets (a family's tf32 switch)
     # every platform an image standing on it needs (one tag names the image of each)
     platforms: tuple[str, ...] = ("linux/amd64",)
+    max_base_age: int | None = None  # root layers: days before their base is made again
 
     @property
     def component_map(self) -> dict[str, str]:
@@ -177,6 +178,7 @@ def _chain(family: Family, combo: Combo, compat: Compat, settings: Settings) -> 
             packages=(build.pip,), framework=build,
             env=tuple(sorted(TF32_ENV[build.name][family.tf32].items())) if family.tf32 else ()))
     _check_platform(combo, build, _pins_by_layer(chain), compat)
+    chain[0] = replace(chain[0], max_base_age=family.max_base_age)
     return [replace(t, platforms=(combo.platform,)) for t in chain]
 
 
@@ -370,9 +372,10 @@ def make_plan(spec: Spec, compat: Compat, settings: Settings = Settings()) -> Pl
                     raise SpecError(family.file, "tag",
                                     f"{target.tag} would name two different images "
                                     f"(also from family {known.family})")
-                else:                       # the same image, maybe for one more platform
+                else:       # the same image, maybe for one more platform or a stricter age
+                    ages = [a for a in (known.max_base_age, target.max_base_age) if a is not None]
                     by_tag[target.tag] = replace(known, platforms=tuple(sorted(
-                        {*known.platforms, *target.platforms})))
+                        {*known.platforms, *target.platforms})), max_base_age=min(ages, default=None))
             named.setdefault(family.name, []).append(chain[-1].tag)
     _extensions(spec, by_tag, named, compat)
     for family in spec.families:

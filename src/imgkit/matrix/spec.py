@@ -50,7 +50,8 @@ TAG_FIELDS = ("os", "python", "cuda", "cudnn", "cudnn_major", "nccl", "framework
               "framework_version", "framework_minor")
 EXTENSION_FIELDS = (*TAG_FIELDS, "parent_tag")     # the extended image's own tag
 TOP_KEYS = {"family", "description", "repository", "framework", "tag", "aliases", "axes",
-            "exclude", "include", "cuda_libs", "size_budget", "extends", "tf32", "platforms"}
+            "exclude", "include", "cuda_libs", "size_budget", "extends", "tf32", "platforms",
+            "max_base_age"}
 # How an image makes its framework's FP32 math TF32 or not, when a family says `tf32:`
 # (checked on a lent H100 for torch and jax, docs/gpu.md; NVIDIA_TF32_OVERRIDE=0 turns
 # cuBLAS and cuDNN TF32 off for torch and paddle, but does not reach JAX's XLA).
@@ -89,6 +90,7 @@ class Family:
     size_budget: int | None = None          # bytes each of the family's images may weigh
     extension: Extension | None = None      # set: built on another family's images
     tf32: str | None = None                 # "on"/"off": the FP32 math the image claims (label)
+    max_base_age: int | None = None         # days: an older base OS image is made again
 
 
 @dataclass(frozen=True)
@@ -211,6 +213,17 @@ def _size_budget(file: str, raw: Any) -> int | None:
     return budget
 
 
+AGE_PATTERN = re.compile(r"^[1-9][0-9]{0,3}d$")
+
+
+def _max_base_age(file: str, raw: Any) -> int | None:
+    """`max_base_age: 30d`: a base OS image older than that is made again before building
+    (so the chain above it rebuilds on this week's packages)."""
+    if raw is None:
+        return None
+    return int(_text(file, "max_base_age", raw, AGE_PATTERN, "age in days such as 30d")[:-1])
+
+
 def _extension_family(file: str, raw: dict[str, Any]) -> Family:
     """A family built on another family's images (matrix/extension.py)."""
     extension = parse_extension(file, raw)
@@ -293,7 +306,8 @@ def parse_family(file: str, raw: Any) -> Family:
     return Family(name=name, file=file, description=str(raw.get("description") or ""),
                   repository=repository, framework=framework, tag_template=template,
                   alias_templates=aliases, size_budget=_size_budget(file, raw.get("size_budget")),
-                  cuda_libs=cuda_libs, combos=combos, tf32=_tf32(file, raw.get("tf32"), framework))
+                  cuda_libs=cuda_libs, combos=combos, tf32=_tf32(file, raw.get("tf32"), framework),
+                  max_base_age=_max_base_age(file, raw.get("max_base_age")))
 
 
 def _platforms(file: str, raw: Any) -> list[str]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .. import report
+from .. import labels, report
 from ..engine import Engine, connect
 from ..errors import EXIT_FAILED, EXIT_HOST, EXIT_OK, HostError, Inconsistent, RegistryError, UsageError
 from ..options import PUBLISH_DEFAULTS, Signer, Trust, VerifyOptions
@@ -173,6 +173,7 @@ def outdated(*, images: list[str], selection: Selection, json_file: Path | None 
             result.pip = waiting.patch_releases(dists, index_url)
         result.base_created, result.base_days = waiting.base_age(engine, info.id,
                                                                  dt.datetime.now(dt.timezone.utc).date())
+        result.base_release = info.labels.get(labels.BASE_RELEASE_DATE, "")
         found.append(result)
         report.print_outdated(result)
     if json_file is not None:
