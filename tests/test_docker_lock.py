@@ -76,6 +76,9 @@ def test_an_image_built_from_its_lock_holds_it_and_a_rebuild_from_nothing_holds_
         assert first == pins, first ^ pins                    # exactly the lock, nothing more
         dpkg = in_image(req, "dpkg-query", "-W")
         sbom = sbom_components(req, tmp_path / "a.json")
+        # the SBOM names every locked distribution at its locked version
+        assert {tuple(p.split("==")) for p in pins} <= {(n.lower(), v) for n, v in sbom} | {
+            (n, v) for n, v in sbom}, {tuple(p.split("==")) for p in pins} - set(sbom)
 
         for tag in (req, f"{ns}/cuda:11.8-cudart-py3.11-bookworm", f"{ns}/python:3.11-bookworm"):
             engine.remove_image(tag)                         # the legacy builder's cache with it
