@@ -75,6 +75,13 @@ def test_an_image_built_from_its_lock_holds_it_and_a_rebuild_from_nothing_holds_
         first = freeze(req)
         assert first == pins, first ^ pins                    # exactly the lock, nothing more
         dpkg = in_image(req, "dpkg-query", "-W")
+        # the apt half: every package the python layer's lock pins, at that version
+        from imgkit.lock.files import apt_pins
+        python_lock = next((images / "locks").glob("*python*")).read_text()
+        installed = dict(line.split("\t", 1) for line in dpkg.splitlines() if "\t" in line)
+        wanted = dict(pin.split("=", 1) for pin in apt_pins(python_lock))
+        assert "python3" in wanted and wanted.items() <= {
+            (name.split(":")[0], v) for name, v in installed.items()}, wanted
         sbom = sbom_components(req, tmp_path / "a.json")
         # the SBOM names every locked distribution at its locked version
         assert {tuple(p.split("==")) for p in pins} <= {(n.lower(), v) for n, v in sbom} | {

@@ -11,6 +11,7 @@ from imgkit.errors import SpecError, UsageError
 from imgkit.lock.command import _merged
 from imgkit.lock.files import (
     Pinned,
+    apt_pins,
     inputs_digest,
     lock_path,
     lock_states,
@@ -65,11 +66,14 @@ def test_not_a_lock_is_exit_2_naming_the_file() -> None:
 def test_a_lock_is_stale_when_the_matrix_or_its_parents_lock_moves(tmp_path: Path) -> None:
     plan = plan_of()
     write(tmp_path, plan, [Pinned("nvidia-cuda-runtime-cu12", "12.8.90", (H1,))])
-    assert [s.problem for s in lock_states(tmp_path, plan)] == [""]
+    def problems(plan):  # type: ignore[no-untyped-def]
+        # (the python layer's lock, of its apt packages, is not written here)
+        return {plan.get(st.tag).layer: st.problem for st in lock_states(tmp_path, plan)}
+    assert problems(plan) == {"python": "no lock", "cuda": ""}
     moved = plan_of(axes={"cuda": ["12.9"]})          # another image: no lock for it
-    assert [s.problem for s in lock_states(tmp_path, moved)] == ["no lock"]
+    assert problems(moved)["cuda"] == "no lock"
     other_python = plan_of(axes={"cuda": ["12.8"], "os": ["trixie"]})
-    assert [s.problem for s in lock_states(tmp_path, other_python)] == ["no lock"]
+    assert problems(other_python)["cuda"] == "no lock"
     target = cuda_target(plan)
     assert inputs_digest(target, plan, None) != inputs_digest(target, plan, b"a parent lock")
 
@@ -112,3 +116,35 @@ def test_one_lock_for_two_platforms_marks_what_only_one_needs_and_refuses_two_ve
     assert merged["triton"].marker == 'platform_machine == "x86_64"'
     with pytest.raises(UsageError, match="one tag cannot name both"):
         _merged(target, [amd, [Pinned("torch", "2.10.0", (H3,))]])
+
+
+SIMULATED = """--- 0
+Inst perl-base [5.36.0-7+deb12u3] (5.36.0-7+deb12u4 Debian-Security:12/oldstable-security [amd64])
+Inst python3 (3.11.2-1+b1 Debian:12.15/oldstable [amd64])
+Conf python3 (3.11.2-1+b1 Debian:12.15/oldstable [amd64])
+--- 1
+Inst python3 (3.11.2-1+b1 Debian:12.15/oldstable [amd64])
+Inst libgomp1 (12.2.0-14+deb12u1 Debian:12.15/oldstable [amd64])
+"""
+
+
+def test_apt_pins_come_from_apts_own_simulation_upgrades_included(tmp_path: Path) -> None:
+    from imgkit.lock.apt import parse_simulation
+    assert parse_simulation(SIMULATED) == [
+        {"perl-base": "5.36.0-7+deb12u4", "python3": "3.11.2-1+b1"},
+        {"python3": "3.11.2-1+b1", "libgomp1": "12.2.0-14+deb12u1"}]
+
+
+def test_a_python_layer_with_an_apt_lock_installs_exactly_it(tmp_path: Path) -> None:
+    plan = plan_of()
+    python = next(t for t in plan.targets if t.layer == "python")
+    path = lock_path(tmp_path, python.tag)
+    path.parent.mkdir(parents=True)
+    path.write_text(render_lock(python, inputs_digest(python, plan, None), [], "2.36",
+                                {"python3": "3.11.2-1+b1", "perl-base": "5.36.0-7+deb12u4"}))
+    assert apt_pins(path.read_text()) == ["perl-base=5.36.0-7+deb12u4", "python3=3.11.2-1+b1"]
+    context = render_plan(plan, ROOT / "templates", locks=read_locks(tmp_path, plan))[0]
+    assert ("apt-get install -y --no-install-recommends --allow-downgrades "
+            "perl-base=5.36.0-7+deb12u4 python3=3.11.2-1+b1") in context.dockerfile
+    assert "apt-get upgrade" not in context.dockerfile
+    assert "lock.txt" not in {p for p, _, _ in context.files}     # no pip step to lock

@@ -239,13 +239,16 @@ def lock(
                                             help="Package index to resolve against (default: "
                                                  "pip's own configuration)."),
 ) -> None:
-    """Resolve what each image's pip step installs to exact versions with hashes, for the
-    image's python and platform, and write one lock per image (images/locks/<image>.txt).
+    """Resolve what each image's pip step installs to exact versions with hashes (for the
+    image's python and platform) and what its apt step installs to exact versions (apt-get -s
+    on its base, in a throwaway container), and write one lock per image
+    (images/locks/<image>.txt).
 
-    Builds then install exactly the lock (pip --no-deps --require-hashes) and its content is
-    part of the image's input hash; a lock the matrix no longer matches is refused. Exit 0:
-    written (or, with --check, every lock matches); 1: --check found a missing or stale
-    lock; 2: the matrix cannot be resolved."""
+    Builds then install exactly the lock (pip --no-deps --require-hashes, apt-get install
+    name=version) and its content is part of the image's input hash; a lock the matrix no
+    longer matches is refused. Exit 0: written (or, with --check, every lock matches); 1:
+    --check found a missing or stale lock; 2: the matrix cannot be resolved, or a base is
+    missing; 3: no engine, index or mirror."""
     selection = Selection(images, namespace, cuda, tuple(only), compat_file=compat_file)
     from .lock.command import check as run_check
     from .lock.command import lock as run

@@ -9,8 +9,10 @@ from ..matrix.extension import canonical
 from ..matrix.load import load_plan
 from ..matrix.plan import Plan, Target
 from ..selection import Selection
+from .apt import simulate
 from .files import (
     Pinned,
+    apt_requests,
     inputs_digest,
     lock_path,
     lock_states,
@@ -36,30 +38,68 @@ def check(selection: Selection) -> int:
 def lock(selection: Selection, *, index_url: str | None = None) -> int:
     """Parents first, so each image is resolved on top of its parents' pins."""
     plan = load_plan(selection)
+    apt = resolve_apt(plan)                                   # the engine and the mirror
     made: dict[str, bytes] = {}
     pins: dict[str, list[Pinned]] = {}
     for target in plan.targets:
         wanted = requirements(target)
-        if not wanted:
+        if not (wanted or apt_requests(target)):
             continue
-        below = [p for t in _ancestors(target, plan) for p in pins.get(t, _locked(selection, t))]
         glibc = _glibc(target, plan)
-        pinned = _merged(target, [resolve(wanted, [p for p in below if _applies(p, platform)],
-                                          python=target.python, platform=platform, glibc=glibc,
-                                          index_url=index_url, what=target.tag)
-                                  for platform in target.platforms])
+        pinned: list[Pinned] = []
+        if wanted:
+            below = [p for t in _ancestors(target, plan) for p in pins.get(t, _locked(selection, t))]
+            pinned = _merged(target, [resolve(wanted, [p for p in below if _applies(p, platform)],
+                                              python=target.python, platform=platform,
+                                              glibc=glibc, index_url=index_url, what=target.tag)
+                                      for platform in target.platforms])
         pins[target.tag] = pinned
         # the inputs digest is of the parent's lock as written: this run's or the file
         parent_lock = made.get(target.parent or "") or _file(selection, target.parent)
-        text = render_lock(target, inputs_digest(target, plan, parent_lock), pinned, glibc)
+        text = render_lock(target, inputs_digest(target, plan, parent_lock), pinned, glibc,
+                           apt.get(target.tag))
         path = lock_path(selection.images, target.tag)
         path.parent.mkdir(parents=True, exist_ok=True)
         old = path.read_bytes() if path.is_file() else None
         path.write_text(text)
         made[target.tag] = text.encode()
         state = "unchanged" if old == text.encode() else ("written" if old is None else "changed")
-        report.stderr_line(f"{state} {path} ({len(pinned)} distributions)")
+        report.stderr_line(f"{state} {path} ({len(pinned)} distributions, "
+                           f"{len(apt.get(target.tag, {}))} apt packages)")
     return EXIT_OK
+
+
+def resolve_apt(plan: Plan) -> dict[str, dict[str, str]]:
+    """Each image's own apt pins (what its apt step installs or upgrades on top of what its
+    parents' steps did), resolved on its base, one container per base."""
+    from ..engine import connect
+    wanting = [t for t in plan.targets if apt_requests(t)]
+    if not wanting:
+        return {}
+    engine = connect()                                        # unreachable: exit 3
+    by_base: dict[str, list[Target]] = {}
+    for target in wanting:
+        root = root_of(target, plan)
+        if root.base is None or root.os_release is None:
+            continue
+        if engine.image(root.base) is None:     # making one is the builder's job
+            raise UsageError(f"{target.tag}: its base {root.base} is not here; apt resolves "
+                             "against it", hint=f"make it with `imgkit build --only "
+                                                f"'{root.tag}'`, or pull and tag one")
+        by_base.setdefault(root.base, []).append(target)
+    out: dict[str, dict[str, str]] = {}
+    for base, targets in by_base.items():
+        chains = [[t for t in reversed(_lineage(target, plan)) if apt_requests(t)] for target in targets]
+        requests = [[p for t in chain for p in apt_requests(t)] for chain in chains]
+        for target, chain, found in zip(targets, chains, simulate(engine, base, requests)):
+            below = {tag: v for t in chain[:-1] for tag, v in out.get(t.tag, {}).items()}
+            out[target.tag] = {name: v for name, v in found.items() if name not in below}
+    return out
+
+
+def _lineage(target: Target, plan: Plan) -> list[Target]:
+    by_tag = {t.tag: t for t in plan.targets}
+    return [target] + [by_tag[tag] for tag in _ancestors(target, plan)]
 
 
 def _ancestors(target: Target, plan: Plan) -> list[str]:

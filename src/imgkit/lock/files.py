@@ -19,8 +19,25 @@ from ..matrix.plan import Plan, Target, lineage
 FORMAT = "imgkit-lock-1"
 LOCKS_DIR = "locks"                 # beside the matrix files
 INPUTS = re.compile(r"^# inputs: ([0-9a-f]{64})$", re.MULTILINE)
+APT_LINE = re.compile(r"^# apt: ([a-z0-9][a-z0-9+.-]*)=(\S+)$", re.MULTILINE)
 ENTRY = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==([^\s;\\]+)(?: ; ([^\\\n]+?))?"
                    r"((?:\s*\\?\s*--hash=sha256:[0-9a-f]{64})+)", re.MULTILINE)
+
+
+# what the python layer's template installs on the base (before its own venv)
+PYTHON_PACKAGES = ("python3", "python3-venv", "ca-certificates")
+
+
+def apt_requests(target: Target) -> tuple[str, ...]:
+    """What the image's own apt step asks for (the python layer: its packages, and every
+    upgrade the base's pockets hold)."""
+    if target.layer == "python":
+        return PYTHON_PACKAGES
+    if target.layer == "framework" and target.framework is not None:
+        return target.framework.apt
+    if target.layer == "extension" and target.extension is not None:
+        return target.extension.apt
+    return ()
 
 
 @dataclass(frozen=True)
@@ -55,16 +72,20 @@ def inputs_digest(target: Target, plan: Plan, parent_lock: bytes | None) -> str:
     digest = hashlib.sha256(f"{FORMAT}\0{target.tag}\0{target.python}\0{glibc}\0".encode())
     digest.update("\0".join(target.platforms).encode() + b"\0")
     digest.update("\0".join(requirements(target)).encode() + b"\0")
+    digest.update("\0".join(apt_requests(target)).encode() + b"\0")
     digest.update(parent_lock or b"(no parent lock)")
     return digest.hexdigest()
 
 
-def render_lock(target: Target, inputs: str, pinned: Sequence[Pinned], glibc: str) -> str:
-    lines = [f"# imgkit lock of {target.tag} ({target.layer} layer): what its pip step installs,",
-             f"# resolved for CPython {target.python} on {', '.join(target.platforms)} "
+def render_lock(target: Target, inputs: str, pinned: Sequence[Pinned], glibc: str,
+                apt: Mapping[str, str] | None = None) -> str:
+    lines = [f"# imgkit lock of {target.tag} ({target.layer} layer): what its apt and pip steps",
+             f"# install, resolved for CPython {target.python} on {', '.join(target.platforms)} "
              f"(manylinux, glibc {glibc}).",
              "# Written by `imgkit lock`; do not edit: change the matrix and lock again.",
              f"# inputs: {inputs}"]
+    # apt's pins are comments to pip, which reads this file as its requirements
+    lines += [f"# apt: {name}={version}" for name, version in sorted((apt or {}).items())]
     for pin in sorted(pinned, key=lambda p: p.name.lower()):
         hashes = " \\\n".join(f"    --hash=sha256:{h}" for h in sorted(pin.hashes))
         marker = f" ; {pin.marker}" if pin.marker else ""
@@ -81,6 +102,11 @@ def parse_lock(path: str, text: str) -> tuple[str, list[Pinned]]:
     pins = [Pinned(m.group(1), m.group(2), tuple(re.findall(r"sha256:([0-9a-f]{64})", m.group(4))),
                    (m.group(3) or "").strip()) for m in ENTRY.finditer(text)]
     return inputs.group(1), pins
+
+
+def apt_pins(text: str) -> list[str]:
+    """The lock's apt packages as `name=version`, as apt-get install takes them."""
+    return [f"{m.group(1)}={m.group(2)}" for m in APT_LINE.finditer(text)]
 
 
 @dataclass(frozen=True)
@@ -108,7 +134,7 @@ def lock_states(images: Path, plan: Plan, made: Mapping[str, bytes] | None = Non
             contents[target.tag] = made[target.tag]
         else:
             contents[target.tag] = path.read_bytes() if path.is_file() else None
-        if not requirements(target):
+        if not (requirements(target) or apt_requests(target)):
             continue
         parent = contents.get(target.parent) if target.parent else None
         expected = inputs_digest(target, plan, parent)

@@ -18,6 +18,7 @@ from typing import Mapping
 import jinja2
 
 from .. import labels
+from ..lock.files import PYTHON_PACKAGES, apt_pins, requirements
 from ..matrix.plan import LIB_LINKS, VENV, Plan, Target, lineage
 from ..shipped import PACKAGE_DIR
 from .stamp import Stamp
@@ -134,7 +135,11 @@ def render_plan(plan: Plan, templates_dir: Path, *, buildkit_secrets: bool = Fal
     contexts = []
     for target in plan.targets:  # parents first, so their hash is known
         variables = _variables(target, plan)
-        variables["lock"] = f"{context_dirname(target.tag)}.txt" if target.tag in locks else ""
+        lock = locks.get(target.tag)
+        pip_locked = lock is not None and bool(requirements(target))
+        variables["lock"] = f"{context_dirname(target.tag)}.txt" if pip_locked else ""
+        variables["apt_lock"] = apt_pins(lock.decode()) if lock is not None else []
+        variables["python_apt"] = list(PYTHON_PACKAGES)
         template = env.get_template(TEMPLATES[target.layer])
         # the hash is of the docker-py builder's form: both forms make the same image (only
         # how the trust settings reach pip differs), so either engine's build is up to date
@@ -147,8 +152,8 @@ def render_plan(plan: Plan, templates_dir: Path, *, buildkit_secrets: bool = Fal
             constraints = "".join(f"{c}\n" for c in variables["constraints"])  # type: ignore
             files.append(("constraints.txt", constraints.encode(), 0o644))
         files += _extension_files(target)
-        if target.tag in locks:
-            files.append(("lock.txt", locks[target.tag], 0o644))
+        if lock is not None and pip_locked:
+            files.append(("lock.txt", lock, 0o644))
         digest = hashlib.sha256()
         digest.update((hashes[target.parent] if target.parent else f"base:{target.base}").encode())
         for path, content, mode in sorted(files + [("Dockerfile", body.encode(), 0o644)]):
