@@ -27,14 +27,7 @@ export DOCKER_HOST="$SOCKET" DOCKER_CONFIG="$ROOT/config"
 if [ ! -x "$ROOT/usr/sbin/dockerd" ] || [ ! -x "$ROOT/config/cli-plugins/docker-buildx" ]; then
   echo "buildkit-host: fetching docker.io, containerd and docker-buildx from Debian 13 (trixie)"
   trixie=$(mktemp -d)
-  mkdir -p "$trixie/lists/partial" "$trixie/archives/partial"
-  echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian trixie main" \
-    > "$trixie/sources.list"
-  apt_trixie=(-o "Dir::Etc::SourceList=$trixie/sources.list" -o Dir::Etc::SourceParts=/dev/null
-              -o "Dir::State::Lists=$trixie/lists" -o "Dir::Cache::Archives=$trixie/archives"
-              -o APT::Sandbox::User=root)
-  $SUDO apt-get "${apt_trixie[@]}" update -q
-  (cd "$trixie" && $SUDO apt-get "${apt_trixie[@]}" download docker.io containerd docker-buildx)
+  bash "$(dirname "$0")/trixie-debs.sh" "$trixie" docker.io containerd docker-buildx
   $SUDO mkdir -p "$ROOT/config/cli-plugins"
   for deb in "$trixie"/docker.io_*.deb "$trixie"/containerd_*.deb "$trixie"/docker-buildx_*.deb; do
     $SUDO dpkg -x "$deb" "$ROOT"

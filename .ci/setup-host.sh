@@ -25,17 +25,10 @@ fi
 # libc6 >= 2.34. Fetched with apt from a sources list of its own (the host's stays Debian 12).
 if ! command -v cosign >/dev/null 2>&1; then
   echo "setup-host: installing cosign from Debian 13 (trixie)"
-  trixie=$(mktemp -d)
-  mkdir -p "$trixie/lists/partial" "$trixie/archives/partial"
-  echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian trixie main" \
-    > "$trixie/sources.list"
-  apt_trixie=(-o "Dir::Etc::SourceList=$trixie/sources.list" -o Dir::Etc::SourceParts=/dev/null
-              -o "Dir::State::Lists=$trixie/lists" -o "Dir::Cache::Archives=$trixie/archives"
-              -o APT::Sandbox::User=root)
-  $SUDO apt-get "${apt_trixie[@]}" update -q
-  (cd "$trixie" && $SUDO apt-get "${apt_trixie[@]}" download cosign)
-  $SUDO dpkg -i "$trixie"/cosign_*.deb
-  rm -rf "$trixie"
+  debs=$(mktemp -d)
+  bash "$(dirname "$0")/trixie-debs.sh" "$debs" cosign
+  $SUDO dpkg -i "$debs"/cosign_*.deb
+  rm -rf "$debs"
 fi
 echo "setup-host: cosign $(dpkg-query -W -f='${Version}' cosign 2>/dev/null || cosign version 2>&1 | grep -m1 GitVersion)"
 
