@@ -359,6 +359,10 @@ def verify(
                                               "GPU checks did not run."),
     tlog: Optional[bool] = TLOG,
     retry_for: float = RETRY_FOR,
+    updates: bool = typer.Option(
+        False, "--updates", help="Add an informational line with the security updates the "
+                                 "image's own apt sources hold for it now (a throwaway "
+                                 "container on the bridge network; as `imgkit outdated`)."),
 ) -> None:
     """Prove an image's stack matches its tag and that the GPU really computes.
 
@@ -371,7 +375,8 @@ def verify(
         raise UsageError(f"--shm-size {shm_size!r}: expected a size such as 512m or 8g")
     options = VerifyOptions(gpus=gpus, expect=tuple(expect), timeout=timeout, shm_size=shm_size,
                             thresholds=Thresholds(gemm=min_gemm, conv=min_conv,
-                                                       amp_speedup=min_amp_speedup))
+                                                       amp_speedup=min_amp_speedup),
+                            updates=updates)
     if require_signed and (attest or keyless):
         raise UsageError("--require-signed checks a signed verdict; --attest/--keyless make one")
     if (key or keyless) and not (attest or require_signed):

@@ -34,6 +34,7 @@ class VerifyOptions:
     shm_size: str | None = None     # the probe container's /dev/shm (docker's default: 64m)
     thresholds: Thresholds = Thresholds()
     gemm_size: int = 8192
+    updates: bool = False           # also ask the image's apt sources what waits (network)
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from . import tickets
 from .expect import check_gpus, parse_expect_options
 from .run import inventory, judge_report
 from .run import verify as run_verify
+from .verdict import Verdict
 
 
 def verify(*, image: str, options: VerifyOptions, json_file: Path | None = None,
@@ -61,6 +62,8 @@ def verify(*, image: str, options: VerifyOptions, json_file: Path | None = None,
         verdict = judge_report(engine, local, report_text(from_report), options)
     else:
         verdict = run_verify(engine, local, options)
+    if options.updates:
+        verdict = with_updates(engine, verdict)
     document = tickets.make_document(verdict, options.expect)   # judged as this run judged it
     if tickets.keep(document) is None:                        # what publish gates on
         report.stderr_line(f"not recorded as the ticket of {verdict.image_id[:19]}: a plain "
@@ -91,6 +94,22 @@ def verify(*, image: str, options: VerifyOptions, json_file: Path | None = None,
     if verdict.host_failure:
         return EXIT_HOST
     return EXIT_FAILED if verdict.failed else EXIT_OK
+
+
+def with_updates(engine: Engine, verdict: Verdict) -> Verdict:
+    """The verdict and an informational line: the security updates that wait for the image
+    (they never fail it: `imgkit outdated` is the gate for that)."""
+    from dataclasses import replace
+
+    from .outdated import ask_image
+    from .verdict import INFO, Check
+    waiting = [u for u in ask_image(engine, verdict.image_id)[0] if u.security]
+    measured = (f"{len(waiting)} waiting: " + ", ".join(
+        f"{u.package} {u.installed} -> {u.available}" for u in waiting)) if waiting else "none waiting"
+    check = Check("updates.security", INFO, "none waiting", measured,
+                  diagnosis="rebuild on fresh packages (imgkit build --refresh-base, or relock)"
+                  if waiting else "", required=False)
+    return replace(verdict, checks=verdict.checks + (check,))
 
 
 def check_signed(remote: RemoteRef, trust: Trust, *, allow_gpu_unverified: bool,
