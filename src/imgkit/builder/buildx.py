@@ -31,7 +31,7 @@ from ..engine import Engine, ImageInfo
 from ..errors import BuildFailed, HostError, UsageError
 from ..interrupts import interrupt_sets
 from ..options import BuildOptions
-from ..render.bake import bake_target, target_name
+from ..render.bake import EXTRA_INDEX_VARIABLE, INDEX_VARIABLE, bake_target, target_name
 from .buildenv import BuildEnv
 from .freshness import Freshness
 from .outcome import BUILT, CANCELLED, FAILED, SKIPPED, UP_TO_DATE, WOULD_BUILD, Result, up_to_date
@@ -86,8 +86,8 @@ def secrets_for(env: BuildEnv) -> tuple[list[str], dict[str, str]]:
     entries, environ = [], {}
     if env.ca_bundle is not None:
         entries.append(f"id=imgkit-ca-bundle,src={env.ca_bundle}")
-    for name, variable, value in (("imgkit-index-url", "IMGKIT_INDEX_URL", env.index_url),
-                                  ("imgkit-extra-index-url", "IMGKIT_EXTRA_INDEX_URL",
+    for name, variable, value in (("imgkit-index-url", INDEX_VARIABLE, env.index_url),
+                                  ("imgkit-extra-index-url", EXTRA_INDEX_VARIABLE,
                                    env.extra_index_url)):
         if value:
             entries.append(f"id={name},env={variable}")
@@ -276,7 +276,7 @@ class BakeBuilder:
         threading.Thread(target=_pump, args=(process, lines), daemon=True).start()
         stopped_at: float | None = None
         with interrupt_sets(self.cancel):
-            for line in _drain(lines, process):
+            for line in _drain(lines):
                 if self.cancel.is_set() and stopped_at is None:
                     stopped_at = time.monotonic()
                     process.send_signal(signal.SIGINT)     # buildx cancels its solve
@@ -319,7 +319,7 @@ def _pump(process: subprocess.Popen[str], lines: queue.Queue[str | None]) -> Non
     lines.put(None)
 
 
-def _drain(lines: queue.Queue[str | None], process: subprocess.Popen[str]) -> Iterator[str | None]:
+def _drain(lines: queue.Queue[str | None]) -> Iterator[str | None]:
     """Every line until the stream ends; None every half second, so the caller can act on a
     Ctrl-C while the bake is silent."""
     while True:
@@ -328,9 +328,6 @@ def _drain(lines: queue.Queue[str | None], process: subprocess.Popen[str]) -> It
         except queue.Empty:
             yield None
             continue
-        if line is None and process.poll() is not None:
-            return
-        if line is None:
-            process.wait()
+        if line is None:            # the stream ended: the caller waits for the exit
             return
         yield line

@@ -151,10 +151,8 @@ def make_bases(engine: Engine, contexts: list[Context], source: str,
 
 def base_days(engine: Engine, ref: str) -> int | None:
     """How many days ago the base's filesystem was made (its first layer)."""
-    steps = engine.history(ref)
-    if not steps or not steps[0].created:
-        return None
-    return int((time.time() - steps[0].created) // 86400)
+    made = engine.made_at(ref)
+    return None if made is None else int((time.time() - made) // 86400)
 
 
 def run_builds(engine: Engine, contexts: list[Context], env: BuildEnv, options: BuildOptions,

@@ -90,6 +90,12 @@ class Images(Client):
         return [Step(int(h.get("Size") or 0), str(h.get("CreatedBy") or ""),
                      int(h.get("Created") or 0)) for h in reversed(self.api.history(ref))]
 
+    def made_at(self, ref: str) -> int | None:
+        """When the image's first layer (its base's filesystem) was made, in seconds since
+        the epoch; None when the engine does not say."""
+        steps = self.history(ref)
+        return steps[0].created if steps and steps[0].created else None
+
     def untag(self, ref: str) -> None:
         """Remove the tag `ref` only (never the image it names)."""
         import docker.errors

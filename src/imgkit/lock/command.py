@@ -7,7 +7,7 @@ from .. import report
 from ..errors import EXIT_FAILED, EXIT_OK, UsageError
 from ..matrix.extension import canonical
 from ..matrix.load import load_plan
-from ..matrix.plan import Plan, Target
+from ..matrix.plan import Plan, Target, lineage
 from ..selection import Selection
 from .apt import simulate
 from .files import (
@@ -39,6 +39,7 @@ def lock(selection: Selection, *, index_url: str | None = None) -> int:
     """Parents first, so each image is resolved on top of its parents' pins."""
     plan = load_plan(selection)
     apt = resolve_apt(plan)                                   # the engine and the mirror
+    by_tag = {t.tag: t for t in plan.targets}
     made: dict[str, bytes] = {}
     pins: dict[str, list[Pinned]] = {}
     for target in plan.targets:
@@ -48,7 +49,8 @@ def lock(selection: Selection, *, index_url: str | None = None) -> int:
         glibc = _glibc(target, plan)
         pinned: list[Pinned] = []
         if wanted:
-            below = [p for t in _ancestors(target, plan) for p in pins.get(t, _locked(selection, t))]
+            below = [p for t in list(lineage(target, by_tag))[1:]
+                     for p in pins.get(t.tag, _locked(selection, t.tag))]
             pinned = _merged(target, [resolve(wanted, [p for p in below if _applies(p, platform)],
                                               python=target.python, platform=platform,
                                               glibc=glibc, index_url=index_url, what=target.tag)
@@ -88,26 +90,14 @@ def resolve_apt(plan: Plan) -> dict[str, dict[str, str]]:
                                                 f"'{root.tag}'`, or pull and tag one")
         by_base.setdefault(root.base, []).append(target)
     out: dict[str, dict[str, str]] = {}
+    by_tag = {t.tag: t for t in plan.targets}
     for base, targets in by_base.items():
-        chains = [[t for t in reversed(_lineage(target, plan)) if apt_requests(t)] for target in targets]
+        chains = [[t for t in reversed(list(lineage(target, by_tag))) if apt_requests(t)]
+                  for target in targets]
         requests = [[p for t in chain for p in apt_requests(t)] for chain in chains]
         for target, chain, found in zip(targets, chains, simulate(engine, base, requests)):
             below = {tag: v for t in chain[:-1] for tag, v in out.get(t.tag, {}).items()}
             out[target.tag] = {name: v for name, v in found.items() if name not in below}
-    return out
-
-
-def _lineage(target: Target, plan: Plan) -> list[Target]:
-    by_tag = {t.tag: t for t in plan.targets}
-    return [target] + [by_tag[tag] for tag in _ancestors(target, plan)]
-
-
-def _ancestors(target: Target, plan: Plan) -> list[str]:
-    by_tag = {t.tag: t for t in plan.targets}
-    out, at = [], target.parent
-    while at is not None:
-        out.append(at)
-        at = by_tag[at].parent
     return out
 
 

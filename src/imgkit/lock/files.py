@@ -115,6 +115,7 @@ class LockState:
     path: Path
     expected: str               # the inputs digest the matrix gives now
     found: str | None           # the lock's, None when there is no lock
+    content: bytes | None = None
 
     @property
     def problem(self) -> str:
@@ -123,24 +124,21 @@ class LockState:
         return "" if self.found == self.expected else "stale: the matrix changed since it was locked"
 
 
-def lock_states(images: Path, plan: Plan, made: Mapping[str, bytes] | None = None) -> list[LockState]:
-    """Every image with a pip step, parents first: its lock and whether it matches the
-    matrix. `made`: locks just written (tag -> content), read instead of the files."""
+def lock_states(images: Path, plan: Plan) -> list[LockState]:
+    """Every image with an apt or pip step, parents first: its lock and whether it matches
+    the matrix."""
     contents: dict[str, bytes | None] = {}
     states = []
     for target in plan.targets:
         path = lock_path(images, target.tag)
-        if made is not None and target.tag in made:
-            contents[target.tag] = made[target.tag]
-        else:
-            contents[target.tag] = path.read_bytes() if path.is_file() else None
+        contents[target.tag] = path.read_bytes() if path.is_file() else None
         if not (requirements(target) or apt_requests(target)):
             continue
         parent = contents.get(target.parent) if target.parent else None
         expected = inputs_digest(target, plan, parent)
         content = contents[target.tag]
         found = parse_lock(str(path), content.decode())[0] if content is not None else None
-        states.append(LockState(target.tag, path, expected, found))
+        states.append(LockState(target.tag, path, expected, found, content))
     return states
 
 
@@ -154,4 +152,4 @@ def read_locks(images: Path, plan: Plan) -> dict[str, bytes]:
     if stale:
         raise SpecError(str(stale[0].path), "inputs", f"the lock of {stale[0].tag} is {stale[0].problem}",
                         hint="run `imgkit lock` (with the same --cuda/--only) and review the diff")
-    return {s.tag: s.path.read_bytes() for s in states if s.found is not None}
+    return {s.tag: s.content for s in states if s.content is not None}

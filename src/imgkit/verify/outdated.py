@@ -14,14 +14,9 @@ from dataclasses import dataclass, field
 
 from ..engine import Engine, RunSpec
 from ..errors import HostError
+from ..lock.apt import APT_OPTIONS, APT_PREPARE
 
-APT_LISTS = "/tmp/imgkit-apt"
-# a root filesystem that stays read-only: apt's lists and caches go to the container's /tmp
-APT_OPTIONS = (f"-o Dir::State::Lists={APT_LISTS}/lists -o Dir::Cache={APT_LISTS}/cache "
-               "-o APT::Sandbox::User=root -o Debug::NoLocking=1")
-SCRIPT = (f"mkdir -p {APT_LISTS}/lists/partial {APT_LISTS}/cache/archives/partial && "
-          f"apt-get -qq {APT_OPTIONS} update >&2 && "
-          f"apt list --upgradable {APT_OPTIONS} 2>/dev/null; "
+SCRIPT = (f"{APT_PREPARE} && apt list --upgradable {APT_OPTIONS} 2>/dev/null; "
           "echo '--- pip'; "
           "for py in /opt/venv/bin/python3 python3; do "
           "if command -v $py >/dev/null 2>&1; then $py -m pip list --format freeze "
@@ -115,10 +110,10 @@ def index_versions(name: str, index_url: str | None = None) -> list[str]:
 
 def base_age(engine: Engine, image: str, today: dt.date) -> tuple[str, int | None]:
     """The date of the image's first layer (the base's rootfs), and its age in days."""
-    history = engine.history(image)           # oldest first
-    if not history or not history[0].created:
+    made = engine.made_at(image)
+    if made is None:
         return "", None
-    created = dt.datetime.fromtimestamp(history[0].created, dt.timezone.utc).date()
+    created = dt.datetime.fromtimestamp(made, dt.timezone.utc).date()
     return created.isoformat(), (today - created).days
 
 
