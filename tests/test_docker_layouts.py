@@ -169,3 +169,47 @@ def test_runtime_bundled_in_a_framework_wheel(engine, mini_stack: MiniStack, nam
         assert "cudart is 12.4, the tag/labels say 11.8" in cudart
     if verdict == "skip":
         assert "bundled in bundlefw" in cudart and "GPU" in cudart
+
+
+def dist_info(name: str, version: str, requires: tuple[str, ...] = (), tag: str = "") -> dict[str, bytes]:
+    """A distribution's metadata as an installed wheel leaves it (the files pip check reads)."""
+    folder = f"{name}-{version}.dist-info"
+    metadata = f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n" + "".join(
+        f"Requires-Dist: {r}\n" for r in requires)
+    files = {f"{folder}/METADATA": metadata.encode()}
+    if tag:
+        files[f"{folder}/WHEEL"] = f"Wheel-Version: 1.0\nRoot-Is-Purelib: false\nTag: {tag}\n".encode()
+    return files
+
+
+def test_broken_requirements_are_named_as_pip_check_names_them(engine, mini_stack: MiniStack,  # type: ignore[no-untyped-def]
+                                                               namespace):
+    """The probe checks requirements without pip's start-up: on an image with a missing, a
+    conflicting, a marker-excluded, an extra-only and a wrongly-cased requirement, it finds
+    exactly the lines the image's own `pip check` prints, and also an aarch64-only wheel
+    (what pip 24's check adds: the image's pip 23 does not look)."""
+    site = "/opt/venv/lib/python3.11/site-packages"
+    files = {**dist_info("brokenfw", "1.0", ("missing-dep>=1", "pip<1", 'py2only ; python_version < "3"',
+                                             'extraonly ; extra == "x"', "Helper.Lib[fast]>=0.2")),
+             **dist_info("helper_lib", "0.1"),
+             **dist_info("armonly", "2.0", tag="cp311-cp311-manylinux_2_17_aarch64")}
+    steps = f"COPY . {site}/\nRUN rm {site}/Dockerfile"
+    ref = layout(engine, namespace, mini_stack.python, "broken-requirements", steps, files)
+    verdict = judge(engine, ref)
+    check = next(c for c in verdict.checks if c.name == "pip.check")
+    assert check.verdict == "fail" and check.measured == "4 problem(s)", check
+    assert verdict.facts is not None and verdict.facts.pip_check is not None
+    found = set(verdict.facts.pip_check.problems)
+    pip = engine.client.containers.run(ref, ["python3", "-m", "pip", "check"], detach=True,
+                                       environment={"PIP_DISABLE_PIP_VERSION_CHECK": "1"},
+                                       network_disabled=True)
+    try:
+        assert pip.wait(timeout=120)["StatusCode"] == 1
+        said = set(pip.logs(stdout=True, stderr=False).decode().splitlines())
+    finally:
+        pip.remove(force=True)
+    assert said == {"brokenfw 1.0 requires missing-dep, which is not installed.",
+                    "brokenfw 1.0 has requirement pip<1, but you have pip "
+                    f"{next(w.split()[-1].rstrip('.') for w in said if 'pip<1' in w)}.",
+                    "brokenfw 1.0 has requirement Helper.Lib[fast]>=0.2, but you have helper-lib 0.1."}
+    assert found == said | {"armonly 2.0 is not supported on this platform"}

@@ -38,4 +38,4 @@ RUN imgkit-build-env pip install --no-cache-dir --constraint /opt/imgkit/constra
 EXPOSE 8888
 USER imgkit
 CMD ["jupyter", "lab"]
-LABEL org.imgkit.input-hash="befce977a96fff18dcf6604f480063f7"
+LABEL org.imgkit.input-hash="225b46e3e8003a81dffa21b622b344b9"

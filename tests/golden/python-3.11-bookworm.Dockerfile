@@ -43,4 +43,4 @@ ENV PATH=/opt/venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/
     LD_LIBRARY_PATH=/opt/imgkit/lib
 WORKDIR /workspace
 USER imgkit
-LABEL org.imgkit.input-hash="2509c33a1d652a614eb54300413e97bd"
+LABEL org.imgkit.input-hash="c5582f0944d57ee2ce74a932588f64b3"

@@ -9,7 +9,7 @@ import os
 import platform
 from concurrent.futures import ThreadPoolExecutor
 
-from . import PROBE_VERSION, channel, frameworks, inventory, libs
+from . import PROBE_VERSION, channel, frameworks, inventory, libs, priority, requirements
 
 NVIDIA_ENV = ("NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES", "NVIDIA_REQUIRE_CUDA",
               "CUDA_VERSION", "LD_LIBRARY_PATH", "NVIDIA_TF32_OVERRIDE",
@@ -62,6 +62,11 @@ def gpu_facts(args, libraries):
     return out
 
 
+def examine_libraries(names):
+    priority.lower()   # this pool thread only: the framework's keeps its priority
+    return libs.collect(), libs.resolve_names(names)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="imgkit-check", description=__doc__)
     parser.add_argument("--no-gpu", action="store_true", help="skip all GPU work")
@@ -84,14 +89,13 @@ def main(argv=None):
     # framework step shares the GPU with its measurements.
     # Two frameworks' GPU steps (their AMP timings above all) must not share the GPU either,
     # so with a GPU wanted they run one after the other.
-    with ThreadPoolExecutor(max_workers=len(present) + 1) as pool:
+    with ThreadPoolExecutor(max_workers=len(present) + 2) as pool:
         if args.no_gpu:
             runs = {name: pool.submit(frameworks.run, name, False) for name in present}
         else:
             one_by_one = pool.submit(lambda: {name: frameworks.run(name, True) for name in present})
-        pip_run = pool.submit(inventory.pip_check)
-        libraries = libs.collect()
-        bare_names = libs.resolve_names(names)
+        pip_run = pool.submit(requirements.pip_check)
+        libraries, bare_names = pool.submit(examine_libraries, names).result()
         found = ({name: run.result() for name, run in runs.items()} if args.no_gpu
                  else one_by_one.result())
         pip = pip_run.result()

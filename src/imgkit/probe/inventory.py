@@ -5,10 +5,7 @@ from __future__ import annotations
 
 import glob
 import os
-import subprocess
 import sys
-
-from . import priority
 
 DPKG_STATUS = "/var/lib/dpkg/status"
 SITE_GLOBS = ("/usr/lib/python3*/site-packages", "/usr/lib/python3*/dist-packages",
@@ -102,21 +99,3 @@ def collect():
     return {"os_release": os_release(), "dpkg": dpkg_packages(),
             "python": python_distributions()}
 
-
-def pip_check(timeout=120):
-    """`pip check` of the environment the probe runs in: broken or conflicting requirements,
-    one line each as pip says them."""
-    try:
-        check = priority.BACKGROUND + "import runpy, sys\nsys.argv = ['pip', 'check']\n" \
-                                     "runpy.run_module('pip', run_name='__main__', alter_sys=True)"
-        done = subprocess.run([sys.executable, "-c", check], stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, timeout=timeout,
-                              env=dict(os.environ, PIP_DISABLE_PIP_VERSION_CHECK="1"))
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return {"ran": False, "error": str(exc)[:500]}
-    text = (done.stdout + done.stderr).decode("utf-8", "replace")
-    if done.returncode != 0 and "No module named pip" in text:
-        return {"ran": False, "error": "pip is not installed in this environment"}
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    return {"ran": True, "ok": done.returncode == 0,
-            "problems": [] if done.returncode == 0 else lines[:200]}

@@ -10,7 +10,7 @@ import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 
-from . import channel, owners, priority
+from . import child, owners
 
 DEFAULT_DIRS = ["/lib", "/usr/lib", "/lib64", "/usr/lib64", "/lib/x86_64-linux-gnu",
                 "/usr/lib/x86_64-linux-gnu", "/usr/local/lib", "/usr/local/cuda/lib64"]
@@ -219,23 +219,12 @@ def _describe_copy(family, copy):
 
 def _child(body):
     """Run `body` with this module's names in a fresh interpreter; it sets `out`."""
-    import json
-    root = os.path.abspath(__file__)
-    for _ in __name__.split("."):
-        root = os.path.dirname(root)
-    token = channel.new_token()
-    code = ("%simport json,sys\nsys.path.insert(0,%r)\nfrom %s import *\n%s%s\nEMIT(json.dumps(out))"
-            % (priority.BACKGROUND, root, __name__, channel.emit_code(token), body))
-    try:
-        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                              timeout=120)
-    except subprocess.TimeoutExpired:
+    out, why = child.run(__name__, body)
+    if out is not None:
+        return out
+    if why.startswith("timed out"):
         return {"loadable": False, "error": "timed out loading"}
-    try:
-        return json.loads(channel.unframe(proc.stdout, token) or "")
-    except ValueError:
-        tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["exit %d" % proc.returncode]
-        return {"loadable": False, "error": "crashed while loading: " + tail[0]}
+    return {"loadable": False, "error": "crashed while loading: " + why.split("crashed: ", 1)[-1]}
 
 
 def collect():
