@@ -1,14 +1,19 @@
 #!/usr/bin/env python3
 """Verifier benchmark: `imgkit verify IMAGE --gpus none` against the floor it cannot go
 below, `docker run --rm IMAGE python3 -c "import <framework>"` (a container plus the
-framework's import), measured side by side in one run. Rounds alternate which goes first,
-so drift hits both alike; each side's median is kept. Goal (issue 8): at most 1.3x.
+framework's import), measured side by side in one run. Rounds rotate which goes first,
+so drift hits all alike; each side's median is kept. Goal (issue 21): at most 1.2x.
 
-Usage: python bench/verify_bench.py [IMAGE] [--framework paddle] [--rounds 7]
+With --baseline DIR (a checkout of another commit, e.g. `git worktree add /tmp/base HEAD~3`),
+that commit's verify runs in the same rounds, with this Python, so a change is measured
+against what it changes, not against another hour's noise.
+
+Usage: python bench/verify_bench.py [IMAGE] [--framework paddle] [--rounds 7] [--baseline DIR]
 """
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import subprocess
 import sys
@@ -16,11 +21,12 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+GOAL = 1.2
 
 
-def timed(cmd: list[str], ok: tuple[int, ...] = (0,)) -> float:
+def timed(cmd: list[str], ok: tuple[int, ...] = (0,), env: dict[str, str] | None = None) -> float:
     start = time.monotonic()
-    proc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
     if proc.returncode not in ok:
         raise SystemExit(f"{' '.join(cmd)} exited {proc.returncode}: {proc.stderr[-500:]}")
     return time.monotonic() - start
@@ -35,26 +41,35 @@ def main() -> None:
     parser.add_argument("image", nargs="?", default="paddle:2.6.2-gpu-cuda11.8-cudnn8")
     parser.add_argument("--framework", default="paddle")
     parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--baseline", type=Path, help="a checkout of another commit to run alongside")
     args = parser.parse_args()
-    imgkit = [str(Path(sys.executable).parent / "imgkit")]
-    ours = imgkit + ["verify", args.image, "--gpus", "none"]
-    floor = ["docker", "run", "--rm", args.image, "python3", "-c", f"import {args.framework}"]
-    timed(ours, ok=(0, 1))  # warm the engine's caches for both
-    timed(floor)
-    a: list[float] = []
-    b: list[float] = []
+    verify_args = ["verify", args.image, "--gpus", "none"]
+    # (label, command, accepted exit codes, environment)
+    sides: list[tuple[str, list[str], tuple[int, ...], dict[str, str] | None]] = [
+        ("imgkit verify --gpus none", [str(Path(sys.executable).parent / "imgkit")] + verify_args,
+         (0, 1), None),
+        (f"docker run + import {args.framework}",
+         ["docker", "run", "--rm", args.image, "python3", "-c", f"import {args.framework}"], (0,), None)]
+    if args.baseline is not None:
+        entry = "import sys; from imgkit.entry import main; sys.argv[0] = 'imgkit'; main()"
+        sides.append((f"baseline {args.baseline.name}", [sys.executable, "-c", entry] + verify_args,
+                      (0, 1), dict(os.environ, PYTHONPATH=str(args.baseline.resolve() / "src"))))
+    for _, cmd, ok, env in sides:                   # warm the engine's caches for all
+        timed(cmd, ok, env)
+    times: list[list[float]] = [[] for _ in sides]
     for i in range(args.rounds):
-        if i % 2 == 0:
-            a.append(timed(ours, ok=(0, 1)))
-            b.append(timed(floor))
-        else:
-            b.append(timed(floor))
-            a.append(timed(ours, ok=(0, 1)))
-    verify_s, floor_s = statistics.median(a), statistics.median(b)
-    print(f"image {args.image}, {args.rounds} rounds alternating")
-    print(f"imgkit verify --gpus none   median {verify_s:.2f} s  (rounds: {rounds(a)})")
-    print(f"docker run + import {args.framework:<7} median {floor_s:.2f} s  (rounds: {rounds(b)})")
-    print(f"ratio {verify_s / floor_s:.2f} (goal <= 1.3)")
+        for k in range(len(sides)):                 # a different side first each round
+            j = (i + k) % len(sides)
+            _, cmd, ok, env = sides[j]
+            times[j].append(timed(cmd, ok, env))
+    medians = [statistics.median(t) for t in times]
+    print(f"image {args.image}, {args.rounds} rounds, order rotating")
+    for (label, *_), median, t in zip(sides, medians, times):
+        print(f"{label:<30} median {median:.2f} s  (rounds: {rounds(t)})")
+    print(f"ratio {medians[0] / medians[1]:.2f} (goal <= {GOAL})")
+    if args.baseline is not None:
+        print(f"baseline ratio {medians[2] / medians[1]:.2f}; this tree / baseline "
+              f"{medians[0] / medians[2]:.2f}")
 
 
 if __name__ == "__main__":

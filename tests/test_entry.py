@@ -6,7 +6,14 @@ import pytest
 import typer.main
 
 from imgkit.cli import app
-from imgkit.entry import BUILD_ENV_VARS, SELECTION_OPTIONS, parse_selection, try_noop_build
+from imgkit.entry import (
+    BUILD_ENV_VARS,
+    SELECTION_OPTIONS,
+    parse_plain_verify,
+    parse_selection,
+    try_noop_build,
+    try_plain_verify,
+)
 from imgkit.selection import DEFAULT_IMAGES, DEFAULT_NAMESPACE
 
 
@@ -50,3 +57,56 @@ def test_fast_path_options_match_the_cli() -> None:
     assert params["namespace"].default == DEFAULT_NAMESPACE  # type: ignore[attr-defined]
     for name, var in BUILD_ENV_VARS.items():
         assert params[name].envvar == var  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("args, expected", [
+    (["img:1"], ("img:1", "all")),
+    (["img:1", "--gpus", "none"], ("img:1", "none")),
+    (["--gpus=0,1", "reg.example/ml/x@sha256:" + "a" * 64], ("reg.example/ml/x@sha256:" + "a" * 64, "0,1")),
+])
+def test_plain_verify_is_parsed(args: list[str], expected: tuple[str, str]) -> None:
+    assert parse_plain_verify(args) == expected
+
+
+@pytest.mark.parametrize("args", [
+    [], ["--help"], ["img", "--json", "v.json"], ["img", "other"], ["img", "--gpus"],
+    ["img", "--gpus", "none", "--gpus", "all"], ["--gpus", "none"], ["img", "--attest"],
+    ["img", "--expect", "cuda=12.4"], [""],
+])
+def test_any_other_verify_goes_to_the_cli(args: list[str]) -> None:
+    assert parse_plain_verify(args) is None
+    assert try_plain_verify(["verify", *args]) is None
+
+
+@pytest.mark.parametrize("args", [["img:1"], ["img:1", "--gpus", "none"]])
+def test_plain_verify_calls_verify_as_the_cli_does(monkeypatch: pytest.MonkeyPatch,
+                                                   args: list[str]) -> None:
+    """Whatever the CLI passes to the verify command (its defaults, its signer), the fast
+    path passes too: both ways are recorded and compared."""
+    import inspect
+
+    from typer.testing import CliRunner
+
+    import imgkit.verify.command as command
+    defaults = {name: p.default for name, p in inspect.signature(command.verify).parameters.items()}
+    calls: list[dict[str, object]] = []
+
+    def record(**kwargs: object) -> int:
+        calls.append(kwargs)
+        return 1
+    monkeypatch.setattr(command, "verify", record)
+    result = CliRunner().invoke(app, ["verify", *args])
+    assert result.exit_code == 1, result.output
+    assert try_plain_verify(["verify", *args]) == 1
+    assert len(calls) == 2
+    by_cli, by_entry = calls
+    assert by_entry == {k: v for k, v in by_cli.items() if k in by_entry}
+    # what the fast path leaves out, the CLI passes as the function's own default
+    assert {k: v for k, v in by_cli.items() if k not in by_entry} == \
+        {k: defaults[k] for k in by_cli if k not in by_entry}
+
+
+def test_plain_verify_reports_an_error_as_the_cli_does(capsys: pytest.CaptureFixture[str]) -> None:
+    assert try_plain_verify(["verify", "img:1", "--gpus", "bogus"]) == 2
+    err = capsys.readouterr().err
+    assert "error:" in err and "--gpus" in err and "Traceback" not in err

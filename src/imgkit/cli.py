@@ -16,12 +16,12 @@ import typer
 
 from . import report
 from .errors import EXIT_INTERRUPTED, ImgkitError, UsageError
-from .export.jobs import CiSettings
 from .options import (
     BUILD_DEFAULTS,
     DEFAULTS,
     PUBLISH_DEFAULTS,
     BuildOptions,
+    CiSettings,
     PublishOptions,
     Signer,
     Thresholds,
@@ -84,20 +84,24 @@ def seconds_of(option: str, text: str | None) -> float | None:
 
 
 def signer_of(key: str | None, keyless: bool, tlog: bool | None) -> Signer:
-    from .registry.cosign import check_key
     if key and keyless:
         raise UsageError("--key and --keyless: sign one way")
-    return Signer(key=check_key("--key", key) if key else None, keyless=keyless, tlog=tlog)
+    return Signer(key=_checked_key(key), keyless=keyless, tlog=tlog)
 
 
 def trust_of(key: str | None, identity: str | None, issuer: str | None,
              tlog: bool | None) -> Trust:
-    from .registry.cosign import check_key
     if bool(identity) != bool(issuer):
         raise UsageError("keyless trust needs both --certificate-identity and "
                          "--certificate-oidc-issuer")
-    return Trust(key=check_key("--key", key) if key else None, identity=identity, issuer=issuer,
-                 tlog=tlog)
+    return Trust(key=_checked_key(key), identity=identity, issuer=issuer, tlog=tlog)
+
+
+def _checked_key(key: str | None) -> str | None:
+    if not key:
+        return None
+    from .registry.cosign import check_key  # the registry client: only when a key is named
+    return check_key("--key", key)
 
 
 COMPAT = typer.Option(None, "--compat", help="Your compatibility data (new CUDA releases, framework "

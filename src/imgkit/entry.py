@@ -1,4 +1,5 @@
-"""The `imgkit` console entry point: answers a no-op build before loading the CLI.
+"""The `imgkit` console entry point: answers a no-op build, and runs a plain verify,
+before loading the CLI.
 
 A no-op `imgkit build` must cost well under docker's own cache check, and Python start-up
 dominates it; importing typer alone is a third of that. So a plain `imgkit build` with only
@@ -6,7 +7,13 @@ selection options is first tried here: parse those few options, and if the plan 
 the selection and every image is up to date, print the summary and exit 0. Anything else
 (help, --force, --dry-run, any other option, a cache miss, anything out of date, any error)
 goes to the typer CLI from the start, so its parsing, messages and exit codes stay the
-only ones a user ever sees. tests/test_entry.py keeps these options in step with cli.py.
+only ones a user ever sees.
+
+`imgkit verify IMAGE [--gpus G]`, the command CI runs most, is measured against `docker run`
+plus the framework's import, and typer's start-up (its parameter adapters import pydantic)
+is a tenth of that. That one form calls the same verify with the CLI's defaults and reports
+an error the way the CLI does; any other verify command line goes to the CLI.
+tests/test_entry.py keeps both fast paths in step with cli.py.
 """
 from __future__ import annotations
 
@@ -68,15 +75,61 @@ def try_noop_build(argv: list[str]) -> bool:
         return False  # the CLI runs the command again and reports it properly
 
 
+def parse_plain_verify(args: list[str]) -> tuple[str, str] | None:
+    """(IMAGE, GPUS) of `IMAGE [--gpus G]` in any order, or None for anything else."""
+    from .options import DEFAULTS
+    image: str | None = None
+    gpus: str | None = None
+    i = 0
+    while i < len(args):
+        flag, eq, value = args[i].partition("=")
+        if flag == "--gpus" and gpus is None:
+            if not eq:
+                if i + 1 >= len(args) or args[i + 1].startswith("-"):
+                    return None
+                value = args[i + 1]
+                i += 1
+            gpus = value
+        elif args[i].startswith("-") or image is not None or not args[i]:
+            return None
+        else:
+            image = args[i]
+        i += 1
+    return (image, DEFAULTS.gpus if gpus is None else gpus) if image is not None else None
+
+
+def try_plain_verify(argv: list[str]) -> int | None:
+    """The exit code of a plain `verify IMAGE [--gpus G]`; None when `argv` is not one."""
+    if not argv or argv[0] != "verify":
+        return None
+    plain = parse_plain_verify(argv[1:])
+    if plain is None:
+        return None
+    from dataclasses import replace
+
+    from . import report
+    from .errors import ImgkitError
+    from .options import DEFAULTS
+    from .verify.command import verify
+    image, gpus = plain
+    try:
+        return verify(image=image, options=replace(DEFAULTS, gpus=gpus))
+    except ImgkitError as exc:  # as the CLI's reports_errors says it
+        report.print_error(exc.message, exc.hint)
+        return exc.exit_code
+
+
 def main() -> None:
     try:
-        answered = try_noop_build(sys.argv[1:])
+        if try_noop_build(sys.argv[1:]):
+            sys.exit(0)
+        verified = try_plain_verify(sys.argv[1:])
     except KeyboardInterrupt:
         from .errors import EXIT_INTERRUPTED
         print("interrupted: stopped cleanly", file=sys.stderr)
         sys.exit(EXIT_INTERRUPTED)
-    if answered:
-        sys.exit(0)
+    if verified is not None:
+        sys.exit(verified)
     from .cli import app
     app()
 

@@ -1,9 +1,16 @@
 """The options of `imgkit build`, `verify` and `publish`, each default declared once (the CLI
 shows these).
-No imports beyond the standard library: the CLI loads this at start-up."""
+Nothing beyond the standard library (and `shipped`, which is the same): the CLI loads this
+at start-up."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from .shipped import install_command
+
+if TYPE_CHECKING:
+    from .registry.destination import Destination
 
 
 @dataclass(frozen=True)
@@ -87,3 +94,30 @@ class PublishOptions:
 BUILD_DEFAULTS = BuildOptions()
 DEFAULTS = VerifyOptions()
 PUBLISH_DEFAULTS = PublishOptions()
+
+
+@dataclass(frozen=True)
+class CiSettings:
+    registry: Destination              # where verified images are promoted to
+    staging: Destination               # where candidates wait for their verdicts
+    gpu_runner: str = "gpu"            # GitHub self-hosted label / GitLab runner tag
+    cpu_runner: str = ""               # "" = the platform's default runners
+    install: str = ""                  # "": this imgkit, by its PyPI name and version
+    verify_gpus: str = "all"           # 'none' makes a pipeline that cannot prove the GPU
+    matrix_args: tuple[str, ...] = ()  # --images/--namespace/--compat as the jobs must pass them
+    signing_key: str = ""              # cosign key the verify jobs sign with; "": keyless
+    trusted_key: str = ""              # its public half, for promote; "": the keyless identity
+    locks: str = ""                    # the matrix's locks folder when it has locks ("": none)
+    selection_args: tuple[str, ...] = ()  # --cuda/--only of the pipeline
+
+    @property
+    def install_command(self) -> str:
+        return self.install or install_command()
+
+    @property
+    def proves_gpu(self) -> bool:
+        return self.verify_gpus != "none"
+
+    @property
+    def keyless(self) -> bool:
+        return not self.signing_key

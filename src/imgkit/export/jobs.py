@@ -15,40 +15,12 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from ..matrix.plan import Plan, Target
-from ..registry.destination import Destination
+from ..options import CiSettings
 from ..render.bake import slug
-from ..shipped import install_command
 
 CANDIDATES = "candidates"       # the hand-over directory, relative to the job's checkout
 Kind = Literal["check", "build", "verify", "promote", "relock"]
 RELOCK_CRON = "17 4 * * 1"      # Mondays, 04:17 UTC: the weekly look at what moved
-
-
-@dataclass(frozen=True)
-class CiSettings:
-    registry: Destination              # where verified images are promoted to
-    staging: Destination               # where candidates wait for their verdicts
-    gpu_runner: str = "gpu"            # GitHub self-hosted label / GitLab runner tag
-    cpu_runner: str = ""               # "" = the platform's default runners
-    install: str = ""                  # "": this imgkit, by its PyPI name and version
-    verify_gpus: str = "all"           # 'none' makes a pipeline that cannot prove the GPU
-    matrix_args: tuple[str, ...] = ()  # --images/--namespace/--compat as the jobs must pass them
-    signing_key: str = ""              # cosign key the verify jobs sign with; "": keyless
-    trusted_key: str = ""              # its public half, for promote; "": the keyless identity
-    locks: str = ""                    # the matrix's locks folder when it has locks ("": none)
-    selection_args: tuple[str, ...] = ()  # --cuda/--only of the pipeline
-
-    @property
-    def install_command(self) -> str:
-        return self.install or install_command()
-
-    @property
-    def proves_gpu(self) -> bool:
-        return self.verify_gpus != "none"
-
-    @property
-    def keyless(self) -> bool:
-        return not self.signing_key
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import importlib
+import os
 import re
 import threading
 from dataclasses import dataclass, replace
@@ -14,7 +15,6 @@ from typing import TYPE_CHECKING, Any
 from .. import labels, versions
 from ..engine import ContainerRun, Engine, ImageInfo, RunSpec
 from ..errors import ContainerFailed, HostError, ImageError, UsageError
-from ..matrix import compat
 from ..options import VerifyOptions
 from ..probe import channel
 from ..shipped import probe_zip
@@ -23,6 +23,7 @@ from .expect import Expectations, expectations
 from .verdict import FAIL, INFO, PASS, WARN, Check, Verdict, failure
 
 if TYPE_CHECKING:
+    from ..matrix.compat import Compat
     from .facts import Report
 
 # Judging needs pydantic's models (~0.2 s to import): imported while the probe runs.
@@ -49,10 +50,11 @@ def host_driver_checks(exp: Expectations) -> list[Check]:
     except Exception as exc:  # an NVMLError: no NVIDIA driver on this host
         return [Check("host.driver", INFO, "", f"not readable on this host ({type(exc).__name__})",
                       "the container launch will tell", scope=HOST, required=False)]
+    from ..matrix import compat  # the GPU path's only: a plain --gpus none needs no data
     return [driver_check(driver, exp.get("cuda"), compat.load())]
 
 
-def driver_check(driver: str, cuda: str | None, data: compat.Compat) -> Check:
+def driver_check(driver: str, cuda: str | None, data: Compat) -> Check:
     """A driver version against the minimum drivers of `cuda` (pure logic)."""
     if versions.parse(driver) is None:
         return Check("host.driver", INFO, "", f"{driver} (not a version imgkit can compare)",
@@ -94,6 +96,17 @@ def run_probe(engine: Engine, image_id: str, options: VerifyOptions,
         labels={labels.ROLE: labels.ROLE_VERIFY}, stdout_limit=REPORT_LIMIT)), token)
 
 
+def import_judges() -> None:
+    """Import the judging modules while the probe runs, yielding the CPU to its container
+    (a per-thread nice value on Linux: this thread only)."""
+    try:
+        os.nice(10)
+    except OSError:
+        pass
+    for module in JUDGES:
+        importlib.import_module(module)
+
+
 def verify(engine: Engine, ref: str, options: VerifyOptions) -> Verdict:
     info = engine.image(ref)
     if info is None:
@@ -102,7 +115,7 @@ def verify(engine: Engine, ref: str, options: VerifyOptions) -> Verdict:
     exp = expectations(ref, info.labels, list(options.expect))
     use_gpu = options.gpus != "none"
     host = tuple(host_driver_checks(exp)) if use_gpu else ()
-    warm = threading.Thread(target=lambda: [importlib.import_module(m) for m in JUDGES], daemon=True)
+    warm = threading.Thread(target=import_judges, daemon=True)
     warm.start()
     try:
         probe = run_probe(engine, info.id, options)
