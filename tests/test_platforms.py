@@ -176,3 +176,65 @@ def test_the_k8s_export_writes_one_job_per_platform_on_nodes_of_that_arch(tmp_pa
     assert set(arches) == {"amd64", "arm64"}
     assert len({j["metadata"]["name"] for j in jobs}) == 2
     assert {j["metadata"]["annotations"]["imgkit.dev/platform"] for j in jobs} == set(BOTH)
+
+
+# -- running another platform's images here (imgkit.platforms), and judging them -----------
+
+def binfmt(tmp_path: Path, text: str) -> Path:
+    (tmp_path / "qemu-aarch64").write_text(text)
+    return tmp_path
+
+
+@pytest.mark.parametrize("entry, runs", [
+    ("enabled\ninterpreter /usr/libexec/qemu-binfmt/aarch64-binfmt-P\nflags: PF\n", True),
+    ("disabled\ninterpreter /usr/libexec/qemu-binfmt/aarch64-binfmt-P\nflags: PF\n", False),
+    ("enabled\ninterpreter /usr/bin/qemu-aarch64-static\nflags: P\n", False),   # not in containers
+])
+def test_an_emulated_platform_runs_only_with_an_enabled_fix_binary_handler(
+        tmp_path: Path, entry: str, runs: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    from imgkit import platforms
+    monkeypatch.setattr(platforms, "host", lambda: "linux/amd64")
+    assert platforms.can_run("linux/arm64", binfmt(tmp_path, entry)) is runs
+    assert platforms.can_run("linux/amd64", tmp_path)                       # its own, always
+    assert not platforms.can_run("linux/s390x", tmp_path)
+    assert not platforms.can_run("linux/arm64", tmp_path / "nothing")
+
+
+def test_platform_names(monkeypatch: pytest.MonkeyPatch) -> None:
+    from imgkit import platforms
+    assert platforms.of_machine("aarch64") == "linux/arm64"
+    assert platforms.of_machine("x86_64") == "linux/amd64"
+    assert platforms.of_machine("riscv64") == "linux/riscv64"
+    assert platforms.debian_arch("linux/arm64") == "arm64"
+    monkeypatch.setattr(platforms, "host", lambda: "linux/amd64")
+    assert platforms.local_ref("imgkit/debian:bookworm", "linux/amd64") == "imgkit/debian:bookworm"
+    assert platforms.local_ref("reg:5000/ml/paddle:2.6", "linux/arm64") == "reg:5000/ml/paddle:2.6-arm64"
+
+
+def test_the_platform_is_judged_from_the_programs_not_the_config() -> None:
+    """A config that says arm64 over x86-64 programs fails; an x86-64 library in an arm64
+    image is named with the architecture it needs; an old report (no machine) is not judged."""
+    import copy
+
+    from imgkit.verify.evaluate import evaluate
+    from imgkit.verify.expect import expectations
+
+    from .test_evaluate import GOOD, TAG, parse_report
+    report = copy.deepcopy(GOOD)
+    report["system"]["machine"] = "x86_64"
+    report["libraries"]["families"]["cudart"]["copies"][0]["machine"] = "x86_64"
+
+    def judged(platform: str) -> dict[str, tuple[str, str, str]]:
+        verdict = evaluate(TAG, "sha256:" + "0" * 64, parse_report(report), expectations(TAG, {}, []),
+                           gpu=False, platform=platform)
+        return {c.name: (c.verdict, c.measured, c.diagnosis) for c in verdict.checks}
+    same = judged("linux/amd64")
+    assert same["platform"][:2] == ("pass", "linux/amd64 (x86_64)")
+    assert "cudart.architecture" not in same
+    other = judged("linux/arm64/v8")
+    assert other["platform"][0] == "fail" and "python3 is a x86_64 program" in other["platform"][2]
+    assert other["cudart.architecture"][:2] == ("fail", "x86_64")
+    assert "needs the aarch64 build (for a wheel, its manylinux_*_aarch64 file)" in \
+        other["cudart.architecture"][2]
+    del report["system"]["machine"]
+    assert "platform" not in judged("linux/arm64")

@@ -97,6 +97,13 @@ def trust_of(key: str | None, identity: str | None, issuer: str | None,
     return Trust(key=_checked_key(key), identity=identity, issuer=issuer, tlog=tlog)
 
 
+def _platform(text: str | None) -> str | None:
+    from .platforms import KNOWN
+    if text is not None and text not in KNOWN:
+        raise UsageError(f"--platform {text!r}: expected one of {', '.join(KNOWN)}")
+    return text
+
+
 def _checked_key(key: str | None) -> str | None:
     if not key:
         return None
@@ -367,6 +374,10 @@ def verify(
         False, "--updates", help="Add an informational line with the security updates the "
                                  "image's own apt sources hold for it now (a throwaway "
                                  "container on the bridge network; as `imgkit outdated`)."),
+    platform: Optional[str] = typer.Option(
+        None, "--platform", help="The platform the image must be, linux/amd64 or linux/arm64 "
+                                 "(default: whatever it is). Another than the host's runs "
+                                 "under QEMU, with --gpus none."),
 ) -> None:
     """Prove an image's stack matches its tag and that the GPU really computes.
 
@@ -380,7 +391,7 @@ def verify(
     options = VerifyOptions(gpus=gpus, expect=tuple(expect), timeout=timeout, shm_size=shm_size,
                             thresholds=Thresholds(gemm=min_gemm, conv=min_conv,
                                                        amp_speedup=min_amp_speedup),
-                            updates=updates)
+                            updates=updates, platform=_platform(platform))
     if require_signed and (attest or keyless):
         raise UsageError("--require-signed checks a signed verdict; --attest/--keyless make one")
     if (key or keyless) and not (attest or require_signed):

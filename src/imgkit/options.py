@@ -42,6 +42,7 @@ class VerifyOptions:
     thresholds: Thresholds = Thresholds()
     gemm_size: int = 8192
     updates: bool = False           # also ask the image's apt sources what waits (network)
+    platform: str | None = None     # the platform the image must be (default: whatever it is)
 
 
 @dataclass(frozen=True)

@@ -38,4 +38,4 @@ RUN imgkit-build-env pip install --no-cache-dir --constraint /opt/imgkit/constra
 EXPOSE 8888
 USER imgkit
 CMD ["jupyter", "lab"]
-LABEL org.imgkit.input-hash="225b46e3e8003a81dffa21b622b344b9"
+LABEL org.imgkit.input-hash="96e602df3bc04bd2222aeaf701984e3a"

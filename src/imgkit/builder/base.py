@@ -13,7 +13,7 @@ import tempfile
 from pathlib import Path
 from typing import Callable
 
-from .. import labels
+from .. import labels, platforms
 from ..engine import Engine
 from ..errors import HostError, UsageError
 from ..matrix.compat import OsRelease
@@ -90,10 +90,18 @@ def registry_reachable(timeout: float = 3.0) -> bool:
 
 
 def ensure_base(engine: Engine, ref: str, os_release: OsRelease, *, source: str = "auto",
-                mirrors: dict[str, str] | None = None, log: Callable[[str], None] = print) -> str:
-    """Make sure `ref` exists; returns how it was obtained ('present', 'pulled', 'debootstrap')."""
+                mirrors: dict[str, str] | None = None, log: Callable[[str], None] = print,
+                platform: str | None = None) -> str:
+    """Make sure `ref` exists; returns how it was obtained ('present', 'pulled', 'debootstrap').
+    `platform` (default: the host's): another one is made by debootstrap, never pulled
+    (a registry's tag would give the host's platform)."""
     if engine.image(ref) is not None:
         return "present"
+    if platform is not None and platform != platforms.host():
+        if source == "pull":
+            raise UsageError(f"{ref} for {platform}: the base of another platform is made "
+                             "with debootstrap", hint="use --base-source debootstrap")
+        source = "debootstrap"
     if source not in ("auto", "pull", "debootstrap"):
         raise UsageError(f"unknown base source {source!r}", hint="auto, pull or debootstrap")
     if source in ("auto", "pull") and registry_reachable():
@@ -112,18 +120,21 @@ def ensure_base(engine: Engine, ref: str, os_release: OsRelease, *, source: str 
         mirrors = parse_mirrors(os.environ.get("IMGKIT_MIRROR", "").split())
     mirror = pick_mirror(os_release.distro, mirrors)
     security = pick_security_mirror(os_release.distro, mirror, mirrors) if mirror else None
-    make_base(engine, ref, os_release, mirror, log, security=security)
+    make_base(engine, ref, os_release, mirror, log, security=security, platform=platform)
     return "debootstrap"
 
 
 DEBOOTSTRAP_SCRIPTS = Path("/usr/share/debootstrap/scripts")
 
 
-def debootstrap_command(os_release: OsRelease, root: Path, mirror: str) -> list[str]:
+def debootstrap_command(os_release: OsRelease, root: Path, mirror: str,
+                        platform: str | None = None) -> list[str]:
     """minbase, checked against the distro's archive keyring (debootstrap would otherwise
     go on unverified when the keyring is missing), with the script named so that a release
-    newer than the host's debootstrap works too."""
-    return ["debootstrap", "--variant=minbase", f"--keyring={os_release.keyring}",
+    newer than the host's debootstrap works too. For another platform, its architecture:
+    debootstrap's second stage then runs under QEMU."""
+    arch = [f"--arch={platforms.debian_arch(platform)}"] if platform else []
+    return ["debootstrap", *arch, "--variant=minbase", f"--keyring={os_release.keyring}",
             f"--components={','.join(os_release.components)}",
             os_release.name, str(root), mirror, str(DEBOOTSTRAP_SCRIPTS / os_release.script)]
 
@@ -139,8 +150,21 @@ def release_date(root: Path) -> str:
 
 
 def make_base(engine: Engine, ref: str, os_release: OsRelease, mirror: str | None,
-              log: Callable[[str], None], security: str | None = None) -> None:
+              log: Callable[[str], None], security: str | None = None,
+              platform: str | None = None) -> None:
     name, distro = os_release.name, os_release.distro
+    platform = platform or platforms.host()
+    if platform not in platforms.KNOWN:
+        raise UsageError(f"{ref}: imgkit makes bases for {', '.join(platforms.KNOWN)}, "
+                         f"not {platform}")
+    if not platforms.can_run(platform):
+        raise HostError(f"{ref} for {platform}: this {platforms.host()} host cannot run "
+                        f"{platform} programs (debootstrap's second stage needs it)",
+                        hint=platforms.EMULATION_HINT)
+    if distro == "ubuntu" and platform != "linux/amd64" and mirror and "ports" not in mirror:
+        raise UsageError(f"{ref} for {platform}: Ubuntu's {platform} packages are on its ports "
+                         f"mirror, not {mirror}",
+                         hint="--mirror ubuntu=http://ports.ubuntu.com/ubuntu-ports")
     if mirror is None:
         raise HostError(f"no {distro} mirror found in the host's apt sources to make {ref}",
                         hint=f"pass --mirror {distro}=URL or set IMGKIT_MIRROR")
@@ -159,8 +183,11 @@ def make_base(engine: Engine, ref: str, os_release: OsRelease, mirror: str | Non
                              f"docker tag <a {os_release.image} image> {ref}")
     with tempfile.TemporaryDirectory(prefix="imgkit-rootfs-") as tmp:
         root = Path(tmp) / "rootfs"
-        log(f"making {ref} with debootstrap from {mirror} (about 30 s)")
-        proc = subprocess.run(debootstrap_command(os_release, root, mirror),
+        emulated = platform != platforms.host()
+        log(f"making {ref} with debootstrap from {mirror} "
+            + (f"for {platform} under QEMU (about 2 min)" if emulated else "(about 30 s)"))
+        proc = subprocess.run(debootstrap_command(os_release, root, mirror,
+                                                  platform if emulated else None),
                               capture_output=True, text=True)
         if proc.returncode != 0:
             tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-10:])
@@ -177,7 +204,8 @@ def make_base(engine: Engine, ref: str, os_release: OsRelease, mirror: str | Non
         tarball = Path(tmp) / "rootfs.tar"
         subprocess.run(["tar", "-C", str(root), "--numeric-owner", "-cf", str(tarball), "."],
                        check=True)
-        engine.import_rootfs(tarball, ref, [
-            f'LABEL {labels.BASE_SOURCE}="debootstrap {name} {mirror}"',
-            f'LABEL {labels.BASE_RELEASE_DATE}="{release_date(root)}"',
-            'ENV LANG=C.UTF-8', 'CMD ["/bin/bash"]'])
+        engine.load_rootfs(tarball, ref, platform=platform, labels={
+            labels.BASE_SOURCE: f"debootstrap {name} {mirror}",
+            labels.BASE_RELEASE_DATE: release_date(root)},
+            env=["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+                 "LANG=C.UTF-8"], cmd=["/bin/bash"])

@@ -2,13 +2,12 @@
 first, in parallel, up-to-date images skipped), report; what an image weighs."""
 from __future__ import annotations
 
-import platform
 import time
 from contextlib import nullcontext
 from pathlib import Path
 from typing import Callable, Collection
 
-from .. import labels, report
+from .. import labels, platforms, report
 from ..engine import Engine, connect
 from ..errors import EXIT_FAILED, EXIT_OK, Inconsistent, UsageError
 from ..matrix.compat import OsRelease
@@ -76,16 +75,11 @@ def build(selection: Selection, *, options: BuildOptions, verbose: bool = False,
                                       for r in results) else EXIT_OK
 
 
-def host_platform() -> str:
-    machine = platform.machine().lower()
-    return "linux/" + {"x86_64": "amd64", "aarch64": "arm64"}.get(machine, machine)
-
-
 def refuse_other_platforms(plan: Plan) -> None:
     """Images for another platform (linux/arm64 on an x86-64 host) are built by BuildKit from
     the bake export for now; this builder makes the host's platform only, and says so
     before building anything."""
-    host = host_platform()
+    host = platforms.host()
     for target in plan.targets:
         if any(p != host for p in target.platforms):
             raise UsageError(f"{target.tag} is planned for {', '.join(target.platforms)}: "

@@ -38,7 +38,8 @@ class Containers(Client):
             cid = api.create_container(
                 spec.image, entrypoint=list(spec.entrypoint), command=list(spec.command),
                 host_config=host_config, network_disabled=not spec.network, labels=spec.labels,
-                environment=spec.environment, user=spec.user or None)["Id"]
+                environment=spec.environment, user=spec.user or None,
+                platform=spec.platform or None)["Id"]
         except docker.errors.APIError as exc:
             raise ContainerFailed(str(exc.explanation or exc))
         try:

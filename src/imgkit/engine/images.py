@@ -1,6 +1,7 @@
-"""Images in the engine: inspect, tag, remove, import a root filesystem, history."""
+"""Images in the engine: inspect, tag, remove, load a root filesystem, history."""
 from __future__ import annotations
 
+import io
 from pathlib import Path
 from urllib.parse import quote
 
@@ -25,7 +26,9 @@ class Images(Client):
         return ImageInfo(id=attrs["Id"], tags=tuple(attrs.get("RepoTags") or ()),
                          labels=dict(config.get("Labels") or {}),
                          layers=tuple(attrs.get("RootFS", {}).get("Layers") or ()),
-                         size=int(attrs.get("Size") or 0), user=str(config.get("User") or ""))
+                         size=int(attrs.get("Size") or 0), user=str(config.get("User") or ""),
+                         platform="/".join(str(attrs[k]) for k in ("Os", "Architecture", "Variant")
+                                           if attrs.get(k)))
 
     def tag(self, image_id: str, ref: str) -> None:
         """Point `ref` at `image_id`; the image it pointed at before is removed if nothing
@@ -63,16 +66,45 @@ class Images(Client):
         except docker.errors.ImageNotFound:
             pass
 
-    def import_rootfs(self, tarball: Path, ref: str, changes: list[str]) -> str:
-        repository, tag = ref.rsplit(":", 1)
-        out = self.api.import_image_from_file(str(tarball), repository=repository, tag=tag,
-                                              changes=changes)
-        for line in str(out).splitlines():
-            if '"error"' in line:
-                raise ImgkitError(f"docker import of {ref} failed: {line}")
+    def load_rootfs(self, tarball: Path, ref: str, *, platform: str, labels: dict[str, str],
+                    env: list[str], cmd: list[str]) -> str:
+        """`ref` as a one-layer image of `tarball` whose config names `platform` (what
+        `docker import` cannot do: engine 20.10 ignores its --platform). Written as the
+        archive `docker save` makes and loaded."""
+        import datetime as dt
+        import hashlib
+        import json
+        import tarfile
+        import tempfile
+        os_name, architecture, *variant = platform.split("/")
+        digest = hashlib.sha256()
+        with tarball.open("rb") as layer:
+            for block in iter(lambda: layer.read(1 << 20), b""):
+                digest.update(block)
+        now = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        config = {"architecture": architecture, "os": os_name, "created": now,
+                  **({"variant": variant[0]} if variant else {}),
+                  "config": {"Env": env, "Cmd": cmd, "Labels": labels},
+                  "rootfs": {"type": "layers", "diff_ids": [f"sha256:{digest.hexdigest()}"]},
+                  "history": [{"created": now, "created_by": f"imgkit: root filesystem of {ref}"}]}
+        config_bytes = json.dumps(config).encode()
+        config_name = hashlib.sha256(config_bytes).hexdigest() + ".json"
+        manifest = json.dumps([{"Config": config_name, "RepoTags": [ref],
+                                "Layers": [f"{digest.hexdigest()}/layer.tar"]}]).encode()
+        with tempfile.TemporaryFile(dir=tarball.parent) as archive:
+            with tarfile.open(fileobj=archive, mode="w") as out:
+                out.add(str(tarball), arcname=f"{digest.hexdigest()}/layer.tar")
+                for name, data in ((config_name, config_bytes), ("manifest.json", manifest)):
+                    member = tarfile.TarInfo(name)
+                    member.size = len(data)
+                    out.addfile(member, io.BytesIO(data))
+            archive.seek(0)
+            for line in self.api.load_image(archive, quiet=True):
+                if isinstance(line, dict) and line.get("error"):
+                    raise ImgkitError(f"docker load of {ref} failed: {line['error']}")
         info = self.image(ref)
         if info is None:
-            raise ImgkitError(f"docker import of {ref} reported no image: {out}")
+            raise ImgkitError(f"docker load of {ref} reported no image")
         return info.id
 
     def pull(self, ref: str) -> bool:

@@ -12,6 +12,7 @@ class ImageInfo:
     layers: tuple[str, ...]
     size: int
     user: str = ""          # the image's default user (Config.User), "" for root
+    platform: str = ""      # os/architecture[/variant] its config names, e.g. linux/arm64
 
 
 @dataclass(frozen=True)
@@ -39,6 +40,7 @@ class RunSpec:
     stderr_limit: int = 64 << 10
     network: bool = False          # the engine's default bridge (e.g. to ask the apt mirror)
     user: str = ""                 # "" = the image's own default user
+    platform: str = ""             # "" = the image's own; linux/arm64 runs under emulation here
 
 
 @dataclass(frozen=True)

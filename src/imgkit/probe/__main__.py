@@ -30,7 +30,8 @@ def system_facts():
         user = pwd.getpwuid(os.getuid()).pw_name
     except (KeyError, ImportError):
         user = None
-    return {"python": platform.python_version(), "uid": os.getuid(), "user": user,
+    return {"python": platform.python_version(), "machine": platform.machine(),
+            "uid": os.getuid(), "user": user,
             "shm_bytes": shm, "env": {k: os.environ.get(k) for k in NVIDIA_ENV}}
 
 

@@ -13,7 +13,10 @@ from concurrent.futures import ThreadPoolExecutor
 from . import child, owners
 
 DEFAULT_DIRS = ["/lib", "/usr/lib", "/lib64", "/usr/lib64", "/lib/x86_64-linux-gnu",
-                "/usr/lib/x86_64-linux-gnu", "/usr/local/lib", "/usr/local/cuda/lib64"]
+                "/usr/lib/x86_64-linux-gnu", "/lib/aarch64-linux-gnu", "/usr/lib/aarch64-linux-gnu",
+                "/usr/local/lib", "/usr/local/cuda/lib64"]
+# ELF e_machine -> `uname -m`: a library of another architecture never loads, and says so
+ELF_MACHINES = {0x3E: "x86_64", 0xB7: "aarch64", 0x03: "i686", 0x28: "arm", 0x15: "ppc64le"}
 # family -> regex of the file names that are that library (not its sub-libraries); a wheel
 # repaired by auditwheel bundles it under a hashed name (libcudart-1a2b3c4d.so.11.0)
 FAMILIES = {
@@ -188,11 +191,25 @@ def loaded_path(name_fragment):
     return next((p for p in mapped_files() if os.path.basename(p).startswith(name_fragment)), None)
 
 
+def elf_machine(path):
+    """The architecture an ELF file is built for, as `uname -m` names it ("" if not ELF)."""
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(20)
+    except OSError:
+        return ""
+    if len(head) < 20 or head[:4] != b"\x7fELF":
+        return ""
+    number = int.from_bytes(head[18:20], "little" if head[5] == 1 else "big")
+    return ELF_MACHINES.get(number, "elf-machine-%d" % number)
+
+
 def describe_copy(family, copy, loaded):
     """What one copy is: `loaded`, the answer of the child interpreter that loaded it by path
-    (two copies never share a process), with its owner; its version comes from the library
-    itself, else from the package that installed it."""
+    (two copies never share a process), with its owner and the architecture it is built
+    for; its version comes from the library itself, else from the package that installed it."""
     result = dict(loaded)
+    result["machine"] = elf_machine(copy["path"])
     owner = owners.owner_of(copy["path"], family)
     if owner:
         result["owner"] = owner

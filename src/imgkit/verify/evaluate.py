@@ -7,7 +7,7 @@ import re
 from functools import lru_cache
 from typing import Any
 
-from .. import versions, yamlload
+from .. import platforms, versions, yamlload
 from ..matrix import compat
 from ..matrix.compat import Compat
 from ..options import Thresholds
@@ -420,13 +420,39 @@ def parent_stack_checks(report: Report, parent: str,
             for family in changed]
 
 
+def platform_checks(report: Report, platform: str) -> list[Check]:
+    """The image's config says `platform` (os/arch[/variant]): its python3 must be a program
+    of that architecture, and so must every CUDA library copy (one of another never loads)."""
+    os_arch = "/".join(platform.split("/")[:2])
+    if not os_arch or os_arch not in platforms.KNOWN or report.system.machine is None:
+        return []
+    machine = platforms.KNOWN[os_arch][1]
+    measured = platforms.of_machine(report.system.machine)
+    checks = [Check("platform", PASS if measured == os_arch else FAIL, os_arch,
+                    f"{measured} ({report.system.machine})",
+                    "" if measured == os_arch else
+                    f"the image's config says {os_arch}, but its python3 is a "
+                    f"{report.system.machine} program: the config or the layers are wrong")]
+    for family, found in report.libraries.families.items():
+        for copy in found.copies:
+            if copy.machine and copy.machine != machine:
+                checks.append(Check(f"{family}.architecture", FAIL, machine, copy.machine,
+                                    f"{copy.path} is built for {copy.machine}: a {os_arch} "
+                                    f"image needs the {machine} build (for a wheel, its "
+                                    f"manylinux_*_{machine} file)"))
+    return checks
+
+
 def evaluate(image: str, image_id: str, report: Report, exp: Expectations, *, gpu: bool,
              thresholds: Thresholds = Thresholds(), before: tuple[Check, ...] = (),
              data: Compat | None = None, shm_size: str | None = None,
-             parent: tuple[str, dict[str, list[list[str]]] | None] | None = None) -> Verdict:
+             parent: tuple[str, dict[str, list[list[str]]] | None] | None = None,
+             platform: str = "") -> Verdict:
     """Every check of `report`; `before` are checks made outside the probe (the host's);
-    `parent`: for an extension image, its parent and the libraries its verdict recorded."""
+    `parent`: for an extension image, its parent and the libraries its verdict recorded;
+    `platform`: what the image's config says it is (os/arch)."""
     checks = [*before, Check("python3", PASS, "present", report.system.python)]
+    checks += platform_checks(report, platform)
     checks += library_checks(report, exp)
     checks += dependency_checks(report)
     if parent is not None:

@@ -43,6 +43,7 @@ class LibraryCopy(Fact):
     version: Optional[Version] = None
     version_source: Optional[Text] = None
     cuda_build: Optional[Version] = None  # cuDNN: the CUDA it was built for, as it says itself
+    machine: Optional[Text] = None        # the architecture its ELF header names (uname -m)
     owner: Optional[Owner] = None
     error: Optional[Text] = None
     library_error: Optional[Text] = None
@@ -69,6 +70,7 @@ class Libraries(Fact):
 
 class System(Fact):
     python: Version
+    machine: Optional[Text] = None   # `uname -m` as the image's python3 sees it
     uid: int
     user: Optional[Text] = None
     shm_bytes: Optional[int] = None

@@ -12,7 +12,7 @@ import threading
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from .. import labels, versions
+from .. import labels, platforms, versions
 from ..engine import ContainerRun, Engine, ImageInfo, RunSpec
 from ..errors import ContainerFailed, HostError, ImageError, UsageError
 from ..options import VerifyOptions
@@ -81,8 +81,33 @@ class ProbeRun:
     token: str       # the report's marker token, chosen here for this run
 
 
+def runnable_platform(ref: str, info: ImageInfo, options: VerifyOptions) -> str:
+    """The platform the probe runs as: the image's own, which must be the one --platform
+    asks for, and one this host can run (its own, or emulated by QEMU without a GPU)."""
+    own = "/".join(info.platform.split("/")[:2]) or platforms.host()
+    if options.platform and options.platform != own:
+        raise UsageError(f"{ref} is a {own} image, not {options.platform}",
+                         hint=f"verify the {options.platform} image of it (pull or build that "
+                              "platform's), or leave out --platform")
+    if own != platforms.host():
+        if not platforms.can_run(own):
+            raise HostError(f"{ref} is a {own} image and this {platforms.host()} host cannot "
+                            "run its programs", hint=platforms.EMULATION_HINT)
+        if options.gpus != "none":
+            raise UsageError(f"{ref} is a {own} image: here it runs under emulation, where no "
+                             "GPU can be used", hint=f"verify it with --gpus none here, and "
+                                                     f"with a GPU on a {own} machine")
+    return own
+
+
+def _foreign(platform: str) -> str:
+    """What the container is created with: "" for the host's own (engines before API 1.41
+    take no platform), the platform for an emulated one."""
+    return "" if platform == platforms.host() else platform
+
+
 def run_probe(engine: Engine, image_id: str, options: VerifyOptions,
-              extra: tuple[str, ...] = ()) -> ProbeRun:
+              extra: tuple[str, ...] = (), platform: str = "") -> ProbeRun:
     """The probe in a throwaway, locked-down container of exactly the image judged."""
     args: tuple[str, ...] = (("--no-gpu",) if options.gpus == "none"
                              else ("--gemm-size", str(options.gemm_size)))
@@ -93,7 +118,8 @@ def run_probe(engine: Engine, image_id: str, options: VerifyOptions,
         environment={"IMGKIT_PROBE": base64.b64encode(probe_zip()).decode(), "HOME": "/tmp",
                      channel.MARK_ENV: token},
         gpus=options.gpus, timeout=options.timeout, memory=options.memory, shm_size=options.shm_size,
-        labels={labels.ROLE: labels.ROLE_VERIFY}, stdout_limit=REPORT_LIMIT)), token)
+        labels={labels.ROLE: labels.ROLE_VERIFY}, stdout_limit=REPORT_LIMIT,
+        platform=platform)), token)
 
 
 def import_judges() -> None:
@@ -112,13 +138,14 @@ def verify(engine: Engine, ref: str, options: VerifyOptions) -> Verdict:
     if info is None:
         raise UsageError(f"image {ref!r} not found in the local engine",
                          hint="build it (imgkit build) or pull it first")
+    platform = runnable_platform(ref, info, options)
     exp = expectations(ref, info.labels, list(options.expect))
     use_gpu = options.gpus != "none"
     host = tuple(host_driver_checks(exp)) if use_gpu else ()
     warm = threading.Thread(target=import_judges, daemon=True)
     warm.start()
     try:
-        probe = run_probe(engine, info.id, options)
+        probe = run_probe(engine, info.id, options, platform=_foreign(platform))
     except ContainerFailed as exc:
         return _not_started(ref, info.id, exc.explanation, host)
     warm.join()
@@ -155,7 +182,9 @@ def inventory(engine: Engine, ref: str, options: VerifyOptions,
         raise UsageError(f"image {ref!r} not found in the local engine",
                          hint="build it (imgkit build) or pull it first")
     try:
-        probe = run_probe(engine, info.id, replace(options, gpus="none"), ("--inventory",))
+        quiet = replace(options, gpus="none")
+        probe = run_probe(engine, info.id, quiet, ("--inventory",),
+                          platform=_foreign(runnable_platform(ref, info, quiet)))
     except ContainerFailed as exc:
         raise ImageError(f"{name or ref}: the probe could not start: {exc.explanation.strip()[:300]}")
     run = probe.run
@@ -205,7 +234,7 @@ def judge_run(engine: Engine, ref: str, info: ImageInfo, exp: Expectations, run:
             user_check(report, info.user))
     return evaluate(ref, info.id, report, exp, gpu=options.gpus != "none",
                     thresholds=options.thresholds, before=host + seen, shm_size=options.shm_size,
-                    parent=_parent_of_extension(engine, info))
+                    parent=_parent_of_extension(engine, info), platform=info.platform)
 
 
 def _parent_of_extension(engine: Engine, info: ImageInfo) -> tuple[str, Any] | None:
