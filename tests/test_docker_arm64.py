@@ -43,9 +43,9 @@ def wheels(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 
 @pytest.fixture(scope="module")
-def arm64_python(engine, namespace) -> str:  # type: ignore[no-untyped-def]
+def arm64_base(engine, namespace) -> str:  # type: ignore[no-untyped-def]
     """Debian 12 arm64 from debootstrap (its second stage under QEMU, ~2 min the first time:
-    the base is kept, as the amd64 one is), with python3 and a venv, as a user builds one."""
+    the base is kept, as the amd64 one is), also tagged as the test namespace's."""
     from imgkit.builder.base import ensure_base
     from imgkit.matrix import compat
     from imgkit.matrix.plan import Settings, base_ref
@@ -54,8 +54,15 @@ def arm64_python(engine, namespace) -> str:  # type: ignore[no-untyped-def]
     ensure_base(engine, base, bookworm, platform=ARM64)
     info = engine.image(base)
     assert info is not None and info.platform == ARM64    # the config says arm64, not the host's
+    engine.tag(info.id, f"{namespace}/debian:bookworm-arm64")
+    return base
+
+
+@pytest.fixture(scope="module")
+def arm64_python(engine, namespace, arm64_base) -> str:  # type: ignore[no-untyped-def]
+    """The arm64 base with python3 and a venv, as a user builds one."""
     return build_from_files(engine, f"{namespace}/python:3.11-bookworm-arm64", {"Dockerfile": (
-        f"FROM {base}\n"
+        f"FROM {arm64_base}\n"
         "RUN apt-get update -qq && apt-get install -y -qq --no-install-recommends python3 "
         "python3-venv >/dev/null && rm -rf /var/lib/apt/lists/* && python3 -m venv /opt/venv "
         "&& useradd --create-home --uid 1000 imgkit\n"
@@ -153,3 +160,39 @@ def test_the_cli_verifies_arm64_here_without_a_gpu_only(arm64_python) -> None:  
     other = imgkit("verify", arm64_python, "--platform", "linux/amd64", "--gpus", "none")
     assert other.returncode == 2 and "is a linux/arm64 image, not linux/amd64" in other.stderr
     assert "Traceback" not in gpu.stderr + other.stderr
+
+
+def test_build_makes_each_platform_and_each_verifies(engine, namespace, arm64_base,  # type: ignore[no-untyped-def]
+                                                     tmp_path):
+    """`imgkit build` of a family for both platforms: the host's images under their tags, the
+    arm64 ones as TAG-arm64 standing on each other (configs say arm64, the same input hash),
+    each verifies as its platform; a second build has nothing to do."""
+    images = tmp_path / "images"
+    images.mkdir()
+    (images / "mini.yaml").write_text("family: mini\ncuda_libs: [cudart]\n"
+                                      "platforms: [linux/amd64, linux/arm64]\n"
+                                      "axes:\n  cuda: [\"12.8\"]\n")
+    common = ["--images", str(images), "--namespace", namespace]
+    report = tmp_path / "build.json"
+
+    def build() -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "imgkit", "build", *common, "--json", str(report)],
+                              capture_output=True, text=True, timeout=1800)
+    done = build()
+    assert done.returncode == 0, done.stdout + done.stderr
+    import json
+    built = {i["tag"]: i["status"] for i in json.loads(report.read_text())["images"]}
+    cuda = next(t for t in built if "/cuda:" in t and not t.endswith("-arm64"))
+    assert set(built) >= {cuda, f"{cuda}-arm64"}
+    here, there = engine.image(cuda), engine.image(f"{cuda}-arm64")
+    assert here.platform == "linux/amd64" and there.platform == ARM64
+    assert here.labels["org.imgkit.input-hash"] == there.labels["org.imgkit.input-hash"]
+    assert there.layers[:len(engine.image(arm64_base).layers)] == engine.image(arm64_base).layers
+    judged = verify(engine, f"{cuda}-arm64", VerifyOptions(gpus="none", platform=ARM64))
+    assert judged.passed, judged.failed
+    assert checks(judged)["platform"].startswith("pass: linux/arm64")
+    assert checks(judged)["cudart.version"].startswith("pass: 12.8")
+    assert verify(engine, cuda, VerifyOptions(gpus="none")).passed
+    again = build()
+    assert again.returncode == 0, again.stderr
+    assert {i["status"] for i in json.loads(report.read_text())["images"]} == {"up-to-date"}

@@ -139,6 +139,10 @@ def cli(*args: str) -> subprocess.CompletedProcess[str]:
                           env={**os.environ, "DOCKER_HOST": "unix:///nonexistent.sock"})
 
 
+MINI_BOTH: dict[str, Any] = {"family": "mini", "cuda_libs": ["cudart"], "platforms": BOTH,
+                             "axes": {"cuda": ["12.8"]}}
+
+
 def two_platform_matrix(tmp_path: Path) -> Path:
     images = tmp_path / "images"
     images.mkdir()
@@ -148,13 +152,49 @@ def two_platform_matrix(tmp_path: Path) -> Path:
     return images
 
 
-def test_build_refuses_a_foreign_platform_before_anything_runs(tmp_path: Path) -> None:
+def test_the_buildx_engine_refuses_a_foreign_platform_before_anything_runs(tmp_path: Path) -> None:
     """No engine is asked (DOCKER_HOST points nowhere): exit 2, not a build of the wrong
-    platform under the right name."""
-    done = cli("build", "--images", str(two_platform_matrix(tmp_path)))
+    platform under the right name (that engine's classic store holds one platform per tag)."""
+    done = cli("build", "--images", str(two_platform_matrix(tmp_path)), "--engine", "buildx")
     assert done.returncode == 2, done.stderr
-    assert "linux/arm64" in done.stderr and "export bake" in done.stderr
+    assert "linux/arm64" in done.stderr and "default engine" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_a_platform_this_host_cannot_run_is_a_host_error_naming_an_image(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from imgkit import platforms
+    from imgkit.builder.command import platforms_to_build
+    from imgkit.errors import HostError
+    plan = plan_of(MINI_BOTH)
+    monkeypatch.setattr(platforms, "host", lambda: "linux/amd64")
+    monkeypatch.setattr(platforms, "can_run", lambda p: True)
+    assert platforms_to_build(plan) == ("linux/amd64", "linux/arm64")
+    monkeypatch.setattr(platforms, "can_run", lambda p: p == "linux/amd64")
+    with pytest.raises(HostError) as caught:
+        platforms_to_build(plan)
+    assert "planned for linux/arm64" in caught.value.message and "qemu-user-static" in caught.value.hint
+
+
+def test_each_platform_renders_under_its_local_name_with_the_neutral_hash() -> None:
+    """An arm64 image stands on its parent's arm64 image (TAG-arm64, FROM it), and carries the
+    input hash of the platform-neutral form: the one BuildKit's multi-platform build has."""
+    from imgkit.render.contexts import render_plan
+    from imgkit.shipped import default_templates
+    plan = plan_of(MINI_BOTH)
+    templates = default_templates()
+    assert templates is not None
+    neutral = {c.target.tag: c for c in render_plan(plan, templates)}
+    amd64 = render_plan(plan, templates, platform="linux/amd64")
+    arm64 = render_plan(plan, templates, platform="linux/arm64")
+    assert [c.target.tag for c in amd64] == list(neutral)
+    assert [c.target.tag for c in arm64] == [f"{t}-arm64" for t in neutral]
+    for plain, context in zip(neutral.values(), arm64):
+        assert context.input_hash == plain.input_hash
+        assert context.target.platforms == ("linux/arm64",)
+        stands_on = plain.target.parent or plain.target.base
+        assert f"FROM {stands_on}-arm64\n" in context.dockerfile
+        assert context.dockerfile.replace(f"{stands_on}-arm64", str(stands_on)) == plain.dockerfile
 
 
 def test_the_bake_export_asks_buildkit_for_every_platform(tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ from typing import Callable, Collection
 
 from .. import labels, platforms, report
 from ..engine import Engine, connect
-from ..errors import EXIT_FAILED, EXIT_OK, Inconsistent, UsageError
+from ..errors import EXIT_FAILED, EXIT_OK, HostError, Inconsistent, UsageError
 from ..matrix.compat import OsRelease
 from ..matrix.load import load_plan
 from ..matrix.plan import Plan, split_given
@@ -46,9 +46,12 @@ def build(selection: Selection, *, options: BuildOptions, verbose: bool = False,
     if answer and answer_if_up_to_date(key, started, json_file):
         return EXIT_OK
     plan = load_plan(selection)                               # bad matrix: exit 2
-    refuse_other_platforms(plan)                              # exit 2
     bake = options.engine == "buildx"   # BuildKit takes the trust settings as secret mounts
-    contexts = render_selection(selection, plan, buildkit_secrets=bake)  # stale lock: exit 2
+    if bake:
+        refuse_other_platforms(plan)                          # exit 2
+    wanted = () if bake else platforms_to_build(plan)         # no emulation: exit 3
+    contexts = render_selection(selection, plan, buildkit_secrets=bake,
+                                platforms=wanted)             # stale lock: exit 2
     # a family with max_base_age needs its base's age looked at: no answer from the cache
     if candidates is None and not any(c.target.max_base_age for c in contexts):
         plancache.store(key, [c.stamp for c in contexts])
@@ -75,18 +78,32 @@ def build(selection: Selection, *, options: BuildOptions, verbose: bool = False,
                                       for r in results) else EXIT_OK
 
 
+def platforms_to_build(plan: Plan) -> tuple[str, ...]:
+    """Every platform the plan's images are for, the host's first; each other one must run
+    here (QEMU's handler), which is checked before anything is built."""
+    host = platforms.host()
+    wanted = sorted({p for t in plan.targets for p in t.platforms}, key=lambda p: (p != host, p))
+    for platform in wanted:
+        if not platforms.can_run(platform):
+            needing = next(t.tag for t in plan.targets if platform in t.platforms)
+            raise HostError(f"{needing} is planned for {platform}, and this {host} host cannot "
+                            f"run {platform} programs to build it", hint=platforms.EMULATION_HINT)
+    return tuple(wanted)
+
+
 def refuse_other_platforms(plan: Plan) -> None:
-    """Images for another platform (linux/arm64 on an x86-64 host) are built by BuildKit from
-    the bake export for now; this builder makes the host's platform only, and says so
-    before building anything."""
+    """With --engine buildx the images are loaded into the engine's classic store, which
+    keeps one platform per tag: that engine builds the host's platform here, and says so
+    before building anything (the docker-py builder keeps another platform's under TAG-ARCH;
+    `imgkit export bake` builds every platform for a registry)."""
     host = platforms.host()
     for target in plan.targets:
         if any(p != host for p in target.platforms):
             raise UsageError(f"{target.tag} is planned for {', '.join(target.platforms)}: "
-                             f"`imgkit build` makes {host} images only so far",
-                             hint="build every platform with `imgkit export bake` and `docker "
-                                  "buildx bake` (BuildKit, QEMU for foreign platforms), or select "
-                                  f"{host}-only images with --cuda/--only")
+                             f"`imgkit build --engine buildx` makes {host} images only so far",
+                             hint="build it with the default engine (another platform's image is "
+                                  "kept as TAG-ARCH), or push every platform with `imgkit export "
+                                  "bake` and `docker buildx bake`")
 
 
 def take_staged(engine: Engine, candidates: Path, contexts: list[Context], *,
@@ -116,6 +133,7 @@ def make_bases(engine: Engine, contexts: list[Context], source: str,
     made again when `refresh` or older than its families' `max_base_age`. Returns the ids
     of the bases made again (removed once nothing stands on them)."""
     bases: dict[str, OsRelease] = {}
+    wants: dict[str, str] = {}
     ages: dict[str, int] = {}
     for context in contexts:
         if context.target.base is None:
@@ -123,6 +141,8 @@ def make_bases(engine: Engine, contexts: list[Context], source: str,
         if context.target.os_release is None:
             raise Inconsistent(f"{context.target.tag}: the plan gives its base no OS release")
         bases[context.target.base] = context.target.os_release
+        if len(context.target.platforms) == 1:   # an image of one platform (render's on_platform)
+            wants[context.target.base] = context.target.platforms[0]
         if context.target.max_base_age is not None:
             ages[context.target.base] = min(ages.get(context.target.base, 1 << 30),
                                             context.target.max_base_age)
@@ -139,7 +159,7 @@ def make_bases(engine: Engine, contexts: list[Context], source: str,
             engine.untag(ref)
             replaced.append(old.id)
         ensure_base(engine, ref, bases[ref], source=source, mirrors=mirrors,
-                    log=lambda m: console.print(f"[dim]base:[/] {m}"))
+                    log=lambda m: console.print(f"[dim]base:[/] {m}"), platform=wants.get(ref))
     return replaced
 
 

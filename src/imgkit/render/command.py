@@ -26,12 +26,17 @@ def render_contexts(selection: Selection, *, buildkit_secrets: bool = False) -> 
     return render_selection(selection, load_plan(selection), buildkit_secrets=buildkit_secrets)
 
 
-def render_selection(selection: Selection, plan: Plan, *,
-                     buildkit_secrets: bool = False) -> list[Context]:
+def render_selection(selection: Selection, plan: Plan, *, buildkit_secrets: bool = False,
+                     platforms: tuple[str, ...] = ()) -> list[Context]:
     """The plan's contexts, each image with a lock (images/locks/) installing from it; a
-    stale lock is exit 2."""
-    return render_plan(plan, selection.templates_dir, buildkit_secrets=buildkit_secrets,
-                       locks=read_locks(selection.images, plan))
+    stale lock is exit 2. With `platforms`: each platform's images, under their local names."""
+    locks = read_locks(selection.images, plan)
+    if not platforms:
+        return render_plan(plan, selection.templates_dir, buildkit_secrets=buildkit_secrets,
+                           locks=locks)
+    return [context for platform in platforms
+            for context in render_plan(plan, selection.templates_dir, locks=locks,
+                                       buildkit_secrets=buildkit_secrets, platform=platform)]
 
 
 def cli_builds_with_buildkit() -> bool:

@@ -11,13 +11,13 @@ import hashlib
 import json
 import shlex
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Mapping
 
 import jinja2
 
-from .. import labels
+from .. import labels, platforms
 from ..lock.files import PYTHON_PACKAGES, apt_pins, requirements
 from ..matrix.plan import LIB_LINKS, VENV, Plan, Target, lineage
 from ..shipped import PACKAGE_DIR
@@ -126,14 +126,29 @@ SECRET_MOUNTS = ("--mount=type=secret,id=imgkit-ca-bundle,required=false "
                  "--mount=type=secret,id=imgkit-extra-index-url,required=false ")
 
 
+def on_platform(target: Target, platform: str) -> Target:
+    """`target` as the image of one platform this engine keeps: under that platform's local
+    name (platforms.local_ref: the tag itself for the host's, TAG-ARCH for another), standing
+    on its parent's (or base's) image of the same platform."""
+    def local(ref: str | None) -> str | None:
+        return None if ref is None else platforms.local_ref(ref, platform)
+    return replace(target, tag=platforms.local_ref(target.tag, platform), parent=local(target.parent),
+                   base=local(target.base), platforms=(platform,))
+
+
 def render_plan(plan: Plan, templates_dir: Path, *, buildkit_secrets: bool = False,
-                locks: Mapping[str, bytes] | None = None) -> list[Context]:
-    """`locks`: tag -> its lock (`imgkit lock`); an image with one installs exactly that."""
+                locks: Mapping[str, bytes] | None = None,
+                platform: str | None = None) -> list[Context]:
+    """`locks`: tag -> its lock (`imgkit lock`); an image with one installs exactly that.
+    `platform`: the images of that platform only, each under its local name (on_platform);
+    the input hash stays the one of the platform-neutral form, as BuildKit builds it."""
     locks = locks or {}
     env = _environment(templates_dir)
     hashes: dict[str, str] = {}
     contexts = []
     for target in plan.targets:  # parents first, so their hash is known
+        if platform is not None and platform not in target.platforms:
+            continue
         variables = _variables(target, plan)
         lock = locks.get(target.tag)
         pip_locked = lock is not None and bool(requirements(target))
@@ -160,11 +175,13 @@ def render_plan(plan: Plan, templates_dir: Path, *, buildkit_secrets: bool = Fal
             digest.update(f"\0{path}\0{mode:o}\0{len(content)}\0".encode() + content)
         input_hash = digest.hexdigest()[:32]
         hashes[target.tag] = input_hash
-        if buildkit_secrets:
-            body = template.render(**variables, secret_mounts=SECRET_MOUNTS)
+        built = target if platform is None else on_platform(target, platform)
+        if buildkit_secrets or built is not target:
+            body = template.render(**{**variables, "parent": built.parent, "base": built.base},
+                                   secret_mounts=SECRET_MOUNTS if buildkit_secrets else "")
         dockerfile = body + f'LABEL {labels.INPUT_HASH}="{input_hash}"\n'
         files.append(("Dockerfile", dockerfile.encode(), 0o644))
-        contexts.append(Context(target=target, files=tuple(sorted(files)), input_hash=input_hash))
+        contexts.append(Context(target=built, files=tuple(sorted(files)), input_hash=input_hash))
     return contexts
 
 
