@@ -166,13 +166,17 @@ def test_build_makes_each_platform_and_each_verifies(engine, namespace, arm64_ba
                                                      tmp_path):
     """`imgkit build` of a family for both platforms: the host's images under their tags, the
     arm64 ones as TAG-arm64 standing on each other (configs say arm64, the same input hash),
-    each verifies as its platform; a second build has nothing to do."""
+    each verifies as its platform; a second build has nothing to do. (A namespace of its own:
+    other modules expect the session's namespace to build its python layer themselves.)"""
+    own = f"{namespace}-platforms"
+    for ref in (f"{namespace}/debian:bookworm", arm64_base):
+        engine.tag(engine.image(ref).id, f"{own}/debian:bookworm" + ("-arm64" if ref == arm64_base else ""))
     images = tmp_path / "images"
     images.mkdir()
     (images / "mini.yaml").write_text("family: mini\ncuda_libs: [cudart]\n"
                                       "platforms: [linux/amd64, linux/arm64]\n"
                                       "axes:\n  cuda: [\"12.8\"]\n")
-    common = ["--images", str(images), "--namespace", namespace]
+    common = ["--images", str(images), "--namespace", own]
     report = tmp_path / "build.json"
 
     def build() -> subprocess.CompletedProcess[str]:
