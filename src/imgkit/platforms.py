@@ -28,6 +28,16 @@ def debian_arch(platform: str) -> str:
     return KNOWN[platform][0]
 
 
+def machine(platform: str) -> str:
+    """x86_64 for linux/amd64, aarch64 for linux/arm64: `uname -m` and wheel tags' name."""
+    return KNOWN[platform][1]
+
+
+def os_arch(platform: str) -> str:
+    """linux/arm64 of linux/arm64/v8 (an image config's platform, variant dropped)."""
+    return "/".join(platform.split("/")[:2])
+
+
 def can_run(platform: str, binfmt: Path = BINFMT) -> bool:
     """Whether this host runs `platform`'s binaries: its own, or one with an enabled QEMU
     handler registered with the F flag (opened at registration, so containers see it)."""

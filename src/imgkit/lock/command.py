@@ -3,7 +3,7 @@ write one lock per image; `--check`: exit 1 naming each image whose lock is miss
 longer what the matrix says."""
 from __future__ import annotations
 
-from .. import report
+from .. import platforms, report
 from ..errors import EXIT_FAILED, EXIT_OK, UsageError
 from ..matrix.extension import canonical
 from ..matrix.load import load_plan
@@ -21,7 +21,7 @@ from .files import (
     requirements,
     root_of,
 )
-from .resolve import ARCH, resolve
+from .resolve import resolve
 
 
 def check(selection: Selection) -> int:
@@ -123,7 +123,7 @@ def _glibc(target: Target, plan: Plan) -> str:
 
 
 def _applies(pin: Pinned, platform: str) -> bool:
-    return not pin.marker or f'"{ARCH[platform]}"' in pin.marker
+    return not pin.marker or f'"{platforms.machine(platform)}"' in pin.marker
 
 
 def _merged(target: Target, per_platform: list[list[Pinned]]) -> list[Pinned]:
@@ -146,7 +146,7 @@ def _merged(target: Target, per_platform: list[list[Pinned]]) -> list[Pinned]:
         first = next(iter(by_platform.values()))
         hashes = tuple(sorted({h for p in by_platform.values() for h in p.hashes}))
         marker = "" if len(by_platform) == len(target.platforms) else " or ".join(
-            f'platform_machine == "{ARCH[pl]}"' for pl in sorted(by_platform))
+            f'platform_machine == "{platforms.machine(pl)}"' for pl in sorted(by_platform))
         out.append(Pinned(first.name, first.version, hashes, marker))
     return out
 

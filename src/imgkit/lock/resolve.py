@@ -14,10 +14,10 @@ import tempfile
 from pathlib import Path
 from typing import Sequence
 
+from .. import platforms
 from ..errors import HostError, UsageError
 from .files import Pinned
 
-ARCH = {"linux/amd64": "x86_64", "linux/arm64": "aarch64"}
 # what pip prints when the index cannot be reached (exit 3), unlike a requirement that
 # cannot be met (exit 2)
 UNREACHABLE = ("NewConnectionError", "Max retries exceeded", "Temporary failure in name "
@@ -27,7 +27,7 @@ UNREACHABLE = ("NewConnectionError", "Max retries exceeded", "Temporary failure 
 def wheel_platforms(platform: str, glibc: str) -> list[str]:
     """Every manylinux tag a system with `glibc` accepts, newest first (pip's --platform
     takes exactly the tags it is given, not what they imply)."""
-    arch = ARCH[platform]
+    arch = platforms.machine(platform)
     minor = int(glibc.split(".")[1])
     tags = [f"manylinux_2_{m}_{arch}" for m in range(minor, 16, -1)]
     return tags + [f"manylinux2014_{arch}"] + (

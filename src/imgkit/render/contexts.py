@@ -176,7 +176,7 @@ def render_plan(plan: Plan, templates_dir: Path, *, buildkit_secrets: bool = Fal
         input_hash = digest.hexdigest()[:32]
         hashes[target.tag] = input_hash
         built = target if platform is None else on_platform(target, platform)
-        if buildkit_secrets or built is not target:
+        if buildkit_secrets or (built.parent, built.base) != (target.parent, target.base):
             body = template.render(**{**variables, "parent": built.parent, "base": built.base},
                                    secret_mounts=SECRET_MOUNTS if buildkit_secrets else "")
         dockerfile = body + f'LABEL {labels.INPUT_HASH}="{input_hash}"\n'

@@ -423,10 +423,10 @@ def parent_stack_checks(report: Report, parent: str,
 def platform_checks(report: Report, platform: str) -> list[Check]:
     """The image's config says `platform` (os/arch[/variant]): its python3 must be a program
     of that architecture, and so must every CUDA library copy (one of another never loads)."""
-    os_arch = "/".join(platform.split("/")[:2])
-    if not os_arch or os_arch not in platforms.KNOWN or report.system.machine is None:
+    os_arch = platforms.os_arch(platform)
+    if os_arch not in platforms.KNOWN or report.system.machine is None:
         return []
-    machine = platforms.KNOWN[os_arch][1]
+    machine = platforms.machine(os_arch)
     measured = platforms.of_machine(report.system.machine)
     checks = [Check("platform", PASS if measured == os_arch else FAIL, os_arch,
                     f"{measured} ({report.system.machine})",

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import base64
 import importlib
-import os
 import re
 import threading
 from dataclasses import dataclass, replace
@@ -16,7 +15,7 @@ from .. import labels, platforms, versions
 from ..engine import ContainerRun, Engine, ImageInfo, RunSpec
 from ..errors import ContainerFailed, HostError, ImageError, UsageError
 from ..options import VerifyOptions
-from ..probe import channel
+from ..probe import channel, priority
 from ..shipped import probe_zip
 from .diagnose import HOST, IMAGE, diagnose
 from .expect import Expectations, expectations
@@ -84,7 +83,7 @@ class ProbeRun:
 def runnable_platform(ref: str, info: ImageInfo, options: VerifyOptions) -> str:
     """The platform the probe runs as: the image's own, which must be the one --platform
     asks for, and one this host can run (its own, or emulated by QEMU without a GPU)."""
-    own = "/".join(info.platform.split("/")[:2]) or platforms.host()
+    own = platforms.os_arch(info.platform) or platforms.host()
     if options.platform and options.platform != own:
         raise UsageError(f"{ref} is a {own} image, not {options.platform}",
                          hint=f"verify the {options.platform} image of it (pull or build that "
@@ -108,7 +107,8 @@ def _foreign(platform: str) -> str:
 
 def run_probe(engine: Engine, image_id: str, options: VerifyOptions,
               extra: tuple[str, ...] = (), platform: str = "") -> ProbeRun:
-    """The probe in a throwaway, locked-down container of exactly the image judged."""
+    """The probe in a throwaway, locked-down container of exactly the image judged, as
+    `platform` (runnable_platform's answer; "": the image's own)."""
     args: tuple[str, ...] = (("--no-gpu",) if options.gpus == "none"
                              else ("--gemm-size", str(options.gemm_size)))
     args += extra
@@ -119,16 +119,13 @@ def run_probe(engine: Engine, image_id: str, options: VerifyOptions,
                      channel.MARK_ENV: token},
         gpus=options.gpus, timeout=options.timeout, memory=options.memory, shm_size=options.shm_size,
         labels={labels.ROLE: labels.ROLE_VERIFY}, stdout_limit=REPORT_LIMIT,
-        platform=platform)), token)
+        platform=_foreign(platform))), token)
 
 
 def import_judges() -> None:
     """Import the judging modules while the probe runs, yielding the CPU to its container
     (a per-thread nice value on Linux: this thread only)."""
-    try:
-        os.nice(10)
-    except OSError:
-        pass
+    priority.lower()
     for module in JUDGES:
         importlib.import_module(module)
 
@@ -145,7 +142,7 @@ def verify(engine: Engine, ref: str, options: VerifyOptions) -> Verdict:
     warm = threading.Thread(target=import_judges, daemon=True)
     warm.start()
     try:
-        probe = run_probe(engine, info.id, options, platform=_foreign(platform))
+        probe = run_probe(engine, info.id, options, platform=platform)
     except ContainerFailed as exc:
         return _not_started(ref, info.id, exc.explanation, host)
     warm.join()
@@ -184,7 +181,7 @@ def inventory(engine: Engine, ref: str, options: VerifyOptions,
     try:
         quiet = replace(options, gpus="none")
         probe = run_probe(engine, info.id, quiet, ("--inventory",),
-                          platform=_foreign(runnable_platform(ref, info, quiet)))
+                          platform=runnable_platform(ref, info, quiet))
     except ContainerFailed as exc:
         raise ImageError(f"{name or ref}: the probe could not start: {exc.explanation.strip()[:300]}")
     run = probe.run
