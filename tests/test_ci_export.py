@@ -130,7 +130,8 @@ def test_each_image_is_built_in_one_group_and_staged_where_others_need_it() -> N
     assert sorted(tags) == sorted(t.tag for t in plan.targets)
     by_name = {j.name: j for j in jobs(plan, settings())}
     paddle_build = by_name["build-paddle-cuda11-8"]
-    assert f"imgkit build --only {PADDLE} --candidates candidates" in paddle_build.commands
+    assert (f"imgkit build --only {PADDLE} --candidates candidates --reuse-from "
+            "registry.example.com/ml") in paddle_build.commands
     staged_118 = next(c for c in by_name["build-cuda11-8-bookworm"].commands if "publish" in c)
     assert "imgkit/cuda:11.8-runtime-cudnn8.6-nccl2.21-py3.11-bookworm" in staged_118
     assert "imgkit/cuda:11.8-runtime-py3.11-bookworm " not in staged_118   # nobody else needs it
@@ -226,9 +227,11 @@ def test_the_header_gives_the_command_that_regenerates_the_file(tmp_path: Path) 
 
 
 @pytest.mark.parametrize("platform", ["github", "gitlab"])
-def test_a_locked_matrix_gets_a_lock_gate_and_a_weekly_relock(platform: str, tmp_path: Path) -> None:
-    """Every first build waits for `imgkit lock --check`; a scheduled run only relocks and
-    fails when the index moved (a person reviews the new locks); both pass the schema."""
+def test_a_locked_matrix_gets_a_gate_on_push_and_a_weekly_relock_that_rebuilds(
+        platform: str, tmp_path: Path) -> None:
+    """A push's first builds wait for `imgkit lock --check --resolve`; the weekly schedule
+    relocks instead, and its builds, verifies and promotion run on the relocked locks; both
+    pass the platform's schema."""
     text = generated(platform, bundled_plan(cuda="11.8"), locks="images/locks",
                      selection_args=("--cuda", "11.8"))
     (tmp_path / "p.yml").write_text(text)
@@ -238,24 +241,54 @@ def test_a_locked_matrix_gets_a_lock_gate_and_a_weekly_relock(platform: str, tmp
     body = document["jobs"] if platform == "github" else document
     gate, relock = body["lock-check"], body["relock"]
     script = gate["steps"][-1]["run"] if platform == "github" else gate["script"][0]
-    assert script == "imgkit lock --check --cuda 11.8"
+    assert script == "imgkit lock --check --resolve --cuda 11.8"
     relock_lines = ([s["run"] for s in relock["steps"] if "run" in s][1:] if platform == "github"
                     else relock["script"])
-    assert relock_lines == ["imgkit lock --cuda 11.8",
-                            "git diff --exit-code --stat -- images/locks"]
+    assert relock_lines == ["imgkit lock --cuda 11.8", "git diff --stat -- images/locks",
+                            "git diff -- images/locks > relock.diff"]
     builds = {name: job for name, job in body.items() if name.startswith("build-")}
     roots = [job for job in builds.values()
              if not [n for n in job.get("needs", []) if (n if isinstance(n, str) else n["job"])
                      .startswith("build-")]]
     needs = [[n if isinstance(n, str) else n["job"] for n in job["needs"]] for job in roots]
-    assert roots and all(n == ["lock-check"] for n in needs), needs
+    assert roots and all(n == ["lock-check", "relock"] for n in needs), needs
+    later = [job for name, job in body.items()
+             if name.startswith(("build-", "verify-")) or name == "promote"]
     if platform == "github":
         assert document[True]["schedule"] if True in document else document["on"]["schedule"]
         assert relock["if"] == "github.event_name == 'schedule'"
-        assert "schedule" in body["promote"]["if"]
+        assert gate["if"] == "github.event_name != 'schedule'"
+        # a skipped gate (schedule) or relock (push) must not skip the jobs after it
+        assert all(job["if"].startswith("${{ !cancelled() && !failure()") for job in later)
+        assert "schedule" not in body["promote"]["if"]       # the weekly run promotes too
+        assert {"name": "locks", "path": "images/locks", "if-no-files-found": "error"} in [
+            s.get("with") for s in relock["steps"]]
+        for job in later:
+            taken = [s for s in job["steps"] if s.get("name") == "the relocked locks"]
+            assert taken and taken[0]["if"] == "github.event_name == 'schedule'"
+            assert taken[0]["with"] == {"name": "locks", "path": "images/locks"}
     else:
         assert relock["rules"] == [{"if": '$CI_PIPELINE_SOURCE == "schedule"'}]
-        assert document["stages"][0] == "check" and "docker login" not in str(gate)
+        assert gate["rules"] == [{"if": '$CI_PIPELINE_SOURCE != "schedule"'}]
+        assert relock["stage"] == "check" and document["stages"][0] == "check"
+        assert "docker login" not in str(gate)
+        assert relock["artifacts"]["paths"] == ["images/locks", "relock.diff"]
+        for job in later:
+            assert {"job": "relock", "artifacts": True, "optional": True} in job["needs"]
+            assert "rules" not in job or job is body["promote"]
+        assert body["promote"]["rules"] == [{"if": "$CI_COMMIT_BRANCH == $CI_DEFAULT_BRANCH"}]
+
+
+def test_build_jobs_reuse_what_production_holds_unchanged() -> None:
+    """Every build job asks production for images built from the same inputs, and stages
+    none that production holds as that very image."""
+    built = [j for j in jobs(bundled_plan(cuda="11.8"), settings()) if j.kind == "build"]
+    assert built
+    for job in built:
+        assert job.commands[0].startswith("imgkit build ")
+        assert job.commands[0].endswith("--reuse-from registry.example.com/ml")
+        assert "--candidate" in job.commands[2]
+        assert "--reuse-from registry.example.com/ml --json" in job.commands[2]
 
 
 def test_a_matrix_without_locks_gets_no_gate() -> None:

@@ -4,9 +4,11 @@ lock the matrix no longer matches is refused, a tampered hash fails the build.""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
+import uuid
 from pathlib import Path
 
 import pytest
@@ -24,8 +26,9 @@ pip: ["requests==2.32.3"]     # its dependencies are not pinned here: the lock p
 """
 
 
-def imgkit(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "imgkit", *args], capture_output=True, text=True)
+def imgkit(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "imgkit", *args], capture_output=True, text=True,
+                          env={**os.environ, **(env or {})})
 
 
 def in_image(tag: str, *command: str) -> str:
@@ -117,3 +120,50 @@ def test_an_image_built_from_its_lock_holds_it_and_a_rebuild_from_nothing_holds_
             for tag in image.tags:
                 if tag.startswith(ns):
                     engine.remove_image(tag)
+
+
+def test_check_resolve_names_what_moved_on_the_index_and_writes_nothing(  # type: ignore[no-untyped-def]
+        engine, base_image, namespace, tmp_path):
+    """The gate a branch runs: the locks match the matrix, and resolving again (real pip
+    against an index we move, real apt-get -s on the base) gives them back; a new release
+    fails it, naming the distribution and both versions, with no lock rewritten."""
+    from .pyindex import LocalIndex
+    ns = namespace + "-relock"
+    engine.tag(engine.image(base_image).id, f"{ns}/debian:bookworm")
+    index = LocalIndex(tmp_path / "index")
+    run = uuid.uuid4().hex[:8]                              # names nobody else publishes
+    app, demo = f"imgkit-app-{run}", f"imgkit-moving-{run}"
+    index.add_wheel(app, "1.0", requires=(f"{demo}>=1,<2",))   # the family pins the app only
+    index.add_wheel(demo, "1.0.0")
+    shutil.copytree(ROOT / "templates", tmp_path / "templates")
+    images = tmp_path / "images"
+    images.mkdir()
+    (images / "mini.yaml").write_text(MINI_FAMILY)
+    (images / "req.yaml").write_text(EXTENSION.replace("NS", ns)
+                                     .replace('"requests==2.32.3"', f'"{app}==1.0"'))
+    selection = ("--images", str(images), "--namespace", ns)
+    env = {"PIP_EXTRA_INDEX_URL": index.file_url}   # PyPI for the CUDA wheel, ours beside it
+    req = f"{ns}/req:11.8-cudart-py3.11-bookworm"
+    try:
+        assert imgkit("lock", *selection, env=env).returncode == 0
+        assert f"{demo}==1.0.0" in locked(images)
+        gate = imgkit("lock", "--check", "--resolve", *selection, env=env)
+        assert gate.returncode == 0, gate.stderr
+        assert "3 of 3 locks resolve as written" in gate.stderr
+
+        index.add_wheel(demo, "1.0.1")                  # the index moves
+        before = {p.name: p.read_bytes() for p in (images / "locks").iterdir()}
+        gate = imgkit("lock", "--check", "--resolve", *selection, env=env)
+        assert gate.returncode == 1, gate.stderr
+        assert f"{req}: moved: {demo} 1.0.0 -> 1.0.1" in gate.stderr, gate.stderr
+        assert "2 of 3 locks resolve as written" in gate.stderr and "Traceback" not in gate.stderr
+        assert {p.name: p.read_bytes() for p in (images / "locks").iterdir()} == before
+
+        assert imgkit("lock", *selection, env=env).returncode == 0      # relocked
+        assert f"{demo}==1.0.1" in locked(images)
+        assert imgkit("lock", "--check", "--resolve", *selection, env=env).returncode == 0
+        # --resolve is a kind of --check
+        alone = imgkit("lock", "--resolve", *selection)
+        assert alone.returncode == 2 and "--check" in alone.stderr
+    finally:
+        engine.remove_image(f"{ns}/debian:bookworm")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import re
 from pathlib import Path
-from typing import Any, Callable, Optional, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Optional, TypeVar
 
 import typer
 
@@ -30,6 +30,9 @@ from .options import (
 )
 from .selection import DEFAULT_IMAGES, DEFAULT_NAMESPACE, Selection
 
+if TYPE_CHECKING:
+    from .registry.destination import Destination
+
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Build and verify GPU container images from a declared matrix.")
 F = TypeVar("F", bound=Callable[..., Any])
@@ -47,6 +50,10 @@ ONLY = typer.Option([], "--only", help="Only tags matching this glob, plus their
                     "(repeatable: any of the globs).")
 JSON = typer.Option(None, "--json", help="Also write the result as JSON to this file.")
 CANDIDATES = "Directory of `imgkit publish --candidate --json` files from earlier CI jobs"
+REUSE_FROM = typer.Option(
+    None, "--reuse-from", metavar="REGISTRY[/NAMESPACE]",
+    help="Where the matrix's images are published: an image whose tag there was built from "
+         "the inputs this checkout renders is pulled by digest, not built again.")
 RETRY_FOR = typer.Option(PUBLISH_DEFAULTS.retry_for, "--retry-for", min=0,
                          help="Seconds to keep retrying a registry failure that may heal (timeouts, "
                               "5xx, 429); a refused connection or an unknown host fails at once.")
@@ -87,6 +94,12 @@ def signer_of(key: str | None, keyless: bool, tlog: bool | None) -> Signer:
     if key and keyless:
         raise UsageError("--key and --keyless: sign one way")
     return Signer(key=_checked_key(key), keyless=keyless, tlog=tlog)
+
+
+def destination_of(reuse_from: str | None) -> Destination | None:
+    """--reuse-from REGISTRY[/NAMESPACE], as publish's --to takes it (bad: exit 2)."""
+    from .registry.destination import parse_destination
+    return None if reuse_from is None else parse_destination(reuse_from, "--reuse-from")
 
 
 def trust_of(key: str | None, identity: str | None, issuer: str | None,
@@ -194,6 +207,7 @@ def build(
         False, "--refresh-base", help="Make each base OS image again (pull or debootstrap), so "
                                       "the chain above it rebuilds on today's packages; a "
                                       "family's max_base_age: does it when the base is older."),
+    reuse_from: Optional[str] = REUSE_FROM,
 ) -> None:
     """Render and build the matrix (or a slice of it); skip what is up to date."""
     if keep_parents and not force:
@@ -210,7 +224,7 @@ def build(
                verbose=verbose,
                ca_bundle=ca_bundle, index_url=index_url, base_source=base_source,
                mirrors=mirror or [], json_file=json_file, candidates=candidates,
-               retry_for=retry_for)
+               retry_for=retry_for, reuse_from=destination_of(reuse_from))
     raise typer.Exit(code)
 
 
@@ -246,6 +260,9 @@ def lock(
     compat_file: Optional[Path] = COMPAT,
     check: bool = typer.Option(False, "--check", help="Write nothing: exit 1 naming each image "
                                "whose lock is missing or no longer what the matrix says."),
+    resolve: bool = typer.Option(False, "--resolve", help="With --check: also resolve again "
+                                 "(index and mirror) and exit 1 naming what moved since the "
+                                 "locks were written (a CI gate for stale locks)."),
     index_url: Optional[str] = typer.Option(None, "--index-url", envvar="IMGKIT_INDEX_URL",
                                             help="Package index to resolve against (default: "
                                                  "pip's own configuration)."),
@@ -257,13 +274,23 @@ def lock(
 
     Builds then install exactly the lock (pip --no-deps --require-hashes, apt-get install
     name=version) and its content is part of the image's input hash; a lock the matrix no
-    longer matches is refused. Exit 0: written (or, with --check, every lock matches); 1:
-    --check found a missing or stale lock; 2: the matrix cannot be resolved, or a base is
-    missing; 3: no engine, index or mirror."""
+    longer matches is refused. A base that is not here is made first, as `imgkit build`
+    would make it. Exit 0: written (or, with --check, every lock matches); 1: --check found
+    a missing or stale lock (or, with --resolve, one that no longer resolves as written); 2:
+    the matrix cannot be resolved; 3: no engine, index or mirror."""
+    if resolve and not check:
+        raise UsageError("--resolve says what --check looks at", hint="add --check")
     selection = Selection(images, namespace, cuda, tuple(only), compat_file=compat_file)
     from .lock.command import check as run_check
     from .lock.command import lock as run
-    raise typer.Exit(run_check(selection) if check else run(selection, index_url=index_url))
+    if check and not resolve:
+        raise typer.Exit(run_check(selection))
+    from .builder.base import ensure_base, parse_mirrors
+
+    def make_base(engine: Any, ref: str, os_release: Any) -> str:
+        return ensure_base(engine, ref, os_release, mirrors=parse_mirrors([]),
+                           log=lambda m: report.stderr_line(f"base: {m}"))
+    raise typer.Exit(run(selection, index_url=index_url, write=not check, make_base=make_base))
 
 
 @app.command()
@@ -433,6 +460,10 @@ def publish(
     namespace: str = NAMESPACE,
     compat_file: Optional[Path] = COMPAT,
     json_file: Optional[Path] = JSON,
+    reuse_from: Optional[str] = typer.Option(
+        None, "--reuse-from", metavar="REGISTRY[/NAMESPACE]",
+        help="With --candidate: an image whose tag there is this very image is not staged "
+             "again; later jobs take that digest."),
 ) -> None:
     """Push verified images to registries, by digest, with their verdicts attached.
 
@@ -445,8 +476,11 @@ def publish(
                              dry_run=dry_run, retry_for=retry_for,
                              signer=signer_of(key, keyless, tlog))
     from .publish.command import publish as run
+    if reuse_from is not None and not candidate:
+        raise UsageError("--reuse-from only says what staging may skip", hint="add --candidate")
     raise typer.Exit(run(Selection(images, namespace, cuda, tuple(only), compat_file=compat_file),
-                         tags=tags or [], to=to, options=options, json_file=json_file))
+                         tags=tags or [], to=to, options=options, json_file=json_file,
+                         reuse_from=destination_of(reuse_from)))
 
 
 @app.command()

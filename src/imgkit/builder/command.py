@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from contextlib import nullcontext
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Collection
 
@@ -14,7 +15,10 @@ from ..matrix.compat import OsRelease
 from ..matrix.load import load_plan
 from ..matrix.plan import Plan, split_given
 from ..options import PUBLISH_DEFAULTS, BuildOptions
+from ..registry import published
+from ..registry.candidates import Candidate
 from ..registry.candidates import load as load_candidates
+from ..registry.destination import Destination
 from ..registry.remote import fetch
 from ..render.command import render_selection
 from ..render.contexts import Context
@@ -35,14 +39,17 @@ from .weights import heaviest, layers, overruns
 def build(selection: Selection, *, options: BuildOptions, verbose: bool = False,
           ca_bundle: str | None = None, index_url: str | None = None, base_source: str = "auto",
           mirrors: list[str] | None = None, json_file: Path | None = None,
-          candidates: Path | None = None, retry_for: float = PUBLISH_DEFAULTS.retry_for) -> int:
+          candidates: Path | None = None, retry_for: float = PUBLISH_DEFAULTS.retry_for,
+          reuse_from: Destination | None = None) -> int:
     """Validate, render, then build; returns the exit code (1 if any image failed).
-    `candidates`: images staged by earlier CI jobs are pulled by digest, never rebuilt."""
+    `candidates`: images staged by earlier CI jobs are pulled by digest, never rebuilt.
+    `reuse_from`: images production holds built from the same inputs are pulled, not built."""
     started = time.monotonic()
     env = build_env(ca_bundle, index_url)                     # bad --ca-bundle: exit 2
     mirror_map = parse_mirrors(mirrors or [])                 # bad --mirror: exit 2
     key = plancache.plan_key(selection)
-    answer = not (options.force or options.dry_run or candidates or options.refresh_base)
+    answer = not (options.force or options.dry_run or candidates or options.refresh_base
+                  or reuse_from)
     if answer and answer_if_up_to_date(key, started, json_file):
         return EXIT_OK
     plan = load_plan(selection)                               # bad matrix: exit 2
@@ -53,12 +60,17 @@ def build(selection: Selection, *, options: BuildOptions, verbose: bool = False,
     contexts = render_selection(selection, plan, buildkit_secrets=bake,
                                 platforms=wanted)             # stale lock: exit 2
     # a family with max_base_age needs its base's age looked at: no answer from the cache
-    if candidates is None and not any(c.target.max_base_age for c in contexts):
+    if answer and not any(c.target.max_base_age for c in contexts):
         plancache.store(key, [c.stamp for c in contexts])
     engine = connect()                                        # unreachable: exit 3
-    if candidates is not None:
-        contexts = take_staged(engine, candidates, contexts, dry_run=options.dry_run,
-                               retry_for=retry_for)
+    given: dict[str, Given] = {}
+    if reuse_from is not None and not options.force:
+        given.update(unchanged_in_production(engine, reuse_from, contexts))
+    if candidates is not None:                                # a bad file: exit 2
+        given.update({tag: Given(c, "took") for tag, c in load_candidates(candidates).items()})
+    if given:
+        contexts = take_given(engine, given, contexts, dry_run=options.dry_run,
+                              retry_for=retry_for)
     replaced: list[str] = []
     if not options.dry_run:
         replaced = make_bases(engine, contexts, base_source, mirror_map, options.refresh_base)
@@ -106,24 +118,45 @@ def refuse_other_platforms(plan: Plan) -> None:
                                   "bake` and `docker buildx bake`")
 
 
-def take_staged(engine: Engine, candidates: Path, contexts: list[Context], *,
-                dry_run: bool, retry_for: float) -> list[Context]:
-    """The images of the selection that earlier jobs staged are pulled by digest and tagged
-    as the matrix names them; returns the contexts still to build (on top of them)."""
-    staged = load_candidates(candidates)                      # a bad file: exit 2
-    to_build, given = split_given(Plan(tuple(c.target for c in contexts)), staged.keys())
-    for tag in given:
-        candidate = staged[tag]
+@dataclass(frozen=True)
+class Given:
+    """An image of the selection that is pulled by digest rather than built."""
+    candidate: Candidate
+    how: str                    # "took" (staged by an earlier job) or "reused" (production's)
+
+
+def unchanged_in_production(engine: Engine, reuse_from: Destination,
+                            contexts: list[Context]) -> dict[str, Given]:
+    """The images whose production tag was built from the inputs this checkout renders
+    (asked only for those not already up to date here)."""
+    wanted = {}
+    for context in contexts:
+        here = engine.image(context.target.tag)
+        if here is None or here.labels.get(labels.INPUT_HASH) != context.input_hash:
+            wanted[context.target.tag] = context.input_hash
+    found = published.unchanged(engine, reuse_from, wanted, report.stderr_line) if wanted else {}
+    return {tag: Given(candidate, "reused") for tag, candidate in found.items()}
+
+
+def take_given(engine: Engine, given: dict[str, Given], contexts: list[Context], *,
+               dry_run: bool, retry_for: float) -> list[Context]:
+    """The images of the selection that are given (staged by earlier jobs, or unchanged in
+    production) are pulled by digest and tagged as the matrix names them; returns the
+    contexts still to build (on top of them). Nothing below a given image is built."""
+    to_build, fetched = split_given(Plan(tuple(c.target for c in contexts)), given.keys())
+    for tag in fetched:
+        candidate, how = given[tag].candidate, given[tag].how
+        why = " (built from the same inputs)" if how == "reused" else ""
         if dry_run:
-            report.stderr_line(f"would take {tag} from {candidate.reference}")
+            report.stderr_line(f"would take {tag} from {candidate.reference}{why}")
             continue
         pulled = fetch(engine, candidate.remote, retry_for=retry_for)
         info = engine.image(pulled.local_ref)
         if info is None or info.id != candidate.image_id:
-            raise UsageError(f"{candidate.reference} holds another image than {candidates} says "
-                             f"{tag} was ({candidate.image_id})")
+            raise UsageError(f"{candidate.reference} holds another image than {tag} was "
+                             f"({candidate.image_id})")
         engine.tag(candidate.image_id, tag)
-        report.stderr_line(f"took {tag} from {candidate.reference}")
+        report.stderr_line(f"{how} {tag} from {candidate.reference}{why}")
     return [c for c in contexts if c.target.tag in to_build]
 
 

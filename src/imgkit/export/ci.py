@@ -7,6 +7,8 @@ from typing import Any, Callable
 from .. import yamlload
 from .jobs import CANDIDATES, RELOCK_CRON, CiSettings, Job
 
+LOCKS_ARTIFACT = "locks"    # GitHub: the relocked folder, handed to a scheduled run's jobs
+
 PLATFORMS = ("github", "gitlab")
 PYTHON = "3.11"   # what the bundled images' OS ships; imgkit itself needs >= 3.10
 
@@ -39,15 +41,18 @@ def _github_steps(job: Job, settings: CiSettings) -> list[dict[str, Any]]:
         {"uses": "actions/setup-python@v5", "with": {"python-version": PYTHON}},
         {"name": "install imgkit", "run": settings.install_command},
     ]
-    if job.kind in ("check", "relock"):      # the matrix and the index: no engine, no registry
-        return steps + [{"run": line} for line in job.commands]
-    # build jobs sign provenance, verify jobs verdicts, promote checks them: all with cosign
+    if job.takes_locks:       # a scheduled run works from what its relock job resolved
+        steps.append({"name": "the relocked locks", "if": "github.event_name == 'schedule'",
+                      "uses": "actions/download-artifact@v4",
+                      "with": {"name": LOCKS_ARTIFACT, "path": job.takes_locks}})
+    # build jobs sign provenance, verify jobs verdicts, promote checks them: all with cosign;
+    # the lock jobs ask the index and the mirror only, no registry
     if job.kind in ("build", "verify", "promote"):
         steps.append({"uses": "sigstore/cosign-installer@v3"})
-    for host, secret in logins(settings):
-        steps.append({"name": f"log in to {host}", "uses": "docker/login-action@v3", "with": {
-            "registry": host, "username": f"${{{{ secrets.{secret}_USERNAME }}}}",
-            "password": f"${{{{ secrets.{secret}_PASSWORD }}}}"}})
+        for host, secret in logins(settings):
+            steps.append({"name": f"log in to {host}", "uses": "docker/login-action@v3", "with": {
+                "registry": host, "username": f"${{{{ secrets.{secret}_USERNAME }}}}",
+                "password": f"${{{{ secrets.{secret}_PASSWORD }}}}"}})
     for read in job.reads:
         steps.append({"name": f"candidates of {read}", "uses": "actions/download-artifact@v4",
                       "with": {"name": f"candidates-{read}", "path": CANDIDATES}})
@@ -56,6 +61,9 @@ def _github_steps(job: Job, settings: CiSettings) -> list[dict[str, Any]]:
         steps.append({"uses": "actions/upload-artifact@v4", "with": {
             "name": f"candidates-{job.name}", "path": job.hands_over,
             "if-no-files-found": "error"}})
+    if job.relocks:
+        steps.append({"uses": "actions/upload-artifact@v4", "with": {
+            "name": LOCKS_ARTIFACT, "path": job.relocks, "if-no-files-found": "error"}})
     if job.keeps:
         steps.append({"if": "always()", "uses": "actions/upload-artifact@v4", "with": {
             "name": f"report-{job.name}", "path": job.keeps, "if-no-files-found": "ignore"}})
@@ -83,6 +91,20 @@ def _github_env(job: Job, settings: CiSettings) -> dict[str, str]:
             "IMGKIT_CERTIFICATE_OIDC_ISSUER": GITHUB_ISSUER}
 
 
+def _github_condition(job: Job, locked: bool) -> str:
+    """When the job runs. Locked: a push runs the gate, the weekly schedule the relock, and
+    the rest after whichever ran (a skipped need would skip them, and all below them,
+    without the status functions)."""
+    if job.kind == "relock":
+        return "github.event_name == 'schedule'"
+    if job.kind == "check":
+        return "github.event_name != 'schedule'"
+    terms = ["!cancelled() && !failure()"] if locked else []
+    if job.kind == "promote":   # a manual run from a branch verifies but never promotes
+        terms.append("github.ref_name == github.event.repository.default_branch")
+    return f"${{{{ {' && '.join(terms)} }}}}" if locked else " && ".join(terms)
+
+
 def github(jobs: list[Job], settings: CiSettings, command: str) -> str:
     out: dict[str, Any] = {}
     for job in jobs:
@@ -91,14 +113,9 @@ def github(jobs: list[Job], settings: CiSettings, command: str) -> str:
         spec: dict[str, Any] = {"name": job.title, "runs-on": runner}
         if job.needs:
             spec["needs"] = list(job.needs)
-        relocks = any(j.kind == "relock" for j in jobs)
-        if job.kind == "promote":   # a manual run from a branch verifies but never promotes
-            spec["if"] = "github.ref_name == github.event.repository.default_branch" + (
-                " && github.event_name != 'schedule'" if relocks else "")
-        elif job.kind == "relock":  # the weekly run only
-            spec["if"] = "github.event_name == 'schedule'"
-        elif relocks:
-            spec["if"] = "github.event_name != 'schedule'"
+        condition = _github_condition(job, locked=any(j.kind == "relock" for j in jobs))
+        if condition:
+            spec["if"] = condition
         if job.kind in ("build", "verify") and settings.keyless:   # the OIDC token Fulcio signs for
             spec["permissions"] = {"contents": "read", "id-token": "write"}
         env = _github_env(job, settings)
@@ -121,24 +138,34 @@ def github(jobs: list[Job], settings: CiSettings, command: str) -> str:
 
 # GitLab CI -----------------------------------------------------------------------------------
 
-def _gitlab_job(job: Job, settings: CiSettings, relocks: bool = False) -> dict[str, Any]:
-    spec: dict[str, Any] = {"extends": ".imgkit", "stage": job.kind}
+def _gitlab_needs(job: Job) -> list[dict[str, Any]]:
+    """The gate runs in a push's pipeline, the relock in a schedule's: a need on either is
+    optional (ignored where the job is not in the pipeline); the relock's locks travel."""
+    locks = ("lock-check", "relock")
+    needs = [{"job": n, "artifacts": n in job.reads or n == "relock",
+              **({"optional": True} if n in locks else {})} for n in job.needs]
+    needs += [{"job": r, "artifacts": True} for r in job.reads if r not in job.needs]
+    if job.takes_locks and "relock" not in job.needs:
+        needs.append({"job": "relock", "artifacts": True, "optional": True})
+    return needs
+
+
+def _gitlab_job(job: Job, settings: CiSettings) -> dict[str, Any]:
+    # the gate and the relock share the first stage: each runs in its own kind of pipeline
+    spec: dict[str, Any] = {"extends": ".imgkit",
+                            "stage": "check" if job.kind == "relock" else job.kind}
     runner = settings.gpu_runner if job.gpu else settings.cpu_runner
     if runner:
         spec["tags"] = [runner]
-    needs = [{"job": n, "artifacts": n in job.reads} for n in job.needs]
-    needs += [{"job": r, "artifacts": True} for r in job.reads if r not in job.needs]
-    spec["needs"] = needs
-    if job.kind in ("check", "relock"):     # the matrix and the index only
+    spec["needs"] = _gitlab_needs(job)
+    if job.kind in ("check", "relock"):     # the index and the mirror only, no registry
         spec["before_script"] = [settings.install_command]
-    if job.kind == "relock":    # a pipeline schedule (weekly: RELOCK_CRON) runs this alone
+    if job.kind == "relock":    # a pipeline schedule (weekly: RELOCK_CRON) runs it
         spec["rules"] = [{"if": '$CI_PIPELINE_SOURCE == "schedule"'}]
-    elif relocks:
+    elif job.kind == "check":
         spec["rules"] = [{"if": '$CI_PIPELINE_SOURCE != "schedule"'}]
     if job.kind == "promote":
-        spec["rules"] = [{"if": '$CI_COMMIT_BRANCH == $CI_DEFAULT_BRANCH && '
-                                '$CI_PIPELINE_SOURCE != "schedule"'} if relocks else
-                         {"if": "$CI_COMMIT_BRANCH == $CI_DEFAULT_BRANCH"}]
+        spec["rules"] = [{"if": "$CI_COMMIT_BRANCH == $CI_DEFAULT_BRANCH"}]
         if settings.keyless:    # the certificate Fulcio gave the verify jobs names this pipeline
             spec["variables"] = {
                 "IMGKIT_CERTIFICATE_IDENTITY":
@@ -149,7 +176,10 @@ def _gitlab_job(job: Job, settings: CiSettings, relocks: bool = False) -> dict[s
     spec["script"] = list(job.commands)
     if job.hands_over:
         spec["artifacts"] = {"paths": [job.hands_over], "expire_in": "1 week"}
-    if job.keeps:
+    if job.keeps and job.relocks:   # the new locks for the run's jobs, the diff for review
+        spec["artifacts"] = {"when": "always", "paths": [job.relocks, job.keeps],
+                             "expire_in": "1 week"}
+    elif job.keeps:
         spec["artifacts"] = {"when": "always", "paths": [job.keeps],
                              "reports": {"junit": job.keeps}}
     return spec
@@ -159,16 +189,15 @@ def gitlab(jobs: list[Job], settings: CiSettings, command: str) -> str:
     before = [settings.install_command]
     before += [f'echo "${secret}_PASSWORD" | docker login --username "${secret}_USERNAME" '
                f"--password-stdin {host}" for host, secret in logins(settings)]
-    relocks = any(j.kind == "relock" for j in jobs)
     pipeline: dict[str, Any] = {
         "stages": [*(["check"] if any(j.kind == "check" for j in jobs) else []),
-                   "build", "verify", "promote", *(["relock"] if relocks else [])],
+                   "build", "verify", "promote"],
         # Runners need a Docker engine on their own host (shell executor, or the socket
         # mounted): imgkit builds, runs probes and pushes through it.
         ".imgkit": {"before_script": before},
     }
     for job in jobs:
-        pipeline[job.name] = _gitlab_job(job, settings, relocks)
+        pipeline[job.name] = _gitlab_job(job, settings)
     return _header(command) + _dump(pipeline)
 
 

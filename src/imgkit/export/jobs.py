@@ -7,6 +7,15 @@ needs them names the directory (`--candidates candidates`): a child build pulls 
 by digest, a verify job judges the staged digest and attaches its verdict, signed (with a
 cosign key, or keyless with the CI's OIDC identity), the promote job copies each digest
 whose signed verdict verifies and passed. Only digests travel, never tags.
+
+What did not move is not rebuilt: a build job pulls each image whose production tag was
+built from the inputs this checkout renders (`--reuse-from`), and stages nothing for one
+production already holds: later jobs take its production digest.
+
+With locks, a push runs behind a gate (the locks match the matrix and still resolve as
+written: `imgkit lock --check --resolve`); the weekly scheduled run relocks instead, hands
+the new locks to every later job of that run (and keeps them and their diff for review),
+and so rebuilds, verifies and promotes what moved.
 """
 from __future__ import annotations
 
@@ -21,6 +30,7 @@ from ..render.bake import slug
 CANDIDATES = "candidates"       # the hand-over directory, relative to the job's checkout
 Kind = Literal["check", "build", "verify", "promote", "relock"]
 RELOCK_CRON = "17 4 * * 1"      # Mondays, 04:17 UTC: the weekly look at what moved
+RELOCK_DIFF = "relock.diff"     # what the scheduled relock changed, kept for review
 
 
 @dataclass(frozen=True)
@@ -43,6 +53,8 @@ class Job:
     gpu: bool = False
     hands_over: str = ""       # the candidates file this job writes ("" for none)
     keeps: str = ""            # a report file to keep whatever the outcome
+    relocks: str = ""          # the locks folder it rewrites for the rest of a scheduled run
+    takes_locks: str = ""      # in a scheduled run: the relocked folder it works from
 
 
 def group_of(target: Target) -> str:
@@ -95,11 +107,12 @@ def _build_job(plan: Plan, group: Group, settings: CiSettings) -> Job:
         name=f"build-{slug(group.name)}", kind="build", title=f"build {group.name}",
         needs=tuple(f"build-{slug(n)}" for n in group.needs),
         reads=tuple(f"build-{slug(n)}" for n in group.needs),
-        commands=(_cmd("imgkit", "build", *settings.matrix_args, *only, *given),
+        commands=(_cmd("imgkit", "build", *settings.matrix_args, *only, *given,
+                       "--reuse-from", str(settings.registry)),
                   _cmd("mkdir", "-p", CANDIDATES),
                   _cmd("imgkit", "publish", *_handed_over(plan, group), *settings.matrix_args,
                        "--candidate", "--to", str(settings.staging), *_signing(settings),
-                       "--json", out)),
+                       "--reuse-from", str(settings.registry), "--json", out)),
         hands_over=out)
 
 
@@ -129,28 +142,33 @@ def _promote_commands(plan: Plan, settings: CiSettings) -> tuple[str, ...]:
 
 
 def _lock_jobs(settings: CiSettings) -> list[Job]:
-    """With locks: a gate every build waits for (the locks match the matrix), and a weekly
-    scheduled job that relocks and fails when the index moved, so a person reviews the
-    new locks in a change of their own (a pipeline never rewrites them behind their back)."""
+    """With locks: the gate a push's builds wait for (the locks match the matrix and still
+    resolve as written), and the weekly scheduled job that relocks for the rest of its run.
+    The pipeline never commits: the new locks and their diff are kept for a person to
+    review, and until they land the gate fails every branch (its locks are stale)."""
     if not settings.locks:
         return []
     args = (*settings.matrix_args, *settings.selection_args)
-    return [Job(name="lock-check", kind="check", title="the locks match the matrix", needs=(),
-                commands=(_cmd("imgkit", "lock", "--check", *args),)),
-            Job(name="relock", kind="relock", title="relock: what moved on the index", needs=(),
+    return [Job(name="lock-check", kind="check", title="the locks match the matrix and the index",
+                needs=(), commands=(_cmd("imgkit", "lock", "--check", "--resolve", *args),)),
+            Job(name="relock", kind="relock", title="relock: what moved on the index and mirror",
+                needs=(),
                 commands=(_cmd("imgkit", "lock", *args),
-                          _cmd("git", "diff", "--exit-code", "--stat", "--", settings.locks)))]
+                          _cmd("git", "diff", "--stat", "--", settings.locks),
+                          f"{_cmd('git', 'diff', '--', settings.locks)} > {RELOCK_DIFF}"),
+                relocks=settings.locks, keeps=RELOCK_DIFF)]
 
 
 def jobs(plan: Plan, settings: CiSettings) -> list[Job]:
     """Every job of the pipeline, each after the jobs it needs."""
     gate = _lock_jobs(settings)
     built = [_build_job(plan, group, settings) for group in groups(plan)]
-    if gate:          # the first builds wait for the lock gate (the rest wait for them)
-        built = [replace(b, needs=b.needs or ("lock-check",)) for b in built]
+    if gate:          # the first builds wait for the gate, or the relock (the rest for them)
+        built = [replace(b, needs=b.needs or ("lock-check", "relock")) for b in built]
     builder = {tag: f"build-{slug(group_of(plan.get(tag)))}" for tag in plan.finals}
     verify = [_verify_job(tag, builder[tag], settings) for tag in plan.finals]
     promote = Job(name="promote", kind="promote", title="promote verified images",
                   needs=tuple(j.name for j in verify), commands=_promote_commands(plan, settings),
                   reads=tuple(dict.fromkeys(builder[tag] for tag in plan.finals)))
-    return [*gate, *built, *verify, promote]
+    later = [replace(j, takes_locks=settings.locks) for j in (*built, *verify, promote)]
+    return [*gate, *later]

@@ -1,10 +1,15 @@
 """`imgkit lock`: resolve every image of the selection to exact versions with hashes and
 write one lock per image; `--check`: exit 1 naming each image whose lock is missing or no
-longer what the matrix says."""
+longer what the matrix says; `--check --resolve`: also resolve again, write nothing, and
+exit 1 naming what moved on the index or the mirror since the locks were written."""
 from __future__ import annotations
 
+from typing import Callable
+
 from .. import platforms, report
+from ..engine import Engine
 from ..errors import EXIT_FAILED, EXIT_OK, UsageError
+from ..matrix.compat import OsRelease
 from ..matrix.extension import canonical
 from ..matrix.load import load_plan
 from ..matrix.plan import Plan, Target, lineage
@@ -12,6 +17,7 @@ from ..selection import Selection
 from .apt import simulate
 from .files import (
     Pinned,
+    apt_pins,
     apt_requests,
     inputs_digest,
     lock_path,
@@ -35,13 +41,22 @@ def check(selection: Selection) -> int:
     return EXIT_FAILED if bad else EXIT_OK
 
 
-def lock(selection: Selection, *, index_url: str | None = None) -> int:
-    """Parents first, so each image is resolved on top of its parents' pins."""
+MakeBase = Callable[[Engine, str, OsRelease], object]
+
+
+def lock(selection: Selection, *, index_url: str | None = None, write: bool = True,
+         make_base: MakeBase | None = None) -> int:
+    """Parents first, so each image is resolved on top of its parents' pins. `write=False`:
+    the locks must match the matrix, and resolving again must give them back. `make_base`
+    (the builder's): makes a base that is not here, as a build would."""
+    if not write and check(selection) != EXIT_OK:
+        return EXIT_FAILED
     plan = load_plan(selection)
-    apt = resolve_apt(plan)                                   # the engine and the mirror
+    apt = resolve_apt(plan, make_base)                        # the engine and the mirror
     by_tag = {t.tag: t for t in plan.targets}
     made: dict[str, bytes] = {}
     pins: dict[str, list[Pinned]] = {}
+    moved: list[str] = []
     for target in plan.targets:
         wanted = requirements(target)
         if not (wanted or apt_requests(target)):
@@ -61,17 +76,52 @@ def lock(selection: Selection, *, index_url: str | None = None) -> int:
         text = render_lock(target, inputs_digest(target, plan, parent_lock), pinned, glibc,
                            apt.get(target.tag))
         path = lock_path(selection.images, target.tag)
-        path.parent.mkdir(parents=True, exist_ok=True)
         old = path.read_bytes() if path.is_file() else None
-        path.write_text(text)
         made[target.tag] = text.encode()
+        if not write:
+            if old != text.encode():
+                moved.append(target.tag)
+                report.stderr_line(f"{target.tag}: {what_moved(old, text)} ({path})")
+            continue
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
         state = "unchanged" if old == text.encode() else ("written" if old is None else "changed")
         report.stderr_line(f"{state} {path} ({len(pinned)} distributions, "
                            f"{len(apt.get(target.tag, {}))} apt packages)")
-    return EXIT_OK
+    if write:
+        return EXIT_OK
+    report.stderr_line(f"imgkit lock --check --resolve: {len(made) - len(moved)} of {len(made)} "
+                       "locks resolve as written" + ("; run `imgkit lock` and review the diff"
+                                                     if moved else ""))
+    return EXIT_FAILED if moved else EXIT_OK
 
 
-def resolve_apt(plan: Plan) -> dict[str, dict[str, str]]:
+def what_moved(old: bytes | None, new: str) -> str:
+    """What a fresh resolution changed in a lock, in a line: versions, new and dropped
+    distributions and apt packages, files whose hashes changed."""
+    if old is None:
+        return "no lock"
+    before_pins, after_pins = parse_lock("", old.decode())[1], parse_lock("", new)[1]
+    before = {canonical(p.name): (p.version, p.hashes) for p in before_pins}
+    after = {canonical(p.name): (p.version, p.hashes) for p in after_pins}
+    before.update({f"apt {n}": (v, ()) for n, _, v in
+                   (a.partition("=") for a in apt_pins(old.decode()))})
+    after.update({f"apt {n}": (v, ()) for n, _, v in (a.partition("=") for a in apt_pins(new))})
+    changes = []
+    for name in sorted(before.keys() | after.keys()):
+        was, now = before.get(name), after.get(name)
+        if was is None and now is not None:
+            changes.append(f"+{name} {now[0]}")
+        elif now is None and was is not None:
+            changes.append(f"-{name} {was[0]}")
+        elif was is not None and now is not None and was[0] != now[0]:
+            changes.append(f"{name} {was[0]} -> {now[0]}")
+        elif was != now:
+            changes.append(f"{name} {now[0] if now else ''}: other files (hashes)")
+    return ("moved: " + ", ".join(changes)) if changes else "moved: its parent's lock moved"
+
+
+def resolve_apt(plan: Plan, make_base: MakeBase | None = None) -> dict[str, dict[str, str]]:
     """Each image's own apt pins (what its apt step installs or upgrades on top of what its
     parents' steps did), resolved on its base, one container per base."""
     from ..engine import connect
@@ -84,10 +134,12 @@ def resolve_apt(plan: Plan) -> dict[str, dict[str, str]]:
         root = root_of(target, plan)
         if root.base is None or root.os_release is None:
             continue
-        if engine.image(root.base) is None:     # making one is the builder's job
-            raise UsageError(f"{target.tag}: its base {root.base} is not here; apt resolves "
-                             "against it", hint=f"make it with `imgkit build --only "
-                                                f"'{root.tag}'`, or pull and tag one")
+        if engine.image(root.base) is None:     # a fresh CI runner has none: made as a build would
+            if make_base is None:
+                raise UsageError(f"{target.tag}: its base {root.base} is not here; apt resolves "
+                                 "against it", hint=f"make it with `imgkit build --only "
+                                                    f"'{root.tag}'`, or pull and tag one")
+            make_base(engine, root.base, root.os_release)
         by_base.setdefault(root.base, []).append(target)
     out: dict[str, dict[str, str]] = {}
     by_tag = {t.tag: t for t in plan.targets}

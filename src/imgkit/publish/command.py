@@ -12,8 +12,9 @@ from ..errors import EXIT_FAILED, EXIT_OK, UsageError
 from ..interrupts import terminate_interrupts
 from ..matrix.load import load_plan
 from ..options import PublishOptions
+from ..registry import published
 from ..registry.candidates import lookup
-from ..registry.destination import parse_destination
+from ..registry.destination import Destination, parse_destination
 from ..registry.reference import problem
 from ..render.command import render_selection
 from ..selection import Selection
@@ -24,9 +25,10 @@ from .push import Published, Publisher, Wanted
 
 
 def publish(selection: Selection, *, tags: list[str], to: list[str], options: PublishOptions,
-            json_file: Path | None = None) -> int:
+            json_file: Path | None = None, reuse_from: Destination | None = None) -> int:
     """Gate, push once, copy by digest, attach verdicts, move human tags last; returns the
-    exit code (1 when anything was refused or failed)."""
+    exit code (1 when anything was refused or failed). `reuse_from` (candidates only): an
+    image production holds as this very image is not staged; its production digest is."""
     started = time.monotonic()
     destinations = list(dict.fromkeys(parse_destination(d) for d in to))  # bad --to: exit 2
     if not destinations:
@@ -35,6 +37,11 @@ def publish(selection: Selection, *, tags: list[str], to: list[str], options: Pu
     if not wanted:
         raise UsageError("nothing to publish: the selection names no image")
     engine = connect()                                                         # no engine: exit 3
+    reused: list[Published] = []
+    if reuse_from is not None and not options.dry_run:
+        reused, wanted = in_production(engine, reuse_from, wanted)
+        if not wanted:
+            return summarized(reused, started, json_file)
     with report.PushBars() as bars:
         publisher = Publisher(engine, destinations, options, log=report.stderr_line,
                               progress=bars.update,
@@ -45,7 +52,24 @@ def publish(selection: Selection, *, tags: list[str], to: list[str], options: Pu
                 results = publisher.run(wanted)
         finally:
             publisher.close()
-    return summarized(results, started, json_file)
+    return summarized(reused + results, started, json_file)
+
+
+def in_production(engine: Engine, reuse_from: Destination,
+                  wanted: list[Wanted]) -> tuple[list[Published], list[Wanted]]:
+    """(the images whose production tag is this very image, as results naming that digest;
+    the rest, still to stage)."""
+    ids = {}
+    for want in wanted:
+        info = engine.image(want.ref)
+        if info is not None:
+            ids[want.ref] = info.id
+    there = published.same_image(engine, reuse_from, ids, report.stderr_line) if ids else {}
+    reused = [Published(image=tag, image_id=c.image_id, destination=c.repository,
+                        status="reused", digest=c.digest,
+                        detail=f"{reuse_from} holds this very image: not staged again")
+              for tag, c in there.items()]
+    return reused, [w for w in wanted if w.ref not in there]
 
 
 def promote(*, source: str, to: list[str], tags: list[str], options: PublishOptions,

@@ -26,7 +26,7 @@ from ..registry.client import Manifest, RegistryClient, classify_engine_error, e
 from ..registry.destination import Destination, destination_ref, split_ref
 from ..verify import attestation, tickets
 
-Status = Literal["published", "candidate", "would publish", "refused", "held", "failed", "pushed"]
+Status = Literal["published", "candidate", "reused", "would publish", "refused", "held", "failed", "pushed"]
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from pathlib import Path
 from ..errors import UsageError
 from .reference import DIGEST, RemoteRef, remote_ref
 
-STAGED = ("candidate", "published")   # statuses whose digest is in the registry
+STAGED = ("candidate", "published", "reused")   # statuses whose digest is in a registry
 
 
 @dataclass(frozen=True)
