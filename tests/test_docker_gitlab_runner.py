@@ -10,13 +10,14 @@ import os
 import shutil
 import subprocess
 import sys
+import uuid
 from pathlib import Path
 
 import pytest
 
 from .conftest import MINI_FAMILY, ROOT
 from .registry import USER, skopeo_json, skopeo_tags
-from .test_docker_pipeline import pipeline_ns  # noqa: F401  (the fixture: a namespace of its own)
+from .test_docker_pipeline import forget, pipeline_ns  # noqa: F401  (the fixture: a namespace of its own)
 
 pytestmark = pytest.mark.docker
 RUNNER = shutil.which("gitlab-ci-local")
@@ -78,3 +79,118 @@ def test_a_real_gitlab_runner_runs_the_generated_pipeline_end_to_end(  # type: i
     assert checked.returncode == 0, checked.stderr
     statement = json.loads(base64.b64decode(json.loads(checked.stdout.splitlines()[0])["payload"]))
     assert statement["predicate"]["passed"] and statement["predicate"]["image_id"] == image_id
+
+
+LOCKED_APP = """\
+family: app
+extends: {family: mini}
+repository: NS/app
+tag: "{parent_tag}"
+pip: ["APP==1.0"]     # what it depends on is pinned by the lock only
+"""
+
+
+def run_pipeline(repo: Path, registry, tmp_path: Path, env: dict[str, str],  # type: ignore[no-untyped-def]
+                 *variables: str) -> str:
+    run = subprocess.run(
+        [RUNNER, "--force-shell-executor", "--shell-isolation",
+         "--variable", f"REGISTRY_USERNAME={USER}", "--variable", f"REGISTRY_PASSWORD={registry.password}",
+         "--variable", "COSIGN_PASSWORD=pw", "--variable", f"DOCKER_CONFIG={tmp_path / 'docker'}",
+         "--variable", f"IMGKIT_CACHE_DIR={tmp_path / 'cache'}",
+         *(w for v in variables for w in ("--variable", v))],
+        cwd=repo, env=env, capture_output=True, text=True, timeout=1500)
+    return f"exit {run.returncode}\n{run.stdout}{run.stderr}"
+
+
+def test_the_weekly_schedule_relocks_rebuilds_what_moved_and_promotes_and_the_gate_goes_red(  # type: ignore[no-untyped-def]
+        engine, pipeline_ns, registry, tmp_path):  # noqa: F811
+    """A locked matrix, its pipeline run by a real GitLab runner against a package index we
+    move: a push builds, verifies and promotes behind the lock gate; a new release of a
+    dependency turns a push's gate red before anything is built; the scheduled run relocks,
+    takes the image that did not move from production (same digest), builds the one that
+    did on it, verifies both and promotes: production now holds the new release, the
+    repository's locks are untouched and the new ones are kept for review."""
+    from .pyindex import LocalIndex
+    ns = pipeline_ns
+    run = uuid.uuid4().hex[:8]
+    app, lib = f"imgkit-app-{run}", f"imgkit-lib-{run}"
+    index = LocalIndex(tmp_path / "index")
+    index.add_wheel(app, "1.0", requires=(f"{lib}>=1,<2",))
+    index.add_wheel(lib, "1.0.0")
+    fetched = subprocess.run(                            # the CUDA runtime the mini layer pins
+        [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
+         "--platform", "manylinux1_x86_64", "--python-version", "3.11", "-d", str(tmp_path / "dl"),
+         "nvidia-cuda-runtime-cu11==11.8.89"], capture_output=True, text=True)
+    assert fetched.returncode == 0, fetched.stderr
+    index.add_file("nvidia-cuda-runtime-cu11", next((tmp_path / "dl").glob("*.whl")))
+
+    repo = tmp_path / "repo"
+    shutil.copytree(ROOT / "templates", repo / "templates")
+    (repo / "images").mkdir()
+    (repo / "images" / "mini.yaml").write_text(MINI_FAMILY)
+    (repo / "images" / "app.yaml").write_text(LOCKED_APP.replace("NS", ns).replace("APP", app))
+    staging, production = f"{registry.address}/staging", f"{registry.address}/prod"
+    mini, built_app = f"{ns}/cuda:11.8-cudart-py3.11-bookworm", f"{ns}/app:11.8-cudart-py3.11-bookworm"
+    with index.served(engine.bridge_gateway()) as url:
+        env = {**os.environ, "COSIGN_PASSWORD": "pw", "IMGKIT_INDEX_URL": url,
+               "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
+        subprocess.run(["cosign", "generate-key-pair"], cwd=repo, env=env, check=True,
+                       capture_output=True)
+        for command in ([sys.executable, "-m", "imgkit", "lock", "--namespace", ns],
+                        [sys.executable, "-m", "imgkit", "ci", "gitlab", "--namespace", ns,
+                         "--registry", production, "--staging", staging, "--verify-gpus", "none",
+                         "--install", "true", "--signing-key", "cosign.key",
+                         "--trusted-key", "cosign.pub", "--out", ".gitlab-ci.yml"],
+                        ["git", "init", "-q", "-b", "main"], ["git", "add", "-A"],
+                        ["git", "-c", "user.email=ci@example.com", "-c", "user.name=ci", "commit",
+                         "-qm", "matrix and locks"],
+                        ["git", "remote", "add", "origin", "https://gitlab.example.com/ml/images.git"]):
+            done = subprocess.run(command, cwd=repo, env=env, capture_output=True, text=True)
+            assert done.returncode == 0, done.stdout + done.stderr
+        locks = {p.name: p.read_bytes() for p in (repo / "images" / "locks").iterdir()}
+        lock_file = next(name for name in locks if "_app_" in name)
+        index_var = f"IMGKIT_INDEX_URL={url}"
+
+        log = run_pipeline(repo, registry, tmp_path, env, index_var)          # a push
+        assert log.startswith("exit 0"), log[-6000:]
+        for job in ("lock-check", "build-python-bookworm", "build-cuda11-8-bookworm", "promote"):
+            assert f"PASS  {job}" in log, log[-6000:]
+        assert "PASS  relock" not in log
+        mini_digest = skopeo_json("inspect", f"docker://{production}/{mini}", registry=registry)["Digest"]
+        app_digest = skopeo_json("inspect", f"docker://{production}/{built_app}", registry=registry)["Digest"]
+
+        index.add_wheel(lib, "1.0.1")                      # next week, the index moved
+        log = run_pipeline(repo, registry, tmp_path, env, index_var)          # a push: red
+        assert not log.startswith("exit 0"), log[-6000:]
+        assert f"moved: {lib} 1.0.0 -> 1.0.1" in log, log[-6000:]
+        assert "PASS  build-" not in log and "PASS  promote" not in log
+
+        forget(engine, ns, registry.address)     # the weekly run lands on fresh runners
+        log = run_pipeline(repo, registry, tmp_path, env, index_var,
+                           "CI_PIPELINE_SOURCE=schedule")
+        assert log.startswith("exit 0"), log[-6000:]
+        for job in ("relock", "build-cuda11-8-bookworm", "promote"):
+            assert f"PASS  {job}" in log, log[-6000:]
+        assert "PASS  lock-check" not in log
+        assert f"reused {mini} from {production}/{ns}/cuda@{mini_digest}" in log, log[-6000:]
+        assert f"building {built_app}" in log
+    # production: the image that did not move kept its digest, the one that did moved on
+    assert skopeo_json("inspect", f"docker://{production}/{mini}", registry=registry)["Digest"] == mini_digest
+    new_app = skopeo_json("inspect", f"docker://{production}/{built_app}", registry=registry)["Digest"]
+    assert new_app != app_digest
+    pulled = subprocess.run(["docker", "run", "--rm", "--entrypoint", "/opt/venv/bin/python",
+                             f"{production}/{ns}/app@{new_app}", "-c",
+                             f"import imgkit_lib_{run} as m; print(m.__version__)"],
+                            env={**os.environ, "DOCKER_CONFIG": str(tmp_path / "docker")},
+                            capture_output=True, text=True)
+    assert pulled.stdout.strip() == "1.0.1", pulled.stderr
+    # the pipeline commits nothing (gitlab-ci-local copies artifacts into the working tree;
+    # GitLab keeps them with the job): the new locks and their diff are kept for review
+    commits = subprocess.run(["git", "rev-list", "--count", "HEAD"], cwd=repo,
+                             capture_output=True, text=True).stdout.strip()
+    assert commits == "1"
+    committed = subprocess.run(["git", "show", f"HEAD:images/locks/{lock_file}"], cwd=repo,
+                               capture_output=True).stdout
+    assert committed == locks[lock_file] and f"{lib}==1.0.0".encode() in committed
+    kept = list((repo / ".gitlab-ci-local").rglob("relock.diff"))
+    assert kept and f"+{lib}==1.0.1" in kept[0].read_text(), kept

@@ -148,3 +148,29 @@ def test_a_python_layer_with_an_apt_lock_installs_exactly_it(tmp_path: Path) -> 
             "perl-base=5.36.0-7+deb12u4 python3=3.11.2-1+b1") in context.dockerfile
     assert "apt-get upgrade" not in context.dockerfile
     assert "lock.txt" not in {p for p, _, _ in context.files}     # no pip step to lock
+
+
+def test_an_index_named_over_plain_http_is_trusted_by_host_and_port_only() -> None:
+    from imgkit.lock.resolve import trusted_host
+    assert trusted_host("http://user:pw@172.17.0.1:8080/simple/") == ["--trusted-host",
+                                                                      "172.17.0.1:8080"]
+    assert trusted_host("http://pypi.internal/simple") == ["--trusted-host", "pypi.internal"]
+    assert trusted_host("https://pypi.org/simple") == []
+
+
+def test_what_moved_names_versions_new_and_dropped_packages_and_other_files() -> None:
+    from imgkit.lock.command import what_moved
+    old = ("# inputs: " + "a" * 64 + "\n# apt: libssl3=3.0.15-1~deb12u1\n"
+           "idna==3.9 \\\n    --hash=sha256:" + "1" * 64 + "\n"
+           "chardet==5.2.0 \\\n    --hash=sha256:" + "2" * 64 + "\n"
+           "certifi==2024.8.30 \\\n    --hash=sha256:" + "3" * 64 + "\n")
+    new = ("# inputs: " + "a" * 64 + "\n# apt: libssl3=3.0.16-1~deb12u1\n"
+           "idna==3.10 \\\n    --hash=sha256:" + "4" * 64 + "\n"
+           "certifi==2024.8.30 \\\n    --hash=sha256:" + "5" * 64 + "\n"
+           "urllib3==2.2.3 \\\n    --hash=sha256:" + "6" * 64 + "\n")
+    assert what_moved(old.encode(), new) == (
+        "moved: apt libssl3 3.0.15-1~deb12u1 -> 3.0.16-1~deb12u1, certifi 2024.8.30: other "
+        "files (hashes), -chardet 5.2.0, idna 3.9 -> 3.10, +urllib3 2.2.3")
+    assert what_moved(None, new) == "no lock"
+    assert what_moved(old.replace("a" * 64, "b" * 64).encode(), old) == (
+        "moved: its parent's lock moved")

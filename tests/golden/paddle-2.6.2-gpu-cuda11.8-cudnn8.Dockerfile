@@ -36,4 +36,4 @@ COPY constraints.txt /opt/imgkit/constraints.txt
 RUN imgkit-build-env pip install --no-cache-dir --constraint /opt/imgkit/constraints.txt "paddlepaddle-gpu==2.6.2" \
  && imgkit-link-libs
 USER imgkit
-LABEL org.imgkit.input-hash="7fe2bc1b98022d2dbe1c9c8c712c56e8"
+LABEL org.imgkit.input-hash="7630355da8e468f5006f694a7bee52ae"

@@ -13,6 +13,7 @@ import sys
 import tempfile
 from pathlib import Path
 from typing import Sequence
+from urllib.parse import urlsplit
 
 from .. import platforms
 from ..errors import HostError, UsageError
@@ -44,8 +45,17 @@ def pip_command(wanted: Sequence[str], constraints: Path, report: Path, python: 
     for tag in wheel_platforms(platform, glibc):
         command += ["--platform", tag]
     if index_url:
-        command += ["--index-url", index_url]
+        command += ["--index-url", index_url, *trusted_host(index_url)]
     return [*command, *wanted]
+
+
+def trusted_host(index_url: str) -> list[str]:
+    """An index named over plain HTTP is one the user chose: pip would ignore it unless its
+    host is trusted (the lock's hashes still check every file)."""
+    parts = urlsplit(index_url)
+    if parts.scheme != "http" or not parts.hostname:
+        return []
+    return ["--trusted-host", parts.hostname + (f":{parts.port}" if parts.port else "")]
 
 
 def resolve(wanted: Sequence[str], below: Sequence[Pinned], *, python: str, platform: str,
