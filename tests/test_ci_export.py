@@ -95,11 +95,12 @@ def test_build_then_verify_on_gpu_then_promote_along_the_dag(platform: str) -> N
         assert set(needs_of(platform, job)) <= set(seen), name
         seen.append(name)
     verify = [n for n in found if n.startswith("verify-")]
-    assert len(verify) == len(plan.finals)
+    assert len(verify) == sum(len(plan.get(t).platforms) for t in plan.finals)   # per platform
     assert set(needs_of(platform, found["promote"])) >= set(verify)
     for name in verify:
         runner = found[name]["runs-on"] if platform == "github" else found[name]["tags"]
-        assert runner == (["self-hosted", "gpu"] if platform == "github" else ["gpu"])
+        label = "gpu-arm64" if name.endswith("-arm64") else "gpu"
+        assert runner == (["self-hosted", label] if platform == "github" else [label])
     for name in (n for n in found if n.startswith("build-")):
         assert "tags" not in found[name] and found[name].get("runs-on", "ubuntu-latest") == \
             "ubuntu-latest"
@@ -294,3 +295,33 @@ def test_build_jobs_reuse_what_production_holds_unchanged() -> None:
 def test_a_matrix_without_locks_gets_no_gate() -> None:
     names = {j.name for j in jobs(bundled_plan(cuda="11.8"), settings())}
     assert not names & {"lock-check", "relock"}
+
+
+@pytest.mark.parametrize("platform", ["github", "gitlab"])
+def test_a_two_platform_family_is_verified_on_a_runner_of_each_platform(platform: str,
+                                                                        tmp_path: Path) -> None:
+    """One staged index per image; a verify job per platform picks that platform's image
+    from it on a runner of that platform; promote moves the index whole."""
+    images = tmp_path / "images"
+    images.mkdir()
+    (images / "mini.yaml").write_text("family: mini\ncuda_libs: [cudart]\n"
+                                      "platforms: [linux/amd64, linux/arm64]\n"
+                                      "axes:\n  cuda: [\"12.8\"]\n")
+    plan = load_plan(Selection(images))
+    [final] = plan.finals
+    text = generated(platform, plan, gpu_arm64_runner="grace")
+    (tmp_path / "p.yml").write_text(text)
+    out = schema_check(platform, tmp_path / "p.yml")
+    assert out.returncode == 0, out.stdout + out.stderr
+    by_name = {j.name: j for j in jobs(plan, settings(gpu_arm64_runner="grace"))}
+    slugged = final.replace("/", "-").replace(":", "-").replace(".", "-")
+    amd, arm = by_name[f"verify-{slugged}"], by_name[f"verify-{slugged}-arm64"]
+    assert "--platform" not in amd.commands[0]
+    assert f"imgkit verify {final} --candidates candidates --platform linux/arm64 --attest" in arm.commands[0]
+    assert by_name["promote"].needs == (amd.name, arm.name)
+    document = yaml.safe_load(text)
+    if platform == "github":
+        assert document["jobs"][arm.name]["runs-on"] == ["self-hosted", "grace"]
+        assert document["jobs"][amd.name]["runs-on"] == ["self-hosted", "gpu"]
+    else:
+        assert document[arm.name]["tags"] == ["grace"] and document[amd.name]["tags"] == ["gpu"]

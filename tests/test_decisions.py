@@ -256,7 +256,8 @@ def test_a_passing_gpu_verdict_lets_the_gate_through(monkeypatch: pytest.MonkeyP
     production = FakeRegistry("127.0.0.1:5997")
     copied: list[str] = []
 
-    def copy(source: object, ref: str, target: object, dest: str, retry_for: float) -> None:
+    def copy(source: object, ref: str, target: object, dest: str, retry_for: float,
+             every_platform: bool = False) -> None:
         copied.append(dest)                       # what skopeo does: the same manifest there
         production.manifests[("prod/paddle", dest.rsplit(":", 1)[1])] = registry.manifests[
             ("ml/paddle", digest)]

@@ -5,9 +5,13 @@ judging them with the same checks and words as on amd64 (and refusing what it ca
 here: a GPU under emulation, a platform the image is not)."""
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 import pytest
 
@@ -16,6 +20,7 @@ from imgkit.verify.run import VerifyOptions, verify
 from imgkit.verify.verdict import Verdict
 
 from .conftest import build_from_files, no_verify_containers
+from .registry import USER, docker_config, skopeo_json, skopeo_tags
 from .test_cli import imgkit
 from .test_docker_layouts import EXTRACT, NVIDIA_ENV
 
@@ -162,15 +167,24 @@ def test_the_cli_verifies_arm64_here_without_a_gpu_only(arm64_python) -> None:  
     assert "Traceback" not in gpu.stderr + other.stderr
 
 
-def test_build_makes_each_platform_and_each_verifies(engine, namespace, arm64_base,  # type: ignore[no-untyped-def]
-                                                     tmp_path):
-    """`imgkit build` of a family for both platforms: the host's images under their tags, the
-    arm64 ones as TAG-arm64 standing on each other (configs say arm64, the same input hash),
-    each verifies as its platform; a second build has nothing to do. (A namespace of its own:
-    other modules expect the session's namespace to build its python layer themselves.)"""
+@dataclass(frozen=True)
+class TwoPlatforms:
+    common: list[str]        # --images/--namespace of the family
+    cuda: str                # the host's image; the arm64 one is f"{cuda}-arm64"
+    first: dict[str, str]    # tag -> status of the first build
+    build: Callable[[], subprocess.CompletedProcess[str]]
+    report: Path
+
+
+@pytest.fixture(scope="module")
+def two_platforms(engine, namespace, arm64_base, tmp_path_factory) -> TwoPlatforms:  # type: ignore[no-untyped-def]
+    """`imgkit build` of a family for both platforms, once for the module. (A namespace of
+    its own: other modules expect the session's namespace to build its python layer
+    themselves.)"""
     own = f"{namespace}-platforms"
     for ref in (f"{namespace}/debian:bookworm", arm64_base):
         engine.tag(engine.image(ref).id, f"{own}/debian:bookworm" + ("-arm64" if ref == arm64_base else ""))
+    tmp_path = tmp_path_factory.mktemp("platforms")
     images = tmp_path / "images"
     images.mkdir()
     (images / "mini.yaml").write_text("family: mini\ncuda_libs: [cudart]\n"
@@ -184,10 +198,17 @@ def test_build_makes_each_platform_and_each_verifies(engine, namespace, arm64_ba
                               capture_output=True, text=True, timeout=1800)
     done = build()
     assert done.returncode == 0, done.stdout + done.stderr
-    import json
     built = {i["tag"]: i["status"] for i in json.loads(report.read_text())["images"]}
     cuda = next(t for t in built if "/cuda:" in t and not t.endswith("-arm64"))
-    assert set(built) >= {cuda, f"{cuda}-arm64"}
+    return TwoPlatforms(common, cuda, built, build, report)
+
+
+def test_build_makes_each_platform_and_each_verifies(engine, arm64_base, two_platforms):  # type: ignore[no-untyped-def]
+    """`imgkit build` of a family for both platforms: the host's images under their tags, the
+    arm64 ones as TAG-arm64 standing on each other (configs say arm64, the same input hash),
+    each verifies as its platform; a second build has nothing to do."""
+    cuda = two_platforms.cuda
+    assert set(two_platforms.first) >= {cuda, f"{cuda}-arm64"}
     here, there = engine.image(cuda), engine.image(f"{cuda}-arm64")
     assert here.platform == "linux/amd64" and there.platform == ARM64
     assert here.labels["org.imgkit.input-hash"] == there.labels["org.imgkit.input-hash"]
@@ -197,6 +218,159 @@ def test_build_makes_each_platform_and_each_verifies(engine, namespace, arm64_ba
     assert checks(judged)["platform"].startswith("pass: linux/arm64")
     assert checks(judged)["cudart.version"].startswith("pass: 12.8")
     assert verify(engine, cuda, VerifyOptions(gpus="none")).passed
-    again = build()
+    again = two_platforms.build()
     assert again.returncode == 0, again.stderr
-    assert {i["status"] for i in json.loads(report.read_text())["images"]} == {"up-to-date"}
+    assert {i["status"] for i in json.loads(two_platforms.report.read_text())["images"]} == {"up-to-date"}
+
+
+@pytest.fixture()
+def pulled_tags_removed(engine, registry):  # type: ignore[no-untyped-def]
+    """`verify HOST/REPO:TAG` tags what it pulls as `docker pull` would: those tags go."""
+    yield
+    for image in engine.client.images.list():
+        for tag in image.tags:
+            if tag.startswith(f"{registry.address}/"):
+                engine.untag(tag)
+
+
+def skopeo_digest(registry, ref: str) -> str:  # type: ignore[no-untyped-def]
+    """The digest of what `ref` names (an index's own), from the bytes skopeo reads."""
+    import hashlib
+    out = subprocess.run(["skopeo", "inspect", "--raw", "--tls-verify=false",
+                          f"--creds={USER}:{registry.password}", f"docker://{ref}"],
+                         capture_output=True, check=True, timeout=60)
+    return "sha256:" + hashlib.sha256(out.stdout).hexdigest()
+
+
+def test_one_tag_for_both_platforms_published_verified_and_promoted_as_an_index(  # type: ignore[no-untyped-def]
+        engine, two_platforms, registry, tmp_path, monkeypatch, pulled_tags_removed):
+    """publish gates each platform's image on its own verdict, pushes both by digest and
+    puts an OCI index naming them under the tag, the same digest in every destination;
+    verify of the tag judges the host's image, or arm64's with --platform; promote copies
+    the whole index only when every platform's verdict passed."""
+    from imgkit.registry.client import OCI_INDEX
+    cuda, arm = two_platforms.cuda, f"{two_platforms.cuda}-arm64"
+    repository, tag = cuda.rsplit(":", 1)
+    config = docker_config(tmp_path / "docker", {registry.address: (USER, registry.password)})
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:   # verdicts of this test only
+        return subprocess.run([sys.executable, "-m", "imgkit", *args],
+                              env={**os.environ, "DOCKER_CONFIG": str(config),
+                                   "IMGKIT_CACHE_DIR": str(tmp_path / "cache")},
+                              capture_output=True, text=True, timeout=900)
+    a, b, c = (f"{registry.address}/{n}" for n in "abc")
+    publish = ("publish", *two_platforms.common, "--to", a, "--to", b, "--allow-gpu-unverified")
+    assert run("verify", cuda, "--gpus", "none").returncode == 0
+    # the arm64 image was never judged on its own: nothing of either platform is pushed
+    refused = run(*publish)
+    assert refused.returncode == 1, refused.stdout + refused.stderr
+    rows = [line for line in refused.stdout.splitlines() if line.startswith((cuda, arm))]
+    assert any(r.startswith(arm) and "refused" in r for r in rows), refused.stdout
+    assert any(r.startswith(cuda + " ") and "held" in r for r in rows), refused.stdout
+    assert skopeo_tags(registry, f"a/{repository}") == []
+    judged = run("verify", arm, "--platform", ARM64, "--gpus", "none")
+    assert judged.returncode == 0, judged.stdout + judged.stderr
+
+    done = run(*publish)
+    assert done.returncode == 0, done.stdout + done.stderr
+    raw = skopeo_json("inspect", "--raw", f"docker://{a}/{repository}:{tag}", registry=registry)
+    assert raw["mediaType"] == OCI_INDEX
+    children = {f"{m['platform']['os']}/{m['platform']['architecture']}": m["digest"]
+                for m in raw["manifests"]}
+    assert set(children) == {"linux/amd64", ARM64}
+    for platform, ref in (("linux/amd64", cuda), (ARM64, arm)):
+        child = skopeo_json("inspect", "--raw", f"docker://{a}/{repository}@{children[platform]}",
+                            registry=registry)
+        assert child["config"]["digest"] == engine.image(ref).id      # the image verified
+        assert children[platform].replace(":", "-") + ".verdict" in skopeo_tags(registry, f"b/{repository}")
+    assert skopeo_digest(registry, f"{a}/{repository}:{tag}") == skopeo_digest(
+        registry, f"{b}/{repository}:{tag}")
+
+    # verify of the tag: the host's image by default, another platform's on request
+    host = run("verify", f"{a}/{repository}:{tag}", "--gpus", "none")
+    assert host.returncode == 0 and "linux/amd64" in host.stdout, host.stdout + host.stderr
+    other = run("verify", f"{a}/{repository}:{tag}", "--platform", ARM64, "--gpus", "none")
+    assert other.returncode == 0 and "linux/arm64" in other.stdout, other.stdout + other.stderr
+
+    # promotion: the whole index, digests preserved, tags last
+    digest = skopeo_digest(registry, f"{a}/{repository}:{tag}")
+    done = run("promote", f"{a}/{repository}@{digest}", "--to", f"{c}/{repository}", "--tag", tag,
+               "--allow-unsigned", "--allow-gpu-unverified")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert skopeo_digest(registry, f"{c}/{repository}:{tag}") == digest
+    for child in children.values():
+        assert skopeo_json("inspect", "--raw", f"docker://{c}/{repository}@{child}", registry=registry)
+        assert child.replace(":", "-") + ".verdict" in skopeo_tags(registry, f"c/{repository}")
+
+    # an index with one platform unjudged is not promoted, not even in part
+    from imgkit.registry import index
+    from imgkit.registry.client import Manifest, RegistryClient, endpoint_of, sha256_of
+    monkeypatch.setenv("DOCKER_CONFIG", str(config))         # the registry's login, in here too
+    with RegistryClient(endpoint_of(engine, registry.address)) as client:
+        judged_amd = client.manifest(f"a/{repository}", children["linux/amd64"])
+        subprocess.run(["skopeo", "copy", "--dest-tls-verify=false",
+                        f"--dest-creds={USER}:{registry.password}",
+                        f"docker-daemon:{two_platforms.common[3]}/debian:bookworm-arm64",
+                        f"docker://{a}/{repository}:bare-arm64"], check=True, capture_output=True)
+        bare = client.manifest(f"a/{repository}", "bare-arm64")
+        body = index.make([(judged_amd, "linux/amd64"), (bare, ARM64)])
+        client.put_manifest(f"a/{repository}", "half-judged", body, OCI_INDEX)
+        client.put_manifest(f"a/{repository}", "amd64-only",
+                            index.make([(judged_amd, "linux/amd64")]), OCI_INDEX)
+    missing = run("verify", f"{a}/{repository}:amd64-only", "--platform", ARM64, "--gpus", "none")
+    assert missing.returncode == 2, missing.stdout + missing.stderr
+    assert "is an index of linux/amd64: it has no linux/arm64 image" in missing.stderr
+    half = Manifest(sha256_of(body), OCI_INDEX, body).digest
+    done = run("promote", f"{a}/{repository}@{half}", "--to", f"{c}/{repository}", "--tag", "half",
+               "--allow-unsigned", "--allow-gpu-unverified")
+    assert done.returncode == 1 and "linux/arm64" in done.stdout, done.stdout + done.stderr
+    assert "half" not in skopeo_tags(registry, f"c/{repository}")
+
+
+def test_a_two_platform_candidate_is_one_staged_index_judged_per_platform(  # type: ignore[no-untyped-def]
+        engine, two_platforms, registry, tmp_path, pulled_tags_removed):
+    """The pipeline's flow: `publish --candidate` stages each platform's image and their
+    index; a verify job per platform picks its image from the staged index and attaches
+    its verdict there; promote takes the index whole; a child build on staged parents takes
+    each platform's image of them."""
+    cuda = two_platforms.cuda
+    repository, tag = cuda.rsplit(":", 1)
+    python = next(t for t in two_platforms.first if "/python:" in t and not t.endswith("-arm64"))
+    config = docker_config(tmp_path / "docker", {registry.address: (USER, registry.password)})
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "imgkit", *args],
+                              env={**os.environ, "DOCKER_CONFIG": str(config),
+                                   "IMGKIT_CACHE_DIR": str(tmp_path / "cache")},
+                              capture_output=True, text=True, timeout=900)
+    staging, production = f"{registry.address}/s", f"{registry.address}/p"
+    (tmp_path / "candidates").mkdir()
+    done = run("publish", python, cuda, *two_platforms.common, "--candidate", "--to", staging,
+               "--json", str(tmp_path / "candidates" / "build.json"))
+    assert done.returncode == 0, done.stdout + done.stderr
+    entries = json.loads((tmp_path / "candidates" / "build.json").read_text())["published"]
+    index_entry = next(e for e in entries if e["image"] == cuda and not e["platform"])
+    assert index_entry["platforms"] == ["linux/amd64", ARM64] and index_entry["status"] == "candidate"
+    assert tag not in skopeo_tags(registry, f"s/{repository}")      # no human tag in staging
+    staged_index = index_entry["digest"]
+
+    given = ("--candidates", str(tmp_path / "candidates"), "--attest", "--gpus", "none")
+    for extra in ((), ("--platform", ARM64)):
+        judged = run("verify", cuda, *given, *extra)
+        assert judged.returncode == 0, judged.stdout + judged.stderr
+    raw = skopeo_json("inspect", "--raw", f"docker://{staging}/{repository}@{staged_index}",
+                      registry=registry)
+    for child in raw["manifests"]:
+        assert child["digest"].replace(":", "-") + ".verdict" in skopeo_tags(registry, f"s/{repository}")
+
+    done = run("promote", cuda, "--candidates", str(tmp_path / "candidates"), "--to",
+               f"{production}/{repository}", "--tag", tag, "--allow-unsigned", "--allow-gpu-unverified")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert skopeo_digest(registry, f"{production}/{repository}:{tag}") == staged_index
+
+    # a build on staged parents takes each platform's image from their index
+    planned = run("build", *two_platforms.common, "--candidates", str(tmp_path / "candidates"),
+                  "--dry-run")
+    assert planned.returncode == 0, planned.stdout + planned.stderr
+    assert f"would take {cuda} from {staging}/{repository}@{staged_index} (linux/amd64)" in planned.stderr
+    assert f"would take {cuda}-arm64 from {staging}/{repository}@{staged_index} ({ARM64})" in planned.stderr

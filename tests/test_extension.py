@@ -88,6 +88,16 @@ def test_narrowing_tag_placeholders_env_ports_and_an_extension_of_an_extension(t
     assert 'ENV A_B="x y"' in dockerfile and "EXPOSE 8080" in dockerfile
 
 
+def test_an_extension_of_a_two_platform_image_is_one_image_for_both(tmp_path: Path) -> None:
+    """The bundled CUDA 12.8 layers are for amd64 and arm64: a family extending them makes
+    one image per parent image, for the parent's platforms (not one per platform point)."""
+    images = matrix(tmp_path, {**EXT, "extends": {"family": "cuda", "cuda": ["12.8"]},
+                               "tag": "{cuda}-{parent_tag}"})
+    ext = [t for t in plan_of(images).targets if t.family == "ext"]
+    assert len(ext) == len({t.parent for t in ext}) >= 1
+    assert all(t.platforms == ("linux/amd64", "linux/arm64") for t in ext)
+
+
 @pytest.mark.parametrize("change, key, message", [
     ({"extends": {"family": "nope"}}, "extends.family", "unknown family 'nope'"),
     ({"pip": ["six>=1.16"]}, "pip[0]", "not pinned to one version"),

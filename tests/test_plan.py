@@ -131,3 +131,16 @@ def test_only_is_repeatable_and_every_glob_must_match() -> None:
         "pytorch:2.10.0-cuda12.8-cudnn9-runtime", "pytorch:2.11.0-cuda13.0-cudnn9-runtime"}
     with pytest.raises(CompatError, match="'nope\\*'"):
         select(bundled(), only=("paddle:*", "nope*"))
+
+
+def test_a_slice_makes_shared_layers_for_the_platforms_its_images_need_only() -> None:
+    """The bundled python layer is for amd64 and arm64 (the CUDA 12/13 layers stand on it
+    for both); the 11.8 slice (`make build`) is amd64 only, so it makes no arm64 layer."""
+    plan = bundled()
+    python = "imgkit/python:3.11-bookworm"
+    assert plan.get(python).platforms == ("linux/amd64", "linux/arm64")
+    assert {t.platforms for t in select(plan, cuda="11.8").targets} == {("linux/amd64",)}
+    sliced = select(plan, cuda="12.8")
+    assert sliced.get(python).platforms == ("linux/amd64", "linux/arm64")
+    assert select(plan, only=["paddle:*"]).get(python).platforms == ("linux/amd64",)
+    assert select(plan, only=[python]).get(python).platforms == ("linux/amd64", "linux/arm64")

@@ -252,3 +252,45 @@ def test_a_registry_that_stays_down_fails_within_the_retry_bound_saying_each_ret
     assert time.monotonic() - started < 10
     said = capsys.readouterr().err
     assert said.count("retrying in ") >= 2 and "503 Service Unavailable" in said
+
+
+def _image_manifest(config: str) -> Manifest:
+    body = json.dumps({"schemaVersion": 2, "mediaType": DOCKER_MANIFEST,
+                       "config": {"digest": config}, "layers": []}).encode()
+    return Manifest(sha256_of(body), DOCKER_MANIFEST, body)
+
+
+def test_an_index_names_each_platform_in_a_stable_order_and_is_read_back_by_platform() -> None:
+    from imgkit.registry import index
+    from imgkit.registry.client import OCI_INDEX
+    amd, arm = _image_manifest("sha256:" + "a" * 64), _image_manifest("sha256:" + "b" * 64)
+    body = index.make([(arm, "linux/arm64"), (amd, "linux/amd64")])
+    assert body == index.make([(amd, "linux/amd64"), (arm, "linux/arm64/v8")])   # one digest
+    made = Manifest(sha256_of(body), OCI_INDEX, body)
+    document = json.loads(body)
+    assert document["mediaType"] == OCI_INDEX and document["schemaVersion"] == 2
+    assert [m["platform"] for m in document["manifests"]] == [
+        {"architecture": "amd64", "os": "linux"}, {"architecture": "arm64", "os": "linux"}]
+    assert document["manifests"][1] == {"mediaType": DOCKER_MANIFEST, "digest": arm.digest,
+                                        "size": len(arm.body),
+                                        "platform": {"architecture": "arm64", "os": "linux"}}
+    assert index.is_index(made) and not index.is_index(amd)
+    assert index.pick(made, "linux/arm64", "r/x:1").digest == arm.digest
+    with pytest.raises(UsageError) as caught:
+        index.pick(made, "linux/s390x", "r/x:1")
+    assert "r/x:1 is an index of linux/amd64, linux/arm64: it has no linux/s390x image" in str(caught.value)
+
+
+def test_an_index_made_elsewhere_is_read_without_its_attestation_entries() -> None:
+    """BuildKit's indexes carry attestation manifests as unknown/unknown, and arm64 with
+    its variant; Docker's manifest lists have their own media type."""
+    from imgkit.registry import index
+    from imgkit.registry.client import DOCKER_LIST
+    body = json.dumps({"schemaVersion": 2, "mediaType": DOCKER_LIST, "manifests": [
+        {"mediaType": DOCKER_MANIFEST, "digest": "sha256:" + "1" * 64, "size": 10,
+         "platform": {"os": "linux", "architecture": "arm64", "variant": "v8"}},
+        {"mediaType": "application/vnd.oci.image.manifest.v1+json", "digest": "sha256:" + "2" * 64,
+         "size": 10, "platform": {"os": "unknown", "architecture": "unknown"}}]}).encode()
+    listed = Manifest(sha256_of(body), DOCKER_LIST, body)
+    assert index.is_index(listed)
+    assert [(e.platform, e.digest[-1]) for e in index.entries(listed)] == [("linux/arm64", "1")]

@@ -571,6 +571,10 @@ def ci(
     gpu_runner: str = typer.Option(CiSettings.gpu_runner, "--gpu-runner",
                                    help="Runner label (GitHub, self-hosted) or tag (GitLab) of "
                                         "the machines with GPUs that verify."),
+    gpu_arm64_runner: str = typer.Option(
+        CiSettings.gpu_arm64_runner, "--gpu-arm64-runner",
+        help="The same, of the arm64 machines (Grace) that verify a family's linux/arm64 "
+             "images (with --verify-gpus none: any arm64 runner, or one with QEMU)."),
     cpu_runner: str = typer.Option(CiSettings.cpu_runner, "--cpu-runner",
                                    help="Runner label or tag for build and promote jobs "
                                         "(default: ubuntu-latest on GitHub, untagged on GitLab)."),
@@ -604,8 +608,8 @@ def ci(
     from .export.command import ci as run
     run(Selection(images, namespace, cuda, tuple(only), compat_file=compat_file),
         platform=platform, registry=registry, staging=staging, gpu_runner=gpu_runner,
-        cpu_runner=cpu_runner, install=install, verify_gpus=verify_gpus, out=out,
-        signing_key=signing_key, trusted_key=trusted_key)
+        gpu_arm64_runner=gpu_arm64_runner, cpu_runner=cpu_runner, install=install,
+        verify_gpus=verify_gpus, out=out, signing_key=signing_key, trusted_key=trusted_key)
 
 
 export_app = typer.Typer(no_args_is_help=True, help="Hand the matrix to other tools: BuildKit "

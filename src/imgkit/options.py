@@ -102,6 +102,7 @@ class CiSettings:
     registry: Destination              # where verified images are promoted to
     staging: Destination               # where candidates wait for their verdicts
     gpu_runner: str = "gpu"            # GitHub self-hosted label / GitLab runner tag
+    gpu_arm64_runner: str = "gpu-arm64"  # the same, of the arm64 machines (Grace) with GPUs
     cpu_runner: str = ""               # "" = the platform's default runners
     install: str = ""                  # "": this imgkit, by its PyPI name and version
     verify_gpus: str = "all"           # 'none' makes a pipeline that cannot prove the GPU
@@ -114,6 +115,11 @@ class CiSettings:
     @property
     def install_command(self) -> str:
         return self.install or install_command()
+
+    def verify_runner(self, platform: str) -> str:
+        """The runner a verify job of `platform`'s image runs on: a machine of that
+        platform, so its GPU checks run natively."""
+        return self.gpu_arm64_runner if platform == "linux/arm64" else self.gpu_runner
 
     @property
     def proves_gpu(self) -> bool:

@@ -67,7 +67,7 @@ def build(selection: Selection, *, options: BuildOptions, verbose: bool = False,
     if reuse_from is not None and not options.force:
         given.update(unchanged_in_production(engine, reuse_from, contexts))
     if candidates is not None:                                # a bad file: exit 2
-        given.update({tag: Given(c, "took") for tag, c in load_candidates(candidates).items()})
+        given.update(staged(load_candidates(candidates)))
     if given:
         contexts = take_given(engine, given, contexts, dry_run=options.dry_run,
                               retry_for=retry_for)
@@ -123,6 +123,20 @@ class Given:
     """An image of the selection that is pulled by digest rather than built."""
     candidate: Candidate
     how: str                    # "took" (staged by an earlier job) or "reused" (production's)
+    platform: str | None = None  # of a staged index: the platform whose image it is
+
+
+def staged(found: dict[str, Candidate]) -> dict[str, Given]:
+    """What earlier jobs staged, by the local name of each image: a staged index gives each
+    of its platforms' images (another platform's under TAG-ARCH, as the builder names it)."""
+    out: dict[str, Given] = {}
+    for tag, candidate in found.items():
+        if candidate.platforms:
+            out.update({platforms.local_ref(tag, p): Given(candidate, "took", p)
+                        for p in candidate.platforms})
+        else:
+            out.setdefault(tag, Given(candidate, "took"))
+    return out
 
 
 def unchanged_in_production(engine: Engine, reuse_from: Destination,
@@ -145,17 +159,18 @@ def take_given(engine: Engine, given: dict[str, Given], contexts: list[Context],
     contexts still to build (on top of them). Nothing below a given image is built."""
     to_build, fetched = split_given(Plan(tuple(c.target for c in contexts)), given.keys())
     for tag in fetched:
-        candidate, how = given[tag].candidate, given[tag].how
-        why = " (built from the same inputs)" if how == "reused" else ""
+        candidate, how, platform = given[tag].candidate, given[tag].how, given[tag].platform
+        why = " (built from the same inputs)" if how == "reused" else (
+            f" ({platform})" if platform else "")
         if dry_run:
             report.stderr_line(f"would take {tag} from {candidate.reference}{why}")
             continue
-        pulled = fetch(engine, candidate.remote, retry_for=retry_for)
+        pulled = fetch(engine, candidate.remote, retry_for=retry_for, platform=platform)
         info = engine.image(pulled.local_ref)
-        if info is None or info.id != candidate.image_id:
+        if info is None or (candidate.image_id and info.id != candidate.image_id):
             raise UsageError(f"{candidate.reference} holds another image than {tag} was "
                              f"({candidate.image_id})")
-        engine.tag(candidate.image_id, tag)
+        engine.tag(info.id, tag)
         report.stderr_line(f"{how} {tag} from {candidate.reference}{why}")
     return [c for c in contexts if c.target.tag in to_build]
 

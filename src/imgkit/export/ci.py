@@ -108,7 +108,7 @@ def _github_condition(job: Job, locked: bool) -> str:
 def github(jobs: list[Job], settings: CiSettings, command: str) -> str:
     out: dict[str, Any] = {}
     for job in jobs:
-        runner: Any = (["self-hosted", settings.gpu_runner] if job.gpu
+        runner: Any = (["self-hosted", settings.verify_runner(job.platform)] if job.gpu
                        else settings.cpu_runner or "ubuntu-latest")
         spec: dict[str, Any] = {"name": job.title, "runs-on": runner}
         if job.needs:
@@ -154,7 +154,7 @@ def _gitlab_job(job: Job, settings: CiSettings) -> dict[str, Any]:
     # the gate and the relock share the first stage: each runs in its own kind of pipeline
     spec: dict[str, Any] = {"extends": ".imgkit",
                             "stage": "check" if job.kind == "relock" else job.kind}
-    runner = settings.gpu_runner if job.gpu else settings.cpu_runner
+    runner = settings.verify_runner(job.platform) if job.gpu else settings.cpu_runner
     if runner:
         spec["tags"] = [runner]
     spec["needs"] = _gitlab_needs(job)

@@ -25,7 +25,8 @@ from .k8s import JobSettings, dump, probe_configmap, verify_job
 
 def ci(selection: Selection, *, platform: str, registry: str, staging: str | None,
        gpu_runner: str, cpu_runner: str, install: str, verify_gpus: str, out: Path,
-       signing_key: str = "", trusted_key: str = "") -> None:
+       signing_key: str = "", trusted_key: str = "",
+       gpu_arm64_runner: str = CiSettings.gpu_arm64_runner) -> None:
     """Write the CI pipeline (build -> verify on GPU -> promote) of the selection."""
     if platform not in PLATFORMS:
         raise UsageError(f"no pipeline for {platform!r}", hint=f"one of: {', '.join(PLATFORMS)}")
@@ -50,6 +51,7 @@ def ci(selection: Selection, *, platform: str, registry: str, staging: str | Non
                          hint="select a final image, e.g. --only 'paddle:*'; to build shared "
                               "layers alone, run `imgkit build` with that --only")
     settings = CiSettings(registry=production, staging=staged, gpu_runner=gpu_runner,
+                          gpu_arm64_runner=gpu_arm64_runner,
                           cpu_runner=cpu_runner, install=install,
                           verify_gpus=check_gpus(verify_gpus),
                           matrix_args=selection.matrix_args(), signing_key=signing_key,
@@ -76,6 +78,8 @@ def ci_command(selection: Selection, platform: str, registry: str, staging: str 
     words += [w for glob in selection.only for w in ("--only", glob)]
     words += ["--registry", registry] + (["--staging", staging] if staging else [])
     for flag, value, default in (("--gpu-runner", settings.gpu_runner, CiSettings.gpu_runner),
+                                 ("--gpu-arm64-runner", settings.gpu_arm64_runner,
+                                  CiSettings.gpu_arm64_runner),
                                  ("--cpu-runner", settings.cpu_runner, CiSettings.cpu_runner),
                                  ("--install", settings.install, CiSettings.install),
                                  ("--verify-gpus", settings.verify_gpus, CiSettings.verify_gpus),

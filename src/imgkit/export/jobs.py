@@ -51,6 +51,7 @@ class Job:
     commands: tuple[str, ...]  # shell lines, run in order, in the repository's checkout
     reads: tuple[str, ...] = ()  # build jobs whose candidates file it reads
     gpu: bool = False
+    platform: str = ""         # a verify job: the platform of the image it judges
     hands_over: str = ""       # the candidates file this job writes ("" for none)
     keeps: str = ""            # a report file to keep whatever the outcome
     relocks: str = ""          # the locks folder it rewrites for the rest of a scheduled run
@@ -116,14 +117,20 @@ def _build_job(plan: Plan, group: Group, settings: CiSettings) -> Job:
         hands_over=out)
 
 
-def _verify_job(tag: str, build: str, settings: CiSettings) -> Job:
-    report = f"verdict-{slug(tag)}.xml"
+def _verify_job(tag: str, build: str, settings: CiSettings, platform: str = "") -> Job:
+    """One platform's image of `tag` (a staged index resolves to it), judged on a runner of
+    that platform; linux/amd64, the default runners' platform, needs no --platform."""
+    other = platform not in ("", "linux/amd64")
+    suffix = f"-{platform.split('/')[1]}" if other else ""
+    report = f"verdict-{slug(tag)}{suffix}.xml"
     return Job(
-        name=f"verify-{slug(tag)}", kind="verify", title=f"verify {tag}", needs=(build,),
+        name=f"verify-{slug(tag)}{suffix}", kind="verify",
+        title=f"verify {tag}" + (f" ({platform})" if other else ""), needs=(build,),
         reads=(build,),
-        commands=(_cmd("imgkit", "verify", tag, "--candidates", CANDIDATES, "--attest",
+        commands=(_cmd("imgkit", "verify", tag, "--candidates", CANDIDATES,
+                       *(("--platform", platform) if other else ()), "--attest",
                        *_signing(settings), "--gpus", settings.verify_gpus, "--junit", report),),
-        gpu=True, keeps=report)
+        gpu=True, platform=platform or "linux/amd64", keeps=report)
 
 
 def _promote_commands(plan: Plan, settings: CiSettings) -> tuple[str, ...]:
@@ -166,7 +173,8 @@ def jobs(plan: Plan, settings: CiSettings) -> list[Job]:
     if gate:          # the first builds wait for the gate, or the relock (the rest for them)
         built = [replace(b, needs=b.needs or ("lock-check", "relock")) for b in built]
     builder = {tag: f"build-{slug(group_of(plan.get(tag)))}" for tag in plan.finals}
-    verify = [_verify_job(tag, builder[tag], settings) for tag in plan.finals]
+    verify = [_verify_job(tag, builder[tag], settings, platform)
+              for tag in plan.finals for platform in plan.get(tag).platforms]
     promote = Job(name="promote", kind="promote", title="promote verified images",
                   needs=tuple(j.name for j in verify), commands=_promote_commands(plan, settings),
                   reads=tuple(dict.fromkeys(builder[tag] for tag in plan.finals)))

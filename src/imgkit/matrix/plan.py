@@ -327,7 +327,8 @@ def _extensions(spec: Spec, by_tag: dict[str, Target], named: dict[str, list[str
             raise SpecError(family.file, "extends.family", f"{family.name} and {wanted} extend "
                             "each other")
         for family in ready:
-            parents = [by_tag[t] for t in named[_extension_of(family).parent_family]
+            # once per image: a family names an image once per platform point
+            parents = [by_tag[t] for t in dict.fromkeys(named[_extension_of(family).parent_family])
                        if _narrowed_to(by_tag[t], _extension_of(family).narrow)]
             if not parents:
                 raise SpecError(family.file, "extends", f"narrows {_extension_of(family).parent_family}"
@@ -412,9 +413,16 @@ def select(plan: Plan, cuda: str | None = None, only: Sequence[str] = ()) -> Pla
             raise CompatError(f"nothing in the matrix matches --only {glob!r}"
                               + (f" with CUDA {cuda}" if cuda else ""))
     wanted = [t for t in in_cuda if not only or any(_matches(t, glob) for glob in only)]
-    keep = {t.tag for t in _with_ancestors(plan, wanted)}
-    return Plan(targets=tuple(t for t in plan.targets if t.tag in keep),
-                finals=tuple(f for f in plan.finals if f in keep),
+    # a shared layer is made for the platforms the slice's images on it need, no more
+    by_tag = {t.tag: t for t in plan.targets}
+    needed: dict[str, set[str]] = {}
+    for target in wanted:
+        if only or cuda is None or target.cuda == cuda:     # asked for, not only below one
+            for below in lineage(target, by_tag):
+                needed.setdefault(below.tag, set()).update(target.platforms)
+    return Plan(targets=tuple(replace(t, platforms=tuple(sorted(needed[t.tag])))
+                              for t in plan.targets if t.tag in needed),
+                finals=tuple(f for f in plan.finals if f in needed),
                 named=tuple(t.tag for t in wanted))
 
 

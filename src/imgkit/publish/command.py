@@ -6,7 +6,7 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from .. import labels, report
+from .. import labels, platforms, report
 from ..engine import Engine, connect
 from ..errors import EXIT_FAILED, EXIT_OK, UsageError
 from ..interrupts import terminate_interrupts
@@ -126,7 +126,8 @@ def provenance_of(engine: Engine, selection: Selection,
 
 def publish_selection(selection: Selection, tags: list[str]) -> list[Wanted]:
     """The images named (with the aliases the matrix gives them), else the matrix's final
-    images in the --cuda/--only selection."""
+    images in the --cuda/--only selection; an image the matrix makes for several platforms
+    as each platform's image, under one index."""
     for tag in tags:
         if "@" in tag:
             raise UsageError(f"{tag!r}: publish takes local images by name:tag; a registry "
@@ -139,5 +140,14 @@ def publish_selection(selection: Selection, tags: list[str]) -> list[Wanted]:
     if tags and not selection.images.is_dir():    # images built elsewhere: no matrix, no aliases
         return [Wanted(tag) for tag in dict.fromkeys(tags)]
     plan = load_plan(selection)
-    aliases = {t.tag: t.aliases for t in plan.targets}
-    return [Wanted(tag, aliases.get(tag, ())) for tag in (dict.fromkeys(tags) or plan.finals)]
+    by_tag = {t.tag: t for t in plan.targets}
+    out = []
+    for tag in dict.fromkeys(tags) or plan.finals:
+        target = by_tag.get(tag)
+        aliases, made_for = (target.aliases, target.platforms) if target else ((), ())
+        if not made_for or made_for == (platforms.host(),):
+            out.append(Wanted(tag, aliases))
+        else:     # one tag for every platform: each platform's image, then their index
+            out += [Wanted(platforms.local_ref(tag, p), aliases, platform=p, index=tag)
+                    for p in made_for]
+    return out

@@ -14,9 +14,9 @@ from typing import Any, Callable
 from ..engine import Engine
 from ..errors import RegistryError, UsageError
 from ..options import PublishOptions
-from ..registry import artifacts, skopeo
+from ..registry import artifacts, index, skopeo
 from ..registry.artifacts import Artifact, artifact_tag
-from ..registry.client import RegistryClient, endpoint_of
+from ..registry.client import Manifest, RegistryClient, endpoint_of
 from ..registry.destination import NAMESPACE, REGISTRY
 from ..registry.reference import is_registry_host, upper_case
 from ..verify import signed, tickets
@@ -87,6 +87,8 @@ class Promoter:
         if manifest is None:
             raise UsageError(f"{reference} is not in the registry",
                              hint="promote the digest `imgkit publish --candidate` printed")
+        if index.is_index(manifest):
+            return self.run_index(source, manifest, targets, tags)
         image_id = manifest.config_digest or ""
         artifact, why = self.gate(source, digest, image_id)
         if why is not None:
@@ -94,25 +96,72 @@ class Promoter:
                               status="refused", detail=str(why)) for t in targets]
         for target in targets:                     # credentials everywhere before any copy
             self.client(target.registry).check_push(target.path)
-        sbom = artifacts.read_sbom(self.client(source.registry), source.path, digest)
-        signed = artifact_tag(digest, "att")
+        sboms = {}
         for target in targets:
             self.copy(source, digest, target, id_tag(image_id))
-            if artifact is not None:
-                artifacts.attach(self.client(target.registry), target.path, artifact)
-            if sbom is not None:               # the SBOM travels with the image when it has one
-                artifacts.attach(self.client(target.registry), target.path, sbom)
-            # the signed attestations too, so the production copy verifies on its own
-            artifacts.copy_tag(self.client(source.registry), source.path,
-                               self.client(target.registry), target.path, signed)
+            sboms[str(target)] = self.attachments(source, digest, target, artifact)
         for target in targets:                     # human tags last, once every copy agreed
-            for tag in tags:
-                self.client(target.registry).put_manifest(target.path, tag, manifest.body,
-                                                          manifest.media_type)
+            self.move_tags(target, manifest, tags)
         return [Published(image=reference, image_id=image_id, destination=str(t),
                           status="published", digest=digest, tags=(id_tag(image_id), *tags),
-                          verdict=artifact.tag if artifact else signed, sbom=sbom.tag if sbom else "")
-                for t in targets]
+                          verdict=artifact.tag if artifact else artifact_tag(digest, "att"),
+                          sbom=sboms[str(t)]) for t in targets]
+
+    def run_index(self, source: Repository, manifest: Manifest, targets: list[Repository],
+                  tags: list[str]) -> list[Published]:
+        """An index moves whole or not at all: every platform's image needs its own passing
+        verdict; then the index and every image it names are copied (skopeo --all, digests
+        preserved), each image's attestations along, and the tags move to the index."""
+        reference = f"{source}@{manifest.digest}"
+        gated: list[tuple[index.Entry, str, Artifact | None]] = []
+        refusals = []
+        for entry in index.entries(manifest):
+            child = self.client(source.registry).manifest(source.path, entry.digest)
+            image_id = (child.config_digest if child else None) or ""
+            artifact, why = self.gate(source, entry.digest, image_id)
+            if why is not None:
+                refusals.append(f"{entry.platform}: {why}")
+            gated.append((entry, image_id, artifact))
+        if refusals or not gated:
+            why = "; ".join(refusals) or "it names no image of any platform"
+            return [Published(image=reference, image_id="", destination=str(t), status="refused",
+                              detail=f"not every platform may be promoted: {why}") for t in targets]
+        for target in targets:
+            self.client(target.registry).check_push(target.path)
+        for target in targets:
+            self.copy(source, manifest.digest, target, id_tag(manifest.digest),
+                      every_platform=True)
+            for entry, _, artifact in gated:
+                self.attachments(source, entry.digest, target, artifact)
+        for target in targets:
+            self.move_tags(target, manifest, tags)
+        platforms_named = ", ".join(e.platform for e, _, _ in gated)
+        return [Published(image=reference, image_id="", destination=str(t), status="published",
+                          digest=manifest.digest, tags=(id_tag(manifest.digest), *tags),
+                          detail=f"index of {platforms_named}") for t in targets] + [
+                Published(image=f"{source}@{entry.digest}", image_id=image_id, destination=str(t),
+                          status="published", digest=entry.digest, detail=entry.platform,
+                          verdict=artifact.tag if artifact else artifact_tag(entry.digest, "att"))
+                for entry, image_id, artifact in gated for t in targets]
+
+    def attachments(self, source: Repository, digest: str, target: Repository,
+                    artifact: Artifact | None) -> str:
+        """The verdict, the SBOM (when the image has one) and the signed attestations of
+        `digest` copied next to it in `target`; returns the SBOM's tag there ("" for none)."""
+        sbom = artifacts.read_sbom(self.client(source.registry), source.path, digest)
+        if artifact is not None:
+            artifacts.attach(self.client(target.registry), target.path, artifact)
+        if sbom is not None:               # the SBOM travels with the image when it has one
+            artifacts.attach(self.client(target.registry), target.path, sbom)
+        # the signed attestations too, so the production copy verifies on its own
+        artifacts.copy_tag(self.client(source.registry), source.path,
+                           self.client(target.registry), target.path, artifact_tag(digest, "att"))
+        return sbom.tag if sbom is not None else ""
+
+    def move_tags(self, target: Repository, manifest: Manifest, tags: list[str]) -> None:
+        for tag in tags:
+            self.client(target.registry).put_manifest(target.path, tag, manifest.body,
+                                                      manifest.media_type)
 
     def gate(self, source: Repository, digest: str,
              image_id: str) -> tuple[Artifact | None, str | None]:
@@ -146,11 +195,13 @@ class Promoter:
         why = refusal(verdict, reference, image_id, self.options.allow_gpu_unverified)
         return (None, why) if why is not None else (artifact, None)
 
-    def copy(self, source: Repository, digest: str, target: Repository, tag: str) -> None:
-        self.log(f"copying {source}@{digest} to {target}:{tag}")
+    def copy(self, source: Repository, digest: str, target: Repository, tag: str,
+             every_platform: bool = False) -> None:
+        self.log(f"copying {source}@{digest} to {target}:{tag}"
+                 + (" with every platform's image" if every_platform else ""))
         skopeo.copy(self.client(source.registry).endpoint, f"{source}@{digest}",
                     self.client(target.registry).endpoint, f"{target}:{tag}",
-                    retry_for=self.options.retry_for)
+                    retry_for=self.options.retry_for, every_platform=every_platform)
         read = self.client(target.registry).digest(target.path, tag)
         if read != digest:
             raise RegistryError(target.registry, f"{target}:{tag} is {read} after the copy, "

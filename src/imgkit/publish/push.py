@@ -11,6 +11,11 @@ human tags last.
    The verdict artifact goes next to the digest everywhere.
 4. Only when every image reached every destination do the human tags (the local tag and
    the matrix's aliases) move, each to the digest that was read back.
+
+An image the matrix makes for several platforms is one tag: each platform's image (the
+engine keeps another platform's as TAG-ARCH) is gated on its own verdict and pushed by
+digest as above, then an OCI image index naming them all is put under its own id tag in
+every destination (the same bytes, so the same digest), and the human tags move to it.
 """
 from __future__ import annotations
 
@@ -20,9 +25,17 @@ from typing import Callable, Literal
 from ..engine import Engine
 from ..errors import Inconsistent, RegistryAuthError, RegistryError, RegistryUnreachable, UsageError
 from ..options import PublishOptions
-from ..registry import artifacts, cosign, skopeo
+from ..registry import artifacts, cosign, index, skopeo
 from ..registry.artifacts import Artifact
-from ..registry.client import Manifest, RegistryClient, classify_engine_error, endpoint_of, retrying
+from ..registry.client import (
+    OCI_INDEX,
+    Manifest,
+    RegistryClient,
+    classify_engine_error,
+    endpoint_of,
+    retrying,
+    sha256_of,
+)
 from ..registry.destination import Destination, destination_ref, split_ref
 from ..verify import attestation, tickets
 
@@ -34,6 +47,17 @@ class Wanted:
     """One local image to publish, with the extra tags the matrix gives it."""
     ref: str
     aliases: tuple[str, ...] = ()
+    platform: str = ""          # set for one platform's image of a multi-platform tag ...
+    index: str = ""             # ... which is that tag, pointing at their index
+
+
+@dataclass(frozen=True)
+class _Index:
+    """The index of one multi-platform tag, as put in every destination."""
+    tag: str
+    aliases: tuple[str, ...]
+    platforms: tuple[str, ...]
+    manifest: Manifest
 
 
 @dataclass(frozen=True)
@@ -48,6 +72,8 @@ class Published:
     sbom: str = ""                       # the SBOM artifact's tag there
     detail: str = ""
     gpu_unverified_allowed: bool = False
+    platforms: tuple[str, ...] = ()      # an index: the platforms of the images it names
+    platform: str = ""                   # one platform's image of an index (found through it)
 
     @property
     def reference(self) -> str:
@@ -123,10 +149,19 @@ class Publisher:
         if failures:  # no human tag moves unless every image reached every destination
             return [self._unfinished(item, d, failures.get(item.wanted.ref))
                     for item in gated for d in self.destinations]
-        if self.options.candidate:
-            return [self._result(i, d, "candidate") for i in gated for d in self.destinations]
-        return [self._result(i, d, "published", tags=self.move_tags(i, d))
-                for i in gated for d in self.destinations]
+        try:
+            indexes = self.put_indexes(gated)
+        except RegistryError as exc:
+            return [self._unfinished(item, d, exc.message) for item in gated
+                    for d in self.destinations]
+        if self.options.candidate:   # staged by digest: no human tag, the index by its id tag
+            return [self._result(i, d, "candidate", detail=i.wanted.platform) for i in gated
+                    for d in self.destinations] + [self._index_result(made, d, "candidate")
+                                                   for made in indexes for d in self.destinations]
+        results = [self._result(i, d, "published",
+                                tags=() if i.wanted.index else self.move_tags(i, d),
+                                detail=i.wanted.platform) for i in gated for d in self.destinations]
+        return results + [self._index_result(made, d) for made in indexes for d in self.destinations]
 
     def gate(self, wanted: list[Wanted]) -> tuple[list[_Pushed], list[Published]]:
         """The images that may be published, and a refusal for each that may not."""
@@ -164,7 +199,7 @@ class Publisher:
             for destination in self.destinations:
                 self._attach(item, destination)
         if self.options.signer.signs and self.provenance is not None:
-            made = self.provenance(item.wanted.ref, item.image_id) or b""
+            made = self.provenance(item.wanted.index or item.wanted.ref, item.image_id) or b""
             for destination in self.destinations if made else []:
                 reference = (f"{destination.registry}/{destination.repository(item.wanted.ref)}"
                              f"@{item.pushed().digest}")
@@ -243,6 +278,42 @@ class Publisher:
             self.log(f"signed the verdict{' and the SBOM' if item.sbom else ''} "
                      f"({artifacts.artifact_tag(manifest.digest, 'att')})")
 
+    def put_indexes(self, gated: list[_Pushed]) -> list[_Index]:
+        """Each multi-platform tag's index of the images just pushed, under its own id tag
+        in every destination (read back: the same digest everywhere)."""
+        groups: dict[str, list[_Pushed]] = {}
+        for item in gated:
+            if item.wanted.index:
+                groups.setdefault(item.wanted.index, []).append(item)
+        made = []
+        for tag, items in groups.items():
+            body = index.make([(item.pushed(), item.wanted.platform) for item in items])
+            manifest = Manifest(sha256_of(body), OCI_INDEX, body)
+            for destination in self.destinations:
+                repository = destination.repository(tag)
+                self.clients[destination.registry].put_manifest(
+                    repository, id_tag(manifest.digest), body, OCI_INDEX)
+                self.log(f"put the index of {tag} ({', '.join(i.wanted.platform for i in items)}) "
+                         f"at {destination.registry}/{repository}@{manifest.digest}")
+            made.append(_Index(tag, items[0].wanted.aliases,
+                               tuple(i.wanted.platform for i in items), manifest))
+        return made
+
+    def _index_result(self, made: _Index, destination: Destination,
+                      status: Status = "published") -> Published:
+        repository = destination.repository(made.tag)
+        tags = (split_ref(made.tag)[1], *made.aliases) if status == "published" else ()
+        for tag in tags:
+            self.clients[destination.registry].put_manifest(repository, tag, made.manifest.body,
+                                                            OCI_INDEX)
+        if tags:
+            self.log(f"tagged the index {destination.registry}/{repository}@"
+                     f"{made.manifest.digest} as {', '.join(tags)}")
+        return Published(image=made.tag, image_id="", status=status,
+                         destination=f"{destination.registry}/{repository}",
+                         digest=made.manifest.digest, tags=(id_tag(made.manifest.digest), *tags),
+                         detail=f"index of {', '.join(made.platforms)}", platforms=made.platforms)
+
     def move_tags(self, item: _Pushed, destination: Destination) -> tuple[str, ...]:
         """Point the image's own tag and its aliases at the digest, by putting the very
         manifest that was read back (so the digest cannot change)."""
@@ -267,7 +338,8 @@ class Publisher:
             tags=(id_tag(item.image_id), *tags) if reached else (),
             verdict=item.verdict.tag if item.verdict is not None and reached else "",
             sbom=item.sbom_artifact.tag if item.sbom_artifact is not None and reached else "",
-            detail=detail, gpu_unverified_allowed=self._gpu_unverified(item))
+            detail=detail, gpu_unverified_allowed=self._gpu_unverified(item),
+            platform=item.wanted.platform if item.wanted.index else "")
 
     def _unfinished(self, item: _Pushed, destination: Destination, error: str | None) -> Published:
         if destination in item.done:

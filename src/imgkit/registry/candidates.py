@@ -23,6 +23,7 @@ class Candidate:
     image_id: str     # the image that was pushed (its manifest's config)
     repository: str   # HOST/REPO where it is staged
     digest: str
+    platforms: tuple[str, ...] = ()   # an index (image_id ""): the platforms of its images
 
     @property
     def reference(self) -> str:
@@ -50,14 +51,20 @@ def _entries(path: Path) -> list[dict[str, object]]:
 
 def _candidate(path: Path, entry: dict[str, object]) -> Candidate | None:
     fields = {k: entry.get(k) for k in ("image", "image_id", "destination", "digest", "status")}
-    if fields["status"] not in STAGED:
-        return None
+    if fields["status"] not in STAGED or entry.get("platform"):
+        return None         # one platform's image of an index is found through the index
+    named = entry.get("platforms") or []
+    if not isinstance(named, list) or not all(isinstance(p, str) for p in named):
+        raise UsageError(f"candidates file {path}: entry for {fields['image']!r} has bad platforms")
+    if named and fields["image_id"] == "":      # an index names images, it is none itself
+        fields["image_id"] = "index"
     if not all(isinstance(v, str) and v for v in fields.values()) or not DIGEST.match(
             str(fields["digest"])) or remote_ref(f"{fields['destination']}@{fields['digest']}") is None:
         raise UsageError(f"candidates file {path}: entry for {fields['image']!r} has no usable "
                          "destination and digest")
-    return Candidate(image=str(fields["image"]), image_id=str(fields["image_id"]),
-                     repository=str(fields["destination"]), digest=str(fields["digest"]))
+    return Candidate(image=str(fields["image"]), image_id="" if named else str(fields["image_id"]),
+                     repository=str(fields["destination"]), digest=str(fields["digest"]),
+                     platforms=tuple(named))
 
 
 def load(directory: Path) -> dict[str, Candidate]:
@@ -74,7 +81,8 @@ def load(directory: Path) -> dict[str, Candidate]:
             if candidate is None:
                 continue
             known = found.setdefault(candidate.image, candidate)
-            if known.image_id != candidate.image_id:
+            # an image by its id; an index (no id of its own) by its digest
+            if (known.image_id or known.digest) != (candidate.image_id or candidate.digest):
                 raise UsageError(f"--candidates {directory}: {candidate.image} was staged as two "
                                  f"images ({known.image_id} and {candidate.image_id})")
     return found

@@ -6,10 +6,11 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from .. import platforms
 from ..engine import Engine
 from ..errors import RegistryError, UsageError
 from ..options import Signer
-from . import artifacts, cosign
+from . import artifacts, cosign, index
 from .client import RegistryClient, classify_engine_error, endpoint_of, retrying
 from .reference import RemoteRef
 
@@ -18,15 +19,23 @@ def _client(engine: Engine, registry: str, retry_for: float) -> RegistryClient:
     return RegistryClient(endpoint_of(engine, registry), retry_for=retry_for)
 
 
-def fetch(engine: Engine, remote: RemoteRef, *, retry_for: float) -> RemoteRef:
+def fetch(engine: Engine, remote: RemoteRef, *, retry_for: float,
+          platform: str | None = None) -> RemoteRef:
     """Resolve the reference to a digest and pull exactly that; the pulled image's id must be
-    the manifest's config."""
+    the manifest's config. An index resolves to its image of `platform` (default: this
+    host's), whose digest is the one judged and attested."""
     with _client(engine, remote.registry, retry_for) as client:
         manifest = client.manifest(remote.repository, remote.reference)
         if manifest is None:
             raise UsageError(f"{remote} is not in the registry",
                              hint=f"check the name, or list the tags: skopeo list-tags "
                                   f"docker://{remote.registry}/{remote.repository}")
+        if index.is_index(manifest):
+            entry = index.pick(manifest, platform or platforms.host(), str(remote))
+            manifest = client.manifest(remote.repository, entry.digest)
+            if manifest is None:
+                raise RegistryError(remote.registry, f"{remote} names {entry.digest} for "
+                                    f"{entry.platform}, which the registry does not hold")
     by_digest = f"{remote.registry}/{remote.repository}@{manifest.digest}"
     credentials = client.endpoint.credentials
     retrying(lambda: classify_engine_error(lambda: engine.pull_checked(by_digest, credentials),

@@ -40,9 +40,10 @@ def _tls(side: str, endpoint: Endpoint) -> list[str]:
 
 
 def copy(source: Endpoint, source_ref: str, destination: Endpoint, destination_ref: str, *,
-         retry_for: float) -> None:
+         retry_for: float, every_platform: bool = False) -> None:
     """Copy `source_ref` (host/repo@sha256:...) to `destination_ref` (host/repo:tag),
-    digests preserved; retried while the failure looks transient."""
+    digests preserved; retried while the failure looks transient. `every_platform`: an
+    index with every image it names (`--all`), not only the host's."""
     if shutil.which("skopeo") is None:
         raise HostError("skopeo is not installed: it copies images between registries by digest",
                         hint="install it (Debian: apt-get install skopeo) or publish to one "
@@ -50,6 +51,7 @@ def copy(source: Endpoint, source_ref: str, destination: Endpoint, destination_r
     with tempfile.TemporaryDirectory(prefix="imgkit-skopeo-") as tmp:
         authfile = auth_file(Path(tmp), [source, destination])
         command = ["skopeo", "copy", "--quiet", "--preserve-digests", "--retry-times=0",
+                   *(["--all"] if every_platform else []),
                    f"--authfile={authfile}", *_tls("src", source), *_tls("dest", destination),
                    f"docker://{source_ref}", f"docker://{destination_ref}"]
         retrying(lambda: _run(command, destination.registry), retry_for)

@@ -50,7 +50,8 @@ def verify(*, image: str, options: VerifyOptions, json_file: Path | None = None,
     if remote is not None:
         from ..registry.remote import fetch  # requests and the registry client: only here
         try:
-            remote = fetch(engine, remote, retry_for=retry_for)   # pull by digest
+            remote = fetch(engine, remote, retry_for=retry_for,   # pull by digest
+                           platform=options.platform)
         except RegistryError as exc:
             if exc.exit_code != EXIT_FAILED:
                 raise
