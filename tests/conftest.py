@@ -95,13 +95,17 @@ axes:
 """
 
 
+def mini_project(root: Path) -> Path:
+    """`root` made a project directory: the bundled templates and a one-image matrix."""
+    shutil.copytree(ROOT / "templates", root / "templates")
+    (root / "images").mkdir()
+    (root / "images" / "mini.yaml").write_text(MINI_FAMILY)
+    return root
+
+
 @pytest.fixture()
 def project(tmp_path: Path) -> Path:
-    """A project directory with the bundled templates and a one-image matrix."""
-    shutil.copytree(ROOT / "templates", tmp_path / "templates")
-    (tmp_path / "images").mkdir()
-    (tmp_path / "images" / "mini.yaml").write_text(MINI_FAMILY)
-    return tmp_path
+    return mini_project(tmp_path)
 
 
 def build_from_files(engine, ref: str, files: dict[str, bytes]) -> str:  # type: ignore[no-untyped-def]

@@ -374,3 +374,23 @@ def test_a_two_platform_candidate_is_one_staged_index_judged_per_platform(  # ty
     assert planned.returncode == 0, planned.stdout + planned.stderr
     assert f"would take {cuda} from {staging}/{repository}@{staged_index} (linux/amd64)" in planned.stderr
     assert f"would take {cuda}-arm64 from {staging}/{repository}@{staged_index} ({ARM64})" in planned.stderr
+
+    # next run, nothing moved: production's index is those very images, so nothing is staged
+    done = run("publish", cuda, *two_platforms.common, "--candidate", "--to", f"{registry.address}/s2",
+               "--reuse-from", production, "--json", str(tmp_path / "again.json"))
+    assert done.returncode == 0, done.stdout + done.stderr
+    [again] = json.loads((tmp_path / "again.json").read_text())["published"]
+    assert (again["status"], again["digest"], again["platforms"]) == (
+        "reused", staged_index, ["linux/amd64", ARM64])
+    assert skopeo_tags(registry, f"s2/{repository}") == []
+    # and a runner without the images takes each platform's from production's index
+    ids = {ref: engine.image(ref).id for ref in (cuda, f"{cuda}-arm64")}
+    for ref in ids:
+        engine.untag(ref)
+    done = run("build", *two_platforms.common, "--reuse-from", production)
+    assert done.returncode == 0, done.stdout + done.stderr
+    for ref, platform in ((cuda, "linux/amd64"), (f"{cuda}-arm64", ARM64)):
+        assert (f"reused {ref} from {production}/{repository}@{staged_index} (built from the "
+                f"same inputs, {platform})") in done.stderr, done.stderr
+        assert engine.image(ref).id == ids[ref]
+    assert "building" not in done.stderr

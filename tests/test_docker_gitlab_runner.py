@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import MINI_FAMILY, ROOT
+from .conftest import mini_project
 from .registry import USER, skopeo_json, skopeo_tags
 from .test_docker_pipeline import forget, pipeline_ns  # noqa: F401  (the fixture: a namespace of its own)
 
@@ -32,9 +32,7 @@ def test_a_real_gitlab_runner_runs_the_generated_pipeline_end_to_end(  # type: i
         engine, pipeline_ns, registry, tmp_path):  # noqa: F811
     ns = pipeline_ns
     repo = tmp_path / "repo"
-    shutil.copytree(ROOT / "templates", repo / "templates")
-    (repo / "images").mkdir()
-    (repo / "images" / "mini.yaml").write_text(MINI_FAMILY)
+    mini_project(repo)
     env = {**os.environ, "COSIGN_PASSWORD": "pw",
            "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
     subprocess.run(["cosign", "generate-key-pair"], cwd=repo, env=env, check=True, capture_output=True)
@@ -125,9 +123,7 @@ def test_the_weekly_schedule_relocks_rebuilds_what_moved_and_promotes_and_the_ga
     index.add_file("nvidia-cuda-runtime-cu11", next((tmp_path / "dl").glob("*.whl")))
 
     repo = tmp_path / "repo"
-    shutil.copytree(ROOT / "templates", repo / "templates")
-    (repo / "images").mkdir()
-    (repo / "images" / "mini.yaml").write_text(MINI_FAMILY)
+    mini_project(repo)
     (repo / "images" / "app.yaml").write_text(LOCKED_APP.replace("NS", ns).replace("APP", app))
     staging, production = f"{registry.address}/staging", f"{registry.address}/prod"
     mini, built_app = f"{ns}/cuda:11.8-cudart-py3.11-bookworm", f"{ns}/app:11.8-cudart-py3.11-bookworm"

@@ -16,7 +16,7 @@ from typing import Any, Iterator
 import pytest
 import yaml
 
-from .conftest import MINI_FAMILY, ROOT
+from .conftest import mini_project
 from .registry import USER, skopeo_json, skopeo_tags
 
 pytestmark = pytest.mark.docker
@@ -63,9 +63,7 @@ def test_the_generated_pipeline_builds_verifies_and_promotes_by_digest(  # type:
         engine, pipeline_ns, registry, tmp_path):
     ns = pipeline_ns
     checkout = tmp_path / "checkout"
-    shutil.copytree(ROOT / "templates", checkout / "templates")
-    (checkout / "images").mkdir()
-    (checkout / "images" / "mini.yaml").write_text(MINI_FAMILY)
+    mini_project(checkout)
     staging, production = f"{registry.address}/staging", f"{registry.address}/prod"
     subprocess.run(["cosign", "generate-key-pair", "--output-key-prefix", str(checkout / "cosign")],
                    env={**os.environ, "COSIGN_PASSWORD": "pw"}, check=True, capture_output=True)

@@ -7,14 +7,13 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from .conftest import MINI_FAMILY, ROOT
+from .conftest import mini_project
 from .registry import USER, docker_config, skopeo_json, skopeo_tags
 from .test_docker_pipeline import forget, pipeline_ns  # noqa: F401  (the fixture)
 
@@ -31,9 +30,7 @@ def test_an_image_production_holds_unchanged_is_pulled_not_built_nor_staged(  # 
         engine, pipeline_ns, registry, tmp_path):  # noqa: F811
     ns = pipeline_ns
     checkout = tmp_path / "checkout"
-    shutil.copytree(ROOT / "templates", checkout / "templates")
-    (checkout / "images").mkdir()
-    (checkout / "images" / "mini.yaml").write_text(MINI_FAMILY)
+    mini_project(checkout)
     config = docker_config(tmp_path / "docker", {registry.address: (USER, registry.password)})
     production, staging = f"{registry.address}/prod", f"{registry.address}/staging"
     python, mini = f"{ns}/python:3.11-bookworm", f"{ns}/cuda:11.8-cudart-py3.11-bookworm"

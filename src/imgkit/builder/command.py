@@ -65,7 +65,7 @@ def build(selection: Selection, *, options: BuildOptions, verbose: bool = False,
     engine = connect()                                        # unreachable: exit 3
     given: dict[str, Given] = {}
     if reuse_from is not None and not options.force:
-        given.update(unchanged_in_production(engine, reuse_from, contexts))
+        given.update(unchanged_in_production(engine, reuse_from, plan, contexts))
     if candidates is not None:                                # a bad file: exit 2
         given.update(staged(load_candidates(candidates)))
     if given:
@@ -139,17 +139,35 @@ def staged(found: dict[str, Candidate]) -> dict[str, Given]:
     return out
 
 
-def unchanged_in_production(engine: Engine, reuse_from: Destination,
+def unchanged_in_production(engine: Engine, reuse_from: Destination, plan: Plan,
                             contexts: list[Context]) -> dict[str, Given]:
     """The images whose production tag was built from the inputs this checkout renders
-    (asked only for those not already up to date here)."""
-    wanted = {}
-    for context in contexts:
-        here = engine.image(context.target.tag)
-        if here is None or here.labels.get(labels.INPUT_HASH) != context.input_hash:
-            wanted[context.target.tag] = context.input_hash
+    (asked only for those not already up to date here); an image of several platforms is
+    reused when production's index holds each platform's, every one from those inputs."""
+    hashes = {c.target.tag: c.input_hash for c in contexts}         # by local name
+    wanted: dict[str, str] = {}
+    names: dict[str, dict[str, str]] = {}                           # tag -> local name -> platform
+    for target in plan.targets:
+        mine = {platforms.local_ref(target.tag, p): p for p in target.platforms
+                if platforms.local_ref(target.tag, p) in hashes}
+        stale = [n for n in mine if built_from(engine, n) != hashes[n]]
+        if stale:
+            wanted[target.tag], names[target.tag] = hashes[stale[0]], mine
     found = published.unchanged(engine, reuse_from, wanted, report.stderr_line) if wanted else {}
-    return {tag: Given(candidate, "reused") for tag, candidate in found.items()}
+    out: dict[str, Given] = {}
+    for tag, candidate in found.items():
+        if candidate.platforms:                          # an index: each platform's image
+            if set(names[tag].values()) <= set(candidate.platforms):
+                out.update({name: Given(candidate, "reused", p) for name, p in names[tag].items()})
+        elif list(names[tag]) == [tag]:                  # one image, for this host's platform
+            out[tag] = Given(candidate, "reused")
+    return out
+
+
+def built_from(engine: Engine, ref: str) -> str | None:
+    """The input hash the local image `ref` was built from (None: no such image)."""
+    info = engine.image(ref)
+    return None if info is None else info.labels.get(labels.INPUT_HASH)
 
 
 def take_given(engine: Engine, given: dict[str, Given], contexts: list[Context], *,
@@ -160,8 +178,8 @@ def take_given(engine: Engine, given: dict[str, Given], contexts: list[Context],
     to_build, fetched = split_given(Plan(tuple(c.target for c in contexts)), given.keys())
     for tag in fetched:
         candidate, how, platform = given[tag].candidate, given[tag].how, given[tag].platform
-        why = " (built from the same inputs)" if how == "reused" else (
-            f" ({platform})" if platform else "")
+        why = (" (built from the same inputs" + (f", {platform})" if platform else ")")
+               if how == "reused" else f" ({platform})" if platform else "")
         if dry_run:
             report.stderr_line(f"would take {tag} from {candidate.reference}{why}")
             continue

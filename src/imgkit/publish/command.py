@@ -57,19 +57,19 @@ def publish(selection: Selection, *, tags: list[str], to: list[str], options: Pu
 
 def in_production(engine: Engine, reuse_from: Destination,
                   wanted: list[Wanted]) -> tuple[list[Published], list[Wanted]]:
-    """(the images whose production tag is this very image, as results naming that digest;
-    the rest, still to stage)."""
-    ids = {}
+    """(the images whose production tag is this very image, or an index of exactly these
+    platforms' images, as results naming that digest; the rest, still to stage)."""
+    ids: dict[str, dict[str, str]] = {}          # tag -> {platform ("" alone): local id}
     for want in wanted:
         info = engine.image(want.ref)
         if info is not None:
-            ids[want.ref] = info.id
-    there = published.same_image(engine, reuse_from, ids, report.stderr_line) if ids else {}
+            ids.setdefault(want.index or want.ref, {})[want.platform if want.index else ""] = info.id
+    there = published.same_images(engine, reuse_from, ids, report.stderr_line) if ids else {}
     reused = [Published(image=tag, image_id=c.image_id, destination=c.repository,
-                        status="reused", digest=c.digest,
+                        status="reused", digest=c.digest, platforms=c.platforms,
                         detail=f"{reuse_from} holds this very image: not staged again")
               for tag, c in there.items()]
-    return reused, [w for w in wanted if w.ref not in there]
+    return reused, [w for w in wanted if (w.index or w.ref) not in there]
 
 
 def promote(*, source: str, to: list[str], tags: list[str], options: PublishOptions,
