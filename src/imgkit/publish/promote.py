@@ -96,16 +96,16 @@ class Promoter:
                               status="refused", detail=str(why)) for t in targets]
         for target in targets:                     # credentials everywhere before any copy
             self.client(target.registry).check_push(target.path)
-        sboms = {}
+        sbom = artifacts.read_sbom(self.client(source.registry), source.path, digest)
         for target in targets:
             self.copy(source, digest, target, id_tag(image_id))
-            sboms[str(target)] = self.attachments(source, digest, target, artifact)
+            self.attachments(source, digest, target, artifact, sbom)
         for target in targets:                     # human tags last, once every copy agreed
             self.move_tags(target, manifest, tags)
         return [Published(image=reference, image_id=image_id, destination=str(t),
                           status="published", digest=digest, tags=(id_tag(image_id), *tags),
                           verdict=artifact.tag if artifact else artifact_tag(digest, "att"),
-                          sbom=sboms[str(t)]) for t in targets]
+                          sbom=sbom.tag if sbom else "") for t in targets]
 
     def run_index(self, source: Repository, manifest: Manifest, targets: list[Repository],
                   tags: list[str]) -> list[Published]:
@@ -128,11 +128,13 @@ class Promoter:
                               detail=f"not every platform may be promoted: {why}") for t in targets]
         for target in targets:
             self.client(target.registry).check_push(target.path)
+        sboms = {entry.digest: artifacts.read_sbom(self.client(source.registry), source.path,
+                                                   entry.digest) for entry, _, _ in gated}
         for target in targets:
             self.copy(source, manifest.digest, target, id_tag(manifest.digest),
                       every_platform=True)
             for entry, _, artifact in gated:
-                self.attachments(source, entry.digest, target, artifact)
+                self.attachments(source, entry.digest, target, artifact, sboms[entry.digest])
         for target in targets:
             self.move_tags(target, manifest, tags)
         platforms_named = ", ".join(e.platform for e, _, _ in gated)
@@ -145,10 +147,9 @@ class Promoter:
                 for entry, image_id, artifact in gated for t in targets]
 
     def attachments(self, source: Repository, digest: str, target: Repository,
-                    artifact: Artifact | None) -> str:
+                    artifact: Artifact | None, sbom: Artifact | None) -> None:
         """The verdict, the SBOM (when the image has one) and the signed attestations of
-        `digest` copied next to it in `target`; returns the SBOM's tag there ("" for none)."""
-        sbom = artifacts.read_sbom(self.client(source.registry), source.path, digest)
+        `digest` copied next to it in `target`."""
         if artifact is not None:
             artifacts.attach(self.client(target.registry), target.path, artifact)
         if sbom is not None:               # the SBOM travels with the image when it has one
@@ -156,7 +157,6 @@ class Promoter:
         # the signed attestations too, so the production copy verifies on its own
         artifacts.copy_tag(self.client(source.registry), source.path,
                            self.client(target.registry), target.path, artifact_tag(digest, "att"))
-        return sbom.tag if sbom is not None else ""
 
     def move_tags(self, target: Repository, manifest: Manifest, tags: list[str]) -> None:
         for tag in tags:

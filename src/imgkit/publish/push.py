@@ -161,7 +161,8 @@ class Publisher:
         results = [self._result(i, d, "published",
                                 tags=() if i.wanted.index else self.move_tags(i, d),
                                 detail=i.wanted.platform) for i in gated for d in self.destinations]
-        return results + [self._index_result(made, d) for made in indexes for d in self.destinations]
+        return results + [self._index_result(made, d, "published", tags=self._point(
+            d, made.tag, made.aliases, made.manifest)) for made in indexes for d in self.destinations]
 
     def gate(self, wanted: list[Wanted]) -> tuple[list[_Pushed], list[Published]]:
         """The images that may be published, and a refusal for each that may not."""
@@ -299,30 +300,26 @@ class Publisher:
                                tuple(i.wanted.platform for i in items), manifest))
         return made
 
-    def _index_result(self, made: _Index, destination: Destination,
-                      status: Status = "published") -> Published:
-        repository = destination.repository(made.tag)
-        tags = (split_ref(made.tag)[1], *made.aliases) if status == "published" else ()
-        for tag in tags:
-            self.clients[destination.registry].put_manifest(repository, tag, made.manifest.body,
-                                                            OCI_INDEX)
-        if tags:
-            self.log(f"tagged the index {destination.registry}/{repository}@"
-                     f"{made.manifest.digest} as {', '.join(tags)}")
+    def _index_result(self, made: _Index, destination: Destination, status: Status, *,
+                      tags: tuple[str, ...] = ()) -> Published:
         return Published(image=made.tag, image_id="", status=status,
-                         destination=f"{destination.registry}/{repository}",
+                         destination=f"{destination.registry}/{destination.repository(made.tag)}",
                          digest=made.manifest.digest, tags=(id_tag(made.manifest.digest), *tags),
                          detail=f"index of {', '.join(made.platforms)}", platforms=made.platforms)
 
     def move_tags(self, item: _Pushed, destination: Destination) -> tuple[str, ...]:
         """Point the image's own tag and its aliases at the digest, by putting the very
         manifest that was read back (so the digest cannot change)."""
-        manifest = item.pushed()
-        client = self.clients[destination.registry]
-        repository = destination.repository(item.wanted.ref)
-        tags = (split_ref(item.wanted.ref)[1], *item.wanted.aliases)
+        return self._point(destination, item.wanted.ref, item.wanted.aliases, item.pushed())
+
+    def _point(self, destination: Destination, ref: str, aliases: tuple[str, ...],
+               manifest: Manifest) -> tuple[str, ...]:
+        """Put `manifest` (an image's, or an index's) under `ref`'s tag and its aliases."""
+        repository = destination.repository(ref)
+        tags = (split_ref(ref)[1], *aliases)
         for tag in tags:
-            client.put_manifest(repository, tag, manifest.body, manifest.media_type)
+            self.clients[destination.registry].put_manifest(repository, tag, manifest.body,
+                                                            manifest.media_type)
         self.log(f"tagged {destination.registry}/{repository}@{manifest.digest} as "
                  f"{', '.join(tags)}")
         return tags

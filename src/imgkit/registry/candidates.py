@@ -56,9 +56,10 @@ def _candidate(path: Path, entry: dict[str, object]) -> Candidate | None:
     named = entry.get("platforms") or []
     if not isinstance(named, list) or not all(isinstance(p, str) for p in named):
         raise UsageError(f"candidates file {path}: entry for {fields['image']!r} has bad platforms")
-    if named and fields["image_id"] == "":      # an index names images, it is none itself
-        fields["image_id"] = "index"
-    if not all(isinstance(v, str) and v for v in fields.values()) or not DIGEST.match(
+    # an index names images and is none itself: its image id is empty
+    filled = [k for k in fields if not (named and k == "image_id")]
+    if not isinstance(fields["image_id"], str) or not all(
+            isinstance(fields[k], str) and fields[k] for k in filled) or not DIGEST.match(
             str(fields["digest"])) or remote_ref(f"{fields['destination']}@{fields['digest']}") is None:
         raise UsageError(f"candidates file {path}: entry for {fields['image']!r} has no usable "
                          "destination and digest")
