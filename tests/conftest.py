@@ -86,6 +86,23 @@ def namespace(engine, base_image) -> Iterator[str]:  # type: ignore[no-untyped-d
             engine.remove_if_unused(image.id)
 
 
+@pytest.fixture(scope="session")
+def arm64_base(engine, namespace) -> str:  # type: ignore[no-untyped-def]
+    """Debian 12 arm64 from debootstrap (its second stage under QEMU, ~2 min the first time:
+    the base is kept, as the amd64 one is), also tagged as the test namespace's."""
+    from imgkit.builder.base import ensure_base
+    from imgkit.matrix import compat
+    from imgkit.matrix.plan import Settings, base_ref
+    from imgkit.platforms import local_ref
+    bookworm = compat.load().os_release("bookworm")
+    base = local_ref(base_ref(bookworm, Settings()), "linux/arm64")
+    ensure_base(engine, base, bookworm, platform="linux/arm64")
+    info = engine.image(base)
+    assert info is not None and info.platform == "linux/arm64"  # the config's, not the host's
+    engine.tag(info.id, f"{namespace}/debian:bookworm-arm64")
+    return base
+
+
 MINI_FAMILY = """\
 family: mini
 description: smallest real CUDA image (cudart only) for tests

@@ -106,3 +106,32 @@ def test_progress_knows_when_each_image_was_named_with_or_without_a_duration() -
     progress.feed(f"#21 naming to docker.io/{CUDA124} 0.3s done")
     progress.feed("#22 naming to docker.io/library/other:1 done")
     assert set(progress.named) == {CUDA118, CUDA124}
+
+
+def test_another_platforms_images_are_targets_of_their_own_on_its_parents(tmp_path: Path) -> None:
+    """An arm64 image is built for arm64 alone, tagged TAG-arm64 (as the docker-py builder
+    keeps it), on its parent's arm64 image from the store (or its arm64 target), with the
+    same input hash as the amd64 image."""
+    from imgkit import labels, platforms
+    family = {**FAMILY, "platforms": ["linux/amd64", "linux/arm64"], "axes": {"cuda": ["12.4"]}}
+    plan = make_plan(Spec((parse_family("images/mini.yaml", family),)), load())
+    arm = [c for p in ("linux/amd64", "linux/arm64")
+           for c in render_plan(plan, ROOT / "templates", buildkit_secrets=True, platform=p)]
+    tags = [c.target.tag for c in arm]
+    local = platforms.local_ref(CUDA124, "linux/arm64")
+    python = platforms.local_ref(PYTHON, "linux/arm64")
+    assert local in tags and python in tags
+    stale = {c.target.tag: Freshness("inputs changed" if c.target.tag == local else "", None)
+             for c in arm}
+    baked = plan_bake(arm, stale, local_store=True, context_dir=tmp_path, secrets=[],
+                      force=lambda tag: False)
+    assert baked.build == (local,)
+    target = targets(baked)[target_name(local)]
+    assert target["platforms"] == ["linux/arm64"] and target["tags"] == [local]
+    assert target["contexts"] == {python: f"docker-image://{python}"}
+    by_tag = {c.target.tag: c for c in arm}
+    amd = platforms.local_ref(CUDA124, "linux/amd64")
+    assert target["labels"][labels.INPUT_HASH] == by_tag[amd].input_hash
+    both = plan_bake(arm, {t: Freshness("inputs changed", None) for t in tags}, local_store=True,
+                     context_dir=tmp_path, secrets=[], force=lambda tag: False)
+    assert targets(both)[target_name(local)]["contexts"] == {python: f"target:{target_name(python)}"}

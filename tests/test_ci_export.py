@@ -101,9 +101,12 @@ def test_build_then_verify_on_gpu_then_promote_along_the_dag(platform: str) -> N
         runner = found[name]["runs-on"] if platform == "github" else found[name]["tags"]
         label = "gpu-arm64" if name.endswith("-arm64") else "gpu"
         assert runner == (["self-hosted", label] if platform == "github" else [label])
-    for name in (n for n in found if n.startswith("build-")):
-        assert "tags" not in found[name] and found[name].get("runs-on", "ubuntu-latest") == \
-            "ubuntu-latest"
+    for name in (n for n in found if n.startswith("build-")):   # arm64 on hosted arm64 runners
+        arm = name.endswith("-arm64")
+        if platform == "github":
+            assert found[name]["runs-on"] == ("ubuntu-24.04-arm" if arm else "ubuntu-latest")
+        else:
+            assert found[name].get("tags") == (["saas-linux-small-arm64"] if arm else None)
     # the Paddle image is built on the CUDA 11.8 group, itself on the python roots
     assert needs_of(platform, found["build-paddle-cuda11-8"]) == ["build-cuda11-8-bookworm"]
     assert needs_of(platform, found["build-cuda11-8-bookworm"]) == ["build-python-bookworm"]
@@ -191,6 +194,60 @@ def test_candidates_are_read_by_tag_and_bad_files_are_named(tmp_path: Path) -> N
         candidates.load(tmp_path)
     with pytest.raises(UsageError, match="not a directory"):
         candidates.load(tmp_path / "missing")
+
+
+def test_each_platforms_image_staged_alone_is_found_by_tag_and_platform(tmp_path: Path) -> None:
+    """A job of one platform stages its image alone (platform and index in its entry): a
+    verify job finds it by tag and platform, a child build by its local name; the merged
+    index, once there, is what the tag names."""
+    from imgkit import platforms
+    from imgkit.builder.command import staged as given
+    arm = {**staged("x:1-arm64", image_id="sha256:" + "c" * 64), "platform": "linux/arm64",
+           "index": "x:1", "digest": "sha256:" + "d" * 64}
+    amd = {**staged("x:1"), "platform": "linux/amd64", "index": "x:1"}
+    candidate_file(tmp_path / "amd.json", amd)
+    candidate_file(tmp_path / "arm.json", arm)
+    found = candidates.load_staged(tmp_path)
+    assert found.images == {} and set(found.per_platform) == {("x:1", "linux/amd64"),
+                                                               ("x:1", "linux/arm64")}
+    assert candidates.lookup(tmp_path, "x:1", "linux/arm64").digest == "sha256:" + "d" * 64
+    assert candidates.lookup(tmp_path, "x:1", "linux/amd64").digest == "sha256:" + "b" * 64
+    with pytest.raises(UsageError, match="x:1 is not among the candidates .* for linux/s390x"):
+        candidates.lookup(tmp_path, "x:1", "linux/s390x")
+    took = given(found)
+    assert took[platforms.local_ref("x:1", "linux/arm64")].candidate.image_id == "sha256:" + "c" * 64
+    assert took[platforms.local_ref("x:1", "linux/arm64")].platform == "linux/arm64"
+    # the index merged later wins for the tag itself
+    candidate_file(tmp_path / "merged.json", {**staged("x:1", image_id=""), "image_id": "",
+                                              "platforms": ["linux/amd64", "linux/arm64"],
+                                              "digest": "sha256:" + "e" * 64})
+    assert candidates.lookup(tmp_path, "x:1").platforms == ("linux/amd64", "linux/arm64")
+    # the same platform staged as two images is refused, naming tag and platform
+    candidate_file(tmp_path / "again.json", {**arm, "image_id": "sha256:" + "f" * 64})
+    with pytest.raises(UsageError, match=r"x:1 \(linux/arm64\) was staged as two images"):
+        candidates.load_staged(tmp_path)
+
+
+def test_merge_needs_every_platforms_image_in_one_repository(tmp_path: Path) -> None:
+    from imgkit.publish.merge import to_merge
+    plan = bundled_plan(cuda="12.8")
+    cuda = next(t for t in plan.finals if t.startswith("imgkit/cuda:12.8"))
+    selection = Selection(ROOT / "images", cuda="12.8")
+
+    def entry(platform: str, destination: str = "127.0.0.1:5000/staging/imgkit/cuda") -> dict[str, str]:
+        return {**staged(cuda), "platform": platform, "index": cuda, "destination": destination}
+    candidate_file(tmp_path / "amd.json", entry("linux/amd64"))
+    with pytest.raises(UsageError, match="no staged linux/arm64 image to merge .staged: linux/amd64"):
+        to_merge(selection, [cuda], candidates.load_staged(tmp_path))
+    candidate_file(tmp_path / "arm.json", entry("linux/arm64", "127.0.0.1:5000/other/imgkit/cuda"))
+    with pytest.raises(UsageError, match="staged in different repositories"):
+        to_merge(selection, [cuda], candidates.load_staged(tmp_path))
+    candidate_file(tmp_path / "arm.json", entry("linux/arm64"))
+    [merge] = to_merge(selection, [cuda], candidates.load_staged(tmp_path))
+    assert (merge.registry, merge.repository) == ("127.0.0.1:5000", "staging/imgkit/cuda")
+    assert [p for p, _ in merge.children] == ["linux/amd64", "linux/arm64"]
+    with pytest.raises(UsageError, match="not an image of the matrix selection"):
+        to_merge(selection, ["nope:1"], candidates.load_staged(tmp_path))
 
 
 def imgkit_ci(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
@@ -325,3 +382,46 @@ def test_a_two_platform_family_is_verified_on_a_runner_of_each_platform(platform
         assert document["jobs"][amd.name]["runs-on"] == ["self-hosted", "gpu"]
     else:
         assert document[arm.name]["tags"] == ["grace"] and document[amd.name]["tags"] == ["gpu"]
+
+
+def test_each_platform_builds_on_its_own_runners_and_promote_merges_the_index_first() -> None:
+    """A group with arm64 images: a build job per platform (`--platform`), the arm64 one
+    after its parents' arm64 job, each staging its platform's images alone; each verify
+    job after its platform's build; promote merges each two-platform image's index before
+    promoting it, reading every platform's candidates."""
+    plan = bundled_plan(cuda="12.8")
+    by_name = {j.name: j for j in jobs(plan, settings(arm64_runner="graviton"))}
+    cuda = next(t for t in plan.finals if t.startswith("imgkit/cuda:12.8"))
+    amd, arm = by_name["build-cuda12-8-bookworm"], by_name["build-cuda12-8-bookworm-arm64"]
+    assert (amd.platform, arm.platform) == ("linux/amd64", "linux/arm64")
+    assert arm.needs == ("build-python-bookworm-arm64",) and amd.needs == ("build-python-bookworm",)
+    assert arm.hands_over == "candidates/cuda12-8-bookworm-arm64.json"
+    assert arm.commands[0].startswith(f"imgkit build --only {cuda} --platform linux/arm64 "
+                                      "--candidates candidates")
+    assert f"imgkit publish {cuda} --platform linux/arm64 --candidate" in arm.commands[2]
+    assert by_name["build-pytorch-cuda12-8"].platform == ""      # amd64 only: one job, as ever
+    slug = cuda.replace("/", "-").replace(":", "-").replace(".", "-")
+    assert by_name[f"verify-{slug}-arm64"].needs == ("build-cuda12-8-bookworm-arm64",)
+    assert by_name[f"verify-{slug}"].needs == ("build-cuda12-8-bookworm",)
+    promote = by_name["promote"]
+    assert promote.commands[0] == (f"imgkit merge {cuda} --candidates candidates "
+                                   "--json candidates/merged.json")
+    assert {"build-cuda12-8-bookworm", "build-cuda12-8-bookworm-arm64"} <= set(promote.reads)
+    github = pipeline_jobs("github", RENDERERS["github"](list(by_name.values()),
+                                                         settings(arm64_runner="graviton"), "x"))
+    assert github["build-cuda12-8-bookworm-arm64"]["runs-on"] == "graviton"
+    assert not any("setup-qemu" in str(step) for job in github.values() for step in job["steps"])
+
+
+def test_told_to_emulate_one_job_builds_both_platforms_under_qemu() -> None:
+    plan = bundled_plan(cuda="12.8")
+    ci = settings(emulate_arm64=True)
+    by_name = {j.name: j for j in jobs(plan, ci)}
+    assert not any(n.endswith("-arm64") for n in by_name if n.startswith("build-"))
+    cuda = by_name["build-cuda12-8-bookworm"]
+    assert cuda.qemu and "--platform" not in cuda.commands[0]
+    assert not any("imgkit merge" in c for c in by_name["promote"].commands)   # staged whole
+    github = pipeline_jobs("github", RENDERERS["github"](list(by_name.values()), ci, "x"))
+    steps = [s.get("uses", "") for s in github["build-cuda12-8-bookworm"]["steps"]]
+    assert "docker/setup-qemu-action@v3" in steps
+    assert github["build-cuda12-8-bookworm"]["runs-on"] == "ubuntu-latest"

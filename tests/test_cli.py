@@ -51,6 +51,21 @@ def test_bad_verify_options_exit_2() -> None:
     assert result.returncode in (2, 3)
 
 
+@pytest.mark.parametrize("args, message", [
+    (["build", "--cuda", "11.8", "--platform", "linux/s390x", "--dry-run"],
+     "--platform 'linux/s390x': expected one of linux/amd64, linux/arm64"),
+    (["build", "--cuda", "11.8", "--platform", "linux/arm64", "--dry-run"],
+     "the selection makes no image for linux/arm64"),
+    (["publish", "--cuda", "12.8", "--platform", "linux/arm64", "--to", "127.0.0.1:5000"],
+     "--platform stages one platform's images for a later merge"),
+    (["merge", "--cuda", "12.8", "--candidates", "/nonexistent"], "not a directory"),
+])
+def test_bad_platform_selections_exit_2_before_any_engine(args: list[str], message: str) -> None:
+    result = imgkit(*args, env={"DOCKER_HOST": "unix:///nonexistent.sock"})
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert message in " ".join(result.stderr.split()) and "Traceback" not in result.stderr
+
+
 def test_render_writes_one_context_per_image(tmp_path: Path) -> None:
     result = imgkit("render", "--cuda", "11.8", "--out", str(tmp_path))
     assert result.returncode == 0, result.stderr

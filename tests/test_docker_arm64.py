@@ -15,7 +15,6 @@ from typing import Callable
 
 import pytest
 
-from imgkit import platforms
 from imgkit.verify.run import VerifyOptions, verify
 from imgkit.verify.verdict import Verdict
 
@@ -45,22 +44,6 @@ def wheels(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     folder = tmp_path_factory.mktemp("wheels")
     return {"aarch64": download(folder, "manylinux2014_aarch64"),
             "x86_64": download(folder, "manylinux2014_x86_64")}
-
-
-@pytest.fixture(scope="module")
-def arm64_base(engine, namespace) -> str:  # type: ignore[no-untyped-def]
-    """Debian 12 arm64 from debootstrap (its second stage under QEMU, ~2 min the first time:
-    the base is kept, as the amd64 one is), also tagged as the test namespace's."""
-    from imgkit.builder.base import ensure_base
-    from imgkit.matrix import compat
-    from imgkit.matrix.plan import Settings, base_ref
-    bookworm = compat.load().os_release("bookworm")
-    base = platforms.local_ref(base_ref(bookworm, Settings()), ARM64)
-    ensure_base(engine, base, bookworm, platform=ARM64)
-    info = engine.image(base)
-    assert info is not None and info.platform == ARM64    # the config says arm64, not the host's
-    engine.tag(info.id, f"{namespace}/debian:bookworm-arm64")
-    return base
 
 
 @pytest.fixture(scope="module")
@@ -394,3 +377,71 @@ def test_a_two_platform_candidate_is_one_staged_index_judged_per_platform(  # ty
                 f"same inputs, {platform})") in done.stderr, done.stderr
         assert engine.image(ref).id == ids[ref]
     assert "building" not in done.stderr
+
+
+def test_each_platform_built_by_a_job_of_its_own_then_merged_and_promoted_whole(  # type: ignore[no-untyped-def]
+        engine, two_platforms, registry, tmp_path, pulled_tags_removed):
+    """The pipeline `imgkit ci gitlab` writes for a two-platform family, its jobs run one by
+    one as their runners would (the arm64 jobs here under QEMU, with the very commands an
+    arm64 runner runs): each platform's build job stages its images alone, the arm64 child
+    takes its parent's arm64 image from the arm64 job, each verify job judges its platform's
+    staged digest, and promote merges the index first and copies it whole."""
+    from imgkit.registry.client import OCI_INDEX
+
+    from .test_docker_pipeline import gitlab_pipeline, run_jobs
+    own = two_platforms.common[3]
+    cuda = two_platforms.cuda
+    repository, tag = cuda.rsplit(":", 1)
+    python = next(t for t in two_platforms.first if "/python:" in t and not t.endswith("-arm64"))
+    checkout = tmp_path / "checkout"
+    (checkout / "images").mkdir(parents=True)
+    (checkout / "images" / "mini.yaml").write_text(
+        (Path(two_platforms.common[1]) / "mini.yaml").read_text())
+    staging, production = f"{registry.address}/split-s", f"{registry.address}/split-p"
+    pipeline = gitlab_pipeline(checkout, own, staging, production)
+    names = [k for k in pipeline if k not in ("stages", ".imgkit")]
+    slug = cuda.replace("/", "-").replace(":", "-").replace(".", "-")
+    assert names == ["build-python-bookworm", "build-python-bookworm-arm64",
+                     "build-cuda12-8-bookworm", "build-cuda12-8-bookworm-arm64",
+                     f"verify-{slug}", f"verify-{slug}-arm64", "promote"]
+    assert pipeline["build-cuda12-8-bookworm-arm64"]["tags"] == ["saas-linux-small-arm64"]
+
+    logs = run_jobs(pipeline, names[:-1], checkout, tmp_path, registry)
+    arm_job = logs["build-cuda12-8-bookworm-arm64"]
+    assert f"took {python}-arm64 from {staging}/{own}/python@sha256:" in arm_job, arm_job
+    assert f"({ARM64})" in arm_job
+    staged = {}
+    for name, platform in (("cuda12-8-bookworm", "linux/amd64"), ("cuda12-8-bookworm-arm64", ARM64)):
+        [entry] = json.loads((tmp_path / "jobs" / f"build-{name}" / "candidates" /
+                              f"{name}.json").read_text())["published"]
+        assert (entry["platform"], entry["index"], entry["platforms"]) == (platform, cuda, [])
+        staged[platform] = entry["digest"]
+
+    # one platform staged is not an index: merge refuses, naming the missing one
+    lone = tmp_path / "lone"
+    lone.mkdir()
+    (lone / "a.json").write_text((tmp_path / "jobs" / "build-cuda12-8-bookworm" / "candidates" /
+                                  "cuda12-8-bookworm.json").read_text())
+    refused = subprocess.run([sys.executable, "-m", "imgkit", "merge", cuda, "--images",
+                              str(checkout / "images"), "--namespace", own, "--candidates", str(lone)],
+                             capture_output=True, text=True, timeout=120)
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    assert f"{cuda}: no staged {ARM64} image to merge (staged: linux/amd64)" in refused.stderr
+
+    logs |= run_jobs(pipeline, ["promote"], checkout, tmp_path, registry)
+    assert f"put the index of {cuda} (linux/amd64, {ARM64})" in logs["promote"], logs["promote"]
+    raw = skopeo_json("inspect", "--raw", f"docker://{production}/{repository}:{tag}",
+                      registry=registry)
+    assert raw["mediaType"] == OCI_INDEX
+    children = {f"{m['platform']['os']}/{m['platform']['architecture']}": m["digest"]
+                for m in raw["manifests"]}
+    assert children == staged                    # the very digests each platform's job staged
+    for platform, ref in (("linux/amd64", cuda), (ARM64, f"{cuda}-arm64")):
+        child = skopeo_json("inspect", "--raw", f"docker://{production}/{repository}@{children[platform]}",
+                            registry=registry)
+        assert child["config"]["digest"] == engine.image(ref).id
+        assert children[platform].replace(":", "-") + ".verdict" in skopeo_tags(
+            registry, f"split-p/{repository}")
+    merged = json.loads((tmp_path / "jobs" / "promote" / "candidates" / "merged.json").read_text())
+    [index_entry] = merged["published"]
+    assert skopeo_digest(registry, f"{production}/{repository}:{tag}") == index_entry["digest"]

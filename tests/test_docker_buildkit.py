@@ -342,3 +342,36 @@ def test_todays_bundled_stack_builds_with_buildkit_and_verifies(buildkit, tmp_pa
     finally:
         if made:
             kit.run("docker", "rmi", *made, check=False)
+
+
+def test_build_engine_buildx_makes_another_platforms_images_too(  # type: ignore[no-untyped-def]
+        buildkit, arm64_base, base_image, tmp_path):
+    """A family for amd64 and arm64 through one bake: the arm64 images are their own
+    targets, built by BuildKit under QEMU and kept as TAG-arm64 (configs say arm64, the same
+    input hash as the amd64 twin), each on its parent's arm64 image, down to the arm64 base;
+    a second build has nothing to do and the arm64 image verifies as arm64."""
+    kit, ns = buildkit, buildkit.namespace + "-arm"
+    save = subprocess.Popen(["docker", "save", arm64_base], stdout=subprocess.PIPE)
+    kit.run("docker", "load", stdin=save.stdout)
+    save.wait()
+    kit.run("docker", "tag", arm64_base, f"{ns}/debian:bookworm-arm64")
+    kit.run("docker", "tag", base_image, f"{ns}/debian:bookworm")
+    proj = project(tmp_path / "p", "family: mini\ncuda_libs: [cudart]\n"
+                                   "platforms: [linux/amd64, linux/arm64]\naxes:\n  cuda: [\"12.4\"]\n")
+    first = build_json(kit, proj, ns, tmp_path / "1.json", "--engine", "buildx")
+    cuda = f"{ns}/cuda:12.4-cudart-py3.11-bookworm"
+    python = f"{ns}/python:3.11-bookworm"
+    assert first == {t: "built" for t in (python, f"{python}-arm64", cuda, f"{cuda}-arm64")}, first
+    here, there = kit.inspect(cuda), kit.inspect(f"{cuda}-arm64")
+    assert here and there and (here["Architecture"], there["Architecture"]) == ("amd64", "arm64")
+    assert here["Config"]["Labels"]["org.imgkit.input-hash"] == \
+        there["Config"]["Labels"]["org.imgkit.input-hash"]
+    assert layers(kit, f"{cuda}-arm64")[:len(layers(kit, f"{python}-arm64"))] == \
+        layers(kit, f"{python}-arm64")
+    assert layers(kit, f"{python}-arm64")[:len(layers(kit, arm64_base))] == layers(kit, arm64_base)
+    again = build_json(kit, proj, ns, tmp_path / "2.json", "--engine", "buildx")
+    assert set(again.values()) == {"up-to-date"}, again
+    judged = kit.imgkit("verify", f"{cuda}-arm64", "--platform", "linux/arm64", "--gpus", "none",
+                        check=False)
+    assert judged.returncode == 0, judged.stdout + judged.stderr
+    assert "linux/arm64" in judged.stdout

@@ -11,7 +11,7 @@ import subprocess
 import sys
 import uuid
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import pytest
 import yaml
@@ -59,12 +59,9 @@ def run_job(name: str, job: dict[str, Any], before: list[str], checkout: Path, w
                           text=True, timeout=900)
 
 
-def test_the_generated_pipeline_builds_verifies_and_promotes_by_digest(  # type: ignore[no-untyped-def]
-        engine, pipeline_ns, registry, tmp_path):
-    ns = pipeline_ns
-    checkout = tmp_path / "checkout"
-    mini_project(checkout)
-    staging, production = f"{registry.address}/staging", f"{registry.address}/prod"
+def gitlab_pipeline(checkout: Path, ns: str, staging: str, production: str) -> dict[str, Any]:
+    """`imgkit ci gitlab` of the checkout's matrix: jobs that sign with a cosign key of their
+    own (passphrase "pw") and verify without GPUs."""
     subprocess.run(["cosign", "generate-key-pair", "--output-key-prefix", str(checkout / "cosign")],
                    env={**os.environ, "COSIGN_PASSWORD": "pw"}, check=True, capture_output=True)
     out = subprocess.run(
@@ -73,16 +70,19 @@ def test_the_generated_pipeline_builds_verifies_and_promotes_by_digest(  # type:
          "--signing-key", "cosign.key", "--trusted-key", "cosign.pub",
          "--out", ".gitlab-ci.yml"], cwd=checkout, capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
-    pipeline = yaml.safe_load((checkout / ".gitlab-ci.yml").read_text())
-    before = pipeline[".imgkit"]["before_script"]
-    names = [k for k in pipeline if k not in ("stages", ".imgkit")]
-    assert names == ["build-python-bookworm", "build-cuda11-8-bookworm",
-                     f"verify-{ns}-cuda-11-8-cudart-py3-11-bookworm", "promote"]
+    return dict(yaml.safe_load((checkout / ".gitlab-ci.yml").read_text()))
 
+
+def run_jobs(pipeline: dict[str, Any], names: list[str], checkout: Path, tmp_path: Path,
+             registry: Any, fresh: Callable[[], None] = lambda: None) -> dict[str, str]:
+    """Each job in turn as its runner would run it: its own Docker config, imgkit cache and
+    checkout with the artifacts of the jobs it needs; `fresh` empties the engine first.
+    Returns each job's output; a job that fails fails the test."""
+    before = pipeline[".imgkit"]["before_script"]
     logs: dict[str, str] = {}
     for name in names:
         job = pipeline[name]
-        forget(engine, ns, registry.address)          # a fresh runner, but for the base OS
+        fresh()
         work = tmp_path / "jobs" / name
         env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",
                "DOCKER_CONFIG": str(tmp_path / "docker" / name),
@@ -99,6 +99,22 @@ def test_the_generated_pipeline_builds_verifies_and_promotes_by_digest(  # type:
         done = run_job(name, job, before, tmp_path / "checkouts" / name, work, env)
         logs[name] = done.stdout + done.stderr
         assert done.returncode == 0, f"{name}:\n{logs[name]}"
+    return logs
+
+
+def test_the_generated_pipeline_builds_verifies_and_promotes_by_digest(  # type: ignore[no-untyped-def]
+        engine, pipeline_ns, registry, tmp_path):
+    ns = pipeline_ns
+    checkout = tmp_path / "checkout"
+    mini_project(checkout)
+    staging, production = f"{registry.address}/staging", f"{registry.address}/prod"
+    pipeline = gitlab_pipeline(checkout, ns, staging, production)
+    names = [k for k in pipeline if k not in ("stages", ".imgkit")]
+    assert names == ["build-python-bookworm", "build-cuda11-8-bookworm",
+                     f"verify-{ns}-cuda-11-8-cudart-py3-11-bookworm", "promote"]
+
+    logs = run_jobs(pipeline, names, checkout, tmp_path, registry,
+                    fresh=lambda: forget(engine, ns, registry.address))  # but for the base OS
 
     python, mini = f"{ns}/python:3.11-bookworm", f"{ns}/cuda:11.8-cudart-py3.11-bookworm"
     # the child job pulled its parent by digest and built only its own image on it

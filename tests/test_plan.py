@@ -144,3 +144,17 @@ def test_a_slice_makes_shared_layers_for_the_platforms_its_images_need_only() ->
     assert sliced.get(python).platforms == ("linux/amd64", "linux/arm64")
     assert select(plan, only=["paddle:*"]).get(python).platforms == ("linux/amd64",)
     assert select(plan, only=[python]).get(python).platforms == ("linux/amd64", "linux/arm64")
+
+
+def test_a_platform_selects_its_images_only() -> None:
+    """`--platform linux/arm64` (an arm64 runner's job): the images made for arm64, each for
+    arm64 alone; the amd64-only families drop out; a slice with none is bad input."""
+    plan = select(bundled(), cuda="12.8", on=("linux/arm64",))
+    assert {t.platforms for t in plan.targets} == {("linux/arm64",)}
+    assert not any(t.tag.startswith("pytorch:") for t in plan.targets)     # amd64 only
+    assert any(t.startswith("imgkit/cuda:12.8") for t in plan.finals)
+    amd = select(bundled(), cuda="12.8", on=("linux/amd64",))
+    assert {t.platforms for t in amd.targets} == {("linux/amd64",)}
+    assert any(t.startswith("pytorch:") for t in amd.finals)
+    with pytest.raises(CompatError, match="makes no image for linux/arm64"):
+        select(bundled(), cuda="11.8", on=("linux/arm64",))

@@ -152,15 +152,6 @@ def two_platform_matrix(tmp_path: Path) -> Path:
     return images
 
 
-def test_the_buildx_engine_refuses_a_foreign_platform_before_anything_runs(tmp_path: Path) -> None:
-    """No engine is asked (DOCKER_HOST points nowhere): exit 2, not a build of the wrong
-    platform under the right name (that engine's classic store holds one platform per tag)."""
-    done = cli("build", "--images", str(two_platform_matrix(tmp_path)), "--engine", "buildx")
-    assert done.returncode == 2, done.stderr
-    assert "linux/arm64" in done.stderr and "default engine" in done.stderr
-    assert "Traceback" not in done.stderr
-
-
 def test_a_platform_this_host_cannot_run_is_a_host_error_naming_an_image(
         monkeypatch: pytest.MonkeyPatch) -> None:
     from imgkit import platforms

@@ -77,6 +77,11 @@ TLOG = typer.Option(None, "--tlog/--no-tlog", help="Use the Rekor transparency l
 ALLOW_UNSIGNED = typer.Option(
     False, "--allow-unsigned", help="Accept an unsigned verdict (anyone who can push to the "
                                     "source repository could have forged it).")
+ON_PLATFORMS = typer.Option(
+    [], "--platform", metavar="PLATFORM",
+    help="Only the images of this platform, linux/amd64 or linux/arm64 (repeatable; default: "
+         "every platform the matrix makes each image for): a CI job on a runner of one "
+         "platform.")
 AGE = re.compile(r"^([0-9]+(?:\.[0-9]+)?)([smhd]?)$")
 
 
@@ -115,6 +120,10 @@ def _platform(text: str | None) -> str | None:
     if text is not None and text not in KNOWN:
         raise UsageError(f"--platform {text!r}: expected one of {', '.join(KNOWN)}")
     return text
+
+
+def _platforms(texts: list[str]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(p for p in map(_platform, texts) if p))
 
 
 def _checked_key(key: str | None) -> str | None:
@@ -208,6 +217,7 @@ def build(
                                       "the chain above it rebuilds on today's packages; a "
                                       "family's max_base_age: does it when the base is older."),
     reuse_from: Optional[str] = REUSE_FROM,
+    on: list[str] = ON_PLATFORMS,
 ) -> None:
     """Render and build the matrix (or a slice of it); skip what is up to date."""
     if keep_parents and not force:
@@ -217,7 +227,8 @@ def build(
     if builder is not None and engine != "buildx":
         raise UsageError("--builder names a buildx builder", hint="add --engine buildx")
     from .builder.command import build as run
-    code = run(Selection(images, namespace, cuda, tuple(only), templates, compat_file),
+    code = run(Selection(images, namespace, cuda, tuple(only), templates, compat_file,
+                         _platforms(on)),
                options=BuildOptions(jobs=jobs, force=force, keep_parents=keep_parents,
                                     dry_run=dry_run, engine=engine, builder=builder,
                                     refresh_base=refresh_base),
@@ -464,6 +475,10 @@ def publish(
         None, "--reuse-from", metavar="REGISTRY[/NAMESPACE]",
         help="With --candidate: an image whose tag there is this very image is not staged "
              "again; later jobs take that digest."),
+    on: list[str] = typer.Option(
+        [], "--platform", metavar="PLATFORM",
+        help="With --candidate: stage only this platform's images (repeatable), each alone; "
+             "`imgkit merge` puts their index once every platform's are staged."),
 ) -> None:
     """Push verified images to registries, by digest, with their verdicts attached.
 
@@ -478,9 +493,42 @@ def publish(
     from .publish.command import publish as run
     if reuse_from is not None and not candidate:
         raise UsageError("--reuse-from only says what staging may skip", hint="add --candidate")
-    raise typer.Exit(run(Selection(images, namespace, cuda, tuple(only), compat_file=compat_file),
+    if on and not candidate:
+        raise UsageError("--platform stages one platform's images for a later merge: a "
+                         "published tag names the images of every platform",
+                         hint="add --candidate, or publish every platform's images together")
+    raise typer.Exit(run(Selection(images, namespace, cuda, tuple(only), compat_file=compat_file,
+                                   platforms=_platforms(on)),
                          tags=tags or [], to=to, options=options, json_file=json_file,
                          reuse_from=destination_of(reuse_from)))
+
+
+@app.command()
+@reports_errors
+def merge(
+    tags: list[str] = typer.Argument(None, help="The matrix's multi-platform images (default: "
+                                     "the final ones in the --cuda/--only selection)."),
+    candidates: Path = typer.Option(..., "--candidates", help=f"{CANDIDATES}: each platform's "
+                                    "images, staged alone by a job on a runner of it."),
+    cuda: Optional[str] = CUDA,
+    only: list[str] = ONLY,
+    retry_for: float = RETRY_FOR,
+    images: Path = IMAGES,
+    namespace: str = NAMESPACE,
+    compat_file: Optional[Path] = COMPAT,
+    json_file: Optional[Path] = JSON,
+) -> None:
+    """Stage one index per multi-platform image, from each platform's staged image.
+
+    The pipeline's build jobs of each platform stage their images alone (`imgkit publish
+    --candidate --platform P`); this puts the OCI index naming every platform's image by
+    digest next to them, under its id tag, and writes it as `publish --candidate --json`
+    would, so promote takes it whole. Exit 0: merged; 2: a platform not staged, or bad
+    usage; 3: no engine, or a registry refused the credentials."""
+    from .publish.merge import merge as run
+    raise typer.Exit(run(Selection(images, namespace, cuda, tuple(only), compat_file=compat_file),
+                         tags=tags or [], candidates=candidates, json_file=json_file,
+                         retry_for=retry_for))
 
 
 @app.command()
@@ -578,6 +626,15 @@ def ci(
     cpu_runner: str = typer.Option(CiSettings.cpu_runner, "--cpu-runner",
                                    help="Runner label or tag for build and promote jobs "
                                         "(default: ubuntu-latest on GitHub, untagged on GitLab)."),
+    arm64_runner: str = typer.Option(
+        CiSettings.arm64_runner, "--arm64-runner", show_default=False,
+        help="Runner label or tag of the arm64 machines that build a family's linux/arm64 "
+             "images natively (default: ubuntu-24.04-arm on GitHub, saas-linux-small-arm64 "
+             "on GitLab.com)."),
+    emulate_arm64: bool = typer.Option(
+        False, "--emulate-arm64",
+        help="Build the linux/arm64 images beside the amd64 ones on the CPU runners, under "
+             "QEMU (slow; the runners need QEMU's handlers), instead of on arm64 runners."),
     install: str = typer.Option(CiSettings.install, "--install", show_default=False,
                                 help="Shell command each job installs imgkit with (default: "
                                      "pip install of this imgkit, imgkit-gpu==VERSION)."),
@@ -599,16 +656,19 @@ def ci(
 ) -> None:
     """Write the CI pipeline of the matrix: build, verify on GPU, promote.
 
-    Build jobs on CPU runners, one per layer group, parents first, stage their images in
-    the staging registry (`publish --candidate`); a verify job per image on a GPU runner
-    judges the staged digest and attaches its verdict, signed with cosign; the promote job
-    copies each digest whose signed verdict verifies and passed to the registry and moves
-    its tags. Credentials: the secrets or variables REGISTRY_USERNAME and REGISTRY_PASSWORD
+    Build jobs on CPU runners, one per layer group (and platform: arm64 images build on
+    arm64 runners), parents first, stage their images in the staging registry (`publish
+    --candidate`); a verify job per image and platform on a GPU runner judges the staged
+    digest and attaches its verdict, signed with cosign; the promote job merges each
+    multi-platform image's index, copies each digest whose signed verdicts verify and
+    passed to the registry and moves its tags. Credentials: the secrets or variables
+    REGISTRY_USERNAME and REGISTRY_PASSWORD
     (STAGING_* for a separate staging host)."""
     from .export.command import ci as run
     run(Selection(images, namespace, cuda, tuple(only), compat_file=compat_file),
         platform=platform, registry=registry, staging=staging, gpu_runner=gpu_runner,
-        gpu_arm64_runner=gpu_arm64_runner, cpu_runner=cpu_runner, install=install,
+        gpu_arm64_runner=gpu_arm64_runner, cpu_runner=cpu_runner, arm64_runner=arm64_runner,
+        emulate_arm64=emulate_arm64, install=install,
         verify_gpus=verify_gpus, out=out, signing_key=signing_key, trusted_key=trusted_key)
 
 

@@ -104,6 +104,8 @@ class CiSettings:
     gpu_runner: str = "gpu"            # GitHub self-hosted label / GitLab runner tag
     gpu_arm64_runner: str = "gpu-arm64"  # the same, of the arm64 machines (Grace) with GPUs
     cpu_runner: str = ""               # "" = the platform's default runners
+    arm64_runner: str = ""             # CPU runners of arm64 builds; "" = the platform's hosted ones
+    emulate_arm64: bool = False        # build arm64 images on the CPU runners, under QEMU
     install: str = ""                  # "": this imgkit, by its PyPI name and version
     verify_gpus: str = "all"           # 'none' makes a pipeline that cannot prove the GPU
     matrix_args: tuple[str, ...] = ()  # --images/--namespace/--compat as the jobs must pass them
@@ -115,6 +117,12 @@ class CiSettings:
     @property
     def install_command(self) -> str:
         return self.install or install_command()
+
+    def build_runner(self, platform: str) -> str:
+        """The runner of a job building `platform`'s images ("" for every platform, or a
+        job that builds none): --arm64-runner for arm64, --cpu-runner for the rest; "" for
+        the platform's default."""
+        return self.arm64_runner if platform == "linux/arm64" else self.cpu_runner
 
     def verify_runner(self, platform: str) -> str:
         """The runner a verify job of `platform`'s image runs on: a machine of that

@@ -20,6 +20,7 @@ class Selection:
     only: tuple[str, ...] = ()              # only tags matching any of these globs (+ parents)
     templates: Path | None = None           # default: templates/ beside the matrix folder
     compat_file: Path | None = None         # default: compat.yaml in the matrix folder
+    platforms: tuple[str, ...] = ()         # only these platforms' images (default: all)
 
     @property
     def templates_dir(self) -> Path:
@@ -45,7 +46,8 @@ class Selection:
     def options(self) -> dict[str, object]:
         """What of it shapes a plan besides the files it names (the plan cache's key)."""
         return {"namespace": self.namespace, "cuda": self.cuda, "only": list(self.only),
-                "compat": str(self.compat_file) if self.compat_file else None}
+                "compat": str(self.compat_file) if self.compat_file else None,
+                "platforms": list(self.platforms)}
 
     def matrix_args(self) -> tuple[str, ...]:
         """The options another imgkit (a CI job's) needs to see the same matrix (defaults

@@ -9,7 +9,10 @@ What a builder sees depends on its driver:
 - any other (docker-container, kubernetes, remote): it cannot see the engine's store, so the
   parents of every stale image are built in the same bake (its cache answers for unchanged
   ones), it pulls the base from the base's registry, and results are loaded into the engine.
-The CA bundle and package index reach the pip steps as BuildKit secrets.
+The CA bundle and package index reach the pip steps as BuildKit secrets. Each platform's
+images are targets of their own (another platform's tagged TAG-ARCH, as the docker-py
+builder keeps them, on its parent's image of that platform), BuildKit running a foreign
+platform's steps under QEMU.
 """
 from __future__ import annotations
 

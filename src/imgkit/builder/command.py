@@ -16,8 +16,7 @@ from ..matrix.load import load_plan
 from ..matrix.plan import Plan, split_given
 from ..options import PUBLISH_DEFAULTS, BuildOptions
 from ..registry import published
-from ..registry.candidates import Candidate
-from ..registry.candidates import load as load_candidates
+from ..registry.candidates import Candidate, Staged, load_staged
 from ..registry.destination import Destination
 from ..registry.remote import fetch
 from ..render.command import render_selection
@@ -54,9 +53,7 @@ def build(selection: Selection, *, options: BuildOptions, verbose: bool = False,
         return EXIT_OK
     plan = load_plan(selection)                               # bad matrix: exit 2
     bake = options.engine == "buildx"   # BuildKit takes the trust settings as secret mounts
-    if bake:
-        refuse_other_platforms(plan)                          # exit 2
-    wanted = () if bake else platforms_to_build(plan)         # no emulation: exit 3
+    wanted = platforms_to_build(plan)                         # no emulation: exit 3
     contexts = render_selection(selection, plan, buildkit_secrets=bake,
                                 platforms=wanted)             # stale lock: exit 2
     # a family with max_base_age needs its base's age looked at: no answer from the cache
@@ -67,7 +64,7 @@ def build(selection: Selection, *, options: BuildOptions, verbose: bool = False,
     if reuse_from is not None and not options.force:
         given.update(unchanged_in_production(engine, reuse_from, plan, contexts))
     if candidates is not None:                                # a bad file: exit 2
-        given.update(staged(load_candidates(candidates)))
+        given.update(staged(load_staged(candidates)))
     if given:
         contexts = take_given(engine, given, contexts, dry_run=options.dry_run,
                               retry_for=retry_for)
@@ -103,21 +100,6 @@ def platforms_to_build(plan: Plan) -> tuple[str, ...]:
     return tuple(wanted)
 
 
-def refuse_other_platforms(plan: Plan) -> None:
-    """With --engine buildx the images are loaded into the engine's classic store, which
-    keeps one platform per tag: that engine builds the host's platform here, and says so
-    before building anything (the docker-py builder keeps another platform's under TAG-ARCH;
-    `imgkit export bake` builds every platform for a registry)."""
-    host = platforms.host()
-    for target in plan.targets:
-        if any(p != host for p in target.platforms):
-            raise UsageError(f"{target.tag} is planned for {', '.join(target.platforms)}: "
-                             f"`imgkit build --engine buildx` makes {host} images only so far",
-                             hint="build it with the default engine (another platform's image is "
-                                  "kept as TAG-ARCH), or push every platform with `imgkit export "
-                                  "bake` and `docker buildx bake`")
-
-
 @dataclass(frozen=True)
 class Given:
     """An image of the selection that is pulled by digest rather than built."""
@@ -126,16 +108,19 @@ class Given:
     platform: str | None = None  # of a staged index: the platform whose image it is
 
 
-def staged(found: dict[str, Candidate]) -> dict[str, Given]:
+def staged(found: Staged) -> dict[str, Given]:
     """What earlier jobs staged, by the local name of each image: a staged index gives each
-    of its platforms' images (another platform's under TAG-ARCH, as the builder names it)."""
+    of its platforms' images (another platform's under TAG-ARCH, as the builder names it),
+    as does each platform's image a job of that platform staged alone."""
     out: dict[str, Given] = {}
-    for tag, candidate in found.items():
+    for tag, candidate in found.images.items():
         if candidate.platforms:
             out.update({platforms.local_ref(tag, p): Given(candidate, "took", p)
                         for p in candidate.platforms})
         else:
             out.setdefault(tag, Given(candidate, "took"))
+    for (tag, platform), candidate in found.per_platform.items():
+        out.setdefault(platforms.local_ref(tag, platform), Given(candidate, "took", platform))
     return out
 
 

@@ -32,6 +32,11 @@ def _dump(document: dict[str, Any]) -> str:
 
 
 GITHUB_ISSUER = "https://token.actions.githubusercontent.com"
+# each platform's hosted runners (GitHub: ubuntu-24.04-arm; GitLab.com: the small arm64 one,
+# every tier); GitLab's default runners take untagged jobs
+GITHUB_RUNNERS = {"": "ubuntu-latest", "linux/amd64": "ubuntu-latest",
+                  "linux/arm64": "ubuntu-24.04-arm"}
+GITLAB_RUNNERS = {"": "", "linux/amd64": "", "linux/arm64": "saas-linux-small-arm64"}
 
 # GitHub Actions ------------------------------------------------------------------------------
 
@@ -41,6 +46,8 @@ def _github_steps(job: Job, settings: CiSettings) -> list[dict[str, Any]]:
         {"uses": "actions/setup-python@v5", "with": {"python-version": PYTHON}},
         {"name": "install imgkit", "run": settings.install_command},
     ]
+    if job.qemu:              # this job's other platform builds under QEMU's handlers
+        steps.append({"name": "QEMU for the other platforms", "uses": "docker/setup-qemu-action@v3"})
     if job.takes_locks:       # a scheduled run works from what its relock job resolved
         steps.append({"name": "the relocked locks", "if": "github.event_name == 'schedule'",
                       "uses": "actions/download-artifact@v4",
@@ -109,7 +116,7 @@ def github(jobs: list[Job], settings: CiSettings, command: str) -> str:
     out: dict[str, Any] = {}
     for job in jobs:
         runner: Any = (["self-hosted", settings.verify_runner(job.platform)] if job.gpu
-                       else settings.cpu_runner or "ubuntu-latest")
+                       else settings.build_runner(job.platform) or GITHUB_RUNNERS[job.platform])
         spec: dict[str, Any] = {"name": job.title, "runs-on": runner}
         if job.needs:
             spec["needs"] = list(job.needs)
@@ -154,7 +161,8 @@ def _gitlab_job(job: Job, settings: CiSettings) -> dict[str, Any]:
     # the gate and the relock share the first stage: each runs in its own kind of pipeline
     spec: dict[str, Any] = {"extends": ".imgkit",
                             "stage": "check" if job.kind == "relock" else job.kind}
-    runner = settings.verify_runner(job.platform) if job.gpu else settings.cpu_runner
+    runner = (settings.verify_runner(job.platform) if job.gpu
+              else settings.build_runner(job.platform) or GITLAB_RUNNERS[job.platform])
     if runner:
         spec["tags"] = [runner]
     spec["needs"] = _gitlab_needs(job)
@@ -193,7 +201,9 @@ def gitlab(jobs: list[Job], settings: CiSettings, command: str) -> str:
         "stages": [*(["check"] if any(j.kind == "check" for j in jobs) else []),
                    "build", "verify", "promote"],
         # Runners need a Docker engine on their own host (shell executor, or the socket
-        # mounted): imgkit builds, runs probes and pushes through it.
+        # mounted): imgkit builds, runs probes and pushes through it. A build job that makes
+        # another platform's images (--emulate-arm64) needs QEMU's handlers on its runner
+        # (Debian: qemu-user-static, binfmt-support).
         ".imgkit": {"before_script": before},
     }
     for job in jobs:

@@ -26,7 +26,8 @@ from .k8s import JobSettings, dump, probe_configmap, verify_job
 def ci(selection: Selection, *, platform: str, registry: str, staging: str | None,
        gpu_runner: str, cpu_runner: str, install: str, verify_gpus: str, out: Path,
        signing_key: str = "", trusted_key: str = "",
-       gpu_arm64_runner: str = CiSettings.gpu_arm64_runner) -> None:
+       gpu_arm64_runner: str = CiSettings.gpu_arm64_runner,
+       arm64_runner: str = CiSettings.arm64_runner, emulate_arm64: bool = False) -> None:
     """Write the CI pipeline (build -> verify on GPU -> promote) of the selection."""
     if platform not in PLATFORMS:
         raise UsageError(f"no pipeline for {platform!r}", hint=f"one of: {', '.join(PLATFORMS)}")
@@ -52,7 +53,8 @@ def ci(selection: Selection, *, platform: str, registry: str, staging: str | Non
                               "layers alone, run `imgkit build` with that --only")
     settings = CiSettings(registry=production, staging=staged, gpu_runner=gpu_runner,
                           gpu_arm64_runner=gpu_arm64_runner,
-                          cpu_runner=cpu_runner, install=install,
+                          cpu_runner=cpu_runner, arm64_runner=arm64_runner,
+                          emulate_arm64=emulate_arm64, install=install,
                           verify_gpus=check_gpus(verify_gpus),
                           matrix_args=selection.matrix_args(), signing_key=signing_key,
                           trusted_key=trusted_key, locks=_locks_folder(selection),
@@ -81,11 +83,14 @@ def ci_command(selection: Selection, platform: str, registry: str, staging: str 
                                  ("--gpu-arm64-runner", settings.gpu_arm64_runner,
                                   CiSettings.gpu_arm64_runner),
                                  ("--cpu-runner", settings.cpu_runner, CiSettings.cpu_runner),
+                                 ("--arm64-runner", settings.arm64_runner,
+                                  CiSettings.arm64_runner),
                                  ("--install", settings.install, CiSettings.install),
                                  ("--verify-gpus", settings.verify_gpus, CiSettings.verify_gpus),
                                  ("--signing-key", settings.signing_key, CiSettings.signing_key),
                                  ("--trusted-key", settings.trusted_key, CiSettings.trusted_key)):
         words += [flag, value] if value != default else []
+    words += ["--emulate-arm64"] if settings.emulate_arm64 else []
     return shlex.join([*words, "--out", str(out)])
 
 

@@ -1,5 +1,11 @@
 """The CI pipeline as platform-neutral jobs, from the plan: build on CPU runners (a job per
-layer group, shared parents first), verify each image on a GPU runner, promote them all.
+layer group and platform, shared parents first), verify each image of each platform on a
+GPU runner of it, promote them all.
+
+A group with arm64 images gets a build job per platform, each on a runner of its platform
+(`--platform P`), staging its images alone; the promote job merges each multi-platform
+image's index from them (`imgkit merge`) before promoting it whole. Told to emulate, one
+job builds every platform of its group (the foreign one under QEMU) and stages the index.
 
 Build jobs hand their images to later jobs through a staging registry: each stages what
 others need with `imgkit publish --candidate --json candidates/<job>.json`, and a job that
@@ -31,6 +37,7 @@ CANDIDATES = "candidates"       # the hand-over directory, relative to the job's
 Kind = Literal["check", "build", "verify", "promote", "relock"]
 RELOCK_CRON = "17 4 * * 1"      # Mondays, 04:17 UTC: the weekly look at what moved
 RELOCK_DIFF = "relock.diff"     # what the scheduled relock changed, kept for review
+MERGED = "merged.json"          # the indexes the promote job merges, as candidates
 
 
 @dataclass(frozen=True)
@@ -51,7 +58,9 @@ class Job:
     commands: tuple[str, ...]  # shell lines, run in order, in the repository's checkout
     reads: tuple[str, ...] = ()  # build jobs whose candidates file it reads
     gpu: bool = False
-    platform: str = ""         # a verify job: the platform of the image it judges
+    platform: str = ""         # a verify job: the platform of the image it judges; a build
+                               # job: the one platform whose images it builds ("" = every one)
+    qemu: bool = False         # builds another platform's images under QEMU (emulated)
     hands_over: str = ""       # the candidates file this job writes ("" for none)
     keeps: str = ""            # a report file to keep whatever the outcome
     relocks: str = ""          # the locks folder it rewrites for the rest of a scheduled run
@@ -79,16 +88,35 @@ def groups(plan: Plan) -> list[Group]:
     return out
 
 
-def _handed_over(plan: Plan, group: Group) -> tuple[str, ...]:
-    """What the group stages: the images other groups build on, and the final images."""
+def _handed_over(plan: Plan, group: Group, platform: str = "") -> tuple[str, ...]:
+    """What the group stages (of `platform`'s images, when given): the images other groups
+    build on, and the final images."""
     inside = set(group.tags)
     needed = {t.parent for t in plan.targets if t.parent in inside and t.tag not in inside}
-    return tuple(t for t in group.tags if t in needed or t in plan.finals)
+    return tuple(t for t in group.tags if (t in needed or t in plan.finals)
+                 and (not platform or platform in plan.get(t).platforms))
 
 
-def _leaves(group: Group, plan: Plan) -> tuple[str, ...]:
-    parents = {plan.get(t).parent for t in group.tags}
-    return tuple(t for t in group.tags if t not in parents)
+def _leaves(group: Group, plan: Plan, platform: str = "") -> tuple[str, ...]:
+    mine = [t for t in group.tags if not platform or platform in plan.get(t).platforms]
+    parents = {plan.get(t).parent for t in mine}
+    return tuple(t for t in mine if t not in parents)
+
+
+def split_platforms(plan: Plan, group: Group, settings: CiSettings) -> tuple[str, ...]:
+    """The platforms the group's build jobs are split by, one job each on a runner of that
+    platform; () for one job building every platform (emulated, or amd64 only)."""
+    made = sorted({p for t in group.tags for p in plan.get(t).platforms})
+    if settings.emulate_arm64 or made == ["linux/amd64"]:
+        return ()
+    return tuple(made)
+
+
+def build_job_name(group: str, platform: str = "") -> str:
+    """build-GROUP for the default runners' platform (or every platform), build-GROUP-ARCH
+    for another's."""
+    other = platform not in ("", "linux/amd64")
+    return f"build-{slug(group)}" + (f"-{platform.split('/')[1]}" if other else "")
 
 
 def _cmd(*words: str) -> str:
@@ -100,20 +128,29 @@ def _signing(settings: CiSettings) -> tuple[str, ...]:
     return ("--keyless",) if settings.keyless else ("--key", settings.signing_key)
 
 
-def _build_job(plan: Plan, group: Group, settings: CiSettings) -> Job:
-    only = [w for leaf in _leaves(group, plan) for w in ("--only", leaf)]
+def _build_job(plan: Plan, group: Group, settings: CiSettings, split: dict[str, tuple[str, ...]],
+               platform: str = "") -> Job:
+    """The job building the group's images (of `platform` alone, on a runner of it, when the
+    group is split by platform); it stages them for the jobs after it."""
+    only = [w for leaf in _leaves(group, plan, platform) for w in ("--only", leaf)]
     given = ("--candidates", CANDIDATES) if group.needs else ()
-    out = f"{CANDIDATES}/{slug(group.name)}.json"
+    on = ("--platform", platform) if platform else ()
+    name = build_job_name(group.name, platform)
+    out = f"{CANDIDATES}/{name.removeprefix('build-')}.json"
+    # a parent group split by platform: its job of this platform (or the host's)
+    needs = tuple(build_job_name(n, platform if split[n] else "") for n in group.needs)
+    emulated = not platform and any(p != "linux/amd64" for t in group.tags
+                                    for p in plan.get(t).platforms)
     return Job(
-        name=f"build-{slug(group.name)}", kind="build", title=f"build {group.name}",
-        needs=tuple(f"build-{slug(n)}" for n in group.needs),
-        reads=tuple(f"build-{slug(n)}" for n in group.needs),
-        commands=(_cmd("imgkit", "build", *settings.matrix_args, *only, *given,
+        name=name, kind="build", needs=needs, reads=needs, platform=platform, qemu=emulated,
+        title=f"build {group.name}" + (f" ({platform})" if platform else ""),
+        commands=(_cmd("imgkit", "build", *settings.matrix_args, *only, *on, *given,
                        "--reuse-from", str(settings.registry)),
                   _cmd("mkdir", "-p", CANDIDATES),
-                  _cmd("imgkit", "publish", *_handed_over(plan, group), *settings.matrix_args,
-                       "--candidate", "--to", str(settings.staging), *_signing(settings),
-                       "--reuse-from", str(settings.registry), "--json", out)),
+                  _cmd("imgkit", "publish", *_handed_over(plan, group, platform),
+                       *settings.matrix_args, *on, "--candidate", "--to", str(settings.staging),
+                       *_signing(settings), "--reuse-from", str(settings.registry),
+                       "--json", out)),
         hands_over=out)
 
 
@@ -133,12 +170,16 @@ def _verify_job(tag: str, build: str, settings: CiSettings, platform: str = "") 
         gpu=True, platform=platform or "linux/amd64", keeps=report)
 
 
-def _promote_commands(plan: Plan, settings: CiSettings) -> tuple[str, ...]:
+def _promote_commands(plan: Plan, settings: CiSettings,
+                      merged: tuple[str, ...]) -> tuple[str, ...]:
+    """Promote each final image; those whose platforms were built and staged apart get
+    their index first (`imgkit merge`), so the index is promoted whole."""
     lax: tuple[str, ...] = ("--allow-gpu-unverified",) if not settings.proves_gpu else ()
     # keyless: the identity and issuer come from the job's environment (the platform's
     # renderer sets IMGKIT_CERTIFICATE_IDENTITY / _OIDC_ISSUER to this very pipeline's)
     lax += ("--key", settings.trusted_key) if settings.trusted_key else ()
-    lines = []
+    lines = [_cmd("imgkit", "merge", *merged, *settings.matrix_args, "--candidates", CANDIDATES,
+                  "--json", f"{CANDIDATES}/{MERGED}")] if merged else []
     for tag in plan.finals:
         target = plan.get(tag)
         repository = f"{settings.registry.registry}/{settings.registry.repository(tag)}"
@@ -169,14 +210,24 @@ def _lock_jobs(settings: CiSettings) -> list[Job]:
 def jobs(plan: Plan, settings: CiSettings) -> list[Job]:
     """Every job of the pipeline, each after the jobs it needs."""
     gate = _lock_jobs(settings)
-    built = [_build_job(plan, group, settings) for group in groups(plan)]
+    every = groups(plan)
+    split = {g.name: split_platforms(plan, g, settings) for g in every}
+    built = [_build_job(plan, group, settings, split, platform) for group in every
+             for platform in split[group.name] or ("",)]
     if gate:          # the first builds wait for the gate, or the relock (the rest for them)
         built = [replace(b, needs=b.needs or ("lock-check", "relock")) for b in built]
-    builder = {tag: f"build-{slug(group_of(plan.get(tag)))}" for tag in plan.finals}
-    verify = [_verify_job(tag, builder[tag], settings, platform)
+
+    def builder(tag: str, platform: str) -> str:
+        group = group_of(plan.get(tag))
+        return build_job_name(group, platform if split[group] else "")
+    verify = [_verify_job(tag, builder(tag, platform), settings, platform)
               for tag in plan.finals for platform in plan.get(tag).platforms]
+    merged = tuple(t for t in plan.finals if split[group_of(plan.get(t))]
+                   and len(plan.get(t).platforms) > 1)
     promote = Job(name="promote", kind="promote", title="promote verified images",
-                  needs=tuple(j.name for j in verify), commands=_promote_commands(plan, settings),
-                  reads=tuple(dict.fromkeys(builder[tag] for tag in plan.finals)))
+                  needs=tuple(j.name for j in verify),
+                  commands=_promote_commands(plan, settings, merged),
+                  reads=tuple(dict.fromkeys(builder(tag, p) for tag in plan.finals
+                                            for p in plan.get(tag).platforms)))
     later = [replace(j, takes_locks=settings.locks) for j in (*built, *verify, promote)]
     return [*gate, *later]

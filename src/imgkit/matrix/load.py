@@ -16,4 +16,4 @@ def load_plan(selection: Selection) -> Plan:
     overlay = selection.compat_overlay
     data = compat.load(str(overlay) if overlay else None)
     plan = make_plan(spec, data, Settings(namespace=selection.namespace))
-    return select(plan, selection.cuda, selection.only)
+    return select(plan, selection.cuda, selection.only, selection.platforms)

@@ -400,9 +400,11 @@ def _matches(target: Target, glob: str) -> bool:
     return fnmatch.fnmatch(target.tag, glob) or fnmatch.fnmatch(target.tag.split(":", 1)[1], glob)
 
 
-def select(plan: Plan, cuda: str | None = None, only: Sequence[str] = ()) -> Plan:
+def select(plan: Plan, cuda: str | None = None, only: Sequence[str] = (),
+           on: Sequence[str] = ()) -> Plan:
     """The slice asked for (every --only glob, joined), with every ancestor it needs
-    (ancestors may turn out up to date)."""
+    (ancestors may turn out up to date); with `on`, only those platforms' images (a CI job
+    on a runner of one platform)."""
     if cuda is not None and not any(t.cuda == cuda for t in plan.targets):
         known = sorted({t.cuda for t in plan.targets if t.cuda}, key=version_key)
         raise CompatError(f"no image in the matrix has CUDA {cuda!r}",
@@ -420,10 +422,16 @@ def select(plan: Plan, cuda: str | None = None, only: Sequence[str] = ()) -> Pla
         if only or cuda is None or target.cuda == cuda:     # asked for, not only below one
             for below in lineage(target, by_tag):
                 needed.setdefault(below.tag, set()).update(target.platforms)
+    if on:
+        needed = {tag: made & set(on) for tag, made in needed.items() if made & set(on)}
+        if not needed:
+            raise CompatError(f"the selection makes no image for {', '.join(on)}",
+                              hint="its platforms: " + ", ".join(sorted(
+                                  {p for t in wanted for p in t.platforms})))
     return Plan(targets=tuple(replace(t, platforms=tuple(sorted(needed[t.tag])))
                               for t in plan.targets if t.tag in needed),
                 finals=tuple(f for f in plan.finals if f in needed),
-                named=tuple(t.tag for t in wanted))
+                named=tuple(t.tag for t in wanted if t.tag in needed))
 
 
 def _with_ancestors(plan: Plan, targets: Sequence[Target]) -> list[Target]:

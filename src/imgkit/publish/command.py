@@ -3,6 +3,7 @@ promote a staged candidate by digest when its attached verdict passes."""
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Callable
 
@@ -141,13 +142,20 @@ def publish_selection(selection: Selection, tags: list[str]) -> list[Wanted]:
         return [Wanted(tag) for tag in dict.fromkeys(tags)]
     plan = load_plan(selection)
     by_tag = {t.tag: t for t in plan.targets}
+    # with --platform, an image the matrix makes for more platforms is staged alone
+    whole = {t.tag: t.platforms for t in load_plan(replace(selection, platforms=())).targets} \
+        if selection.platforms else {}
     out = []
     for tag in dict.fromkeys(tags) or plan.finals:
         target = by_tag.get(tag)
+        if target is None and tag in whole:
+            raise UsageError(f"{tag} is not made for {', '.join(selection.platforms)}",
+                             hint=f"its platforms: {', '.join(whole[tag])}")
         aliases, made_for = (target.aliases, target.platforms) if target else ((), ())
-        if not made_for or made_for == (platforms.host(),):
+        every = whole.get(tag, made_for)
+        if not made_for or every == (platforms.host(),):
             out.append(Wanted(tag, aliases))
         else:     # one tag for every platform: each platform's image, then their index
-            out += [Wanted(platforms.local_ref(tag, p), aliases, platform=p, index=tag)
-                    for p in made_for]
+            out += [Wanted(platforms.local_ref(tag, p), aliases, platform=p, index=tag,
+                           alone=every != made_for) for p in made_for]
     return out

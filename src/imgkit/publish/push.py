@@ -49,6 +49,7 @@ class Wanted:
     aliases: tuple[str, ...] = ()
     platform: str = ""          # set for one platform's image of a multi-platform tag ...
     index: str = ""             # ... which is that tag, pointing at their index
+    alone: bool = False         # staged without the index (`imgkit merge` puts it later)
 
 
 @dataclass(frozen=True)
@@ -74,6 +75,7 @@ class Published:
     gpu_unverified_allowed: bool = False
     platforms: tuple[str, ...] = ()      # an index: the platforms of the images it names
     platform: str = ""                   # one platform's image of an index (found through it)
+    index: str = ""                      # ... the multi-platform tag whose index names it
 
     @property
     def reference(self) -> str:
@@ -284,7 +286,7 @@ class Publisher:
         in every destination (read back: the same digest everywhere)."""
         groups: dict[str, list[_Pushed]] = {}
         for item in gated:
-            if item.wanted.index:
+            if item.wanted.index and not item.wanted.alone:
                 groups.setdefault(item.wanted.index, []).append(item)
         made = []
         for tag, items in groups.items():
@@ -336,7 +338,8 @@ class Publisher:
             verdict=item.verdict.tag if item.verdict is not None and reached else "",
             sbom=item.sbom_artifact.tag if item.sbom_artifact is not None and reached else "",
             detail=detail, gpu_unverified_allowed=self._gpu_unverified(item),
-            platform=item.wanted.platform if item.wanted.index else "")
+            platform=item.wanted.platform if item.wanted.index else "",
+            index=item.wanted.index)
 
     def _unfinished(self, item: _Pushed, destination: Destination, error: str | None) -> Published:
         if destination in item.done:

@@ -10,10 +10,13 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
+from .. import platforms
 from ..errors import UsageError
 from .reference import DIGEST, RemoteRef, remote_ref
 
+Key = TypeVar("Key", str, tuple[str, str])
 STAGED = ("candidate", "published", "reused")   # statuses whose digest is in a registry
 
 
@@ -51,8 +54,8 @@ def _entries(path: Path) -> list[dict[str, object]]:
 
 def _candidate(path: Path, entry: dict[str, object]) -> Candidate | None:
     fields = {k: entry.get(k) for k in ("image", "image_id", "destination", "digest", "status")}
-    if fields["status"] not in STAGED or entry.get("platform"):
-        return None         # one platform's image of an index is found through the index
+    if fields["status"] not in STAGED:
+        return None
     named = entry.get("platforms") or []
     if not isinstance(named, list) or not all(isinstance(p, str) for p in named):
         raise UsageError(f"candidates file {path}: entry for {fields['image']!r} has bad platforms")
@@ -68,30 +71,62 @@ def _candidate(path: Path, entry: dict[str, object]) -> Candidate | None:
                      platforms=tuple(named))
 
 
-def load(directory: Path) -> dict[str, Candidate]:
-    """Every staged image in the directory's *.json files, by local tag (the first
-    destination of each); the same tag staged as two different images is an error."""
+@dataclass(frozen=True)
+class Staged:
+    """A hand-over directory read: each image (or index) by the matrix's tag, and each
+    platform's image of a multi-platform tag by (tag, platform): staged with its index, or
+    alone by a job on a runner of that platform (`publish --candidate --platform`)."""
+    images: dict[str, Candidate]
+    per_platform: dict[tuple[str, str], Candidate]
+
+
+def _add(found: dict[Key, Candidate], key: Key, candidate: Candidate, directory: Path) -> None:
+    known = found.setdefault(key, candidate)
+    # an image by its id; an index (no id of its own) by its digest
+    if (known.image_id or known.digest) != (candidate.image_id or candidate.digest):
+        named = key if isinstance(key, str) else f"{key[0]} ({key[1]})"
+        raise UsageError(f"--candidates {directory}: {named} was staged as two images "
+                         f"({known.image_id or known.digest} and "
+                         f"{candidate.image_id or candidate.digest})")
+
+
+def load_staged(directory: Path) -> Staged:
+    """Every staged image in the directory's *.json files (the first destination of each);
+    the same tag (or tag and platform) staged as two different images is an error."""
     if not directory.is_dir():
         raise UsageError(f"--candidates {directory}: not a directory",
                          hint="the folder the build jobs' `imgkit publish --candidate --json` "
                               "files were gathered in")
-    found: dict[str, Candidate] = {}
+    images: dict[str, Candidate] = {}
+    per_platform: dict[tuple[str, str], Candidate] = {}
     for path in sorted(directory.glob("*.json")):
         for entry in _entries(path):
             candidate = _candidate(path, entry)
             if candidate is None:
                 continue
-            known = found.setdefault(candidate.image, candidate)
-            # an image by its id; an index (no id of its own) by its digest
-            if (known.image_id or known.digest) != (candidate.image_id or candidate.digest):
-                raise UsageError(f"--candidates {directory}: {candidate.image} was staged as two "
-                                 f"images ({known.image_id} and {candidate.image_id})")
-    return found
+            platform, index = entry.get("platform"), entry.get("index")
+            if not platform:
+                _add(images, candidate.image, candidate, directory)
+            elif isinstance(platform, str) and isinstance(index, str) and index:
+                _add(per_platform, (index, platform), candidate, directory)
+    return Staged(images, per_platform)
 
 
-def lookup(directory: Path, image: str) -> Candidate:
-    candidates = load(directory)
-    if image not in candidates:
-        raise UsageError(f"{image} is not among the candidates in {directory}",
-                         hint="staged: " + (", ".join(sorted(candidates)) or "nothing"))
-    return candidates[image]
+def load(directory: Path) -> dict[str, Candidate]:
+    """Every staged image or index, by the matrix's tag."""
+    return load_staged(directory).images
+
+
+def lookup(directory: Path, image: str, platform: str | None = None) -> Candidate:
+    """The staged image (or index) of `image`; else, of a tag whose platforms were staged
+    alone, that platform's image (`platform`, default: this host's)."""
+    staged = load_staged(directory)
+    if image in staged.images:
+        return staged.images[image]
+    alone = staged.per_platform.get((image, platform or platforms.host()))
+    if alone is not None:
+        return alone
+    held = sorted({*staged.images, *(f"{t} ({p})" for t, p in staged.per_platform)})
+    raise UsageError(f"{image} is not among the candidates in {directory}"
+                     + (f" for {platform}" if platform else ""),
+                     hint="staged: " + (", ".join(held) or "nothing"))

@@ -34,7 +34,7 @@ def verify(*, image: str, options: VerifyOptions, json_file: Path | None = None,
     check_gpus(options.gpus)                                  # bad --gpus: exit 2 first
     parse_expect_options(options.expect)                      # bad --expect: exit 2 first
     if candidates is not None:
-        image = lookup(candidates, image).reference           # not staged: exit 2
+        image = lookup(candidates, image, options.platform).reference   # not staged: exit 2
     remote = remote_ref(image)
     if attest and remote is None:
         raise UsageError(f"--attest needs a registry reference, not {image!r}",
