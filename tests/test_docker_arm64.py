@@ -445,3 +445,53 @@ def test_each_platform_built_by_a_job_of_its_own_then_merged_and_promoted_whole(
     merged = json.loads((tmp_path / "jobs" / "promote" / "candidates" / "merged.json").read_text())
     [index_entry] = merged["published"]
     assert skopeo_digest(registry, f"{production}/{repository}:{tag}") == index_entry["digest"]
+
+
+def test_a_manifest_list_the_docker_cli_made_is_judged_per_platform_and_promoted_whole(  # type: ignore[no-untyped-def]
+        engine, two_platforms, registry, tmp_path, pulled_tags_removed):
+    """An index imgkit did not make: each platform's image staged alone, then stitched into a
+    Docker manifest list by `docker manifest create/push`. verify of its tag judges the
+    host's image and, with --platform, arm64's (attaching each verdict next to that image);
+    promote gates on both and copies the list whole, its digest unchanged."""
+    from imgkit.registry.client import DOCKER_LIST
+    cuda = two_platforms.cuda
+    repository, tag = cuda.rsplit(":", 1)
+    config = docker_config(tmp_path / "docker", {registry.address: (USER, registry.password)})
+    env = {**os.environ, "DOCKER_CONFIG": str(config), "IMGKIT_CACHE_DIR": str(tmp_path / "cache")}
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "imgkit", *args], env=env,
+                              capture_output=True, text=True, timeout=900)
+    stage = f"{registry.address}/tool"
+    staged = {}
+    for platform in ("linux/amd64", ARM64):
+        out = tmp_path / f"{platform.split('/')[1]}.json"
+        done = run("publish", cuda, *two_platforms.common, "--candidate", "--platform", platform,
+                   "--to", stage, "--json", str(out))
+        assert done.returncode == 0, done.stdout + done.stderr
+        [entry] = json.loads(out.read_text())["published"]
+        staged[platform] = entry["digest"]
+    listed = f"{stage}/{repository}:list"
+    for command in (["manifest", "create", "--insecure", listed,
+                     *(f"{stage}/{repository}@{d}" for d in staged.values())],
+                    ["manifest", "push", "--insecure", listed]):
+        made = subprocess.run(["docker", *command], env=env, capture_output=True, text=True,
+                              timeout=120)
+        assert made.returncode == 0, made.stdout + made.stderr
+    raw = skopeo_json("inspect", "--raw", f"docker://{listed}", registry=registry)
+    assert raw["mediaType"] == DOCKER_LIST
+    assert {m["platform"]["architecture"]: m["digest"] for m in raw["manifests"]} == {
+        "amd64": staged["linux/amd64"], "arm64": staged[ARM64]}
+
+    for extra, platform in (((), "linux/amd64"), (("--platform", ARM64), ARM64)):
+        judged = run("verify", listed, *extra, "--attest", "--gpus", "none")
+        assert judged.returncode == 0, judged.stdout + judged.stderr
+        assert platform in judged.stdout
+        assert staged[platform].replace(":", "-") + ".verdict" in skopeo_tags(
+            registry, f"tool/{repository}")
+    digest = skopeo_digest(registry, listed)
+    done = run("promote", f"{stage}/{repository}@{digest}", "--to",
+               f"{registry.address}/toolprod/{repository}", "--tag", tag, "--allow-unsigned",
+               "--allow-gpu-unverified")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert skopeo_digest(registry, f"{registry.address}/toolprod/{repository}:{tag}") == digest
