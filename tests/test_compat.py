@@ -50,3 +50,24 @@ def test_driver_tables() -> None:
     assert compat.min_driver("11.8") == ("520.61.05", "450.80.02")
     assert compat.cuda_supported_by_driver("535.104.05") == "12.1"
     assert compat.cuda_supported_by_driver("400.1") is None
+    # CUDA 13.4 and 13.5 carry only the CUDA 13 floor: a driver is never said to support
+    # them by their own toolkit's driver, which the data does not know
+    assert compat.min_driver("13.5") == ("", "580")
+    assert compat.cuda_supported_by_driver("610.43.02") == "13.3"
+    assert compat.cuda_supported_by_driver("999.1") == "13.3"
+
+
+def test_every_cuda_13_release_pins_its_toolkits_wheels_for_both_platforms() -> None:
+    """From the Requires-Dist of NVIDIA's cuda-toolkit meta wheel of each release (read
+    from PyPI, 2026-11): unsuffixed names, both platforms, cuDNN and NCCL for CUDA 13."""
+    compat = load()
+    expected = {"13.1": ("13.1.80", "13.2.1.1"), "13.2": ("13.2.75", "13.4.0.1"),
+                "13.3": ("13.3.29", "13.5.1.27"), "13.4": ("13.4.92", "13.8.0.4"),
+                "13.5": ("13.5.37", "13.10.0.20")}
+    for cuda, (cudart, cublas) in expected.items():
+        release = compat.release(cuda)
+        pins = dict(release.components)
+        assert (pins["cudart"], pins["cublas"]) == (cudart, cublas)
+        assert dict(release.packages)["cudart"] == "nvidia-cuda-runtime"
+        assert release.platforms == ("linux/amd64", "linux/arm64")
+        assert release.cudnn == ("9.28.1.4",) and release.nccl == ("2.32.3",)

@@ -24,8 +24,9 @@ PADDLE3 = {"family": "paddle3", "repository": "paddle", "framework": "paddle",
 OVERLAY: dict[str, Any] = {"frameworks": {"paddle": {"3.0.0": {
     "pip": "paddlepaddle-gpu==3.0.0", "cuda": "12.6", "cudnn": ">=9.5,<10", "nccl": ">=2.21,<3",
     "python": ["3.11", "3.12"], "apt": ["libgomp1"], "dlopen": ["libcudnn.so", "libcublas.so"]}}}}
-# a release the shipped data does not have yet (its wheels unsuffixed, as from CUDA 13 on)
-CUDA_13_2: dict[str, Any] = {"cuda": {"13.2": {
+# a release the shipped data does not have (made up: 13.6 with 13.2's wheels, unsuffixed as
+# from CUDA 13 on)
+CUDA_13_6: dict[str, Any] = {"cuda": {"13.6": {
     "wheel_suffix": "cu13", "driver": {"toolkit": "580.65.06", "minor_compat": "580"},
     "packages": {"cudart": "nvidia-cuda-runtime", "nvrtc": "nvidia-cuda-nvrtc",
                  "cublas": "nvidia-cublas"},
@@ -57,11 +58,11 @@ def test_an_overlay_beside_the_matrix_adds_a_framework_build(tmp_path: Path) -> 
 
 
 def test_an_overlay_adds_a_cuda_release(tmp_path: Path) -> None:
-    family = {"family": "cuda", "cuda_libs": ["cudart", "cublas"], "axes": {"cuda": ["13.2"]}}
+    family = {"family": "cuda", "cuda_libs": ["cudart", "cublas"], "axes": {"cuda": ["13.6"]}}
     assert imgkit_list(matrix(tmp_path, family)).exit_code == 2
-    result = imgkit_list(matrix(tmp_path, family, CUDA_13_2))
+    result = imgkit_list(matrix(tmp_path, family, CUDA_13_6))
     assert result.exit_code == 0, result.output
-    assert "imgkit/cuda:13.2-cudart-cublas-py3.11-bookworm" in result.output
+    assert "imgkit/cuda:13.6-cudart-cublas-py3.11-bookworm" in result.output
 
 
 def test_compat_flag_names_the_file(tmp_path: Path) -> None:
@@ -106,12 +107,12 @@ def test_an_unquoted_version_gets_a_hint(tmp_path: Path) -> None:
 def test_the_noop_cache_sees_an_overlay_change(tmp_path: Path) -> None:
     images = matrix(tmp_path, PADDLE3, OVERLAY)
     before = plan_key(Selection(images, templates=ROOT / "templates"))
-    (images / "compat.yaml").write_text(yaml.safe_dump({**OVERLAY, **CUDA_13_2}))
+    (images / "compat.yaml").write_text(yaml.safe_dump({**OVERLAY, **CUDA_13_6}))
     assert plan_key(Selection(images, templates=ROOT / "templates")) != before
     elsewhere = tmp_path / "c.yaml"
     elsewhere.write_text("{}")
     first = plan_key(Selection(images, templates=ROOT / "templates", compat_file=elsewhere))
-    elsewhere.write_text(yaml.safe_dump(CUDA_13_2))
+    elsewhere.write_text(yaml.safe_dump(CUDA_13_6))
     assert plan_key(Selection(images, templates=ROOT / "templates", compat_file=elsewhere)) != first
 
 

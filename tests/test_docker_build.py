@@ -480,20 +480,22 @@ def test_a_second_build_waits_for_the_first_instead_of_failing(  # type: ignore[
     assert engine.image(root) is not None
 
 
+@pytest.mark.parametrize("cuda, cudart", [("13.0", "13.0.96"), ("13.5", "13.5.37")])
 def test_a_cuda_13_layer_builds_from_the_unsuffixed_wheels_and_verifies(  # type: ignore[no-untyped-def]
-        engine, base_image, project, namespace):
+        engine, base_image, project, namespace, cuda, cudart):
     """CUDA 13's wheels drop the -cuXX suffix and keep their libraries in nvidia/cu13/lib:
-    the layer must pin the right name and the image must still verify as CUDA 13.0."""
+    the layer must pin the right name and the image must still verify as its release (13.0,
+    and today's newest, 13.5)."""
     from imgkit.verify.run import VerifyOptions, verify
-    (project / "images" / "mini.yaml").write_text(MINI_FAMILY.replace('"11.8"', '"13.0"'))
+    (project / "images" / "mini.yaml").write_text(MINI_FAMILY.replace('"11.8"', f'"{cuda}"'))
     contexts, results = build(engine, project, namespace)
     tag = contexts[-1].target.tag
     assert results[tag].status == BUILT, results[tag]
-    assert "nvidia-cuda-runtime==13.0.96" in contexts[-1].target.packages
+    assert f"nvidia-cuda-runtime=={cudart}" in contexts[-1].target.packages
     verdict = verify(engine, tag, VerifyOptions(gpus="none"))
     assert not verdict.failed, verdict.failed
     checks = {c.name: c for c in verdict.checks}
-    assert checks["cudart.version"].measured == "13.0", checks["cudart.version"]
+    assert checks["cudart.version"].measured == cuda, checks["cudart.version"]
     assert verdict.facts is not None
     paths = [c.realpath for c in verdict.facts.libraries.copies("cudart")]
     assert paths and all("/nvidia/cu13/lib/" in p for p in paths), paths

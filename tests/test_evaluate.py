@@ -289,6 +289,9 @@ def test_device_count_knows_mig(devices: list[dict[str, Any]], cuda_count: int, 
     ("440.33.01", "11.8", "fail", "upgrade to >= 520.61.05"),
     ("580.159.04", None, "info", ""),
     ("not-a-version", "12.4", "info", ""),
+    ("580.159.04", "13.2", "warn", "minor-version compatibility"),   # 13.2 wants 595.58.03
+    ("580.159.04", "13.5", "pass", "toolkit's own driver is not in imgkit's data"),
+    ("575.57.08", "13.5", "fail", "upgrade to >= 580"),
 ])
 def test_the_host_driver_against_the_images_cuda(driver: str, cuda: str | None, verdict: str,
                                                  says: str) -> None:

@@ -39,7 +39,7 @@ def in_range(version: str, spec: str) -> bool:
 class CudaRelease:
     version: str
     wheel_suffix: str
-    driver_toolkit: str
+    driver_toolkit: str             # "" where the data does not say (minor_compat still holds)
     driver_minor_compat: str
     components: tuple[tuple[str, str], ...]  # (component, exact version)
     cudnn: tuple[str, ...]
@@ -153,7 +153,8 @@ class Compat:
         return self.os[os_name]
 
     def min_driver(self, cuda: str) -> tuple[str, str]:
-        """(driver for the full toolkit, driver under minor-version compatibility)."""
+        """(driver for the full toolkit, "" when the data does not know it; driver under
+        minor-version compatibility)."""
         rel = self.release(cuda)
         return rel.driver_toolkit, rel.driver_minor_compat
 
@@ -170,7 +171,7 @@ class Compat:
     def cuda_supported_by_driver(self, driver: str) -> str | None:
         """Newest known CUDA whose toolkit driver requirement `driver` meets."""
         ok = [c for c, r in self.cuda.items()
-              if Version(driver) >= Version(r.driver_toolkit)]
+              if r.driver_toolkit and Version(driver) >= Version(r.driver_toolkit)]
         return max(ok, key=version_key) if ok else None
 
 
@@ -179,7 +180,7 @@ def _from_dict(raw: dict[str, Any]) -> Compat:
         ver: CudaRelease(
             version=ver,
             wheel_suffix=r["wheel_suffix"],
-            driver_toolkit=r["driver"]["toolkit"],
+            driver_toolkit=r["driver"].get("toolkit") or "",
             driver_minor_compat=r["driver"]["minor_compat"],
             components=tuple(r["components"].items()),
             cudnn=tuple(r["cudnn"]),

@@ -41,7 +41,8 @@ class Strict(BaseModel):
 
 
 class Driver(Strict):
-    toolkit: Dotted
+    # the full toolkit's driver (release notes); None where imgkit's data has not read it
+    toolkit: Dotted | None = None
     minor_compat: Dotted
 
 

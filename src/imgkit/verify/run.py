@@ -66,7 +66,11 @@ def driver_check(driver: str, cuda: str | None, data: Compat) -> Check:
     if not versions.at_least(driver, minor):
         return Check("host.driver", FAIL, f">= {minor} for CUDA {cuda}", driver,
                      f"driver {driver} is too old for CUDA {cuda} (it supports CUDA "
-                     f"{supported}); upgrade to >= {toolkit}", scope=HOST)
+                     f"{supported}); upgrade to >= {toolkit or minor}", scope=HOST)
+    if not toolkit:     # the data knows the floor of its major, not this toolkit's own driver
+        return Check("host.driver", PASS, f">= {minor} for CUDA {cuda} (minor-version "
+                     "compatibility)", driver, "the toolkit's own driver is not in imgkit's "
+                     "data: PTX JIT of code newer than this driver may fail", scope=HOST)
     if not versions.at_least(driver, toolkit):
         return Check("host.driver", WARN, f">= {toolkit} for CUDA {cuda}", driver,
                      f"runs under minor-version compatibility only (driver supports CUDA "
