@@ -406,10 +406,16 @@ def test_each_platform_built_by_a_job_of_its_own_then_merged_and_promoted_whole(
                      f"verify-{slug}", f"verify-{slug}-arm64", "promote"]
     assert pipeline["build-cuda12-8-bookworm-arm64"]["tags"] == ["saas-linux-small-arm64"]
 
-    logs = run_jobs(pipeline, names[:-1], checkout, tmp_path, registry)
+    logs = run_jobs(pipeline, names[:3], checkout, tmp_path, registry)
+    # the arm64 child's runner has neither image: it takes the parent's arm64 image that
+    # the parent's arm64 job staged (by digest) and builds its own on it (under QEMU here)
+    for ref in (f"{cuda}-arm64", f"{python}-arm64"):
+        engine.untag(ref)
+    logs |= run_jobs(pipeline, names[3:-1], checkout, tmp_path, registry)
     arm_job = logs["build-cuda12-8-bookworm-arm64"]
     assert f"took {python}-arm64 from {staging}/{own}/python@sha256:" in arm_job, arm_job
-    assert f"({ARM64})" in arm_job
+    assert f"({ARM64})" in arm_job and f"building {cuda}-arm64" in arm_job, arm_job
+    assert engine.image(f"{cuda}-arm64").platform == ARM64
     staged = {}
     for name, platform in (("cuda12-8-bookworm", "linux/amd64"), ("cuda12-8-bookworm-arm64", ARM64)):
         [entry] = json.loads((tmp_path / "jobs" / f"build-{name}" / "candidates" /
