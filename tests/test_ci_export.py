@@ -248,6 +248,10 @@ def test_merge_needs_every_platforms_image_in_one_repository(tmp_path: Path) -> 
     assert [p for p, _ in merge.children] == ["linux/amd64", "linux/arm64"]
     with pytest.raises(UsageError, match="not an image of the matrix selection"):
         to_merge(selection, ["nope:1"], candidates.load_staged(tmp_path))
+    pytorch = next(t for t in plan.finals if t.startswith("pytorch:"))      # amd64 only
+    with pytest.raises(UsageError, match="made for linux/amd64 alone"):
+        to_merge(selection, [pytorch], candidates.load_staged(tmp_path))
+    assert [m.tag for m in to_merge(selection, [], candidates.load_staged(tmp_path))] == [cuda]
 
 
 def imgkit_ci(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:

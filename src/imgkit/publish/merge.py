@@ -12,7 +12,6 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from .. import platforms
 from ..engine import connect
 from ..errors import UsageError
 from ..matrix.load import load_plan
@@ -49,8 +48,11 @@ def to_merge(selection: Selection, tags: list[str], staged: Staged) -> list[Merg
             raise UsageError(f"{tag} is not an image of the matrix selection",
                              hint="name the matrix's tags, as the build jobs staged them")
         made_for = by_tag[tag].platforms
-        if made_for == (platforms.host(),) and not tags:
-            continue                  # one platform: its image is the tag, no index
+        if len(made_for) == 1:        # one platform: its image is the tag, no index
+            if tags:
+                raise UsageError(f"{tag} is made for {made_for[0]} alone: its tag names that "
+                                 "image, there is no index to merge")
+            continue
         missing = [p for p in made_for if (tag, p) not in staged.per_platform]
         if missing:
             held = ", ".join(p for t, p in staged.per_platform if t == tag) or "none"
