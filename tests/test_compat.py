@@ -61,8 +61,8 @@ def test_every_cuda_13_release_pins_its_toolkits_wheels_for_both_platforms() -> 
     """From the Requires-Dist of NVIDIA's cuda-toolkit meta wheel of each release (read
     from PyPI, 2026-11): unsuffixed names, both platforms, cuDNN and NCCL for CUDA 13."""
     compat = load()
-    expected = {"13.1": ("13.1.80", "13.2.1.1"), "13.2": ("13.2.75", "13.4.0.1"),
-                "13.3": ("13.3.29", "13.5.1.27"), "13.4": ("13.4.92", "13.8.0.4"),
+    expected = {"13.1": ("13.1.80", "13.2.2.2"), "13.2": ("13.2.86", "13.4.1.3"),
+                "13.3": ("13.3.29", "13.6.0.2"), "13.4": ("13.4.92", "13.8.0.4"),
                 "13.5": ("13.5.37", "13.10.0.20")}
     for cuda, (cudart, cublas) in expected.items():
         release = compat.release(cuda)
@@ -70,4 +70,8 @@ def test_every_cuda_13_release_pins_its_toolkits_wheels_for_both_platforms() -> 
         assert (pins["cudart"], pins["cublas"]) == (cudart, cublas)
         assert dict(release.packages)["cudart"] == "nvidia-cuda-runtime"
         assert release.platforms == ("linux/amd64", "linux/arm64")
-        assert release.cudnn == ("9.28.1.4",) and release.nccl == ("2.32.3",)
+        assert release.cudnn[-1] == "9.28.1.4" and release.nccl[-1] == "2.32.3"
+    # torch 2.15.0 (today's) asks exactly 13.2's toolkit, cuDNN 9.26.0.51 and NCCL 2.30.7
+    torch = compat.framework("torch", "2.15.0")
+    assert torch.cuda == "13.2" and torch.platforms == ("linux/amd64", "linux/arm64")
+    assert "9.26.0.51" in compat.release("13.2").cudnn and "2.30.7" in compat.release("13.2").nccl

@@ -128,7 +128,8 @@ def test_only_is_repeatable_and_every_glob_must_match() -> None:
     both = select(bundled(), only=("paddle:*", "pytorch:*"))
     assert {t.tag for t in both.targets if t.layer == "framework"} == {
         "paddle:2.6.2-gpu-cuda11.8-cudnn8", "pytorch:2.5.1-cuda12.4-cudnn9-runtime",
-        "pytorch:2.10.0-cuda12.8-cudnn9-runtime", "pytorch:2.11.0-cuda13.0-cudnn9-runtime"}
+        "pytorch:2.10.0-cuda12.8-cudnn9-runtime", "pytorch:2.11.0-cuda13.0-cudnn9-runtime",
+        "pytorch:2.15.0-cuda13.2-cudnn9-runtime"}
     with pytest.raises(CompatError, match="'nope\\*'"):
         select(bundled(), only=("paddle:*", "nope*"))
 
