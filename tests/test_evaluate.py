@@ -104,6 +104,19 @@ def test_framework_import_failure_names_the_missing_library() -> None:
     assert "libgomp.so.1" in check.diagnosis
 
 
+def test_a_framework_that_crashes_under_qemu_blames_the_host_not_the_image() -> None:
+    """What torch 2.15's arm64 image does under this x86-64 host's QEMU (seen here): its
+    oneDNN reads an arm64 register from sysfs and the emulated process dies. Not the image."""
+    report = copy.deepcopy(GOOD)
+    report["frameworks"]["torch"] = {"imported": False, "error": (
+        "crashed (exit -11): .../xbyak_aarch64/src/util_impl_linux.h, 477: Can't open "
+        "MIDR_EL1 sysfs entry | qemu: uncaught target signal 11 (Segmentation fault) - core dumped")}
+    verdict = run(report)
+    check = next(c for c in verdict.failed if c.name == "torch.import")
+    assert check.scope == "host" and "QEMU emulation" in check.diagnosis
+    assert verdict.host_failure
+
+
 def test_silent_cpu_fallback_fails() -> None:
     report = copy.deepcopy(GOOD)
     report["frameworks"]["torch"].update(gpu_count=0, step_on_gpu=False, step_place="cpu")

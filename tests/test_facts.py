@@ -121,3 +121,16 @@ def test_the_report_ran_as_the_images_user(config_user: str, uid: int, user: str
     report["system"].update(uid=uid, user=user)
     check = user_check(parse_report(report), config_user)
     assert (check.verdict == PASS) == ok, check
+
+
+def test_nvidias_sbsa_wheel_tag_is_taken_for_the_aarch64_build_it_is() -> None:
+    """nvidia-cusparselt-cu13 0.8.1 (torch 2.15's) writes `Tag: py3-none-manylinux2014_sbsa`
+    in its WHEEL: the requirement check takes it as aarch64, as the installer did (seen: the
+    image's own `pip check` passes it)."""
+    from pip._vendor.packaging import tags
+
+    from imgkit.probe.requirements import _aarch64_too
+    found = _aarch64_too(tags, tags.parse_tag("py3-none-manylinux2014_sbsa"))
+    assert tags.Tag("py3", "none", "manylinux2014_aarch64") in found
+    plain = tags.parse_tag("py3-none-manylinux2014_x86_64")
+    assert _aarch64_too(tags, plain) == set(plain)

@@ -40,6 +40,17 @@ def _installed(canonical):
     return found
 
 
+def _aarch64_too(tags, parsed):
+    """The tags, and for NVIDIA's `..._sbsa` ones (its name for server arm64, which some of
+    its aarch64 wheels write in WHEEL while their file names on the index say aarch64) the
+    `..._aarch64` tag too: no installer lists sbsa, yet that is the wheel pip installed."""
+    out = set(parsed)
+    for tag in parsed:
+        if tag.platform.endswith("_sbsa"):
+            out.add(tags.Tag(tag.interpreter, tag.abi, tag.platform[:-len("sbsa")] + "aarch64"))
+    return out
+
+
 def check():
     modules = _packaging()
     if modules is None:
@@ -78,7 +89,7 @@ def check():
             for line in wheel.splitlines():
                 key, _, value = line.partition(":")
                 if key.strip() == "Tag" and value.strip():
-                    built_for.update(tags.parse_tag(value.strip()))
+                    built_for.update(_aarch64_too(tags, tags.parse_tag(value.strip())))
             if built_for and built_for.isdisjoint(supported):
                 unsupported.append("%s %s is not supported on this platform"
                                    % (dist.metadata["Name"], have))
