@@ -184,6 +184,7 @@ def test_require_cuda_must_agree_with_the_runtime() -> None:
     ("NCCL error in: ..., unhandled system error", "nccl-system"),
     ("Bus error (core dumped)", "shm-bus-error"),
     ("error 100 (no CUDA-capable device is detected)", "no-gpu"),
+    ("qemu: uncaught target signal 11 (Segmentation fault) - core dumped", "qemu-emulation"),
 ])
 def test_known_failure_messages_map_to_their_diagnosis(text: str, key: str) -> None:
     found = diagnose(text)
@@ -195,7 +196,7 @@ def test_every_known_entry_is_exercised() -> None:
     tested = {"toolkit-missing", "driver-too-old-require", "driver-insufficient", "forward-compat",
               "fabric-manager", "nvml-init", "driver-library-mismatch", "cdi-unresolvable",
               "no-kernel-image", "cudnn-sublibrary-mismatch", "nccl-system", "shm-bus-error",
-              "no-gpu"}
+              "no-gpu", "qemu-emulation"}
     assert keys == tested
 
 

@@ -62,6 +62,12 @@ KNOWN: tuple[tuple[str, Diagnosis], ...] = (
     (r"ncclSystemError|NCCL error.*(system error|unhandled system error)",
      Diagnosis("nccl-system", HOST, "NCCL hit a system error (usually shared memory or IPC)",
                "run with a larger --shm-size (e.g. 8g) or --ipc=host")),
+    # QEMU's user-mode emulator says this when the program it runs crashes: never on a
+    # machine of the image's platform (e.g. torch's oneDNN reading an arm64 CPU register
+    # from sysfs, which an x86-64 host has not)
+    (r"qemu: uncaught target signal",
+     Diagnosis("qemu-emulation", HOST, "it crashed under this host's QEMU emulation, not on a "
+               "machine of the image's platform", "judge the image on a machine of its platform")),
     (r"Bus error|bus error \(core dumped\)",
      Diagnosis("shm-bus-error", HOST, "a bus error: /dev/shm is too small for the workload",
                "run with --shm-size=8g (Docker's default is 64 MB) or --ipc=host")),

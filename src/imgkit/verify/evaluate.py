@@ -114,12 +114,6 @@ def _cuda_of(family: str, copy: LibraryCopy, data: Compat) -> str | None:
     return found.group(1) if found else None
 
 
-# what QEMU's user-mode emulator prints when the program it runs crashes: a crash this host's
-# emulation caused or could not emulate (e.g. torch's oneDNN reading an arm64 CPU register
-# from sysfs, which an x86-64 host has not), never seen on a machine of the image's platform
-QEMU_CRASH = "qemu: uncaught target signal"
-
-
 def framework_checks(report: Report, exp: Expectations) -> list[Check]:
     checks = []
     expected = exp.get("framework")
@@ -132,14 +126,11 @@ def framework_checks(report: Report, exp: Expectations) -> list[Check]:
             continue
         if not result.imported:
             why = f"missing {result.missing_library}" if result.missing_library else result.error or ""
-            if QEMU_CRASH in why:   # the emulator, not the image: it says so on every crash
-                checks.append(Check(f"{name}.import", FAIL, "imports", "crashed under QEMU",
-                                    f"import {name} crashed under this host's QEMU emulation "
-                                    f"({why}); judge the image on a machine of its "
-                                    "platform", scope=HOST))
-                continue
+            diag = diagnose(why)     # a known host fault (QEMU, the driver) blames the host
             checks.append(Check(f"{name}.import", FAIL, "imports", "import failed",
-                                f"import {name} failed: {why}"))
+                                f"{diag.summary}; fix: {diag.fix} (import {name} failed: {why})"
+                                if diag else f"import {name} failed: {why}",
+                                scope=diag.scope if diag else IMAGE))
             continue
         checks.append(Check(f"{name}.import", PASS, "imports", result.version or ""))
         wanted = exp.get("framework_version")
