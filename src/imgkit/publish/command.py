@@ -12,6 +12,7 @@ from ..engine import Engine, connect
 from ..errors import EXIT_FAILED, EXIT_OK, UsageError
 from ..interrupts import terminate_interrupts
 from ..matrix.load import load_plan
+from ..matrix.plan import select
 from ..options import PublishOptions
 from ..registry import published
 from ..registry.candidates import lookup
@@ -140,11 +141,12 @@ def publish_selection(selection: Selection, tags: list[str]) -> list[Wanted]:
         raise UsageError("name images or select them with --cuda/--only, not both")
     if tags and not selection.images.is_dir():    # images built elsewhere: no matrix, no aliases
         return [Wanted(tag) for tag in dict.fromkeys(tags)]
-    plan = load_plan(selection)
+    # with --platform, an image the matrix makes for more platforms is staged alone: the
+    # whole selection says its platforms, that platform's slice of it what is staged here
+    every_platform = load_plan(replace(selection, platforms=()))
+    plan = select(every_platform, on=selection.platforms) if selection.platforms else every_platform
     by_tag = {t.tag: t for t in plan.targets}
-    # with --platform, an image the matrix makes for more platforms is staged alone
-    whole = {t.tag: t.platforms for t in load_plan(replace(selection, platforms=())).targets} \
-        if selection.platforms else {}
+    whole = {t.tag: t.platforms for t in every_platform.targets} if selection.platforms else {}
     out = []
     for tag in dict.fromkeys(tags) or plan.finals:
         target = by_tag.get(tag)
