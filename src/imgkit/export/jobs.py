@@ -112,11 +112,16 @@ def split_platforms(plan: Plan, group: Group, settings: CiSettings) -> tuple[str
     return tuple(made)
 
 
+def _arch_suffix(platform: str) -> str:
+    """"" for the default runners' platform (linux/amd64, or "" for every platform), -ARCH
+    for another's: what a job's name (and its report's) adds for it."""
+    return "" if platform in ("", "linux/amd64") else f"-{platform.split('/')[1]}"
+
+
 def build_job_name(group: str, platform: str = "") -> str:
     """build-GROUP for the default runners' platform (or every platform), build-GROUP-ARCH
     for another's."""
-    other = platform not in ("", "linux/amd64")
-    return f"build-{slug(group)}" + (f"-{platform.split('/')[1]}" if other else "")
+    return f"build-{slug(group)}{_arch_suffix(platform)}"
 
 
 def _cmd(*words: str) -> str:
@@ -157,8 +162,8 @@ def _build_job(plan: Plan, group: Group, settings: CiSettings, split: dict[str, 
 def _verify_job(tag: str, build: str, settings: CiSettings, platform: str = "") -> Job:
     """One platform's image of `tag` (a staged index resolves to it), judged on a runner of
     that platform; linux/amd64, the default runners' platform, needs no --platform."""
-    other = platform not in ("", "linux/amd64")
-    suffix = f"-{platform.split('/')[1]}" if other else ""
+    suffix = _arch_suffix(platform)
+    other = bool(suffix)
     report = f"verdict-{slug(tag)}{suffix}.xml"
     return Job(
         name=f"verify-{slug(tag)}{suffix}", kind="verify",
