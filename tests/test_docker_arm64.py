@@ -225,6 +225,23 @@ def skopeo_digest(registry, ref: str) -> str:  # type: ignore[no-untyped-def]
     return "sha256:" + hashlib.sha256(out.stdout).hexdigest()
 
 
+@dataclass(frozen=True)
+class LoggedIn:
+    """A user logged in to the test registry (Docker config of their own), with an imgkit
+    cache of their own: the verdicts of this test only."""
+    env: dict[str, str]
+
+    def run(self, *args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "imgkit", *args], env=self.env,
+                              capture_output=True, text=True, timeout=900)
+
+
+def logged_in(registry, tmp_path: Path) -> LoggedIn:  # type: ignore[no-untyped-def]
+    config = docker_config(tmp_path / "docker", {registry.address: (USER, registry.password)})
+    return LoggedIn({**os.environ, "DOCKER_CONFIG": str(config),
+                     "IMGKIT_CACHE_DIR": str(tmp_path / "cache")})
+
+
 def test_one_tag_for_both_platforms_published_verified_and_promoted_as_an_index(  # type: ignore[no-untyped-def]
         engine, two_platforms, registry, tmp_path, monkeypatch, pulled_tags_removed):
     """publish gates each platform's image on its own verdict, pushes both by digest and
@@ -234,13 +251,8 @@ def test_one_tag_for_both_platforms_published_verified_and_promoted_as_an_index(
     from imgkit.registry.client import OCI_INDEX
     cuda, arm = two_platforms.cuda, f"{two_platforms.cuda}-arm64"
     repository, tag = cuda.rsplit(":", 1)
-    config = docker_config(tmp_path / "docker", {registry.address: (USER, registry.password)})
-
-    def run(*args: str) -> subprocess.CompletedProcess[str]:   # verdicts of this test only
-        return subprocess.run([sys.executable, "-m", "imgkit", *args],
-                              env={**os.environ, "DOCKER_CONFIG": str(config),
-                                   "IMGKIT_CACHE_DIR": str(tmp_path / "cache")},
-                              capture_output=True, text=True, timeout=900)
+    user = logged_in(registry, tmp_path)
+    run = user.run
     a, b, c = (f"{registry.address}/{n}" for n in "abc")
     publish = ("publish", *two_platforms.common, "--to", a, "--to", b, "--allow-gpu-unverified")
     assert run("verify", cuda, "--gpus", "none").returncode == 0
@@ -288,7 +300,7 @@ def test_one_tag_for_both_platforms_published_verified_and_promoted_as_an_index(
     # an index with one platform unjudged is not promoted, not even in part
     from imgkit.registry import index
     from imgkit.registry.client import Manifest, RegistryClient, endpoint_of, sha256_of
-    monkeypatch.setenv("DOCKER_CONFIG", str(config))         # the registry's login, in here too
+    monkeypatch.setenv("DOCKER_CONFIG", user.env["DOCKER_CONFIG"])   # the login, in here too
     with RegistryClient(endpoint_of(engine, registry.address)) as client:
         judged_amd = client.manifest(f"a/{repository}", children["linux/amd64"])
         subprocess.run(["skopeo", "copy", "--dest-tls-verify=false",
@@ -319,13 +331,7 @@ def test_a_two_platform_candidate_is_one_staged_index_judged_per_platform(  # ty
     cuda = two_platforms.cuda
     repository, tag = cuda.rsplit(":", 1)
     python = next(t for t in two_platforms.first if "/python:" in t and not t.endswith("-arm64"))
-    config = docker_config(tmp_path / "docker", {registry.address: (USER, registry.password)})
-
-    def run(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "imgkit", *args],
-                              env={**os.environ, "DOCKER_CONFIG": str(config),
-                                   "IMGKIT_CACHE_DIR": str(tmp_path / "cache")},
-                              capture_output=True, text=True, timeout=900)
+    run = logged_in(registry, tmp_path).run
     staging, production = f"{registry.address}/s", f"{registry.address}/p"
     (tmp_path / "candidates").mkdir()
     done = run("publish", python, cuda, *two_platforms.common, "--candidate", "--to", staging,
@@ -462,12 +468,8 @@ def test_a_manifest_list_the_docker_cli_made_is_judged_per_platform_and_promoted
     from imgkit.registry.client import DOCKER_LIST
     cuda = two_platforms.cuda
     repository, tag = cuda.rsplit(":", 1)
-    config = docker_config(tmp_path / "docker", {registry.address: (USER, registry.password)})
-    env = {**os.environ, "DOCKER_CONFIG": str(config), "IMGKIT_CACHE_DIR": str(tmp_path / "cache")}
-
-    def run(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "imgkit", *args], env=env,
-                              capture_output=True, text=True, timeout=900)
+    user = logged_in(registry, tmp_path)
+    run, env = user.run, user.env
     stage = f"{registry.address}/tool"
     staged = {}
     for platform in ("linux/amd64", ARM64):
