@@ -36,4 +36,4 @@ COPY constraints.txt /opt/imgkit/constraints.txt
 RUN imgkit-build-env pip install --no-cache-dir --constraint /opt/imgkit/constraints.txt "paddlepaddle-gpu==2.6.2" \
  && imgkit-link-libs
 USER imgkit
-LABEL org.imgkit.input-hash="3046eea327f644d64ce8d2e4bd7a2093"
+LABEL org.imgkit.input-hash="64d6e56e5af7be1658187e8798f6df75"

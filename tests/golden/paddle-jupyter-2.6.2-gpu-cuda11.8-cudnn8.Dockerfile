@@ -38,4 +38,4 @@ RUN imgkit-build-env pip install --no-cache-dir --constraint /opt/imgkit/constra
 EXPOSE 8888
 USER imgkit
 CMD ["jupyter", "lab"]
-LABEL org.imgkit.input-hash="da16197aad2a1f57eb8bc2ff4400cc39"
+LABEL org.imgkit.input-hash="e525a551038e5c1e9d2830c02f930c2a"

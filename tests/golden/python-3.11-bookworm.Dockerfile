@@ -43,4 +43,4 @@ ENV PATH=/opt/venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/
     LD_LIBRARY_PATH=/opt/imgkit/lib
 WORKDIR /workspace
 USER imgkit
-LABEL org.imgkit.input-hash="e4adba6939a22c0535aeb3c93508dd9d"
+LABEL org.imgkit.input-hash="0864b4c80af60eab0d8c87e290931a17"

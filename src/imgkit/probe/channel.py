@@ -38,11 +38,15 @@ def frame(body, token):
 
 def emit_code(token):
     """Python source defining EMIT(text) for a child interpreter of the probe's: its result
-    framed with `token`, so the child's own start-up and exit output cannot spoil it."""
-    return ("import sys as _sys\n"
+    framed with `token`, so the child's own start-up and exit output cannot spoil it. EMIT
+    ends the child at once: a framework's teardown (Paddle's takes 0.1 s, a broken one may
+    hang or crash) is no part of what the child had to say."""
+    return ("import os as _os, sys as _sys\n"
             "def EMIT(text):\n"
             "    _sys.stdout.write(%r + text + %r)\n"
-            "    _sys.stdout.flush()\n" % ("\n%s %s\n" % (BEGIN, token), "\n%s %s\n" % (END, token)))
+            "    _sys.stdout.flush()\n"
+            "    _sys.stderr.flush()\n"
+            "    _os._exit(0)\n" % ("\n%s %s\n" % (BEGIN, token), "\n%s %s\n" % (END, token)))
 
 
 def unframe(output, token=None):

@@ -35,6 +35,8 @@ with open(path, 'wb') as out:
 sys.path.insert(0, path)
 sys.argv = ['imgkit-check'] + sys.argv[1:]
 runpy.run_module('imgkit_probe', run_name='__main__', alter_sys=True)
+sys.stdout.flush(); sys.stderr.flush()
+os._exit(0)   # the report is out: the interpreter's teardown is no part of the verdict
 """
 REPORT_LIMIT = 8 << 20   # a real report is tens of KB
 
