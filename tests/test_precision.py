@@ -95,3 +95,19 @@ def test_the_speedup_floor_is_judged_only_when_set() -> None:
     assert check.verdict == PASS
     (check,) = amp_checks("torch", amp(fp16=slow), Thresholds(amp_speedup=2.0))
     assert check.verdict == FAIL and "not 2x faster" in check.diagnosis
+
+
+def test_a_mismatch_an_image_env_switch_explains_names_it_and_how_to_claim_it() -> None:
+    # NGC's PyTorch images set TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1: TF32 matmuls, no label
+    fw = Framework(imported=True, step_on_gpu=True, fp32_matmul_error=TF32)
+    env = {"TORCH_ALLOW_TF32_CUBLAS_OVERRIDE": "1", "NVIDIA_TF32_OVERRIDE": None}
+    (check,) = tf32_checks("torch", fw, exp(), HOPPER, env)
+    assert check.verdict == FAIL
+    assert "the image sets TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1" in check.diagnosis
+    assert "org.imgkit.tf32=on" in check.diagnosis and "--expect tf32=on" in check.diagnosis
+    # with a claim made, the claim is what failed: no hint
+    (claimed,) = tf32_checks("torch", fw, exp(tf32="off"), HOPPER, env)
+    assert claimed.verdict == FAIL and "the image sets" not in claimed.diagnosis
+    # the switch as claimed: passes
+    (ok,) = tf32_checks("torch", fw, exp(tf32="on"), HOPPER, env)
+    assert ok.verdict == PASS

@@ -30,4 +30,4 @@ ENV CUDA_VERSION=11.8.89 \
     NVIDIA_DRIVER_CAPABILITIES=compute,utility \
     NVIDIA_REQUIRE_CUDA="cuda>=11.8"
 USER imgkit
-LABEL org.imgkit.input-hash="5f14924b01f97f3c3f1f0e2422caab66"
+LABEL org.imgkit.input-hash="31ed972f64e76c5f3e3672396bce9030"

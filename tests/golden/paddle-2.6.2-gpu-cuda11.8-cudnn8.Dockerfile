@@ -36,4 +36,4 @@ COPY constraints.txt /opt/imgkit/constraints.txt
 RUN imgkit-build-env pip install --no-cache-dir --constraint /opt/imgkit/constraints.txt "paddlepaddle-gpu==2.6.2" \
  && imgkit-link-libs
 USER imgkit
-LABEL org.imgkit.input-hash="64d6e56e5af7be1658187e8798f6df75"
+LABEL org.imgkit.input-hash="8b0102b0b8eb6735d96c34d501118fc4"

@@ -38,4 +38,4 @@ RUN imgkit-build-env pip install --no-cache-dir --constraint /opt/imgkit/constra
 EXPOSE 8888
 USER imgkit
 CMD ["jupyter", "lab"]
-LABEL org.imgkit.input-hash="e525a551038e5c1e9d2830c02f930c2a"
+LABEL org.imgkit.input-hash="c2322ea1c1fe3ab4de4b6d6182573ff9"

@@ -43,4 +43,4 @@ ENV PATH=/opt/venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/
     LD_LIBRARY_PATH=/opt/imgkit/lib
 WORKDIR /workspace
 USER imgkit
-LABEL org.imgkit.input-hash="0864b4c80af60eab0d8c87e290931a17"
+LABEL org.imgkit.input-hash="069cfca531ed6e7577c6eb45df7b16d5"

@@ -11,9 +11,11 @@ from concurrent.futures import ThreadPoolExecutor
 
 from . import PROBE_VERSION, channel, frameworks, inventory, libs, priority, requirements
 
-NVIDIA_ENV = ("NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES", "NVIDIA_REQUIRE_CUDA",
-              "CUDA_VERSION", "LD_LIBRARY_PATH", "NVIDIA_TF32_OVERRIDE",
-              "TORCH_ALLOW_TF32_CUBLAS_OVERRIDE")
+# The environment the report carries: what the NVIDIA runtime and the loader need, and the
+# variables that switch a framework's TF32 use.
+ENV_READ = ("NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES", "NVIDIA_REQUIRE_CUDA",
+            "CUDA_VERSION", "LD_LIBRARY_PATH", "NVIDIA_TF32_OVERRIDE",
+            "TORCH_ALLOW_TF32_CUBLAS_OVERRIDE", "JAX_DEFAULT_MATMUL_PRECISION")
 # Names frameworks dlopen bare; checked whether or not a framework declares them.
 BARE_NAMES = ("libcudart.so", "libcublas.so", "libcublasLt.so", "libcudnn.so", "libnccl.so",
               "libcurand.so", "libcusolver.so", "libcusparse.so", "libcufft.so")
@@ -32,7 +34,7 @@ def system_facts():
         user = None
     return {"python": platform.python_version(), "machine": platform.machine(),
             "uid": os.getuid(), "user": user,
-            "shm_bytes": shm, "env": {k: os.environ.get(k) for k in NVIDIA_ENV}}
+            "shm_bytes": shm, "env": {k: os.environ.get(k) for k in ENV_READ}}
 
 
 def gpu_facts(args, libraries):

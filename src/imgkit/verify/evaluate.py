@@ -268,7 +268,8 @@ def gpu_checks(report: Report, exp: Expectations, thresholds: Thresholds) -> lis
     capability = _compute_capability(report)
     for name, fw in sorted(report.frameworks.items()):
         if fw.imported:
-            checks += _framework_gpu_checks(name, fw, count, exp, thresholds, capability)
+            checks += _framework_gpu_checks(name, fw, count, exp, thresholds, capability,
+                                            report.system.env)
     work = gpu.work
     if work is None:
         return checks
@@ -318,7 +319,8 @@ def _device_count_checks(report: Report, count: int) -> list[Check]:
 
 
 def _framework_gpu_checks(name: str, fw: Framework, count: int, exp: Expectations,
-                          thresholds: Thresholds, capability: tuple[int, int] | None) -> list[Check]:
+                          thresholds: Thresholds, capability: tuple[int, int] | None,
+                          env: dict[str, str | None]) -> list[Check]:
     seen = fw.gpu_count
     checks = [Check(f"{name}.gpu-count", PASS if seen == count else FAIL, str(count), str(seen),
                     "" if seen == count else
@@ -328,7 +330,7 @@ def _framework_gpu_checks(name: str, fw: Framework, count: int, exp: Expectation
                         str(fw.step_place or fw.error or "no step"),
                         "" if on_gpu else f"{name}'s matmul did not run on the GPU"))
     if on_gpu:
-        checks += precision.tf32_checks(name, fw, exp, capability)
+        checks += precision.tf32_checks(name, fw, exp, capability, env)
         checks += precision.amp_checks(name, fw, thresholds)
     return checks
 

@@ -5,8 +5,10 @@ and one AMP training step per low precision (finite loss, the optimizer really s
 its speed against FP32)."""
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
+from .. import labels
 from ..options import Thresholds
 from ..probe.gpu import TF32_ERROR_BOUNDARY
 from .expect import Expectations
@@ -29,6 +31,11 @@ DEFAULTS: dict[str, dict[str, str]] = {
     "jax": {"matmul": "on", "conv": "on"},
 }
 OPS = (("matmul", "tf32", "fp32_matmul_error"), ("conv", "tf32_conv", "fp32_conv_error"))
+# Environment variables an image may set to switch TF32 (docs/gpu.md): NGC's PyTorch images
+# carry TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1, for one. They are no claim (a claim is the
+# image's label or --expect, else the default), but a mismatch they explain says so.
+ENV_SWITCHES = ("NVIDIA_TF32_OVERRIDE", "TORCH_ALLOW_TF32_CUBLAS_OVERRIDE",
+                "JAX_DEFAULT_MATMUL_PRECISION")
 
 
 @dataclass(frozen=True)
@@ -53,7 +60,9 @@ def claim_for(framework: str, op: str, key: str, exp: Expectations,
 
 
 def tf32_checks(name: str, fw: Framework, exp: Expectations,
-                compute_capability: tuple[int, int] | None) -> list[Check]:
+                compute_capability: tuple[int, int] | None,
+                env: Mapping[str, str | None] | None = None) -> list[Check]:
+    """One check per operation; `env` is the container's environment as the probe read it."""
     checks = []
     for op, key, field in OPS:
         err = getattr(fw, field)
@@ -67,9 +76,21 @@ def tf32_checks(name: str, fw: Framework, exp: Expectations,
             f"{name}.fp32-{op}-mode", PASS if ok else FAIL, expected,
             f"{mode} (rel. error {err:.1e}); switches {fw.tf32_switches}",
             "" if ok else f"{name}'s FP32 {op} runs in {mode}, but {claim.mode if claim else '?'} "
-                          f"was claimed ({claim.source if claim else ''})",
+                          f"was claimed ({claim.source if claim else ''})"
+                          + _env_hint(env or {}, claim, key, mode),
             required=claim is not None))
     return checks
+
+
+def _env_hint(env: Mapping[str, str | None], claim: Claim | None, key: str, mode: str) -> str:
+    """When only the default was the claim and the image sets a TF32 switch: which, and how
+    to say that its mode is meant."""
+    switches = [f"{name}={env[name]}" for name in ENV_SWITCHES if env.get(name)]
+    if claim is None or not claim.source.endswith("default") or not switches:
+        return ""
+    value = "on" if mode == "tf32" else "off"
+    return (f"; the image sets {', '.join(switches)}: if {mode} is meant, label it "
+            f"{labels.component(key)}={value} (a family's `tf32:`) or pass --expect {key}={value}")
 
 
 def amp_checks(name: str, fw: Framework, thresholds: Thresholds) -> list[Check]:
