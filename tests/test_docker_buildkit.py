@@ -313,7 +313,7 @@ def test_a_rendered_context_builds_under_buildkit_with_its_secrets_and_the_cache
 
 @pytest.mark.slow
 def test_todays_bundled_stack_builds_with_buildkit_and_verifies(buildkit, tmp_path):  # type: ignore[no-untyped-def]
-    """The bundled PyTorch 2.11 (CUDA 13.0, bookworm) and JAX 0.11.2 (CUDA 13.0, trixie)
+    """The bundled PyTorch 2.15 (CUDA 13.2, bookworm) and JAX 0.11.2 (CUDA 13.0, trixie)
     images, built as a user would (`--engine buildx`), pass `imgkit verify --gpus none` with
     the stack their tags name; then removed (about 10 GB)."""
     kit, ns = buildkit, buildkit.namespace + "-today"
@@ -324,20 +324,20 @@ def test_todays_bundled_stack_builds_with_buildkit_and_verifies(buildkit, tmp_pa
     trixie.wait()
     for os_name in ("bookworm", "trixie"):
         kit.run("docker", "tag", f"imgkit/debian:{os_name}", f"{ns}/debian:{os_name}", check=False)
-    finals = ["pytorch:2.11.0-cuda13.0-cudnn9-runtime", "jax:0.11.2-cuda13.0-cudnn9-py3.13"]
+    finals = ["pytorch:2.15.0-cuda13.2-cudnn9-runtime", "jax:0.11.2-cuda13.0-cudnn9-py3.13"]
     made: list[str] = []
     try:
-        done = kit.imgkit("build", "--engine", "buildx", "--namespace", ns, "--only", "pytorch:2.11*",
+        done = kit.imgkit("build", "--engine", "buildx", "--namespace", ns, "--only", "pytorch:2.15*",
                           "--only", "jax:*", "--platform", "linux/amd64",
                           "--json", str(tmp_path / "b.json"), check=False)
         made = [r["tag"] for r in json.loads((tmp_path / "b.json").read_text())["images"]]
         assert done.returncode == 0, done.stdout + done.stderr
-        for tag, framework in zip(finals, ("torch 2.11.0", "jax 0.11.2")):
+        for tag, framework, cuda in zip(finals, ("torch 2.15.0", "jax 0.11.2"), ("13.2", "13.0")):
             kit.imgkit("verify", tag, "--gpus", "none", "--json", str(tmp_path / "v.json"))
             verdict = json.loads((tmp_path / "v.json").read_text())
             measured = {c["name"]: c["measured"] for c in verdict["checks"]}
             name, version = framework.split()
-            assert measured["cudart.version"] == "13.0", measured
+            assert measured["cudart.version"] == cuda, measured
             assert measured[f"{name}.version"].startswith(version), measured
             assert verdict["passed"], [c for c in verdict["checks"] if c["verdict"] == "fail"]
     finally:
