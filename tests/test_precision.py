@@ -111,3 +111,13 @@ def test_a_mismatch_an_image_env_switch_explains_names_it_and_how_to_claim_it() 
     # the switch as claimed: passes
     (ok,) = tf32_checks("torch", fw, exp(tf32="on"), HOPPER, env)
     assert ok.verdict == PASS
+
+
+def test_a_switch_that_does_not_reach_the_framework_is_not_named() -> None:
+    # NVIDIA_TF32_OVERRIDE=0 turns cuBLAS/cuDNN TF32 off, not XLA's: no excuse for JAX's FP32
+    fw = Framework(imported=True, step_on_gpu=True, fp32_matmul_error=FP32)
+    (check,) = tf32_checks("jax", fw, exp(), HOPPER, {"NVIDIA_TF32_OVERRIDE": "0"})
+    assert check.verdict == FAIL and "the image sets" not in check.diagnosis
+    (named,) = tf32_checks("jax", fw, exp(), HOPPER, {"JAX_DEFAULT_MATMUL_PRECISION": "highest"})
+    assert "the image sets JAX_DEFAULT_MATMUL_PRECISION=highest" in named.diagnosis
+    assert "--expect tf32=off" in named.diagnosis

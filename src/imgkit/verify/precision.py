@@ -34,8 +34,12 @@ OPS = (("matmul", "tf32", "fp32_matmul_error"), ("conv", "tf32_conv", "fp32_conv
 # Environment variables an image may set to switch TF32 (docs/gpu.md): NGC's PyTorch images
 # carry TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1, for one. They are no claim (a claim is the
 # image's label or --expect, else the default), but a mismatch they explain says so.
-ENV_SWITCHES = ("NVIDIA_TF32_OVERRIDE", "TORCH_ALLOW_TF32_CUBLAS_OVERRIDE",
-                "JAX_DEFAULT_MATMUL_PRECISION")
+# NVIDIA_TF32_OVERRIDE=0 reaches cuBLAS and cuDNN, not JAX's XLA (seen on the lent H100).
+ENV_SWITCHES: dict[str, tuple[str, ...]] = {
+    "torch": ("NVIDIA_TF32_OVERRIDE", "TORCH_ALLOW_TF32_CUBLAS_OVERRIDE"),
+    "paddle": ("NVIDIA_TF32_OVERRIDE",),
+    "jax": ("JAX_DEFAULT_MATMUL_PRECISION",),
+}
 
 
 @dataclass(frozen=True)
@@ -77,15 +81,16 @@ def tf32_checks(name: str, fw: Framework, exp: Expectations,
             f"{mode} (rel. error {err:.1e}); switches {fw.tf32_switches}",
             "" if ok else f"{name}'s FP32 {op} runs in {mode}, but {claim.mode if claim else '?'} "
                           f"was claimed ({claim.source if claim else ''})"
-                          + _env_hint(env or {}, claim, key, mode),
+                          + _env_hint(env or {}, ENV_SWITCHES.get(name, ()), claim, key, mode),
             required=claim is not None))
     return checks
 
 
-def _env_hint(env: Mapping[str, str | None], claim: Claim | None, key: str, mode: str) -> str:
-    """When only the default was the claim and the image sets a TF32 switch: which, and how
-    to say that its mode is meant."""
-    switches = [f"{name}={env[name]}" for name in ENV_SWITCHES if env.get(name)]
+def _env_hint(env: Mapping[str, str | None], names: tuple[str, ...], claim: Claim | None,
+              key: str, mode: str) -> str:
+    """When only the default was the claim and the image sets one of the framework's TF32
+    switches (`names`): which, and how to say that its mode is meant."""
+    switches = [f"{name}={env[name]}" for name in names if env.get(name)]
     if claim is None or not claim.source.endswith("default") or not switches:
         return ""
     value = "on" if mode == "tf32" else "off"
