@@ -10,12 +10,13 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Collection, Iterator, Mapping, Sequence
 
+from .. import tf32
 from ..budget import Budget
 from ..errors import CompatError, Inconsistent, SpecError
 from ..registry.reference import problem
 from .compat import Compat, FrameworkBuild, OsRelease, version_key
 from .extension import Extension, canonical
-from .spec import CUDA_LIBS, TF32_ENV, Combo, Family, Spec
+from .spec import CUDA_LIBS, Combo, Family, Spec
 
 LAYERS = ("python", "cuda", "cudnn", "nccl", "framework", "extension")
 # a wheel of NVIDIA's CUDA libraries for one CUDA major, e.g. nvidia-cudnn-cu12
@@ -176,7 +177,7 @@ def _chain(family: Family, combo: Combo, compat: Compat, settings: Settings) -> 
                                             ("framework_version", build.version))
             + ((("tf32", family.tf32), ("tf32_conv", family.tf32)) if family.tf32 else ()),
             packages=(build.pip,), framework=build,
-            env=tuple(sorted(TF32_ENV[build.name][family.tf32].items())) if family.tf32 else ()))
+            env=tuple(sorted(tf32.ENV[build.name][family.tf32].items())) if family.tf32 else ()))
     _check_platform(combo, build, _pins_by_layer(chain), compat)
     chain[0] = replace(chain[0], max_base_age=family.max_base_age)
     return [replace(t, platforms=(combo.platform,)) for t in chain]

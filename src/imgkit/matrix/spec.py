@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .. import yamlload
+from .. import tf32, yamlload
 from ..budget import SIZE_PATTERN, parse_size
 from ..errors import SpecError
 from ..selection import OVERLAY_NAME
@@ -52,15 +52,6 @@ EXTENSION_FIELDS = (*TAG_FIELDS, "parent_tag")     # the extended image's own ta
 TOP_KEYS = {"family", "description", "repository", "framework", "tag", "aliases", "axes",
             "exclude", "include", "cuda_libs", "size_budget", "extends", "tf32", "platforms",
             "max_base_age"}
-# How an image makes its framework's FP32 math TF32 or not, when a family says `tf32:`
-# (checked on a lent H100 for torch and jax, docs/gpu.md; NVIDIA_TF32_OVERRIDE=0 turns
-# cuBLAS and cuDNN TF32 off for torch and paddle, but does not reach JAX's XLA).
-TF32_ENV: dict[str, dict[str, dict[str, str]]] = {
-    "torch": {"on": {"TORCH_ALLOW_TF32_CUBLAS_OVERRIDE": "1"}, "off": {"NVIDIA_TF32_OVERRIDE": "0"}},
-    "jax": {"on": {"JAX_DEFAULT_MATMUL_PRECISION": "tensorfloat32"},
-            "off": {"JAX_DEFAULT_MATMUL_PRECISION": "highest"}},
-    "paddle": {"on": {}, "off": {"NVIDIA_TF32_OVERRIDE": "0"}},    # paddle 2.x: on by default
-}
 
 
 @dataclass(frozen=True)
@@ -333,9 +324,9 @@ def _tf32(file: str, raw: Any, framework: str | None) -> str | None:
         raise SpecError(file, "tf32", f"expected on or off, got {raw!r}")
     if framework is None:
         raise SpecError(file, "tf32", "only a framework family says how its FP32 math runs")
-    if framework not in TF32_ENV:
+    if framework not in tf32.ENV:
         raise SpecError(file, "tf32", f"imgkit knows how to switch TF32 for "
-                        f"{', '.join(sorted(TF32_ENV))}, not {framework!r}")
+                        f"{', '.join(sorted(tf32.ENV))}, not {framework!r}")
     return str(value)
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from .. import labels
+from .. import labels, tf32
 from ..options import Thresholds
 from ..probe.gpu import TF32_ERROR_BOUNDARY
 from .expect import Expectations
@@ -31,21 +31,13 @@ DEFAULTS: dict[str, dict[str, str]] = {
     "jax": {"matmul": "on", "conv": "on"},
 }
 OPS = (("matmul", "tf32", "fp32_matmul_error"), ("conv", "tf32_conv", "fp32_conv_error"))
-# Environment variables an image may set to switch TF32 (docs/gpu.md): NGC's PyTorch images
-# carry TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1, for one. They are no claim (a claim is the
-# image's label or --expect, else the default), but a mismatch they explain says so.
-# NVIDIA_TF32_OVERRIDE=0 reaches cuBLAS and cuDNN, not JAX's XLA (seen on the lent H100).
-ENV_SWITCHES: dict[str, tuple[str, ...]] = {
-    "torch": ("NVIDIA_TF32_OVERRIDE", "TORCH_ALLOW_TF32_CUBLAS_OVERRIDE"),
-    "paddle": ("NVIDIA_TF32_OVERRIDE",),
-    "jax": ("JAX_DEFAULT_MATMUL_PRECISION",),
-}
 
 
 @dataclass(frozen=True)
 class Claim:
     mode: str      # "tf32" or "fp32": what the math must be
     source: str    # why: "label tf32=on", "torch's default", "no TF32 below compute 8.0"
+    by_default: bool = False   # nothing claimed it: the framework's documented default
 
 
 def claim_for(framework: str, op: str, key: str, exp: Expectations,
@@ -60,7 +52,7 @@ def claim_for(framework: str, op: str, key: str, exp: Expectations,
     default = DEFAULTS.get(framework, {}).get(op)
     if default is None:
         return None
-    return Claim("tf32" if default == "on" else "fp32", f"{framework}'s default")
+    return Claim("tf32" if default == "on" else "fp32", f"{framework}'s default", by_default=True)
 
 
 def tf32_checks(name: str, fw: Framework, exp: Expectations,
@@ -81,7 +73,7 @@ def tf32_checks(name: str, fw: Framework, exp: Expectations,
             f"{mode} (rel. error {err:.1e}); switches {fw.tf32_switches}",
             "" if ok else f"{name}'s FP32 {op} runs in {mode}, but {claim.mode if claim else '?'} "
                           f"was claimed ({claim.source if claim else ''})"
-                          + _env_hint(env or {}, ENV_SWITCHES.get(name, ()), claim, key, mode),
+                          + _env_hint(env or {}, tf32.switches(name), claim, key, mode),
             required=claim is not None))
     return checks
 
@@ -89,9 +81,10 @@ def tf32_checks(name: str, fw: Framework, exp: Expectations,
 def _env_hint(env: Mapping[str, str | None], names: tuple[str, ...], claim: Claim | None,
               key: str, mode: str) -> str:
     """When only the default was the claim and the image sets one of the framework's TF32
-    switches (`names`): which, and how to say that its mode is meant."""
+    switches (`names`): which, and how to say that its mode is meant. The switches alone
+    are no claim (NGC's PyTorch images carry TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1, no label)."""
     switches = [f"{name}={env[name]}" for name in names if env.get(name)]
-    if claim is None or not claim.source.endswith("default") or not switches:
+    if claim is None or not claim.by_default or not switches:
         return ""
     value = "on" if mode == "tf32" else "off"
     return (f"; the image sets {', '.join(switches)}: if {mode} is meant, label it "
