@@ -185,6 +185,28 @@ def test_what_the_image_prints_at_start_up_and_exit_does_not_spoil_the_report(  
     assert no_verify_containers(engine) == []
 
 
+def test_a_framework_whose_exit_hangs_costs_the_verdict_nothing(  # type: ignore[no-untyped-def]
+        engine, mini, namespace):
+    """The probe takes what a framework's adapter printed and ends its interpreter there:
+    a framework whose exit handler never returns (here a stand-in `paddle` that sleeps 600 s
+    at exit) is judged, not timed out."""
+    fake = ("import atexit, time, types\natexit.register(time.sleep, 600)\n__version__ = '2.6.2'\n"
+            "version = types.SimpleNamespace(cuda=lambda: '', cudnn=lambda: '')\n"
+            "device = types.SimpleNamespace(is_compiled_with_cuda=lambda: True,\n"
+            "                               cuda=types.SimpleNamespace(device_count=lambda: 0))\n")
+    ref = build_from_files(engine, f"{namespace}/broken:slow-exit", {
+        "Dockerfile": (f"FROM {mini}\nUSER root\n"
+                       "COPY paddle.py /opt/venv/lib/python3.11/site-packages/paddle/__init__.py\n"
+                       "USER imgkit\n").encode(),
+        "paddle.py": fake.encode()})
+    verdict = verify(engine, ref, VerifyOptions(gpus="none", timeout=60))
+    measured = {c.name: c.measured for c in verdict.checks}
+    assert measured.get("paddle.import") == "2.6.2", verdict.checks
+    # (a framework makes the bare CUDA names it dlopens required: this image has cudart only)
+    assert [c for c in verdict.failed if not c.name.startswith("dlopen ")] == [], verdict.failed
+    assert no_verify_containers(engine) == []
+
+
 def test_a_hanging_probe_fails_at_the_timeout(engine, base_image, namespace, tmp_path):  # type: ignore[no-untyped-def]
     import time
     ref = fake_python(engine, namespace, base_image, "hang", "echo started >&2; exec sleep 600")
