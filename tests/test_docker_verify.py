@@ -28,6 +28,15 @@ def derive(engine, namespace: str, parent: str, name: str, steps: str) -> str:  
     return ref
 
 
+def with_site_file(engine, ref: str, parent: str, path: str, text: str) -> str:  # type: ignore[no-untyped-def]
+    """`parent` with one more file in its venv's site-packages, at `path` there."""
+    return build_from_files(engine, ref, {
+        "Dockerfile": (f"FROM {parent}\nUSER root\n"
+                       f"COPY site-file /opt/venv/lib/python3.11/site-packages/{path}\n"
+                       "USER imgkit\n").encode(),
+        "site-file": text.encode()})
+
+
 def failed(engine, ref: str, **kw) -> dict[str, str]:  # type: ignore[no-untyped-def]
     verdict = verify(engine, ref, VerifyOptions(gpus="none", **kw))
     assert no_verify_containers(engine) == []
@@ -173,11 +182,7 @@ def test_what_the_image_prints_at_start_up_and_exit_does_not_spoil_the_report(  
     hook = ("import sys, os, atexit; print('banner from a .pth hook {}'); "
             "atexit.register(print, 'goodbye from an exit handler'); "
             "atexit.register(os.write, 1, b'{\"probe_version\": 1}\\n')\n")
-    ref = build_from_files(engine, f"{namespace}/broken:chatty", {
-        "Dockerfile": (f"FROM {mini}\nUSER root\n"
-                       "COPY zz_chatty.pth /opt/venv/lib/python3.11/site-packages/\n"
-                       "USER imgkit\n").encode(),
-        "zz_chatty.pth": hook.encode()})
+    ref = with_site_file(engine, f"{namespace}/broken:chatty", mini, "zz_chatty.pth", hook)
     shown = engine.client.containers.run(ref, ["python3", "-c", "pass"], remove=True)
     assert b"banner from a .pth hook" in shown      # the hook really runs in this image
     verdict = verify(engine, ref, VerifyOptions(gpus="none"))
@@ -194,11 +199,7 @@ def test_a_framework_whose_exit_hangs_costs_the_verdict_nothing(  # type: ignore
             "version = types.SimpleNamespace(cuda=lambda: '', cudnn=lambda: '')\n"
             "device = types.SimpleNamespace(is_compiled_with_cuda=lambda: True,\n"
             "                               cuda=types.SimpleNamespace(device_count=lambda: 0))\n")
-    ref = build_from_files(engine, f"{namespace}/broken:slow-exit", {
-        "Dockerfile": (f"FROM {mini}\nUSER root\n"
-                       "COPY paddle.py /opt/venv/lib/python3.11/site-packages/paddle/__init__.py\n"
-                       "USER imgkit\n").encode(),
-        "paddle.py": fake.encode()})
+    ref = with_site_file(engine, f"{namespace}/broken:slow-exit", mini, "paddle/__init__.py", fake)
     verdict = verify(engine, ref, VerifyOptions(gpus="none", timeout=60))
     measured = {c.name: c.measured for c in verdict.checks}
     assert measured.get("paddle.import") == "2.6.2", verdict.checks
