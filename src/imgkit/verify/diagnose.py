@@ -17,6 +17,11 @@ class Diagnosis:
     summary: str
     fix: str
 
+    @property
+    def advice(self) -> str:
+        """What a failing check says of it: the cause, then what to do."""
+        return f"{self.summary}; fix: {self.fix}"
+
 
 KNOWN: tuple[tuple[str, Diagnosis], ...] = (
     (r'could not select device driver "[^"]*" with capabilities: \[\[gpu\]\]',

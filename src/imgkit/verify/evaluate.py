@@ -128,7 +128,7 @@ def framework_checks(report: Report, exp: Expectations) -> list[Check]:
             why = f"missing {result.missing_library}" if result.missing_library else result.error or ""
             diag = diagnose(why)     # a known host fault (QEMU, the driver) blames the host
             checks.append(Check(f"{name}.import", FAIL, "imports", "import failed",
-                                f"{diag.summary}; fix: {diag.fix} (import {name} failed: {why})"
+                                f"{diag.advice} (import {name} failed: {why})"
                                 if diag else f"import {name} failed: {why}",
                                 scope=diag.scope if diag else IMAGE))
             continue
@@ -259,7 +259,7 @@ def gpu_checks(report: Report, exp: Expectations, thresholds: Thresholds) -> lis
         text = gpu.runtime_error.error if gpu.runtime_error else "no device"
         diag = diagnose(text)
         return [Check("gpu.visible", FAIL, ">= 1 GPU", f"0 ({text})",
-                      f"{diag.summary}; fix: {diag.fix}" if diag else text,
+                      diag.advice if diag else text,
                       scope=diag.scope if diag else HOST)]
     names = [d.name for d in gpu.nvml.devices]
     checks = [Check("gpu.visible", PASS, ">= 1 GPU",
@@ -287,7 +287,7 @@ def gpu_checks(report: Report, exp: Expectations, thresholds: Thresholds) -> lis
         if nccl.error:
             diag = diagnose(nccl.error)
             checks.append(Check("nccl.all-reduce", FAIL, "correct", nccl.error,
-                                f"{diag.summary}; fix: {diag.fix}" if diag else "",
+                                diag.advice if diag else "",
                                 scope=diag.scope if diag else IMAGE))
         else:
             bus = nccl.busbw_gbs
@@ -370,7 +370,7 @@ def _throughput_check(name: str, result: Timing, peak: dict[str, Any] | None,
     if result.error or result.tflops is None:
         text = result.error or "no result"
         diag = diagnose(text)
-        return Check(name, FAIL, "runs", text, f"{diag.summary}; fix: {diag.fix}" if diag else "",
+        return Check(name, FAIL, "runs", text, diag.advice if diag else "",
                      scope=diag.scope if diag else IMAGE)
     tflops = result.tflops
     top = peak.get(dtype) if peak else None

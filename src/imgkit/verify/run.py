@@ -267,6 +267,6 @@ def _broken_run(run: ContainerRun, timeout: int) -> Check | None:
             text += " (bus error)"
         diag = diagnose(text)
         return Check("probe", FAIL, "prints its report", f"exit {run.exit_code}",
-                     f"{diag.summary}; fix: {diag.fix}: {text}" if diag else text,
+                     f"{diag.advice}: {text}" if diag else text,
                      scope=diag.scope if diag else IMAGE)
     return None
