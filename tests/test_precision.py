@@ -121,3 +121,12 @@ def test_a_switch_that_does_not_reach_the_framework_is_not_named() -> None:
     (named,) = tf32_checks("jax", fw, exp(), HOPPER, {"JAX_DEFAULT_MATMUL_PRECISION": "highest"})
     assert "the image sets JAX_DEFAULT_MATMUL_PRECISION=highest" in named.diagnosis
     assert "--expect tf32=off" in named.diagnosis
+
+
+def test_the_probe_reads_every_variable_that_switches_tf32() -> None:
+    # the probe ships alone (it imports nothing of imgkit's), so it keeps its own list of
+    # what it reads; a switch missing from it would never be named by the hint
+    from imgkit import tf32
+    from imgkit.probe.__main__ import ENV_READ
+    for framework in tf32.ENV:
+        assert set(tf32.switches(framework)) <= set(ENV_READ), framework
