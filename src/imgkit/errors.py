@@ -143,3 +143,10 @@ class RegistryUnreachable(RegistryError):
         super().__init__(registry, f"cannot connect: {reason}",
                          hint=f"check the address {registry!r} and that the registry is running "
                               "and reachable from this host")
+
+
+class SigstoreError(ImgkitError):
+    """Sigstore's public services (Fulcio, Rekor, the OIDC sign-in, the TUF trust root)
+    failed or cannot be reached: neither the image nor the registry is at fault."""
+
+    exit_code = EXIT_HOST

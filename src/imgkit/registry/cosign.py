@@ -22,17 +22,16 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from ..errors import HostError, RegistryAuthError, RegistryError, RegistryUnreachable, UsageError
+from ..errors import HostError, RegistryError, UsageError
 from ..options import Signer, Trust
-from .client import CERTS_D, Endpoint, unreachable
+from . import cosign_said
+from .client import CERTS_D, Endpoint
 
 VERDICT_TYPE = "https://imgkit.dev/attestations/verdict/v1"
 SBOM_TYPE = "cyclonedx"                     # cosign's name for https://cyclonedx.org/bom
 PROVENANCE_TYPE = "slsaprovenance1"         # cosign's name for https://slsa.dev/provenance/v1
 KMS_SCHEMES = ("env://", "awskms://", "gcpkms://", "azurekms://", "hashivault://", "k8s://",
                "pkcs11:")
-AUTH_WORDS = ("unauthorized", "authentication required", "denied", "status 401", "status 403")
-STDERR_KEPT = 400
 TIMEOUT = 300
 
 
@@ -145,20 +144,11 @@ def _run(command: list[str], endpoint: Endpoint, tmp: Path, verifying: bool = Fa
                             transient=True)
     if done.returncode == 0:
         return done.stdout
-    said = " ".join(line for line in done.stderr.split("\n")
-                    if line.strip() and not line.startswith("WARNING"))
-    said = " ".join(said.split())[-STDERR_KEPT:]
-    if "reading key" in said or "password" in said.lower():
-        raise UsageError(f"cosign could not read the signing key: {said}",
-                         hint="set COSIGN_PASSWORD in the environment for an encrypted key file "
-                              "(never on the command line)")
-    if any(word in said.lower() for word in AUTH_WORDS):
-        raise RegistryAuthError(endpoint.registry, f"cosign {command[1]} was refused: {said}")
-    reason = unreachable(said)
-    if reason is not None:
-        raise RegistryUnreachable(endpoint.registry, f"{reason} (cosign {command[1]}: {said})")
-    if verifying:
+    error = cosign_said.failure(done.stderr, verb=command[1], registry=endpoint.registry,
+                                keyless="--key" not in command)
+    if verifying and type(error) is RegistryError:        # no outside party failed: the signature did
+        said = cosign_said.essence(done.stderr)
         for pattern, why in NOT_VERIFIED:
             if pattern.search(said):
                 raise SignatureRefused(why)
-    raise RegistryError(endpoint.registry, f"cosign {command[1]} failed: {said}")
+    raise error
