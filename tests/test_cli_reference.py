@@ -25,7 +25,7 @@ def commands() -> dict[str, set[str]]:
                 walk(sub, [*path, name])
             return
         found[" ".join(path)] = {o for p in command.params for o in (*p.opts, *p.secondary_opts)  # type: ignore[attr-defined]
-                                 if o.startswith("-")}
+                                 if o.startswith("-") and not getattr(p, "hidden", False)}
     walk(typer.main.get_command(app), [])
     return found
 
@@ -39,7 +39,8 @@ def test_docs_cli_md_is_what_the_cli_says() -> None:
     for name, flags in commands().items():
         section = text[text.index(f"## imgkit {name}\n"):]
         section = section[:section.find("\n## ", 1) if "\n## " in section[1:] else len(section)]
-        assert all(f"`{flag}`" in section for flag in flags), (name, flags)
+        missing = {f for f in flags if not re.search(rf"`{re.escape(f)}[` ]", section)}
+        assert not missing, (name, missing)
 
 
 def test_the_readme_table_names_every_command_and_only_real_options() -> None:

@@ -238,7 +238,7 @@ def test_without_a_trusted_key_an_unsigned_verdict_is_refused_by_default() -> No
     registry, digest = staged({})
     registry, digest = staged(verdict_for(config_id(registry, digest)))
     status, detail, production = promote(registry, digest, allow_unsigned=False)
-    assert status == "refused" and "no trusted key" in detail and "--key" in detail, detail
+    assert status == "refused" and "no trusted key" in detail and "--trusted-key" in detail, detail
     assert not production.writes
 
 

@@ -343,9 +343,9 @@ def test_a_two_platform_candidate_is_one_staged_index_judged_per_platform(  # ty
     assert tag not in skopeo_tags(registry, f"s/{repository}")      # no human tag in staging
     staged_index = index_entry["digest"]
 
-    given = ("--candidates", str(tmp_path / "candidates"), "--attest", "--gpus", "none")
+    given = ("--candidates", str(tmp_path / "candidates"), "--gpus", "none")
     for extra in ((), ("--platform", ARM64)):
-        judged = run("verify", cuda, *given, *extra)
+        judged = run("attest", cuda, *given, *extra)
         assert judged.returncode == 0, judged.stdout + judged.stderr
     raw = skopeo_json("inspect", "--raw", f"docker://{staging}/{repository}@{staged_index}",
                       registry=registry)
@@ -492,7 +492,7 @@ def test_a_manifest_list_the_docker_cli_made_is_judged_per_platform_and_promoted
         "amd64": staged["linux/amd64"], "arm64": staged[ARM64]}
 
     for extra, platform in (((), "linux/amd64"), (("--platform", ARM64), ARM64)):
-        judged = run("verify", listed, *extra, "--attest", "--gpus", "none")
+        judged = run("attest", listed, *extra, "--gpus", "none")
         assert judged.returncode == 0, judged.stdout + judged.stderr
         assert platform in judged.stdout
         assert staged[platform].replace(":", "-") + ".verdict" in skopeo_tags(

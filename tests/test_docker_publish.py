@@ -250,14 +250,14 @@ def test_candidate_then_verify_by_digest_then_promote(  # type: ignore[no-untype
 
     subprocess.run(["cosign", "generate-key-pair", "--output-key-prefix", str(tmp_path / "cosign")],
                    env={**os.environ, "COSIGN_PASSWORD": "pw"}, check=True, capture_output=True)
-    trusted = ("--key", str(tmp_path / "cosign.pub"))
+    trusted = ("--trusted-key", str(tmp_path / "cosign.pub"))
     out = imgkit("promote", candidate, "--to", production, *trusted, config=config)
     assert out.returncode == 1 and "unsigned" in out.stdout, out.stdout + out.stderr
     assert skopeo_tags(second, "ml/promoted") == []
 
     os.environ["COSIGN_PASSWORD"] = "pw"      # how CI hands cosign the key's passphrase
     try:
-        out = imgkit("verify", candidate, "--gpus", "none", "--attest", "--key",
+        out = imgkit("attest", candidate, "--gpus", "none", "--signing-key",
                      str(tmp_path / "cosign.key"), config=config)
     finally:
         del os.environ["COSIGN_PASSWORD"]
@@ -286,8 +286,8 @@ def test_promotion_and_attestation_take_digests_only(engine, registry, tmp_path)
     out = imgkit("promote", f"{registry.address}/ml/x:1.0", "--to", f"{registry.address}/y",
                  config=config)
     assert out.returncode == 2 and "by digest" in out.stderr
-    out = imgkit("verify", "paddle:2.6.2", "--attest", "--gpus", "none", config=config)
-    assert out.returncode == 2 and "--attest needs a registry reference" in out.stderr
+    out = imgkit("attest", "paddle:2.6.2", "--gpus", "none", config=config)
+    assert out.returncode == 2 and "attest needs a registry reference" in out.stderr
 
 
 def test_a_tls_registry_is_trusted_through_its_ca_in_certs_d_as_the_engine_trusts_it(  # type: ignore[no-untyped-def]

@@ -120,7 +120,7 @@ def imgkit(*args: str, config: Path) -> subprocess.CompletedProcess[str]:
 def promote(source: str, production: Registry, key: Path, config: Path,
             *extra: str) -> subprocess.CompletedProcess[str]:
     return imgkit("promote", source, "--to", f"{production.address}/prod/app", "--tag", "stable",
-                  "--key", str(key), *extra, config=config)
+                  "--trusted-key", str(key), *extra, config=config)
 
 
 def refused(out: subprocess.CompletedProcess[str], words: str, production: Registry) -> None:
@@ -149,8 +149,8 @@ def test_a_verdict_cosign_signed_with_the_trusted_key_is_promoted_and_verifies_t
     assert done.returncode == 0, done.stderr
     statement = json.loads(base64.b64decode(json.loads(done.stdout.splitlines()[0])["payload"]))
     assert statement["subject"][0]["digest"]["sha256"] == digest.split(":")[1]
-    out = imgkit("verify", f"{production.address}/prod/app@{digest}", "--require-signed",
-                 "--key", str(keys["trusted.pub"]), config=config)
+    out = imgkit("check-signed", f"{production.address}/prod/app@{digest}",
+                 "--trusted-key", str(keys["trusted.pub"]), config=config)
     assert out.returncode == 0 and "signed, passing verdict" in out.stdout, out.stdout + out.stderr
 
 
@@ -242,7 +242,7 @@ def test_imgkit_signs_what_verify_attaches_and_cosign_accepts_it_with_no_secret_
     digest = skopeo_json("inspect", f"docker://{ref}", registry=staging)["Digest"]
     source = f"{staging.address}/{namespace}/signed-mini@{digest}"
     env = {**os.environ, "DOCKER_CONFIG": str(config), "COSIGN_PASSWORD": PASSWORD}
-    out = subprocess.run([*IMGKIT, "verify", source, "--gpus", "none", "--attest", "--key",
+    out = subprocess.run([*IMGKIT, "attest", source, "--gpus", "none", "--signing-key",
                           str(keys["trusted"]), "--json", str(tmp_path / "v.json")],
                          env=env, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stdout + out.stderr
@@ -278,7 +278,7 @@ def test_promotion_without_a_key_refuses_unsigned_verdicts_with_a_hint(  # type:
     refused(out, "no trusted key", production)
     assert "--allow-unsigned" in out.stdout
     bad = imgkit("promote", f"{staging.address}/{repository}@{digest}", "--to",
-                 f"{production.address}/prod/app", "--key", str(tmp_path / "missing.pub"),
+                 f"{production.address}/prod/app", "--trusted-key", str(tmp_path / "missing.pub"),
                  config=config)
     assert bad.returncode == 2 and "no such key file" in bad.stderr
 
@@ -292,7 +292,7 @@ def test_the_exported_policy_runs_in_cosign_and_admits_only_passing_gpu_verdicts
     strict, lax = tmp_path / "strict", tmp_path / "lax"
     for out, extra in ((strict, ()), (lax, ("--allow-gpu-unverified",))):
         done = imgkit("export", "policy", "--out", str(out), "--registry", staging.address,
-                      "--key", str(keys["trusted.pub"]), *extra, config=config)
+                      "--trusted-key", str(keys["trusted.pub"]), *extra, config=config)
         assert done.returncode == 0, done.stderr
     images = {}
     for name, body in (("admitted", {}), ("failed", {"passed": False, "failed": ["gemm.fp32"]}),
@@ -334,7 +334,7 @@ def test_publish_signs_the_build_provenance_of_what_this_checkout_built(  # type
     env = {**os.environ, "DOCKER_CONFIG": str(config), "COSIGN_PASSWORD": PASSWORD}
     out = subprocess.run([*IMGKIT, "publish", tag, "--images", str(project / "images"),
                           "--namespace", namespace, "--to", staging.address,
-                          "--allow-gpu-unverified", "--key", str(keys["trusted"])],
+                          "--allow-gpu-unverified", "--signing-key", str(keys["trusted"])],
                          env=env, capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stdout + out.stderr
     assert "signed its build provenance" in out.stderr

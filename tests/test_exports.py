@@ -196,7 +196,7 @@ def test_the_policy_export_writes_one_rule_for_kyverno_sigstore_and_cosign(tmp_p
     (tmp_path / "cosign.pub").write_text(pem)
     done = subprocess.run([sys.executable, "-m", "imgkit", "export", "policy", "--out",
                            str(tmp_path / "out"), "--registry", "registry.example.com/ml",
-                           "--key", str(tmp_path / "cosign.pub")], capture_output=True, text=True)
+                           "--trusted-key", str(tmp_path / "cosign.pub")], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     kyverno = yaml.safe_load((tmp_path / "out" / "kyverno-clusterpolicy.yaml").read_text())
     rule = kyverno["spec"]["rules"][0]["verifyImages"][0]

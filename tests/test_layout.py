@@ -19,7 +19,7 @@ OWNERS = {
     "urllib3": {"engine/"},                                  # docker-py's transport errors
     "requests": {"engine/", "registry/client.py"},           # docker-py's transport; the registry API
     "stamina": {"registry/client.py"},
-    "typer": {"cli.py"},
+    "typer": {"cli/"},
     "rich": {"report.py"},
     "jinja2": {"render/contexts.py"},
     "yaml": {"yamlload.py"},

@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from .errors import UsageError
 from .shipped import install_command
 
 if TYPE_CHECKING:
@@ -22,6 +23,14 @@ class BuildOptions:
     engine: str = "docker"          # docker: docker-py's builder; buildx: `docker buildx bake`
     builder: str | None = None      # with buildx: the builder to use (default: buildx's own)
     refresh_base: bool = False      # make every base OS image again (the chain rebuilds on it)
+
+    def __post_init__(self) -> None:
+        if self.keep_parents and not self.force:
+            raise UsageError("--keep-parents only says what --force rebuilds", hint="add --force")
+        if self.engine not in ("docker", "buildx"):
+            raise UsageError(f"--engine {self.engine}: unknown build engine", hint="docker or buildx")
+        if self.builder is not None and self.engine != "buildx":
+            raise UsageError("--builder names a buildx builder", hint="add --engine buildx")
 
 
 @dataclass(frozen=True)

@@ -38,4 +38,4 @@ RUN imgkit-build-env pip install --no-cache-dir --constraint /opt/imgkit/constra
 EXPOSE 8888
 USER imgkit
 CMD ["jupyter", "lab"]
-LABEL org.imgkit.input-hash="c2322ea1c1fe3ab4de4b6d6182573ff9"
+LABEL org.imgkit.input-hash="3daffe783ab33c537708993b04fb4b31"

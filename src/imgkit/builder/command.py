@@ -168,9 +168,8 @@ def take_given(engine: Engine, given: dict[str, Given], contexts: list[Context],
         if dry_run:
             report.stderr_line(f"would take {tag} from {candidate.reference}{why}")
             continue
-        pulled = fetch(engine, candidate.remote, retry_for=retry_for, platform=platform)
-        info = engine.image(pulled.local_ref)
-        if info is None or (candidate.image_id and info.id != candidate.image_id):
+        _, info = fetch(engine, candidate.remote, retry_for=retry_for, platform=platform)
+        if candidate.image_id and info.id != candidate.image_id:
             raise UsageError(f"{candidate.reference} holds another image than {tag} was "
                              f"({candidate.image_id})")
         engine.tag(info.id, tag)

@@ -20,7 +20,15 @@ from ..verify.expect import check_gpus
 from .bake import bake_file
 from .ci import PLATFORMS, RENDERERS
 from .jobs import CiSettings, jobs
-from .k8s import JobSettings, dump, probe_configmap, verify_job
+from .k8s import (
+    JobSettings,
+    check_quantity,
+    dump,
+    parse_selector,
+    parse_toleration,
+    probe_configmap,
+    verify_job,
+)
 
 
 def ci(selection: Selection, *, platform: str, registry: str, staging: str | None,
@@ -106,9 +114,17 @@ def export_bake(selection: Selection, *, out: Path, registry: str | None = None)
     report.stderr_line(f"wrote {len(contexts)} contexts and {out / 'docker-bake.json'}")
 
 
-def export_k8s(selection: Selection, *, out: Path, registry: str, settings: JobSettings,
-               candidates: Path | None = None) -> None:
+def export_k8s(selection: Selection, *, out: Path, registry: str, candidates: Path | None = None,
+               gpus: int = 1, runtime_class: str = "", node_selector: list[str] | None = None,
+               tolerations: list[str] | None = None, shm_size: str = "8Gi",
+               deadline: int = 1800, ttl: int = 86400, namespace: str = "") -> None:
     """A ConfigMap with the probe and a verification Job per image the selection names."""
+    settings = JobSettings(
+        gpus=gpus, runtime_class=runtime_class,
+        node_selector=tuple(parse_selector(s) for s in node_selector or ()),
+        tolerations=tuple(parse_toleration(t) for t in tolerations or ()),
+        shm_size=check_quantity("--shm-size", shm_size), deadline=deadline, ttl=ttl,
+        namespace=namespace)
     where = parse_destination(registry, "--registry")                  # bad: exit 2
     plan = load_plan(selection)
     staged = load_candidates(candidates) if candidates is not None else {}
@@ -137,6 +153,7 @@ def export_policy(*, out: Path, registries: list[str], key: Path | None, identit
     """Admission policies that demand a signed, passing verdict (`kinds`: kyverno, sigstore),
     and the same rule as a CUE file for `cosign verify-attestation --policy`."""
     from .policy import PolicySettings, cluster_image_policy, cue, kyverno
+    kinds = kinds or ("kyverno", "sigstore")
     if not registries:
         raise UsageError("--registry: name the registries (HOST[/NAMESPACE]) whose images the "
                          "policy covers")
@@ -145,19 +162,19 @@ def export_policy(*, out: Path, registries: list[str], key: Path | None, identit
         where = parse_destination(registry, "--registry")                    # bad: exit 2
         prefixes.append("/".join(filter(None, (where.registry, where.namespace))))
     if key is not None and (identity or issuer):
-        raise UsageError("--key or a keyless identity: the policy trusts one signer")
+        raise UsageError("--trusted-key or a keyless identity: the policy trusts one signer")
     pem = ""
     if key is not None:
         try:
             pem = key.read_text()
         except OSError as exc:
-            raise UsageError(f"--key {key}: {exc.strerror}")
+            raise UsageError(f"--trusted-key {key}: {exc.strerror}")
         if "-----BEGIN PUBLIC KEY-----" not in pem:
-            raise UsageError(f"--key {key}: not a PEM public key",
+            raise UsageError(f"--trusted-key {key}: not a PEM public key",
                              hint="the .pub of `cosign generate-key-pair`; for a KMS key, "
                                   "`cosign public-key --key KMS_URI > cosign.pub` first")
     elif not (identity and issuer):
-        raise UsageError("the policy needs a signer: --key cosign.pub, or "
+        raise UsageError("the policy needs a signer: --trusted-key cosign.pub, or "
                          "--certificate-identity and --certificate-oidc-issuer")
     settings = PolicySettings(registries=tuple(prefixes), public_key=pem.strip() + "\n" if pem else "",
                               identity=identity or "", issuer=issuer or "",

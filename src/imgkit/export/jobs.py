@@ -130,7 +130,7 @@ def _cmd(*words: str) -> str:
 
 def _signing(settings: CiSettings) -> tuple[str, ...]:
     """How build jobs sign provenance and verify jobs sign verdicts."""
-    return ("--keyless",) if settings.keyless else ("--key", settings.signing_key)
+    return ("--keyless",) if settings.keyless else ("--signing-key", settings.signing_key)
 
 
 def _build_job(plan: Plan, group: Group, settings: CiSettings, split: dict[str, tuple[str, ...]],
@@ -169,8 +169,8 @@ def _verify_job(tag: str, build: str, settings: CiSettings, platform: str = "") 
         name=f"verify-{slug(tag)}{suffix}", kind="verify",
         title=f"verify {tag}" + (f" ({platform})" if other else ""), needs=(build,),
         reads=(build,),
-        commands=(_cmd("imgkit", "verify", tag, "--candidates", CANDIDATES,
-                       *(("--platform", platform) if other else ()), "--attest",
+        commands=(_cmd("imgkit", "attest", tag, "--candidates", CANDIDATES,
+                       *(("--platform", platform) if other else ()),
                        *_signing(settings), "--gpus", settings.verify_gpus, "--junit", report),),
         gpu=True, platform=platform or "linux/amd64", keeps=report)
 
@@ -182,7 +182,7 @@ def _promote_commands(plan: Plan, settings: CiSettings,
     lax: tuple[str, ...] = ("--allow-gpu-unverified",) if not settings.proves_gpu else ()
     # keyless: the identity and issuer come from the job's environment (the platform's
     # renderer sets IMGKIT_CERTIFICATE_IDENTITY / _OIDC_ISSUER to this very pipeline's)
-    lax += ("--key", settings.trusted_key) if settings.trusted_key else ()
+    lax += ("--trusted-key", settings.trusted_key) if settings.trusted_key else ()
     lines = [_cmd("imgkit", "merge", *merged, *settings.matrix_args, "--candidates", CANDIDATES,
                   "--json", f"{CANDIDATES}/{MERGED}")] if merged else []
     for tag in plan.finals:

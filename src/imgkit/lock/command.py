@@ -30,7 +30,7 @@ from .files import (
 from .resolve import resolve
 
 
-def check(selection: Selection) -> int:
+def check_locks(selection: Selection) -> int:
     plan = load_plan(selection)
     states = lock_states(selection.images, plan)
     bad = [s for s in states if s.problem]
@@ -44,12 +44,23 @@ def check(selection: Selection) -> int:
 MakeBase = Callable[[Engine, str, OsRelease], object]
 
 
+def lock_command(selection: Selection, *, check: bool = False, resolve: bool = False,
+                 index_url: str | None = None, make_base: MakeBase | None = None) -> int:
+    """`imgkit lock`: write the locks; with `check`, compare them with the matrix (and
+    with `resolve`, with what resolving again gives) and write nothing."""
+    if resolve and not check:
+        raise UsageError("--resolve says what --check looks at", hint="add --check")
+    if check and not resolve:
+        return check_locks(selection)
+    return lock(selection, index_url=index_url, write=not check, make_base=make_base)
+
+
 def lock(selection: Selection, *, index_url: str | None = None, write: bool = True,
          make_base: MakeBase | None = None) -> int:
     """Parents first, so each image is resolved on top of its parents' pins. `write=False`:
     the locks must match the matrix, and resolving again must give them back. `make_base`
     (the builder's): makes a base that is not here, as a build would."""
-    if not write and check(selection) != EXIT_OK:
+    if not write and check_locks(selection) != EXIT_OK:
         return EXIT_FAILED
     plan = load_plan(selection)
     apt = resolve_apt(plan, make_base)                        # the engine and the mirror

@@ -76,6 +76,8 @@ def main(argv=None):
     parser.add_argument("--gemm-size", type=int, default=8192)
     parser.add_argument("--inventory", action="store_true",
                         help="also list the OS packages and Python distributions (for an SBOM)")
+    parser.add_argument("--no-frameworks", action="store_true",
+                        help="import no framework (an SBOM alone needs none)")
     parser.add_argument("--names", default=",".join(BARE_NAMES),
                         help="bare library names to resolve, comma-separated")
     parser.add_argument("--framed", action="store_true",
@@ -86,7 +88,7 @@ def main(argv=None):
     token = channel.token_from_env()
     report_out = channel.private_stdout()
     names = [n for n in args.names.split(",") if n]
-    present = [] if args.inventory else frameworks.present()   # an SBOM needs no import
+    present = [] if args.no_frameworks else frameworks.present()
     # A framework's import is most of the probe's time: it runs (in its own interpreter)
     # while the libraries are examined. The GPU section starts only after both, so no
     # framework step shares the GPU with its measurements.

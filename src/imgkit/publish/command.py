@@ -21,6 +21,7 @@ from ..registry.reference import problem
 from ..render.command import render_selection
 from ..selection import Selection
 from ..verify.command import sbom_document
+from ..verify.run import known
 from .promote import Promoter, check_tags, parse_source, parse_target
 from .provenance import predicate, read_source
 from .push import Published, Publisher, Wanted
@@ -32,6 +33,12 @@ def publish(selection: Selection, *, tags: list[str], to: list[str], options: Pu
     exit code (1 when anything was refused or failed). `reuse_from` (candidates only): an
     image production holds as this very image is not staged; its production digest is."""
     started = time.monotonic()
+    if reuse_from is not None and not options.candidate:
+        raise UsageError("--reuse-from only says what staging may skip", hint="add --candidate")
+    if selection.platforms and not options.candidate:
+        raise UsageError("--platform stages one platform's images for a later merge: a "
+                         "published tag names the images of every platform",
+                         hint="add --candidate, or publish every platform's images together")
     destinations = list(dict.fromkeys(parse_destination(d) for d in to))  # bad --to: exit 2
     if not destinations:
         raise UsageError("say where to publish: --to REGISTRY[/NAMESPACE] (repeatable)")
@@ -47,7 +54,8 @@ def publish(selection: Selection, *, tags: list[str], to: list[str], options: Pu
     with report.PushBars() as bars:
         publisher = Publisher(engine, destinations, options, log=report.stderr_line,
                               progress=bars.update,
-                              describe=lambda ref, image_id: sbom_document(engine, ref, image_id),
+                              describe=lambda ref, image_id: sbom_document(
+                                  engine, ref, known(engine, image_id)),
                               provenance=provenance_of(engine, selection, options))
         try:
             with terminate_interrupts():
@@ -79,6 +87,8 @@ def promote(*, source: str, to: list[str], tags: list[str], options: PublishOpti
     """Copy a candidate by digest to every --to repository, if its attached verdict passes.
     With `candidates`, `source` is the matrix's tag of an image an earlier job staged."""
     started = time.monotonic()
+    if options.allow_unsigned and options.trust.configured:
+        raise UsageError("--allow-unsigned and a trusted key or identity: choose one")
     if candidates is not None:
         source = lookup(candidates, source).reference         # not staged: exit 2
     repository, digest = parse_source(source)                  # a tag, not a digest: exit 2

@@ -2,7 +2,7 @@
 digest only, and only when a passing verdict is attached to that very digest in the source.
 
 The staging flow: CPU runners build and `publish --candidate` to staging; GPU runners
-`verify STAGING/REPO@sha256:... --attest`; this copies what passed, verdict included, then
+`attest STAGING/REPO@sha256:...`; this copies what passed, verdict included, then
 moves the human tags.
 """
 from __future__ import annotations
@@ -184,13 +184,13 @@ class Promoter:
             return (found[0] if found else None), None
         if not self.options.allow_unsigned:
             return None, (f"{reference}: no trusted key or identity to check its verdict's "
-                          "signature: pass --key cosign.pub (or --certificate-identity and "
+                          "signature: pass --trusted-key cosign.pub (or --certificate-identity and "
                           "--certificate-oidc-issuer), or --allow-unsigned to accept a verdict "
                           f"anyone who can push to {source.registry} could have forged")
         found = artifacts.read_verdict(client, source.path, digest)
         if found is None:
-            return None, (f"{reference} has no verdict attached: run `imgkit verify "
-                          f"{reference} --attest` on a GPU host")
+            return None, (f"{reference} has no verdict attached: run `imgkit attest "
+                          f"{reference}` on a GPU host")
         artifact, verdict = found
         why = refusal(verdict, reference, image_id, self.options.allow_gpu_unverified)
         return (None, why) if why is not None else (artifact, None)

@@ -1,13 +1,13 @@
 """Images named by registry reference: `verify HOST/REPO@sha256:...` pulls exactly that
 digest (a tag is resolved to its digest first, so it cannot move meanwhile) and, with
---attest, attaches the verdict next to it."""
+`imgkit attest`, attaches the verdict next to it."""
 from __future__ import annotations
 
 from dataclasses import replace
 from typing import Any
 
 from .. import platforms
-from ..engine import Engine
+from ..engine import Engine, ImageInfo
 from ..errors import RegistryError, UsageError
 from ..options import Signer
 from . import artifacts, cosign, index
@@ -20,10 +20,11 @@ def _client(engine: Engine, registry: str, retry_for: float) -> RegistryClient:
 
 
 def fetch(engine: Engine, remote: RemoteRef, *, retry_for: float,
-          platform: str | None = None) -> RemoteRef:
+          platform: str | None = None) -> tuple[RemoteRef, ImageInfo]:
     """Resolve the reference to a digest and pull exactly that; the pulled image's id must be
     the manifest's config. An index resolves to its image of `platform` (default: this
-    host's), whose digest is the one judged and attested."""
+    host's), whose digest is the one judged and attested. Returns the reference with its
+    digest and local name, and what the engine says of the pulled image."""
     with _client(engine, remote.registry, retry_for) as client:
         manifest = client.manifest(remote.repository, remote.reference)
         if manifest is None:
@@ -48,7 +49,7 @@ def fetch(engine: Engine, remote: RemoteRef, *, retry_for: float,
     if not remote.by_digest:  # as `docker pull HOST/REPO:TAG` would name it
         local = f"{remote.registry}/{remote.repository}:{remote.reference}"
         engine.tag(info.id, local)
-    return replace(remote, digest=manifest.digest, local_ref=local)
+    return replace(remote, digest=manifest.digest, local_ref=local), info
 
 
 def attach_verdict(engine: Engine, remote: RemoteRef, image_id: str, document: dict[str, Any], *,

@@ -1,11 +1,17 @@
-"""`imgkit verify` and `imgkit sbom`: judge one image (local, staged, or by registry digest)
-and keep its verdict as the ticket of the image id judged; the image's CycloneDX SBOM."""
+"""`imgkit verify`, `imgkit attest` and `imgkit check-signed`: judge one image (local,
+staged, or by registry digest) and keep its verdict as the ticket of the image id judged;
+attach that verdict and the image's SBOM next to the digest, signed; or, running no probe,
+check the signed verdict a registry image carries.
+
+Each walks downhill: resolve the image (one look-up, a pull by digest for a registry
+reference), run the probe once, judge, keep the ticket, then attach and sign."""
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from .. import labels, report
-from ..engine import Engine, connect
+from ..engine import Engine, ImageInfo, connect
 from ..errors import EXIT_FAILED, EXIT_HOST, EXIT_OK, HostError, Inconsistent, RegistryError, UsageError
 from ..options import PUBLISH_DEFAULTS, Signer, Trust, VerifyOptions
 from ..registry.candidates import lookup
@@ -18,80 +24,178 @@ from .run import verify as run_verify
 from .verdict import Verdict
 
 
-def verify(*, image: str, options: VerifyOptions, json_file: Path | None = None,
-           junit_file: Path | None = None, markdown_file: Path | None = None,
-           attest: bool = False, candidates: Path | None = None,
-           from_report: Path | None = None,
-           retry_for: float = PUBLISH_DEFAULTS.retry_for,
-           signer: Signer = Signer(), require_signed: Trust | None = None,
-           allow_gpu_unverified: bool = False, max_age: float | None = None) -> int:
-    """Judge one image; every output the user asked for is written whatever the verdict.
-    A registry reference is pulled by digest first; with `attest` the verdict is attached
-    next to that digest in its registry. With `candidates`, `image` is the matrix's tag of
-    an image an earlier job staged: that digest is judged. With `signer`, what is attached
-    is signed too. With `require_signed`, no probe runs: the image's signed verdict is
-    checked against that trust (exit 0 when it allows the image through, else 1)."""
+@dataclass(frozen=True)
+class Outputs:
+    """The files a verdict is also written to (whatever it says)."""
+    json: Path | None = None
+    junit: Path | None = None
+    markdown: Path | None = None
+
+
+@dataclass(frozen=True)
+class Subject:
+    """The image judged: how the engine names it, what the engine said of it (asked once),
+    and the registry digest it was pulled by (None for a local image)."""
+    ref: str
+    info: ImageInfo
+    remote: RemoteRef | None = None
+
+
+def verify(*, image: str, options: VerifyOptions, outputs: Outputs = Outputs(),
+           candidates: Path | None = None, from_report: Path | None = None,
+           retry_for: float = PUBLISH_DEFAULTS.retry_for) -> int:
+    """Judge one image and keep the verdict as its ticket; every output asked for is
+    written whatever the verdict. With `candidates`, `image` is the matrix's tag of an
+    image an earlier job staged: that digest is judged."""
+    engine, subject = resolve(image, options, candidates, retry_for)
+    verdict = judge(engine, subject, options, from_report)
+    keep_ticket(verdict, options.expect)
+    return written(verdict, outputs)
+
+
+def attest(*, image: str, options: VerifyOptions, signer: Signer, outputs: Outputs = Outputs(),
+           candidates: Path | None = None, from_report: Path | None = None,
+           retry_for: float = PUBLISH_DEFAULTS.retry_for) -> int:
+    """verify, then attach the verdict (and, when it passed, the SBOM read in the same
+    probe run) next to the digest judged, signed by `signer` when it signs."""
+    if remote_ref(image) is None and candidates is None:
+        raise UsageError(f"attest needs a registry reference, not {image!r}",
+                         hint="e.g. imgkit attest registry.example.com/ml/paddle@sha256:...")
+    engine, subject = resolve(image, options, candidates, retry_for)
+    verdict = judge(engine, subject, options, from_report, with_inventory=True)
+    document = keep_ticket(verdict, options.expect)
+    if subject.remote is not None:
+        attach(engine, subject, verdict, document, signer, retry_for)
+    return written(verdict, outputs)
+
+
+def check_signed(*, image: str, trust: Trust, allow_gpu_unverified: bool = False,
+                 max_age: float | None = None, candidates: Path | None = None,
+                 retry_for: float = PUBLISH_DEFAULTS.retry_for) -> int:
+    """Whether the registry image's signed verdict lets it through (exit 0), or not (1)."""
+    if not trust.configured:
+        raise UsageError("check-signed needs a public key (--trusted-key cosign.pub) or a "
+                         "keyless identity (--certificate-identity and "
+                         "--certificate-oidc-issuer)")
+    if candidates is not None:
+        image = lookup(candidates, image).reference               # not staged: exit 2
+    remote = remote_ref(image)
+    if remote is None:
+        raise UsageError(f"check-signed needs a registry reference, not {image!r}",
+                         hint="e.g. imgkit check-signed registry.example.com/ml/paddle@sha256:... "
+                              "--trusted-key cosign.pub")
+    from ..registry.client import RegistryClient, endpoint_of
+    from . import signed
+    with RegistryClient(endpoint_of(connect(), remote.registry), retry_for=retry_for) as client:
+        manifest = client.manifest(remote.repository, remote.reference)
+        if manifest is None:
+            raise UsageError(f"{remote} is not in the registry")
+        image_id = manifest.config_digest or ""
+        why = signed.check(client, remote.repository, manifest.digest, image_id, trust,
+                           allow_gpu_unverified=allow_gpu_unverified, max_age=max_age)
+    if why is not None:
+        print(f"refused: {why}")
+        return EXIT_FAILED
+    print(f"{remote.registry}/{remote.repository}@{manifest.digest}: a signed, passing verdict "
+          f"for image {image_id[:19]} is attached")
+    return EXIT_OK
+
+
+def resolve(image: str, options: VerifyOptions, candidates: Path | None,
+            retry_for: float) -> tuple[Engine, Subject]:
+    """The image to judge, looked up once: a staged candidate or a registry reference is
+    pulled by digest first. Bad options are refused before the engine is asked."""
     check_gpus(options.gpus)                                  # bad --gpus: exit 2 first
     parse_expect_options(options.expect)                      # bad --expect: exit 2 first
     if candidates is not None:
         image = lookup(candidates, image, options.platform).reference   # not staged: exit 2
     remote = remote_ref(image)
-    if attest and remote is None:
-        raise UsageError(f"--attest needs a registry reference, not {image!r}",
-                         hint="e.g. imgkit verify registry.example.com/ml/paddle@sha256:... --attest")
-    if require_signed is not None:
-        if remote is None:
-            raise UsageError(f"--require-signed needs a registry reference, not {image!r}",
-                             hint="e.g. imgkit verify registry.example.com/ml/paddle@sha256:... "
-                                  "--require-signed --key cosign.pub")
-        return check_signed(remote, require_signed, allow_gpu_unverified=allow_gpu_unverified,
-                            max_age=max_age, retry_for=retry_for)
     engine = connect()
-    if remote is not None:
-        from ..registry.remote import fetch  # requests and the registry client: only here
-        try:
-            remote = fetch(engine, remote, retry_for=retry_for,   # pull by digest
-                           platform=options.platform)
-        except RegistryError as exc:
-            if exc.exit_code != EXIT_FAILED:
-                raise
-            # the registry failed, not the image: no verdict, and exit 3 like any host fault
-            raise HostError(f"cannot fetch {remote}: {exc.message}", hint=exc.hint or (
-                "the registry kept failing; try again later or give it more --retry-for"))
-    local = image if remote is None else remote.local_ref
+    if remote is None:
+        info = engine.image(image)
+        if info is None:
+            raise UsageError(f"image {image!r} not found in the local engine",
+                             hint="build it (imgkit build) or pull it first")
+        return engine, Subject(image, info)
+    from ..registry.remote import fetch  # requests and the registry client: only here
+    try:
+        remote, info = fetch(engine, remote, retry_for=retry_for, platform=options.platform)
+    except RegistryError as exc:
+        if exc.exit_code != EXIT_FAILED:
+            raise
+        # the registry failed, not the image: no verdict, and exit 3 like any host fault
+        raise HostError(f"cannot fetch {remote}: {exc.message}", hint=exc.hint or (
+            "the registry kept failing; try again later or give it more --retry-for"))
+    return engine, Subject(remote.local_ref, info, remote)
+
+
+def judge(engine: Engine, subject: Subject, options: VerifyOptions, from_report: Path | None,
+          with_inventory: bool = False) -> Verdict:
+    """The verdict of one probe run (here, or a Job's report), with the inventory of what
+    is installed when asked (for the SBOM)."""
     if from_report is not None:                               # a Job ran the probe elsewhere
-        verdict = judge_report(engine, local, report_text(from_report), options)
+        verdict = judge_report(engine, subject.ref, report_text(from_report), options,
+                               info=subject.info)
     else:
-        verdict = run_verify(engine, local, options)
-    if options.updates:
-        verdict = with_updates(engine, verdict)
-    document = tickets.make_document(verdict, options.expect)   # judged as this run judged it
-    if tickets.keep(document) is None:                        # what publish gates on
+        verdict = run_verify(engine, subject.ref, options, info=subject.info,
+                             with_inventory=with_inventory)
+    return with_updates(engine, verdict) if options.updates else verdict
+
+
+def keep_ticket(verdict: Verdict, expect: tuple[str, ...]) -> dict[str, object]:
+    """Record the verdict as the ticket of the image id judged (what publish gates on);
+    the ticket document, as it is attached."""
+    document = tickets.make_document(verdict, expect)         # judged as this run judged it
+    if tickets.keep(document) is None:
         report.stderr_line(f"not recorded as the ticket of {verdict.image_id[:19]}: a plain "
                            "`imgkit verify` recorded one, and --expect judged this run by other "
                            "claims than the image's labels and tag")
-    elif options.expect:
+    elif expect:
         report.stderr_line(f"recorded as the ticket of {verdict.image_id[:19]}, judged with "
-                           f"--expect {' '.join(options.expect)} (the ticket says so)")
-    if attest and remote is not None:
-        from ..registry import cosign
-        from ..registry.remote import attach_sbom, attach_verdict, sign
-        from . import attestation
-        tag = attach_verdict(engine, remote, verdict.image_id, document, retry_for=retry_for)
-        report.stderr_line(f"attached the verdict to {remote.registry}/{remote.repository}@"
-                           f"{remote.digest} ({tag})")
-        sbom_bytes = b""
-        if not verdict.failed:                                # what promotion copies along
-            sbom_bytes = sbom_document(engine, image, verdict.image_id)
-            tag = attach_sbom(engine, remote, sbom_bytes, retry_for=retry_for)
-            report.stderr_line(f"attached the SBOM ({tag})")
-        if signer.signs:                                      # what promotion trusts
-            tag = sign(engine, remote, attestation.predicate(document), cosign.VERDICT_TYPE, signer)
-            if sbom_bytes:
-                sign(engine, remote, sbom_bytes, cosign.SBOM_TYPE, signer)
-            report.stderr_line(f"signed the verdict{' and the SBOM' if sbom_bytes else ''} ({tag})")
-    report.write_verdict(verdict, json_file=json_file, junit_file=junit_file,
-                         markdown_file=markdown_file)
+                           f"--expect {' '.join(expect)} (the ticket says so)")
+    return document
+
+
+def attach(engine: Engine, subject: Subject, verdict: Verdict, document: dict[str, object],
+           signer: Signer, retry_for: float) -> None:
+    """The verdict next to the digest judged; the SBOM too when it passed (what promotion
+    copies along); both signed when `signer` signs (what promotion trusts)."""
+    from ..registry import cosign
+    from ..registry.remote import attach_sbom, attach_verdict, sign
+    from . import attestation
+    remote = subject.remote
+    if remote is None:
+        raise Inconsistent(f"{subject.ref}: attach was asked for a local image")
+    tag = attach_verdict(engine, remote, verdict.image_id, document, retry_for=retry_for)
+    report.stderr_line(f"attached the verdict to {remote.registry}/{remote.repository}@"
+                       f"{remote.digest} ({tag})")
+    sbom_bytes = b""
+    if not verdict.failed:
+        sbom_bytes = sbom_of(engine, subject, verdict)
+        tag = attach_sbom(engine, remote, sbom_bytes, retry_for=retry_for)
+        report.stderr_line(f"attached the SBOM ({tag})")
+    if signer.signs:
+        tag = sign(engine, remote, attestation.predicate(document), cosign.VERDICT_TYPE, signer)
+        if sbom_bytes:
+            sign(engine, remote, sbom_bytes, cosign.SBOM_TYPE, signer)
+        report.stderr_line(f"signed the verdict{' and the SBOM' if sbom_bytes else ''} ({tag})")
+
+
+def sbom_of(engine: Engine, subject: Subject, verdict: Verdict) -> bytes:
+    """The SBOM from the verdict's own probe run; a report made elsewhere without the
+    inventory (a Job's) has the inventory read in a throwaway container here."""
+    from .sbom import sbom as sbom_json  # cyclonedx and pydantic: not on a plain verify's start-up
+    facts = verdict.facts
+    if facts is None or facts.inventory is None:
+        return sbom_document(engine, subject.ref, subject.info)
+    return sbom_json(subject.ref, subject.info.id, subject.info.labels, facts.libraries,
+                     facts.inventory).encode()
+
+
+def written(verdict: Verdict, outputs: Outputs) -> int:
+    """Print the verdict and write the files asked for; the exit code it means."""
+    report.write_verdict(verdict, json_file=outputs.json, junit_file=outputs.junit,
+                         markdown_file=outputs.markdown)
     if verdict.host_failure:
         return EXIT_HOST
     return EXIT_FAILED if verdict.failed else EXIT_OK
@@ -113,30 +217,6 @@ def with_updates(engine: Engine, verdict: Verdict) -> Verdict:
     return replace(verdict, checks=verdict.checks + (check,))
 
 
-def check_signed(remote: RemoteRef, trust: Trust, *, allow_gpu_unverified: bool,
-                 max_age: float | None, retry_for: float) -> int:
-    """`verify --require-signed`: whether the image's signed verdict lets it through."""
-    if not trust.configured:
-        raise UsageError("--require-signed needs a public key (--key cosign.pub) or a keyless "
-                         "identity (--certificate-identity and --certificate-oidc-issuer)")
-    from ..registry.client import RegistryClient, endpoint_of
-    from . import signed
-    engine = connect()
-    with RegistryClient(endpoint_of(engine, remote.registry), retry_for=retry_for) as client:
-        manifest = client.manifest(remote.repository, remote.reference)
-        if manifest is None:
-            raise UsageError(f"{remote} is not in the registry")
-        image_id = manifest.config_digest or ""
-        why = signed.check(client, remote.repository, manifest.digest, image_id, trust,
-                           allow_gpu_unverified=allow_gpu_unverified, max_age=max_age)
-    reference = f"{remote.registry}/{remote.repository}@{manifest.digest}"
-    if why is not None:
-        print(f"refused: {why}")
-        return EXIT_FAILED
-    print(f"{reference}: a signed, passing verdict for image {image_id[:19]} is attached")
-    return EXIT_OK
-
-
 def report_text(path: Path) -> str:
     """A Job's log: the probe's framed report, with whatever else the image printed."""
     try:
@@ -145,11 +225,11 @@ def report_text(path: Path) -> str:
         raise UsageError(f"--from-report {path}: {exc.strerror}")
 
 
-def sbom_document(engine: Engine, ref: str, image_id: str, timeout: int = 600) -> bytes:
-    """The CycloneDX SBOM of image `image_id` (named `ref` in it), read inside a throwaway
-    container of exactly that image."""
+def sbom_document(engine: Engine, ref: str, info: ImageInfo, timeout: int = 600) -> bytes:
+    """The CycloneDX SBOM of the image `info` describes (named `ref` in it), read inside a
+    throwaway container of exactly that image."""
     from .sbom import sbom as sbom_json  # cyclonedx and pydantic: not on a plain verify's start-up
-    info, facts = inventory(engine, image_id, VerifyOptions(timeout=timeout), name=ref)
+    facts = inventory(engine, info, VerifyOptions(timeout=timeout), name=ref)
     if facts.inventory is None:
         raise Inconsistent(f"{ref}: the probe's inventory went missing after it was checked")
     return sbom_json(ref, info.id, info.labels, facts.libraries, facts.inventory).encode()
@@ -162,7 +242,7 @@ def sbom(*, image: str, out: Path, timeout: int) -> None:
     if info is None:
         raise UsageError(f"image {image!r} not found in the local engine",
                          hint="build it (imgkit build) or pull it first")
-    document = sbom_document(engine, image, info.id, timeout)
+    document = sbom_document(engine, image, info, timeout)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_bytes(document)
     report.stderr_line(f"wrote {out}")

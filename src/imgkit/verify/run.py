@@ -136,11 +136,12 @@ def import_judges() -> None:
         importlib.import_module(module)
 
 
-def verify(engine: Engine, ref: str, options: VerifyOptions) -> Verdict:
-    info = engine.image(ref)
-    if info is None:
-        raise UsageError(f"image {ref!r} not found in the local engine",
-                         hint="build it (imgkit build) or pull it first")
+def verify(engine: Engine, ref: str, options: VerifyOptions, *, info: ImageInfo | None = None,
+           with_inventory: bool = False) -> Verdict:
+    """The verdict of one probe run in a container of `ref` (`info`: what the engine said of
+    it, when the caller asked already). With `with_inventory`, the report also lists what
+    is installed (its SBOM), read in that same run."""
+    info = info or known(engine, ref)
     platform = runnable_platform(ref, info, options)
     exp = expectations(ref, info.labels, list(options.expect))
     use_gpu = options.gpus != "none"
@@ -148,22 +149,30 @@ def verify(engine: Engine, ref: str, options: VerifyOptions) -> Verdict:
     warm = threading.Thread(target=import_judges, daemon=True)
     warm.start()
     try:
-        probe = run_probe(engine, info.id, options, platform=platform)
+        probe = run_probe(engine, info.id, options, ("--inventory",) if with_inventory else (),
+                          platform=platform)
     except ContainerFailed as exc:
         return _not_started(ref, info.id, exc.explanation, host)
     warm.join()
     return judge_run(engine, ref, info, exp, probe.run, options, host, token=probe.token)
 
 
-def judge_report(engine: Engine, ref: str, stdout: str, options: VerifyOptions) -> Verdict:
+def known(engine: Engine, ref: str) -> ImageInfo:
+    """What the engine says of `ref`; an image it does not hold is a usage error (exit 2)."""
+    info = engine.image(ref)
+    if info is None:
+        raise UsageError(f"image {ref!r} not found in the local engine",
+                         hint="build it (imgkit build) or pull it first")
+    return info
+
+
+def judge_report(engine: Engine, ref: str, stdout: str, options: VerifyOptions, *,
+                 info: ImageInfo | None = None) -> Verdict:
     """The verdict of a report the probe printed elsewhere (a Kubernetes Job), as if it had
     run here: the GPU checks count when the probe was asked for GPU work. The image must be
     here (its labels, its files, its user are checked against the report)."""
     import json
-    info = engine.image(ref)
-    if info is None:
-        raise UsageError(f"image {ref!r} not found in the local engine",
-                         hint="pull it (or name it by registry reference) to judge its report")
+    info = info or known(engine, ref)
     try:
         asked_gpu = not json.loads(channel.unframe(stdout) or "").get("args", {}).get("no_gpu", False)
     except (ValueError, AttributeError):
@@ -174,33 +183,28 @@ def judge_report(engine: Engine, ref: str, stdout: str, options: VerifyOptions) 
     return judge_run(engine, ref, info, exp, run, options)
 
 
-def inventory(engine: Engine, ref: str, options: VerifyOptions,
-              name: str = "") -> tuple[ImageInfo, Report]:
-    """What is installed in the image (for its SBOM), read by the probe (`--inventory`, no
-    GPU) in the same throwaway container as a verification; an image whose probe cannot run
-    or report is an ImageError (exit 1), named `name` (default: `ref`)."""
+def inventory(engine: Engine, info: ImageInfo, options: VerifyOptions, name: str) -> Report:
+    """What is installed in the image (for its SBOM), read by the probe (`--inventory
+    --no-frameworks`, no GPU) in a throwaway container; an image whose probe cannot run or
+    report is an ImageError (exit 1), named `name`."""
     from .facts import InvalidReport, parse_output
-    info = engine.image(ref)
-    if info is None:
-        raise UsageError(f"image {ref!r} not found in the local engine",
-                         hint="build it (imgkit build) or pull it first")
     try:
         quiet = replace(options, gpus="none")
-        probe = run_probe(engine, info.id, quiet, ("--inventory",),
-                          platform=runnable_platform(ref, info, quiet))
+        probe = run_probe(engine, info.id, quiet, ("--inventory", "--no-frameworks"),
+                          platform=runnable_platform(name, info, quiet))
     except ContainerFailed as exc:
-        raise ImageError(f"{name or ref}: the probe could not start: {exc.explanation.strip()[:300]}")
+        raise ImageError(f"{name}: the probe could not start: {exc.explanation.strip()[:300]}")
     run = probe.run
     if run.timed_out or run.exit_code != 0:
-        raise ImageError(f"{name or ref}: the probe failed (exit {run.exit_code}): "
+        raise ImageError(f"{name}: the probe failed (exit {run.exit_code}): "
                          f"{run.stderr.strip()[-300:]}")
     try:
         report = parse_output(run.stdout, probe.token)
     except InvalidReport as exc:
-        raise ImageError(f"{name or ref}: the probe's report cannot be used: {exc}")
+        raise ImageError(f"{name}: the probe's report cannot be used: {exc}")
     if report.inventory is None:
-        raise ImageError(f"{name or ref}: the probe listed no packages")
-    return info, report
+        raise ImageError(f"{name}: the probe listed no packages")
+    return report
 
 
 def _not_started(ref: str, image_id: str, text: str, host: tuple[Check, ...]) -> Verdict:

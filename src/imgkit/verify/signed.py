@@ -1,5 +1,5 @@
 """What a signed verdict (an in-toto statement whose signature cosign verified) must say
-before an image may be promoted or trusted (`verify --require-signed`). The signatures are
+before an image may be promoted or trusted (`imgkit check-signed`). The signatures are
 cosign's (registry/cosign.py), the predicate's schema is attestation.py's; `refusal` is pure
 logic."""
 from __future__ import annotations
@@ -28,7 +28,7 @@ def check(client: RegistryClient, repository: str, digest: str, image_id: str, t
         hint = ""
         if refused.reason.startswith("unsigned") and client.manifest(
                 repository, artifact_tag(digest, "verdict")) is not None:
-            hint = (" (an unsigned verdict is attached: verify it again with --attest --key, "
+            hint = (" (an unsigned verdict is attached: attest it again with --signing-key, "
                     "so that it is signed)")
         return f"{reference}: {refused.reason}{hint}"
     return refusal(statements, reference, digest, image_id,

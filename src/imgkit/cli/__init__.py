@@ -1,0 +1,8 @@
+"""The command line: the only package that imports typer. `app` is the `imgkit` command;
+`reference()` is docs/cli.md, made from it."""
+from __future__ import annotations
+
+from .commands import app
+from .reference import reference
+
+__all__ = ["app", "reference"]

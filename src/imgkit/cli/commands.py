@@ -1,0 +1,340 @@
+"""The command line's commands: declarations only. Each takes its options (cli/flags.py)
+and makes one call into its stage, imported inside the command so start-up stays lazy.
+
+Where each command lives: list -> matrix/; lock -> lock/; render -> render/; build, size ->
+builder/; verify, attest, check-signed, sbom, outdated -> verify/; publish, merge, promote ->
+publish/; ci, export -> export/; probe -> probe/."""
+from __future__ import annotations
+
+from typing import Optional
+
+import typer
+
+from ..options import (
+    BUILD_DEFAULTS,
+    DEFAULTS,
+    PUBLISH_DEFAULTS,
+    BuildOptions,
+    CiSettings,
+    PublishOptions,
+    VerifyOptions,
+)
+from ..selection import Selection
+from . import flags
+from .framework import CONTEXT, RootGroup, WordyGroup, commands_of, selects, show_version
+from .values import destination_of, docker_size, platform_of, seconds_of, signer_of, thresholds_of
+from .values import trust_of as trust
+
+app = typer.Typer(cls=RootGroup, context_settings=CONTEXT, no_args_is_help=True,
+                  help="Build and verify GPU container images from a declared matrix.")
+export_app = typer.Typer(cls=WordyGroup, context_settings=CONTEXT, no_args_is_help=True,
+                         help="Hand the matrix to other tools: BuildKit bake files, Kubernetes "
+                              "Jobs, admission policies.")
+app.add_typer(export_app, name="export")
+command, export_command = commands_of(app), commands_of(export_app)
+
+
+@app.callback()
+def imgkit(version: Optional[bool] = typer.Option(  # noqa: B008 (typer's eager flag)
+        None, "--version", is_eager=True, callback=show_version,
+        help="Print imgkit's version and exit.")) -> None:
+    """Build and verify GPU container images from a declared matrix."""
+
+
+@command("list")
+@selects()
+def list_(selection: Selection, json_file: flags.Json = None, stats: flags.Stats = False,
+          from_build: flags.FromBuild = None, farm: flags.Farm = [1, 4, 16],  # noqa: B006
+          gpu_pool: flags.GpuPool = [1, 8]) -> None:  # noqa: B006
+    """Validate the matrix and list its images, parents first (or, with --stats, what it
+    costs)."""
+    from ..matrix.command import list_plan
+    list_plan(selection, json_file=json_file, with_stats=stats, from_build=from_build,
+              builders=farm, gpus=gpu_pool)
+
+
+@command()
+@selects()
+def lock(selection: Selection, check: flags.Check = False, resolve: flags.Resolve = False,
+         index_url: flags.IndexUrl = None) -> int:
+    """Pin what each image's pip and apt steps install, and write one lock per image
+    (images/locks/<image>.txt); builds then install exactly that.
+
+    Exit 0: written (with --check: every lock matches); 1: --check found a missing or stale
+    lock (with --resolve: one that no longer resolves as written); 2: the matrix cannot be
+    resolved; 3: no engine, index or mirror."""
+    from ..builder.base import make_missing_base
+    from ..lock.command import lock_command
+    return lock_command(selection, check=check, resolve=resolve, index_url=index_url,
+                        make_base=make_missing_base)
+
+
+@command()
+@selects("templates")
+def render(selection: Selection, out: flags.ContextsOut,
+           engine: flags.RenderEngine = "auto") -> None:
+    """Write each image's self-contained build context (Dockerfile and files)."""
+    from ..render.command import render as run
+    run(selection, out=out, form=engine)
+
+
+@command()
+@selects("templates", "platforms")
+def build(selection: Selection, jobs: flags.Jobs = BUILD_DEFAULTS.jobs,
+          force: flags.Force = False, keep_parents: flags.KeepParents = False,
+          dry_run: flags.DryRun = False, verbose: flags.Verbose = False,
+          engine: flags.BuildEngine = BUILD_DEFAULTS.engine, builder: flags.Builder = None,
+          ca_bundle: flags.CaBundle = None, index_url: flags.IndexUrl = None,
+          base_source: flags.BaseSource = "auto", mirror: flags.Mirror = None,
+          refresh_base: flags.RefreshBase = False, reuse_from: flags.ReuseFrom = None,
+          candidates: flags.BuildCandidates = None, json_file: flags.Json = None,
+          retry_for: flags.RetryFor = PUBLISH_DEFAULTS.retry_for) -> int:
+    """Render and build the matrix (or a slice of it); skip what is up to date.
+
+    Exit 0: built or up to date; 1: an image failed (its dependents are skipped); 2: bad
+    input; 3: no engine, or a registry that refuses our credentials."""
+    from ..builder.command import build as run
+    return run(selection, options=BuildOptions(
+        jobs=jobs, force=force, keep_parents=keep_parents, dry_run=dry_run, engine=engine,
+        builder=builder, refresh_base=refresh_base), verbose=verbose, ca_bundle=ca_bundle,
+        index_url=index_url, base_source=base_source, mirrors=mirror or [], json_file=json_file,
+        candidates=candidates, retry_for=retry_for,
+        reuse_from=destination_of("--reuse-from", reuse_from))
+
+
+@command()
+def verify(image: flags.Image, gpus: flags.Gpus = DEFAULTS.gpus, expect: flags.Expect = [],  # noqa: B006
+           min_: flags.Min = [], platform: flags.ImagePlatform = None,  # noqa: B006
+           timeout: flags.Timeout = DEFAULTS.timeout, shm_size: flags.ShmSize = DEFAULTS.shm_size,
+           candidates: flags.Candidates = None, from_report: flags.FromReport = None,
+           retry_for: flags.RetryFor = PUBLISH_DEFAULTS.retry_for, json_file: flags.Json = None,
+           junit: flags.Junit = None, markdown: flags.Markdown = None,
+           updates: flags.Updates = False) -> int:
+    """Prove an image's stack matches its tag and that the GPU really computes.
+
+    A registry reference is pulled by digest first. The verdict is kept as the ticket of the
+    image id it judged (what `imgkit publish` gates on). Exit 0: every required check
+    passed; 1: the image failed; 2: bad usage or unknown image; 3: the host cannot run the
+    check (no engine, no NVIDIA runtime, driver too old)."""
+    from ..verify.command import Outputs
+    from ..verify.command import verify as run
+    return run(image=image, options=VerifyOptions(
+        gpus=gpus, expect=tuple(expect), thresholds=thresholds_of(min_),
+        platform=platform_of(platform), timeout=timeout,
+        shm_size=docker_size("--shm-size", shm_size), updates=updates),
+        outputs=Outputs(json_file, junit, markdown), candidates=candidates,
+        from_report=from_report, retry_for=retry_for)
+
+
+@command()
+def attest(image: flags.RemoteImage, signing_key: flags.SigningKey = None,
+           keyless: flags.Keyless = False, tlog: flags.Tlog = None,
+           gpus: flags.Gpus = DEFAULTS.gpus, expect: flags.Expect = [],  # noqa: B006
+           min_: flags.Min = [], platform: flags.ImagePlatform = None,  # noqa: B006
+           timeout: flags.Timeout = DEFAULTS.timeout, shm_size: flags.ShmSize = DEFAULTS.shm_size,
+           candidates: flags.Candidates = None, from_report: flags.FromReport = None,
+           retry_for: flags.RetryFor = PUBLISH_DEFAULTS.retry_for, json_file: flags.Json = None,
+           junit: flags.Junit = None, markdown: flags.Markdown = None) -> int:
+    """Verify a registry image and attach its verdict and SBOM next to the digest judged,
+    signed with cosign (what `imgkit promote` and admission policies check).
+
+    The same probe and checks as `imgkit verify`; the SBOM is read in the same container
+    run. Exit codes as `imgkit verify`."""
+    from ..verify.command import Outputs
+    from ..verify.command import attest as run
+    return run(image=image, options=VerifyOptions(
+        gpus=gpus, expect=tuple(expect), thresholds=thresholds_of(min_),
+        platform=platform_of(platform), timeout=timeout,
+        shm_size=docker_size("--shm-size", shm_size)),
+        outputs=Outputs(json_file, junit, markdown), candidates=candidates,
+        from_report=from_report, retry_for=retry_for,
+        signer=signer_of(signing_key, keyless, tlog))
+
+
+@command("check-signed")
+def check_signed(image: flags.RemoteImage, trusted_key: flags.TrustedKey = None,
+                 certificate_identity: flags.Identity = None,
+                 certificate_oidc_issuer: flags.Issuer = None, max_age: flags.MaxAge = None,
+                 allow_gpu_unverified: flags.AllowGpuUnverified = False, tlog: flags.Tlog = None,
+                 candidates: flags.Candidates = None,
+                 retry_for: flags.RetryFor = PUBLISH_DEFAULTS.retry_for) -> int:
+    """Run no probe: exit 0 only when the registry image carries a signed, passing verdict
+    about its very digest that verifies against --trusted-key (or a keyless identity).
+
+    A deploy gate, the rule admission policies apply. Exit 1: refused, saying why."""
+    from ..verify.command import check_signed as run
+    return run(image=image, trust=trust(trusted_key, certificate_identity,
+                                        certificate_oidc_issuer, tlog),
+               allow_gpu_unverified=allow_gpu_unverified,
+               max_age=seconds_of("--max-age", max_age), candidates=candidates,
+               retry_for=retry_for)
+
+
+@command()
+@selects("platforms")
+def publish(selection: Selection, tags: flags.LocalTags = None, to: flags.PublishTo = [],  # noqa: B006
+            candidate: flags.Candidate = False, reuse_from: flags.ReuseFrom = None,
+            allow_gpu_unverified: flags.AllowGpuUnverified = False, dry_run: flags.DryRun = False,
+            signing_key: flags.SigningKey = None, keyless: flags.Keyless = False,
+            tlog: flags.Tlog = None, retry_for: flags.RetryFor = PUBLISH_DEFAULTS.retry_for,
+            json_file: flags.Json = None) -> int:
+    """Push verified images to registries, by digest, with their verdicts attached.
+
+    Each image needs a passing verdict for the id its tag points at now (`imgkit verify`);
+    it is pushed once, copied by digest to further registries, read back everywhere, and
+    only then do its tags move. Credentials come from Docker's config. Exit 0: published;
+    1: refused or failed; 2: bad usage; 3: a registry refused the credentials, or no engine."""
+    from ..publish.command import publish as run
+    return run(selection, tags=tags or [], to=to, options=PublishOptions(
+        allow_gpu_unverified=allow_gpu_unverified, candidate=candidate, dry_run=dry_run,
+        retry_for=retry_for, signer=signer_of(signing_key, keyless, tlog)),
+        json_file=json_file, reuse_from=destination_of("--reuse-from", reuse_from))
+
+
+@command()
+@selects()
+def merge(selection: Selection, candidates: flags.StagedCandidates,
+          tags: flags.LocalTags = None, retry_for: flags.RetryFor = PUBLISH_DEFAULTS.retry_for,
+          json_file: flags.Json = None) -> int:
+    """Stage one index per multi-platform image, from each platform's staged image, and
+    write it as a candidate for promote.
+
+    Exit 0: merged; 2: a platform not staged, or bad usage; 3: no engine, or a registry
+    refused the credentials."""
+    from ..publish.merge import merge as run
+    return run(selection, tags=tags or [], candidates=candidates, json_file=json_file,
+               retry_for=retry_for)
+
+
+@command()
+def promote(source: flags.Source, to: flags.PromoteTo = [], tag: flags.Tag = [],  # noqa: B006
+            trusted_key: flags.TrustedKey = None, certificate_identity: flags.Identity = None,
+            certificate_oidc_issuer: flags.Issuer = None, max_age: flags.MaxAge = None,
+            allow_gpu_unverified: flags.AllowGpuUnverified = False,
+            allow_unsigned: flags.AllowUnsigned = False, tlog: flags.Tlog = None,
+            candidates: flags.Candidates = None,
+            retry_for: flags.RetryFor = PUBLISH_DEFAULTS.retry_for,
+            json_file: flags.Json = None) -> int:
+    """Copy a verified candidate by digest to production repositories, only when a signed,
+    passing verdict about that digest verifies against --trusted-key (or a keyless
+    identity); its attestations travel along and the tags move last.
+
+    Exit 0: promoted; 1: refused or failed; 2: bad usage; 3: a registry refused the
+    credentials."""
+    from ..publish.command import promote as run
+    return run(source=source, to=to, tags=tag, candidates=candidates, json_file=json_file,
+               options=PublishOptions(
+                   trust=trust(trusted_key, certificate_identity, certificate_oidc_issuer, tlog),
+                   allow_unsigned=allow_unsigned, allow_gpu_unverified=allow_gpu_unverified,
+                   max_age=seconds_of("--max-age", max_age), retry_for=retry_for))
+
+
+@command()
+@selects()
+def outdated(selection: Selection, images_: flags.LocalImages = None,
+             pip: flags.Pip = True, index_url: flags.IndexUrl = None,
+             json_file: flags.Json = None) -> int:
+    """What waits for each image: the updates its apt sources hold now (security ones
+    apart), newer patch releases of its Python distributions, and its base's age.
+
+    Exit 0: no security update waits; 1: one does (a CI gate); 2: an unknown image;
+    3: no engine or no mirror."""
+    from ..verify.command import outdated as run
+    return run(images=list(images_ or []), selection=selection, json_file=json_file,
+               index_url=index_url, pip=pip)
+
+
+@command()
+def size(image: flags.OneImage, top: flags.Top = 10, json_file: flags.Json = None) -> None:
+    """List the steps that weigh most in an image, and what its own layers add to its
+    parent."""
+    from ..builder.command import size as run
+    run(image=image, top=top, json_file=json_file)
+
+
+@command()
+def sbom(image: flags.OneImage, out: flags.SbomOut,
+         timeout: flags.Timeout = DEFAULTS.timeout) -> None:
+    """Write the image's CycloneDX SBOM: OS packages, Python distributions, and each NVIDIA
+    library with the version the library itself reports (read in a throwaway container)."""
+    from ..verify.command import sbom as run
+    run(image=image, out=out, timeout=timeout)
+
+
+@command()
+@selects()
+def ci(selection: Selection, platform: flags.CiPlatform, registry: flags.CiRegistry,
+       out: flags.PipelineOut, staging: flags.Staging = None,
+       gpu_runner: flags.GpuRunner = CiSettings.gpu_runner,
+       gpu_arm64_runner: flags.GpuArm64Runner = CiSettings.gpu_arm64_runner,
+       cpu_runner: flags.CpuRunner = CiSettings.cpu_runner,
+       arm64_runner: flags.Arm64Runner = CiSettings.arm64_runner,
+       emulate_arm64: flags.EmulateArm64 = False, install: flags.Install = CiSettings.install,
+       verify_gpus: flags.VerifyGpus = CiSettings.verify_gpus,
+       signing_key: flags.CiSigningKey = CiSettings.signing_key,
+       trusted_key: flags.CiTrustedKey = CiSettings.trusted_key) -> None:
+    """Write the CI pipeline of the matrix: build on CPU runners, verify and sign on GPU
+    runners, promote what passed.
+
+    Build jobs per layer group (and platform) stage their images; a verify job per image
+    and platform judges the staged digest and attaches its signed verdict; the promote job
+    copies each digest whose signed verdicts verify. Credentials: the secrets
+    REGISTRY_USERNAME and REGISTRY_PASSWORD (STAGING_* for a separate staging host)."""
+    from ..export.command import ci as run
+    run(selection, platform=platform, registry=registry, staging=staging,
+        gpu_runner=gpu_runner, gpu_arm64_runner=gpu_arm64_runner, cpu_runner=cpu_runner,
+        arm64_runner=arm64_runner, emulate_arm64=emulate_arm64, install=install,
+        verify_gpus=verify_gpus, out=out, signing_key=signing_key, trusted_key=trusted_key)
+
+
+@export_command("bake")
+@selects("templates")
+def export_bake(selection: Selection, out: flags.ExportOut,
+                registry: flags.BakeRegistry = None) -> None:
+    """Write the build contexts and a docker-bake.json for `docker buildx bake`: a target
+    per image, parents reached as target contexts, the CA bundle and index as secrets."""
+    from ..export.command import export_bake as run
+    run(selection, out=out, registry=registry)
+
+
+@export_command("policy")
+def export_policy(out: flags.ExportOut, registry: flags.PolicyRegistries = [],  # noqa: B006
+                  trusted_key: flags.PublicKeyFile = None,
+                  certificate_identity: flags.Identity = None,
+                  certificate_oidc_issuer: flags.Issuer = None, kyverno: flags.Kyverno = False,
+                  sigstore: flags.Sigstore = False,
+                  allow_gpu_unverified: flags.AllowGpuUnverified = False,
+                  tlog: flags.DemandTlog = False) -> None:
+    """Write admission policies that admit only images with a signed, passing verdict: a
+    Kyverno ClusterPolicy, a sigstore ClusterImagePolicy, and the rule as CUE for `cosign
+    verify-attestation --policy`."""
+    from ..export.command import export_policy as run
+    run(out=out, registries=registry, key=trusted_key, identity=certificate_identity,
+        issuer=certificate_oidc_issuer, require_gpu=not allow_gpu_unverified, tlog=tlog,
+        kinds=tuple(k for k, on in (("kyverno", kyverno), ("sigstore", sigstore)) if on))
+
+
+@export_command("k8s")
+@selects()
+def export_k8s(selection: Selection, out: flags.ExportOut, registry: flags.ClusterRegistry,
+               gpus: flags.JobGpus = 1, runtime_class: flags.RuntimeClass = "",
+               node_selector: flags.NodeSelector = [],  # noqa: B006
+               toleration: flags.Toleration = [],  # noqa: B006
+               shm_size: flags.JobShmSize = "8Gi", deadline: flags.Deadline = 1800,
+               ttl: flags.Ttl = 86400, k8s_namespace: flags.K8sNamespace = "",
+               candidates: flags.Candidates = None) -> None:
+    """Write a verification Job per image and the ConfigMap holding the probe; a Job's log
+    is the report: `kubectl logs job/NAME > r.json && imgkit verify --from-report r.json
+    IMAGE`."""
+    from ..export.command import export_k8s as run
+    run(selection, out=out, registry=registry, candidates=candidates, gpus=gpus,
+        runtime_class=runtime_class, node_selector=node_selector, tolerations=toleration,
+        shm_size=shm_size, deadline=deadline, ttl=ttl, namespace=k8s_namespace)
+
+
+@command()
+def probe(no_gpu: flags.NoGpu = False, gemm_size: flags.GemmSize = 8192) -> None:
+    """Run the probe on this host (no container) and print its JSON facts."""
+    from ..probe.__main__ import main as probe_main
+    probe_main((["--no-gpu"] if no_gpu else []) + ["--gemm-size", str(gemm_size)])
+

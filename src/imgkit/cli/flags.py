@@ -1,0 +1,308 @@
+"""Every option of the command line, declared once: its name, the word its value is shown
+as in --help (never a Python type), and its help. A command names the ones it takes; a name
+means one thing wherever it appears (a signing key is --signing-key, a trusted public key
+--trusted-key). Defaults are given where a command takes the option."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+WHICH = "Which images"      # the panel --help shows the selection options in
+
+# The matrix and the part of it a command works on (cli/framework.py's `selects` adds them)
+Cuda = Annotated[Optional[str], typer.Option(
+    "--cuda", metavar="X.Y", help="Only the images of this CUDA release, e.g. 11.8.", rich_help_panel=WHICH)]
+Only = Annotated[list[str], typer.Option(
+    "--only", metavar="GLOB", help="Only the tags matching this glob, and their parents "
+                                   "(repeatable: any of the globs).", rich_help_panel=WHICH)]
+Platforms = Annotated[list[str], typer.Option(
+    "--platform", metavar="PLATFORM", help="Only the images of this platform, linux/amd64 or "
+    "linux/arm64 (repeatable; default: every platform the matrix makes each image for).",
+    rich_help_panel=WHICH)]
+Images = Annotated[Path, typer.Option(
+    "--images", metavar="DIR", help="The folder of matrix files (*.yaml).", rich_help_panel=WHICH)]
+Templates = Annotated[Optional[Path], typer.Option(
+    "--templates", metavar="DIR", help="The template folder (default: templates/ beside "
+                                       "--images, else the templates imgkit ships).", rich_help_panel=WHICH)]
+Namespace = Annotated[str, typer.Option(
+    "--namespace", metavar="NAME", help="Repository prefix of the shared layers.", rich_help_panel=WHICH)]
+Compat = Annotated[Optional[Path], typer.Option(
+    "--compat", metavar="FILE", help="Your compatibility data (new CUDA releases, framework "
+    "builds), merged over the shipped data (default: compat.yaml in --images).", rich_help_panel=WHICH)]
+
+# Results and hand-overs between CI jobs
+Json = Annotated[Optional[Path], typer.Option(
+    "--json", metavar="FILE", help="Also write the result as JSON to FILE.")]
+Candidates = Annotated[Optional[Path], typer.Option(
+    "--candidates", metavar="DIR", help="The `imgkit publish --candidate --json` files of "
+    "earlier CI jobs: an image they staged is taken by its staged digest.")]
+RetryFor = Annotated[float, typer.Option(
+    "--retry-for", metavar="SECONDS", min=0, help="How long to keep retrying a registry "
+    "failure that may heal (timeouts, 5xx, 429); a refused connection or an unknown host "
+    "fails at once.")]
+ReuseFrom = Annotated[Optional[str], typer.Option(
+    "--reuse-from", metavar="REGISTRY[/NAMESPACE]", help="Where the matrix's images are "
+    "published: an image that registry holds, built from the same inputs, is taken by "
+    "digest instead of being built or staged again.")]
+IndexUrl = Annotated[Optional[str], typer.Option(
+    "--index-url", metavar="URL", envvar="IMGKIT_INDEX_URL",
+    help="The Python package index (default: pip's own configuration).")]
+
+# Signing what is attached, and trusting what was signed
+SigningKey = Annotated[Optional[str], typer.Option(
+    "--signing-key", metavar="KEY", help="Sign with this cosign private key: a key file, "
+    "env://VAR or a KMS URI (an encrypted key's passphrase only from COSIGN_PASSWORD).")]
+Keyless = Annotated[bool, typer.Option(
+    "--keyless", help="Sign keyless instead: Sigstore's Fulcio and Rekor, with the CI's OIDC "
+                      "token.")]
+TrustedKey = Annotated[Optional[str], typer.Option(
+    "--trusted-key", metavar="KEY", help="Accept only verdicts signed with this cosign public "
+                                         "key: a file, env://VAR or a KMS URI.")]
+Identity = Annotated[Optional[str], typer.Option(
+    "--certificate-identity", metavar="IDENTITY", envvar="IMGKIT_CERTIFICATE_IDENTITY",
+    help="Keyless: the signer identity a verdict's certificate must name.")]
+Issuer = Annotated[Optional[str], typer.Option(
+    "--certificate-oidc-issuer", metavar="URL", envvar="IMGKIT_CERTIFICATE_OIDC_ISSUER",
+    help="Keyless: the OIDC issuer that must have vouched for that identity.")]
+MaxAge = Annotated[Optional[str], typer.Option(
+    "--max-age", metavar="AGE", help="Refuse a verdict older than this, e.g. 90m, 12h or 7d.")]
+Tlog = Annotated[Optional[bool], typer.Option(
+    "--tlog/--no-tlog", help="Use Sigstore's Rekor transparency log (default: off with a key, "
+                             "on keyless).")]
+AllowGpuUnverified = Annotated[bool, typer.Option(
+    "--allow-gpu-unverified", help="Accept verdicts whose GPU checks did not run (--gpus none).")]
+AllowUnsigned = Annotated[bool, typer.Option(
+    "--allow-unsigned", help="Accept an unsigned verdict (anyone who can push to the source "
+                             "repository could have forged it).")]
+
+# build
+Jobs = Annotated[int, typer.Option("--jobs", "-j", metavar="N", min=1,
+                                   help="How many images to build at once.")]
+Force = Annotated[bool, typer.Option(
+    "--force", help="Rebuild the selection's images, up to date or not, without the layer "
+                    "cache (fresh apt and pip packages), parents included.")]
+KeepParents = Annotated[bool, typer.Option(
+    "--keep-parents", help="With --force: rebuild anew only the images --cuda/--only select; "
+                           "their parents are reused when up to date.")]
+DryRun = Annotated[bool, typer.Option("--dry-run", help="Say what would be done; do nothing.")]
+Verbose = Annotated[bool, typer.Option("--verbose", "-v", help="Stream the full build logs.")]
+CaBundle = Annotated[Optional[str], typer.Option(
+    "--ca-bundle", metavar="FILE", envvar="IMGKIT_CA_BUNDLE",
+    help="An extra CA bundle pip trusts during builds only (default: the host's "
+         "/etc/ssl/certs/ca-certificates.crt when present; none to disable).")]
+BaseSource = Annotated[str, typer.Option(
+    "--base-source", metavar="auto|pull|debootstrap",
+    help="Where the base OS image comes from: pulled, made with debootstrap, or either.")]
+Mirror = Annotated[Optional[list[str]], typer.Option(
+    "--mirror", metavar="URL", envvar="IMGKIT_MIRROR",
+    help="The distro mirror debootstrap makes a base from when no registry answers: URL, "
+         "DISTRO=URL or DISTRO-security=URL (repeatable; default: the host's apt sources).")]
+BuildEngine = Annotated[str, typer.Option(
+    "--engine", metavar="docker|buildx",
+    help="docker: imgkit drives the engine's own builder; buildx: one `docker buildx bake` "
+         "on a BuildKit builder, the CA bundle and index as build secrets.")]
+Builder = Annotated[Optional[str], typer.Option(
+    "--builder", metavar="NAME", help="With --engine buildx: the buildx builder (default: "
+                                      "buildx's current one).")]
+RefreshBase = Annotated[bool, typer.Option(
+    "--refresh-base", help="Make each base OS image again, so the chain above it rebuilds on "
+                           "today's packages (a family's max_base_age does it when the base "
+                           "is older).")]
+BuildCandidates = Annotated[Optional[Path], typer.Option(
+    "--candidates", metavar="DIR", help="The `imgkit publish --candidate --json` files of "
+    "earlier CI jobs: the images they staged are pulled by digest and built on.")]
+
+# render
+ContextsOut = Annotated[Path, typer.Option(
+    "--out", metavar="DIR", help="The folder to write one build context per image into.")]
+RenderEngine = Annotated[str, typer.Option(
+    "--engine", metavar="auto|docker|buildx",
+    help="The builder the contexts are for: buildx mounts the CA bundle and index as "
+         "secrets; docker is `imgkit build`'s own form; auto: whichever this host's "
+         "`docker build` uses.")]
+
+# lock, outdated
+Check = Annotated[bool, typer.Option(
+    "--check", help="Write nothing: exit 1 naming each image whose lock is missing or no "
+                    "longer what the matrix says.")]
+Resolve = Annotated[bool, typer.Option(
+    "--resolve", help="With --check: resolve again too, and exit 1 naming what moved on the "
+                      "index or the mirror since the locks were written.")]
+Pip = Annotated[bool, typer.Option(
+    "--pip/--no-pip", help="Also ask the package index for newer patch releases of each "
+                           "Python distribution.")]
+LocalImages = Annotated[Optional[list[str]], typer.Argument(
+    metavar="TAG", help="Local images (default: the matrix's images that are here).",
+    show_default=False)]
+
+# list --stats
+Stats = Annotated[bool, typer.Option(
+    "--stats", help="Instead: what the matrix costs (images, shared layers, bytes, the "
+                    "critical path, a build farm, a GPU pool).")]
+FromBuild = Annotated[Optional[Path], typer.Option(
+    "--from-build", metavar="FILE", help="With --stats: the sizes and seconds `imgkit build "
+                                         "--json FILE` measured (the layer model fills the rest).")]
+Farm = Annotated[list[int], typer.Option(
+    "--farm", metavar="N", min=1, help="With --stats: a build farm of N builders (repeatable).")]
+GpuPool = Annotated[list[int], typer.Option(
+    "--gpu-pool", metavar="N", min=1, help="With --stats: a pool of N GPUs (repeatable).")]
+
+# verify, attest, check-signed
+Image = Annotated[str, typer.Argument(
+    metavar="IMAGE", help="A local image (paddle:2.6.2-gpu-cuda11.8-cudnn8) or a registry "
+                          "reference (HOST/REPO@sha256:... or HOST/REPO:TAG).",
+    show_default=False)]
+RemoteImage = Annotated[str, typer.Argument(
+    metavar="IMAGE", help="A registry reference: HOST/REPO@sha256:... or HOST/REPO:TAG (with "
+                          "--candidates: the matrix's tag of an image they staged).",
+    show_default=False)]
+Gpus = Annotated[str, typer.Option(
+    "--gpus", metavar="GPUS", help="The container's GPUs, as docker takes them: none, all, a "
+                                   "count, or device ids.")]
+Expect = Annotated[list[str], typer.Option(
+    "--expect", metavar="KEY=VALUE", help="A claim to hold the image to, over its labels and "
+    "tag, e.g. cuda=12.4, cudnn=9, tf32=on (repeatable).")]
+Min = Annotated[list[str], typer.Option(
+    "--min", metavar="KEY=SHARE", help="A throughput bar: gemm=0.5 (share of the GPU's dense "
+    "peak), conv=0.25 (of its FP16 peak), amp-speedup=1.2 (over FP32; 0 reports only). "
+    "Repeatable; defaults gemm=0.5 conv=0.25 amp-speedup=0.")]
+ImagePlatform = Annotated[Optional[str], typer.Option(
+    "--platform", metavar="PLATFORM", help="The platform the image must be, linux/amd64 or "
+    "linux/arm64 (default: whatever it is); another than the host's runs under QEMU, with "
+    "--gpus none.")]
+Timeout = Annotated[int, typer.Option(
+    "--timeout", metavar="SECONDS", min=10, help="How long the probe may run.")]
+ShmSize = Annotated[Optional[str], typer.Option(
+    "--shm-size", metavar="SIZE", help="/dev/shm of the probe's container, e.g. 8g (docker's "
+                                       "default: 64m).")]
+FromReport = Annotated[Optional[Path], typer.Option(
+    "--from-report", metavar="FILE", help="Judge the probe's report in FILE (the log of a Job "
+                                          "of `imgkit export k8s`) instead of running it here.")]
+Junit = Annotated[Optional[Path], typer.Option(
+    "--junit", metavar="FILE", help="Also write the verdict as JUnit XML to FILE.")]
+Markdown = Annotated[Optional[Path], typer.Option(
+    "--markdown", metavar="FILE", help="Also write the verdict as a Markdown table to FILE "
+                                       "(and append it to $GITHUB_STEP_SUMMARY when set).")]
+Updates = Annotated[bool, typer.Option("--updates", hidden=True, help="Deprecated: use "
+                                                                       "`imgkit outdated IMAGE`.")]
+
+# publish, merge, promote
+LocalTags = Annotated[Optional[list[str]], typer.Argument(
+    metavar="TAG", help="Local images (default: the matrix's images in the selection).",
+    show_default=False)]
+PublishTo = Annotated[list[str], typer.Option(
+    "--to", metavar="REGISTRY[/NAMESPACE]", help="Where to publish (repeatable): pushed to "
+                                                 "the first, copied by digest to the rest.")]
+Candidate = Annotated[bool, typer.Option(
+    "--candidate", help="Stage: push without the verdict gate, under the id tag only (no "
+                        "human tags, no verdict), to verify by digest later.")]
+StagedCandidates = Annotated[Path, typer.Option(
+    "--candidates", metavar="DIR", help="The `imgkit publish --candidate --json` files of "
+    "each platform's build job.")]
+Source = Annotated[str, typer.Argument(
+    metavar="SOURCE", help="The candidate by digest, HOST/REPO@sha256:... (with --candidates: "
+                           "the matrix's tag of an image they staged).", show_default=False)]
+PromoteTo = Annotated[list[str], typer.Option(
+    "--to", metavar="HOST/REPO", help="A repository to promote to (repeatable).")]
+Tag = Annotated[list[str], typer.Option(
+    "--tag", metavar="TAG", help="A tag to point at the digest in every destination, moved "
+                                 "last (repeatable).")]
+
+# size, sbom
+OneImage = Annotated[str, typer.Argument(
+    metavar="IMAGE", help="A local image, e.g. paddle:2.6.2-gpu-cuda11.8-cudnn8.",
+    show_default=False)]
+Top = Annotated[int, typer.Option("--top", metavar="N", min=1,
+                                  help="How many of the heaviest steps to list.")]
+SbomOut = Annotated[Path, typer.Option("--out", metavar="FILE",
+                                       help="The CycloneDX JSON file to write.")]
+
+# ci
+CiPlatform = Annotated[str, typer.Argument(metavar="github|gitlab", help="The CI it is for.",
+                                           show_default=False)]
+CiRegistry = Annotated[str, typer.Option(
+    "--registry", metavar="REGISTRY[/NAMESPACE]", help="Where verified images are promoted.")]
+PipelineOut = Annotated[Path, typer.Option(
+    "--out", metavar="FILE", help="The pipeline file to write, e.g. "
+                                  ".github/workflows/images.yml or .gitlab-ci.yml.")]
+Staging = Annotated[Optional[str], typer.Option(
+    "--staging", metavar="REGISTRY[/NAMESPACE]", help="Where candidates wait for their "
+    "verdicts (default: REGISTRY/staging).")]
+GpuRunner = Annotated[str, typer.Option(
+    "--gpu-runner", metavar="LABEL", help="The runner label (GitHub) or tag (GitLab) of the "
+                                          "machines with GPUs that verify.")]
+GpuArm64Runner = Annotated[str, typer.Option(
+    "--gpu-arm64-runner", metavar="LABEL", help="The same, of the arm64 machines with GPUs "
+                                                "that verify linux/arm64 images.")]
+CpuRunner = Annotated[str, typer.Option(
+    "--cpu-runner", metavar="LABEL", help="The runner of the build and promote jobs "
+    "(default: ubuntu-latest on GitHub, untagged on GitLab).", show_default=False)]
+Arm64Runner = Annotated[str, typer.Option(
+    "--arm64-runner", metavar="LABEL", show_default=False,
+    help="The arm64 runners that build linux/arm64 images natively (default: ubuntu-24.04-arm "
+         "on GitHub, saas-linux-small-arm64 on GitLab.com).")]
+EmulateArm64 = Annotated[bool, typer.Option(
+    "--emulate-arm64", help="Build the linux/arm64 images beside the amd64 ones on the CPU "
+                            "runners, under QEMU (slow), instead of on arm64 runners.")]
+Install = Annotated[str, typer.Option(
+    "--install", metavar="COMMAND", show_default=False,
+    help="The shell command each job installs imgkit with (default: pip install of this "
+         "imgkit's release).")]
+VerifyGpus = Annotated[str, typer.Option(
+    "--verify-gpus", metavar="GPUS", help="The GPUs of the verify jobs; none makes a pipeline "
+    "that cannot prove the GPU, whose promote accepts verdicts without GPU checks.")]
+CiSigningKey = Annotated[str, typer.Option(
+    "--signing-key", metavar="KEY", show_default=False,
+    help="The cosign key the verify jobs sign with, as the runners see it, e.g. "
+         "env://COSIGN_PRIVATE_KEY or a KMS URI (default: keyless, the CI's OIDC identity).")]
+CiTrustedKey = Annotated[str, typer.Option(
+    "--trusted-key", metavar="KEY", show_default=False,
+    help="Its public half, for the promote job: a path in the repository, env://VAR or a KMS "
+         "URI.")]
+
+# export
+ExportOut = Annotated[Path, typer.Option("--out", metavar="DIR",
+                                         help="The folder to write the files into.")]
+BakeRegistry = Annotated[Optional[str], typer.Option(
+    "--registry", metavar="REGISTRY[/NAMESPACE]", help="Tag the images in this registry, what "
+                                                       "`bake --push` pushes (default: local names).")]
+PolicyRegistries = Annotated[list[str], typer.Option(
+    "--registry", metavar="REGISTRY[/NAMESPACE]", help="A registry whose images the policy "
+                                                       "covers (repeatable).")]
+PublicKeyFile = Annotated[Optional[Path], typer.Option(
+    "--trusted-key", metavar="FILE", help="The cosign public key (PEM) verdicts must be signed "
+                                          "with.")]
+Kyverno = Annotated[bool, typer.Option("--kyverno", help="Only the Kyverno ClusterPolicy "
+                                                         "(default: Kyverno and sigstore both).")]
+Sigstore = Annotated[bool, typer.Option("--sigstore", help="Only the sigstore policy-controller "
+                                                           "ClusterImagePolicy.")]
+DemandTlog = Annotated[bool, typer.Option("--tlog", help="With --trusted-key: also demand a "
+                                                         "Rekor entry.")]
+ClusterRegistry = Annotated[str, typer.Option(
+    "--registry", metavar="REGISTRY[/NAMESPACE]", help="Where the cluster pulls the images.")]
+JobGpus = Annotated[int, typer.Option(
+    "--gpus", metavar="N", min=0, max=16, help="nvidia.com/gpu per Job; 0 runs the probe "
+                                               "without GPU work.")]
+RuntimeClass = Annotated[str, typer.Option("--runtime-class", metavar="NAME",
+                                           help="runtimeClassName, e.g. nvidia.")]
+NodeSelector = Annotated[list[str], typer.Option("--node-selector", metavar="KEY=VALUE",
+                                                 help="A node label the Jobs need (repeatable).")]
+Toleration = Annotated[list[str], typer.Option(
+    "--toleration", metavar="KEY[=VALUE]:EFFECT", help="A taint the Jobs tolerate, e.g. "
+                                                       "nvidia.com/gpu:NoSchedule (repeatable).")]
+JobShmSize = Annotated[str, typer.Option("--shm-size", metavar="QUANTITY",
+                                         help="/dev/shm of the probe, a Kubernetes quantity.")]
+Deadline = Annotated[int, typer.Option("--deadline", metavar="SECONDS", min=60,
+                                       help="activeDeadlineSeconds of each Job.")]
+Ttl = Annotated[int, typer.Option("--ttl", metavar="SECONDS", min=0,
+                                  help="ttlSecondsAfterFinished of each Job.")]
+K8sNamespace = Annotated[str, typer.Option(
+    "--k8s-namespace", metavar="NAME", help="The Kubernetes namespace of the manifests "
+                                            "(default: kubectl's current one).")]
+
+# probe
+NoGpu = Annotated[bool, typer.Option("--no-gpu", help="Skip the GPU work.")]
+GemmSize = Annotated[int, typer.Option("--gemm-size", metavar="N", min=1,
+                                       help="The square GEMM's size for throughput.")]

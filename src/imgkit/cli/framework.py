@@ -1,0 +1,167 @@
+"""How imgkit's commands behave as commands, whatever they do: errors as one paragraph and
+an exit code (never a traceback), `-h` and `--version`, an option that takes one value
+refused when given twice, old spellings rewritten with a deprecation line, help text as
+prose, and the selection options declared once for every command that selects."""
+from __future__ import annotations
+
+import functools
+import inspect
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any, Callable, TypeVar
+
+import typer
+from typer.core import TyperCommand, TyperGroup
+
+from .. import report
+from ..errors import EXIT_INTERRUPTED, ImgkitError
+from ..selection import DEFAULT_IMAGES, DEFAULT_NAMESPACE, Selection
+from . import deprecated, flags
+from .values import platforms_of
+
+F = TypeVar("F", bound=Callable[..., Any])
+CONTEXT = {"help_option_names": ["-h", "--help"]}
+
+
+def in_words(params: list[Any]) -> list[Any]:
+    """The parameters as --help shows them: an option by the word its value is (its metavar),
+    a flag or an argument by its name alone. Typer would add the Python type (`<bool>`,
+    `<str>`) beside them; this answers its display hook with nothing instead."""
+    for param in params:
+        if param.param_type_name == "argument" or getattr(param, "is_flag", False):
+            param.display_type_rich = no_type
+    return params
+
+
+def no_type(ctx: Any) -> None:
+    return None
+
+
+class OneValueCommand(TyperCommand):
+    """A command that refuses an option given twice unless it is repeatable (click keeps
+    the last value silently: `--cuda 11.8 --cuda 12.4` would build 12.4 alone), and shows
+    its parameters in words."""
+
+    def get_params(self, ctx: Any) -> list[Any]:
+        return in_words(super().get_params(ctx))
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        if not ctx.resilient_parsing:             # shell completion parses half-typed lines
+            _, _, order = self.make_parser(ctx).parse_args(args=list(args))
+            counts = Counter(p for p in order if getattr(p, "param_type_name", "") == "option"
+                             and not getattr(p, "multiple", False) and not getattr(p, "count", False))
+            for param, times in counts.items():
+                if times > 1:
+                    raise typer.BadParameter(f"given {times} times, but it takes one value",
+                                             ctx=ctx, param_hint=" / ".join(param.opts))
+        return super().parse_args(ctx, args)
+
+
+class WordyGroup(TyperGroup):
+    """A group of commands whose own options --help shows in words."""
+
+    def get_params(self, ctx: Any) -> list[Any]:
+        return in_words(super().get_params(ctx))
+
+
+class RootGroup(WordyGroup):
+    """The `imgkit` group: rewrites the old spellings (cli/deprecated.py) before parsing."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        if not ctx.resilient_parsing:
+            rewritten = deprecated.rewrite(list(args))
+            for note in rewritten.notes:
+                print(note, file=sys.stderr)
+            args = rewritten.args
+        return super().parse_args(ctx, args)
+
+
+def prose(doc: str | None) -> str | None:
+    """A docstring as --help shows it: paragraphs (blank-line separated) joined into single
+    lines, so the terminal wraps them to its width instead of at the source's line breaks."""
+    if doc is None:
+        return None
+    paragraphs: list[list[str]] = [[]]
+    for line in doc.strip().splitlines():
+        if line.strip():
+            paragraphs[-1].append(line.strip())
+        elif paragraphs[-1]:
+            paragraphs.append([])
+    return "\n\n".join(" ".join(words) for words in paragraphs if words)
+
+
+def reports_errors(func: F) -> F:
+    """Turn ImgkitError into a one-paragraph message and its exit code; never a traceback.
+    An int the command returns is its exit code."""
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            code = func(*args, **kwargs)
+        except ImgkitError as exc:
+            report.print_error(exc.message, exc.hint)
+            raise typer.Exit(exc.exit_code)
+        except KeyboardInterrupt:
+            report.console(stderr=True).print("interrupted: stopped cleanly")
+            raise typer.Exit(EXIT_INTERRUPTED)
+        if isinstance(code, int):
+            raise typer.Exit(code)
+    wrapper.__doc__ = prose(func.__doc__)
+    return wrapper  # type: ignore[return-value]
+
+
+def commands_of(app: typer.Typer) -> Callable[..., Callable[[F], F]]:
+    """`@command()` for `app`: a OneValueCommand whose errors are reported."""
+    def command(name: str | None = None) -> Callable[[F], F]:
+        def register(func: F) -> F:
+            app.command(name, cls=OneValueCommand)(reports_errors(func))
+            return func
+        return register
+    return command
+
+
+SELECTION_FLAGS: dict[str, tuple[Any, Any]] = {   # parameter -> (its option, its default)
+    "cuda": (flags.Cuda, None),
+    "only": (flags.Only, []),
+    "platforms": (flags.Platforms, []),
+    "images": (flags.Images, DEFAULT_IMAGES),
+    "templates": (flags.Templates, None),
+    "namespace": (flags.Namespace, DEFAULT_NAMESPACE),
+    "compat": (flags.Compat, None),
+}
+NOT_ALWAYS = ("templates", "platforms")
+
+
+def selects(*also: str) -> Callable[[F], F]:
+    """The command takes the selection options (--cuda, --only, --images, --namespace,
+    --compat, and those of `also`: templates, platforms) and receives them as one
+    `selection: Selection`."""
+    names = [n for n in SELECTION_FLAGS if n not in NOT_ALWAYS or n in also]
+
+    def decorate(func: F) -> F:
+        own = [p for p in inspect.signature(func, eval_str=True).parameters.values()
+               if p.name != "selection"]
+        added = [inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, default=SELECTION_FLAGS[n][1],
+                                   annotation=SELECTION_FLAGS[n][0]) for n in names]
+
+        @functools.wraps(func)
+        def wrapper(**kwargs: Any) -> Any:
+            chosen = {n: kwargs.pop(n) for n in names}
+            return func(selection=Selection(
+                images=chosen["images"], namespace=chosen["namespace"], cuda=chosen["cuda"],
+                only=tuple(chosen["only"]), templates=chosen.get("templates"),
+                compat_file=chosen["compat"], platforms=platforms_of(chosen.get("platforms", []))),
+                **kwargs)
+        parameters = [*own, *added]
+        wrapper.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
+        wrapper.__annotations__ = {p.name: p.annotation for p in parameters}
+        return wrapper  # type: ignore[return-value]
+    return decorate
+
+
+def show_version(value: bool) -> None:
+    if value:
+        from ..shipped import DISTRIBUTION, version
+        print(f"imgkit {version()} ({DISTRIBUTION}, Python {sys.version.split()[0]}, "
+              f"{Path(__file__).resolve().parent.parent})")
+        raise typer.Exit(0)

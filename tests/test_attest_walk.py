@@ -1,0 +1,120 @@
+"""`imgkit attest` walks downhill: the image is looked up once, the probe runs once (its
+report carries the inventory the SBOM is made of), the verdict is judged and kept, then
+attached with the SBOM. A counting stand-in engine runs the real probe on this host as its
+"container"; the registry is the in-memory one of tests/fakes.py."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from imgkit.engine import ContainerRun, ImageInfo, PathStat, RunSpec
+from imgkit.options import Signer, VerifyOptions
+from imgkit.registry.artifacts import artifact_tag
+
+from .fakes import FakeEngine, FakeRegistry
+
+REGISTRY = "registry.example.com"
+REPOSITORY = "ml/tiny"
+
+
+class CountingEngine(FakeEngine):
+    """Says how often each image was looked up and each container run; a container is the
+    probe run by this host's python3, as verify's boot line starts it in an image."""
+
+    def __init__(self, pulled: ImageInfo) -> None:
+        super().__init__()
+        self.pulled = pulled
+        self.looked_up: list[str] = []
+        self.runs: list[RunSpec] = []
+
+    def image(self, ref: str) -> ImageInfo | None:
+        self.looked_up.append(ref)
+        return super().image(ref)
+
+    def pull_checked(self, ref: str, credentials: tuple[str, str] | None = None) -> None:
+        self.images[ref] = self.pulled
+
+    def run_container(self, spec: RunSpec) -> ContainerRun:
+        self.runs.append(spec)
+        env = {**os.environ, **spec.environment, "PYTHONPATH": ""}
+        done = subprocess.run([sys.executable, *spec.entrypoint[1:], *spec.command], env=env,
+                              capture_output=True, text=True, timeout=300)
+        return ContainerRun(done.returncode, done.stdout, done.stderr, False, 1.0)
+
+    def stat_files(self, image: str, paths: list[str]) -> dict[str, PathStat | None]:
+        found: dict[str, PathStat | None] = {}
+        for path in paths:
+            try:
+                st = os.stat(path)
+                found[path] = PathStat(size=st.st_size)
+            except OSError:
+                found[path] = None
+        return found
+
+
+class OpenRegistry(FakeRegistry):
+    def __enter__(self) -> OpenRegistry:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        pass
+
+
+@pytest.fixture
+def staged(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> tuple[CountingEngine, OpenRegistry, str]:
+    monkeypatch.setenv("IMGKIT_CACHE_DIR", str(tmp_path / "cache"))
+    registry = OpenRegistry(REGISTRY)
+    config = json.dumps({"architecture": "amd64", "os": "linux"}).encode()
+    manifest = registry.put_image(REPOSITORY, config)
+    info = ImageInfo(id=manifest.config_digest or "", tags=(), labels={}, layers=(), size=1,
+                     platform="linux/amd64")
+    engine = CountingEngine(info)
+    import imgkit.registry.remote as remote
+    import imgkit.verify.command as command
+    monkeypatch.setattr(command, "connect", lambda: engine)
+    monkeypatch.setattr(remote, "_client", lambda *_: registry)
+    return engine, registry, f"{REGISTRY}/{REPOSITORY}@{manifest.digest}"
+
+
+def test_attest_looks_the_image_up_once_and_runs_the_probe_once(
+        staged: tuple[CountingEngine, OpenRegistry, str]) -> None:
+    from imgkit.verify.command import attest
+    engine, registry, reference = staged
+    code = attest(image=reference, options=VerifyOptions(gpus="none"), signer=Signer())
+    digest = reference.split("@")[1]
+    assert engine.looked_up == [reference]                     # one look-up, the pulled image
+    assert len(engine.runs) == 1 and "--inventory" in engine.runs[0].command
+    assert "--no-frameworks" not in engine.runs[0].command    # the frameworks were judged too
+    written = {w.split(":", 1)[1] for w in registry.writes if not w.startswith("check")}
+    assert artifact_tag(digest, "verdict") in written
+    assert (artifact_tag(digest, "sbom") in written) == (code == 0)   # passed: its SBOM too
+
+
+def test_the_sbom_comes_from_the_verdicts_own_probe_run(
+        staged: tuple[CountingEngine, OpenRegistry, str]) -> None:
+    from imgkit.verify.command import judge, resolve, sbom_of
+    engine, _, reference = staged
+    options = VerifyOptions(gpus="none")
+    _, subject = resolve(reference, options, None, retry_for=0)
+    verdict = judge(engine, subject, options, None, with_inventory=True)
+    document = json.loads(sbom_of(engine, subject, verdict))
+    assert len(engine.runs) == 1                               # no second container for it
+    assert document["bomFormat"] == "CycloneDX"
+    names = {c["name"] for c in document["components"]}
+    assert "pip" in names or "setuptools" in names or "pytest" in names, sorted(names)[:20]
+
+
+def test_verify_looks_the_image_up_once_and_reads_no_inventory(
+        staged: tuple[CountingEngine, OpenRegistry, str]) -> None:
+    from imgkit.verify.command import verify
+    engine, registry, reference = staged
+    verify(image=reference, options=VerifyOptions(gpus="none"))
+    assert engine.looked_up == [reference]
+    assert len(engine.runs) == 1 and "--inventory" not in engine.runs[0].command
+    assert not [w for w in registry.writes if not w.startswith("check")]   # nothing attached
+
