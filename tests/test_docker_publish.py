@@ -342,7 +342,7 @@ def test_a_tls_registry_is_trusted_through_its_ca_in_certs_d_as_the_engine_trust
 
 def test_the_push_reports_each_layer_until_it_is_all_sent(engine, mini, namespace, registry):  # type: ignore[no-untyped-def]
     """What the progress bars show: every layer the registry lacked, sent to its full size."""
-    from imgkit.report import PushBars
+    from imgkit.publish.report import PushBars
     ref = f"{registry.address}/progress/mini:1"
     engine.tag(engine.image(mini).id, ref)
     bars = PushBars()                       # not a terminal here: it only counts

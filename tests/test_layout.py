@@ -20,7 +20,7 @@ OWNERS = {
     "requests": {"engine/", "registry/client.py"},           # docker-py's transport; the registry API
     "stamina": {"registry/client.py"},
     "typer": {"cli/"},
-    "rich": {"report.py"},
+    "rich": {"console.py"},
     "jinja2": {"render/contexts.py"},
     "yaml": {"yamlload.py"},
     "pydantic": {"matrix/compat_file.py", "verify/facts.py",   # the schemas of what users, images
@@ -38,14 +38,15 @@ def module_name(path: Path) -> str:
     return ".".join(("imgkit", *parts))
 
 
-def runtime_imports(path: Path) -> set[str]:
+def runtime_imports(path: Path, typing_too: bool = False) -> set[str]:
     """Every module `path` imports at run time (any depth; relative imports resolved, and
-    `from X import name` counted as X.name too); imports under `if TYPE_CHECKING:` left out."""
+    `from X import name` counted as X.name too); imports under `if TYPE_CHECKING:` left out
+    unless `typing_too` (a type named across the layers is a dependency all the same)."""
     package = ["imgkit", *path.parent.relative_to(PACKAGE).parts]
     found: set[str] = set()
 
     def visit(node: ast.AST) -> None:
-        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test) and not typing_too:
             for child in node.orelse:
                 visit(child)
             return
@@ -62,18 +63,21 @@ def runtime_imports(path: Path) -> set[str]:
     return found
 
 
-@lru_cache(maxsize=1)
-def graph() -> dict[str, set[str]]:
-    """imgkit module -> the imgkit modules it imports directly."""
+@lru_cache(maxsize=2)
+def graph(typing_too: bool = True) -> dict[str, set[str]]:
+    """imgkit module -> the imgkit modules it imports directly (type-only imports included
+    unless `typing_too` is False: what is loaded at run time)."""
     files = {module_name(p): p for p in PACKAGE.rglob("*.py")}
-    return {name: {m for m in runtime_imports(path) if m in files} for name, path in files.items()}
+    return {name: {m for m in runtime_imports(path, typing_too) if m in files}
+            for name, path in files.items()}
 
 
 def reach(start: str) -> set[str]:
+    """What `start` loads at run time, at any depth."""
     seen: set[str] = set()
     todo = [start]
     while todo:
-        for nxt in graph()[todo.pop()]:
+        for nxt in graph(typing_too=False)[todo.pop()]:
             if nxt not in seen:
                 seen.add(nxt)
                 todo.append(nxt)
@@ -160,7 +164,7 @@ def test_the_engine_is_reached_only_through_its_package() -> None:
 def test_the_pure_stages_never_reach_the_engine_even_indirectly() -> None:
     for module in graph():
         if folder(module) in ("matrix", "render", "export") or module.endswith(
-                ("imgkit.selection", "imgkit.report", "imgkit.options")):
+                ("imgkit.selection", "imgkit.console", "imgkit.options")):
             assert "imgkit.engine" not in reach(module), module
     assert "imgkit.engine" in reach("imgkit.builder.command")      # it does see imports
     assert "imgkit.engine" in reach("imgkit.verify.command")

@@ -15,8 +15,8 @@ import pytest
 from imgkit.errors import SpecError
 from imgkit.matrix.compat import load
 from imgkit.matrix.plan import make_plan
+from imgkit.matrix.report import plan_document, plan_listing
 from imgkit.matrix.spec import Spec, parse_family
-from imgkit.report import plan_document, plan_listing
 
 BOTH = ["linux/amd64", "linux/arm64"]
 

@@ -17,10 +17,10 @@ from imgkit.matrix import compat
 from imgkit.matrix.plan import make_plan
 from imgkit.matrix.spec import load_spec
 from imgkit.publish.push import Published, id_tag
+from imgkit.publish.report import publish_json, publish_markdown, publish_summary
 from imgkit.registry.artifacts import artifact_tag, verdict_artifact
 from imgkit.registry.client import DOCKER_MANIFEST, Endpoint, Manifest, RegistryClient, sha256_of
 from imgkit.registry.destination import destination_ref, parse_destination
-from imgkit.report import publish_json, publish_markdown, publish_summary
 
 # -- destinations ----------------------------------------------------------------------
 

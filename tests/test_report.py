@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from imgkit.builder.outcome import BUILT, FAILED, UP_TO_DATE, Result
-from imgkit.report import build_summary
+from imgkit.builder.report import build_summary
 
 
 def test_summary_keeps_tags_whole_and_columns_aligned() -> None:
@@ -42,7 +42,7 @@ def sample():  # type: ignore[no-untyped-def]
 
 
 def test_outside_a_terminal_each_check_is_one_whole_line(capsys) -> None:  # type: ignore[no-untyped-def]
-    from imgkit.report import print_verdict
+    from imgkit.verify.report import print_verdict
     print_verdict(sample(), terminal=False)
     lines = capsys.readouterr().out.splitlines()
     assert lines[1].startswith("pass  dlopen libcudart.so  expected: resolves  measured: " + LONG)
@@ -52,7 +52,7 @@ def test_outside_a_terminal_each_check_is_one_whole_line(capsys) -> None:  # typ
 
 
 def test_markdown_is_a_table_with_escaped_cells() -> None:
-    from imgkit.report import verdict_markdown
+    from imgkit.verify.report import verdict_markdown
     text = verdict_markdown(sample())
     assert "| check | expected | measured | verdict | diagnosis |" in text
     assert "| cudart.version | 12.1 | 11.8 | fail | cudart is 11.8 \\| not 12.1 |" in text
@@ -61,7 +61,7 @@ def test_markdown_is_a_table_with_escaped_cells() -> None:
 def test_junit_is_read_by_a_junit_consumer(tmp_path) -> None:  # type: ignore[no-untyped-def]
     from junitparser import Failure, JUnitXml
 
-    from imgkit.report import verdict_junit
+    from imgkit.verify.report import verdict_junit
     path = tmp_path / "v.xml"
     path.write_text(verdict_junit(sample()))
     (suite,) = list(JUnitXml.fromfile(str(path)))
@@ -76,7 +76,7 @@ def test_the_matrix_listing_keeps_long_tags_whole(tmp_path) -> None:  # type: ig
 
     from imgkit.matrix.command import list_plan
     from imgkit.matrix.load import load_plan
-    from imgkit.report import plan_listing
+    from imgkit.matrix.report import plan_listing
     from imgkit.selection import Selection
     images = Path(__file__).resolve().parent.parent / "images"
     out = tmp_path / "plan.json"
@@ -91,7 +91,7 @@ def test_the_matrix_listing_keeps_long_tags_whole(tmp_path) -> None:  # type: ig
 
 
 def test_push_bars_add_up_the_layers_of_each_image() -> None:
-    from imgkit.report import PushBars
+    from imgkit.publish.report import PushBars
     bars = PushBars()
     bars.update("a:1", "l1", 10, 100)
     bars.update("a:1", "l2", 5, 50)

@@ -107,7 +107,7 @@ def try_plain_verify(argv: list[str]) -> int | None:
         return None
     from dataclasses import replace
 
-    from . import report
+    from .console import print_error
     from .errors import ImgkitError
     from .options import DEFAULTS
     from .verify.command import verify
@@ -115,7 +115,7 @@ def try_plain_verify(argv: list[str]) -> int | None:
     try:
         return verify(image=image, options=replace(DEFAULTS, gpus=gpus))
     except ImgkitError as exc:  # as the CLI's reports_errors says it
-        report.print_error(exc.message, exc.hint)
+        print_error(exc.message, exc.hint)
         return exc.exit_code
 
 

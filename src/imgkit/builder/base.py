@@ -127,8 +127,8 @@ def ensure_base(engine: Engine, ref: str, os_release: OsRelease, *, source: str 
 def make_missing_base(engine: Engine, ref: str, os_release: OsRelease) -> str:
     """ensure_base as `imgkit lock` needs it (the mirror from IMGKIT_MIRROR or the host's
     apt sources), saying what it does on stderr."""
-    from .. import report
-    return ensure_base(engine, ref, os_release, log=lambda m: report.stderr_line(f"base: {m}"))
+    from ..console import stderr_line
+    return ensure_base(engine, ref, os_release, log=lambda m: stderr_line(f"base: {m}"))
 
 
 DEBOOTSTRAP_SCRIPTS = Path("/usr/share/debootstrap/scripts")

@@ -8,7 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Collection
 
-from .. import labels, platforms, report
+from .. import labels, platforms
+from ..console import console, stderr_line
 from ..engine import Engine, connect
 from ..errors import EXIT_FAILED, EXIT_OK, HostError, Inconsistent, UsageError
 from ..matrix.compat import OsRelease
@@ -23,7 +24,7 @@ from ..render.command import render_selection
 from ..render.contexts import Context
 from ..render.stamp import Stamp
 from ..selection import Selection
-from . import plancache
+from . import plancache, report
 from .base import ensure_base, parse_mirrors
 from .buildenv import BuildEnv, SecretServer, build_env
 from .buildx import BakeBuilder
@@ -138,7 +139,7 @@ def unchanged_in_production(engine: Engine, reuse_from: Destination, plan: Plan,
         stale = [n for n in mine if built_from(engine, n) != hashes[n]]
         if stale:
             wanted[target.tag], names[target.tag] = hashes[stale[0]], mine
-    found = published.unchanged(engine, reuse_from, wanted, report.stderr_line) if wanted else {}
+    found = published.unchanged(engine, reuse_from, wanted, stderr_line) if wanted else {}
     out: dict[str, Given] = {}
     for tag, candidate in found.items():
         if candidate.platforms:                          # an index: each platform's image
@@ -166,14 +167,14 @@ def take_given(engine: Engine, given: dict[str, Given], contexts: list[Context],
         why = (" (built from the same inputs" + (f", {platform})" if platform else ")")
                if how == "reused" else f" ({platform})" if platform else "")
         if dry_run:
-            report.stderr_line(f"would take {tag} from {candidate.reference}{why}")
+            stderr_line(f"would take {tag} from {candidate.reference}{why}")
             continue
         _, info = fetch(engine, candidate.remote, retry_for=retry_for, platform=platform)
         if candidate.image_id and info.id != candidate.image_id:
             raise UsageError(f"{candidate.reference} holds another image than {tag} was "
                              f"({candidate.image_id})")
         engine.tag(info.id, tag)
-        report.stderr_line(f"{how} {tag} from {candidate.reference}{why}")
+        stderr_line(f"{how} {tag} from {candidate.reference}{why}")
     return [c for c in contexts if c.target.tag in to_build]
 
 
@@ -196,7 +197,7 @@ def make_bases(engine: Engine, contexts: list[Context], source: str,
         if context.target.max_base_age is not None:
             ages[context.target.base] = min(ages.get(context.target.base, 1 << 30),
                                             context.target.max_base_age)
-    console = report.console(stderr=True)
+    err = console(stderr=True)
     replaced = []
     for ref in sorted(bases):
         old = engine.image(ref)
@@ -205,11 +206,11 @@ def make_bases(engine: Engine, contexts: list[Context], source: str,
                f"{days} days old, max_base_age is {ages[ref]} days"
                if ref in ages and days is not None and days > ages[ref] else "")
         if old is not None and why:
-            console.print(f"[dim]base:[/] making {ref} again ({why})")
+            err.print(f"[dim]base:[/] making {ref} again ({why})")
             engine.untag(ref)
             replaced.append(old.id)
         ensure_base(engine, ref, bases[ref], source=source, mirrors=mirrors,
-                    log=lambda m: console.print(f"[dim]base:[/] {m}"), platform=wants.get(ref))
+                    log=lambda m: err.print(f"[dim]base:[/] {m}"), platform=wants.get(ref))
     return replaced
 
 
@@ -225,13 +226,13 @@ def run_builds(engine: Engine, contexts: list[Context], env: BuildEnv, options: 
     something is really built."""
     freshness = check_freshness(engine, [c.stamp for c in contexts])
     builds = not options.dry_run and (options.force or not all(f.fresh for f in freshness.values()))
-    with (one_build_at_a_time(report.stderr_line) if builds else nullcontext()), \
+    with (one_build_at_a_time(stderr_line) if builds else nullcontext()), \
             SecretServer(env if builds else BuildEnv(),
                          engine.bridge_gateway() if builds else "") as server:
         if builds:  # holding the host's build lock, no other imgkit build runs beside this one
             stale = engine.remove_stale_build_steps([c.target.tag for c in contexts])
             if stale:
-                report.stderr_line(f"removed {stale} stopped build step container(s) an "
+                stderr_line(f"removed {stale} stopped build step container(s) an "
                                    "interrupted build left")
         return Builder(engine, options, server.extra_hosts, progress(verbose), forced).run(
             contexts, freshness)
@@ -246,16 +247,16 @@ def run_bake(engine: Engine, contexts: list[Context], env: BuildEnv, options: Bu
 
 
 def progress(verbose: bool) -> Callable[[str, str, str], None]:
-    console = report.console(stderr=True)
+    err = console(stderr=True)
 
     def listener(tag: str, event: str, text: str) -> None:
         if event == "log":
             if verbose:
-                console.print(f"[dim]{tag}[/] {text}", markup=True)
+                err.print(f"[dim]{tag}[/] {text}", markup=True)
         elif event == "start":
-            console.print(f"[cyan]building[/] {tag} ({text})")
+            err.print(f"[cyan]building[/] {tag} ({text})")
         else:
-            console.print(f"[bold]{event}[/] {tag}" + (f": {text}" if text else ""))
+            err.print(f"[bold]{event}[/] {tag}" + (f": {text}" if text else ""))
     return listener
 
 

@@ -6,10 +6,9 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from .. import report
 from ..engine import Engine, connect
 from ..render.stamp import Stamp
-from . import plancache
+from . import plancache, report
 from .freshness import check_freshness
 from .outcome import Result, up_to_date
 from .weights import overruns, with_added

@@ -14,7 +14,7 @@ from typing import Any, Callable, TypeVar
 import typer
 from typer.core import TyperCommand, TyperGroup
 
-from .. import report
+from ..console import console, print_error
 from ..errors import EXIT_INTERRUPTED, ImgkitError
 from ..selection import DEFAULT_IMAGES, DEFAULT_NAMESPACE, Selection
 from . import deprecated, flags
@@ -99,10 +99,10 @@ def reports_errors(func: F) -> F:
         try:
             code = func(*args, **kwargs)
         except ImgkitError as exc:
-            report.print_error(exc.message, exc.hint)
+            print_error(exc.message, exc.hint)
             raise typer.Exit(exc.exit_code)
         except KeyboardInterrupt:
-            report.console(stderr=True).print("interrupted: stopped cleanly")
+            console(stderr=True).print("interrupted: stopped cleanly")
             raise typer.Exit(EXIT_INTERRUPTED)
         if isinstance(code, int):
             raise typer.Exit(code)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import shlex
 from pathlib import Path
 
-from .. import report
+from ..console import stderr_line
 from ..errors import UsageError
 from ..lock.files import LOCKS_DIR
 from ..matrix.load import load_plan
@@ -71,7 +71,7 @@ def ci(selection: Selection, *, platform: str, registry: str, staging: str | Non
     command = ci_command(selection, platform, registry, staging, settings, out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(RENDERERS[platform](jobs(plan, settings), settings, command))
-    report.stderr_line(f"wrote {out}")
+    stderr_line(f"wrote {out}")
 
 
 def _locks_folder(selection: Selection) -> str:
@@ -111,7 +111,7 @@ def export_bake(selection: Selection, *, out: Path, registry: str | None = None)
     for context in contexts:
         write_context(context, out)
     (out / "docker-bake.json").write_text(bake_file(contexts, plan, where))
-    report.stderr_line(f"wrote {len(contexts)} contexts and {out / 'docker-bake.json'}")
+    stderr_line(f"wrote {len(contexts)} contexts and {out / 'docker-bake.json'}")
 
 
 def export_k8s(selection: Selection, *, out: Path, registry: str, candidates: Path | None = None,
@@ -142,7 +142,7 @@ def export_k8s(selection: Selection, *, out: Path, registry: str, candidates: Pa
             (out / f"verify-{name}.yaml").write_text(dump(verify_job(
                 tag, image, probe, settings, platform, per_platform=several)))
             jobs_written += 1
-    report.stderr_line(f"wrote {out}/probe-configmap.yaml and {jobs_written} Jobs; then "
+    stderr_line(f"wrote {out}/probe-configmap.yaml and {jobs_written} Jobs; then "
                        f"`kubectl apply -f {out}` and, per Job, `kubectl logs job/NAME > "
                        "report.json; imgkit verify --from-report report.json IMAGE`")
 
@@ -188,4 +188,4 @@ def export_policy(*, out: Path, registries: list[str], key: Path | None, identit
     if "sigstore" in kinds:
         written.append(out / "sigstore-clusterimagepolicy.yaml")
         written[-1].write_text(dump(cluster_image_policy(settings)))
-    report.stderr_line("wrote " + ", ".join(str(p) for p in written))
+    stderr_line("wrote " + ", ".join(str(p) for p in written))

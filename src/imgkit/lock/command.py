@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from typing import Callable
 
-from .. import platforms, report
+from .. import platforms
+from ..console import stderr_line
 from ..engine import Engine
 from ..errors import EXIT_FAILED, EXIT_OK, UsageError
 from ..matrix.compat import OsRelease
@@ -35,8 +36,8 @@ def check_locks(selection: Selection) -> int:
     states = lock_states(selection.images, plan)
     bad = [s for s in states if s.problem]
     for state in bad:
-        report.stderr_line(f"{state.tag}: {state.problem} ({state.path})")
-    report.stderr_line(f"imgkit lock --check: {len(states) - len(bad)} of {len(states)} locks "
+        stderr_line(f"{state.tag}: {state.problem} ({state.path})")
+    stderr_line(f"imgkit lock --check: {len(states) - len(bad)} of {len(states)} locks "
                        "match the matrix" + ("; run `imgkit lock` and review the diff" if bad else ""))
     return EXIT_FAILED if bad else EXIT_OK
 
@@ -92,16 +93,16 @@ def lock(selection: Selection, *, index_url: str | None = None, write: bool = Tr
         if not write:
             if old != text.encode():
                 moved.append(target.tag)
-                report.stderr_line(f"{target.tag}: {what_moved(old, text)} ({path})")
+                stderr_line(f"{target.tag}: {what_moved(old, text)} ({path})")
             continue
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
         state = "unchanged" if old == text.encode() else ("written" if old is None else "changed")
-        report.stderr_line(f"{state} {path} ({len(pinned)} distributions, "
+        stderr_line(f"{state} {path} ({len(pinned)} distributions, "
                            f"{len(apt.get(target.tag, {}))} apt packages)")
     if write:
         return EXIT_OK
-    report.stderr_line(f"imgkit lock --check --resolve: {len(made) - len(moved)} of {len(made)} "
+    stderr_line(f"imgkit lock --check --resolve: {len(made) - len(moved)} of {len(made)} "
                        "locks resolve as written" + ("; run `imgkit lock` and review the diff"
                                                      if moved else ""))
     return EXIT_FAILED if moved else EXIT_OK

@@ -5,8 +5,8 @@ import json
 from pathlib import Path
 from typing import Sequence
 
-from .. import report
 from ..selection import Selection
+from . import report
 from .load import load_plan
 from .stats import measured_costs, stats
 

@@ -7,7 +7,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Callable
 
-from .. import labels, platforms, report
+from .. import labels, platforms
+from ..console import stderr_line
 from ..engine import Engine, connect
 from ..errors import EXIT_FAILED, EXIT_OK, UsageError
 from ..interrupts import terminate_interrupts
@@ -22,6 +23,7 @@ from ..render.command import render_selection
 from ..selection import Selection
 from ..verify.command import sbom_document
 from ..verify.run import known
+from . import report
 from .promote import Promoter, check_tags, parse_source, parse_target
 from .provenance import predicate, read_source
 from .push import Published, Publisher, Wanted
@@ -52,7 +54,7 @@ def publish(selection: Selection, *, tags: list[str], to: list[str], options: Pu
         if not wanted:
             return summarized(reused, started, json_file)
     with report.PushBars() as bars:
-        publisher = Publisher(engine, destinations, options, log=report.stderr_line,
+        publisher = Publisher(engine, destinations, options, log=stderr_line,
                               progress=bars.update,
                               describe=lambda ref, image_id: sbom_document(
                                   engine, ref, known(engine, image_id)),
@@ -74,7 +76,7 @@ def in_production(engine: Engine, reuse_from: Destination,
         info = engine.image(want.ref)
         if info is not None:
             ids.setdefault(want.index or want.ref, {})[want.platform if want.index else ""] = info.id
-    there = published.same_images(engine, reuse_from, ids, report.stderr_line) if ids else {}
+    there = published.same_images(engine, reuse_from, ids, stderr_line) if ids else {}
     reused = [Published(image=tag, image_id=c.image_id, destination=c.repository,
                         status="reused", digest=c.digest, platforms=c.platforms,
                         detail=f"{reuse_from} holds this very image: not staged again")
@@ -96,7 +98,7 @@ def promote(*, source: str, to: list[str], tags: list[str], options: PublishOpti
     if not targets:
         raise UsageError("say where to promote to: --to HOST/REPOSITORY (repeatable)")
     check_tags(tags)
-    promoter = Promoter(connect(), options, log=report.stderr_line)
+    promoter = Promoter(connect(), options, log=stderr_line)
     try:
         with terminate_interrupts():
             results = promoter.run(repository, digest, targets, tags)
@@ -129,7 +131,7 @@ def provenance_of(engine: Engine, selection: Selection,
             return None
         input_hash, parent = rendered[ref]
         if info.labels.get(labels.INPUT_HASH) != input_hash:
-            report.stderr_line(f"no provenance for {ref}: it was built from other inputs than "
+            stderr_line(f"no provenance for {ref}: it was built from other inputs than "
                                "this checkout's")
             return None
         return predicate(source, ref, image_id, input_hash, parent)

@@ -12,13 +12,13 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..console import stderr_line
 from ..engine import connect
 from ..errors import UsageError
 from ..matrix.load import load_plan
 from ..registry import index
 from ..registry.candidates import Candidate, Staged, load_staged
 from ..registry.client import OCI_INDEX, Manifest, RegistryClient, endpoint_of, sha256_of
-from ..report import stderr_line
 from ..selection import Selection
 from .command import summarized
 from .push import Published, id_tag

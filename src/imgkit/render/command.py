@@ -8,7 +8,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from .. import report
+from ..console import stderr_line
 from ..errors import UsageError
 from ..lock.files import read_locks
 from ..matrix.load import load_plan
@@ -65,5 +65,5 @@ def render(selection: Selection, *, out: Path, form: str = "auto") -> list[Path]
     written = [write_context(c, out) for c in contexts]
     for path in written:
         print(path)
-    report.stderr_line(BUILDKIT_HINT if buildkit else LEGACY_HINT)
+    stderr_line(BUILDKIT_HINT if buildkit else LEGACY_HINT)
     return written

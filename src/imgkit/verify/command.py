@@ -10,14 +10,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from .. import labels, report
+from .. import labels
+from ..console import stderr_line
 from ..engine import Engine, ImageInfo, connect
 from ..errors import EXIT_FAILED, EXIT_HOST, EXIT_OK, HostError, Inconsistent, RegistryError, UsageError
 from ..options import PUBLISH_DEFAULTS, Signer, Trust, VerifyOptions
 from ..registry.candidates import lookup
 from ..registry.reference import RemoteRef, remote_ref
 from ..selection import Selection
-from . import tickets
+from . import report, tickets
 from .expect import check_gpus, parse_expect_options
 from .run import inventory, judge_report
 from .run import verify as run_verify
@@ -147,11 +148,11 @@ def keep_ticket(verdict: Verdict, expect: tuple[str, ...]) -> dict[str, object]:
     the ticket document, as it is attached."""
     document = tickets.make_document(verdict, expect)         # judged as this run judged it
     if tickets.keep(document) is None:
-        report.stderr_line(f"not recorded as the ticket of {verdict.image_id[:19]}: a plain "
+        stderr_line(f"not recorded as the ticket of {verdict.image_id[:19]}: a plain "
                            "`imgkit verify` recorded one, and --expect judged this run by other "
                            "claims than the image's labels and tag")
     elif expect:
-        report.stderr_line(f"recorded as the ticket of {verdict.image_id[:19]}, judged with "
+        stderr_line(f"recorded as the ticket of {verdict.image_id[:19]}, judged with "
                            f"--expect {' '.join(expect)} (the ticket says so)")
     return document
 
@@ -167,18 +168,18 @@ def attach(engine: Engine, subject: Subject, verdict: Verdict, document: dict[st
     if remote is None:
         raise Inconsistent(f"{subject.ref}: attach was asked for a local image")
     tag = attach_verdict(engine, remote, verdict.image_id, document, retry_for=retry_for)
-    report.stderr_line(f"attached the verdict to {remote.registry}/{remote.repository}@"
+    stderr_line(f"attached the verdict to {remote.registry}/{remote.repository}@"
                        f"{remote.digest} ({tag})")
     sbom_bytes = b""
     if not verdict.failed:
         sbom_bytes = sbom_of(engine, subject, verdict)
         tag = attach_sbom(engine, remote, sbom_bytes, retry_for=retry_for)
-        report.stderr_line(f"attached the SBOM ({tag})")
+        stderr_line(f"attached the SBOM ({tag})")
     if signer.signs:
         tag = sign(engine, remote, attestation.predicate(document), cosign.VERDICT_TYPE, signer)
         if sbom_bytes:
             sign(engine, remote, sbom_bytes, cosign.SBOM_TYPE, signer)
-        report.stderr_line(f"signed the verdict{' and the SBOM' if sbom_bytes else ''} ({tag})")
+        stderr_line(f"signed the verdict{' and the SBOM' if sbom_bytes else ''} ({tag})")
 
 
 def sbom_of(engine: Engine, subject: Subject, verdict: Verdict) -> bytes:
@@ -245,7 +246,7 @@ def sbom(*, image: str, out: Path, timeout: int) -> None:
     document = sbom_document(engine, image, info, timeout)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_bytes(document)
-    report.stderr_line(f"wrote {out}")
+    stderr_line(f"wrote {out}")
 
 
 def outdated(*, images: list[str], selection: Selection, json_file: Path | None = None,

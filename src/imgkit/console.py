@@ -1,0 +1,107 @@
+"""The terminal, below every stage: one console per stream (rich, imported on first use:
+~40 ms with its tables, which a no-op `imgkit build` never pays), errors as one paragraph,
+progress lines whole and unstyled, and the plain-text helpers every stage's report uses.
+Plain text keeps every tag whole and greppable in CI logs, where a rich table would cut it."""
+from __future__ import annotations
+
+import functools
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+
+@functools.lru_cache(maxsize=2)
+def console(stderr: bool = False) -> Console:
+    from rich.console import Console
+    return Console(stderr=stderr, highlight=False, soft_wrap=True)  # whole lines in CI logs
+
+
+def print_error(message: str, hint: str = "") -> None:
+    """An error for a person: one paragraph and its hint, never a traceback."""
+    from rich.markup import escape
+    err = console(stderr=True)
+    # messages quote user input ("[/namespace]" is text, not a style)
+    err.print(f"[bold red]error:[/] {escape(message)}", highlight=False, markup=True)
+    if hint:
+        err.print(f"  hint: {hint}", highlight=False, markup=False)
+
+
+def stderr_line(line: str) -> None:
+    """A progress line (build, publish, promote, export), whole and unstyled."""
+    console(stderr=True).print(line, highlight=False, markup=False)
+
+
+def append_step_summary(markdown: str) -> None:
+    """Add to the CI job's summary page ($GITHUB_STEP_SUMMARY) when there is one."""
+    import os
+    summary = os.environ.get("GITHUB_STEP_SUMMARY")
+    if summary:
+        with open(summary, "a") as out:
+            out.write(markdown)
+
+
+def human_size(size: int) -> str:
+    value = float(size)
+    for unit in ("B", "KB", "MB", "GB"):
+        if value < 1000 or unit == "GB":
+            return f"{value:.0f} {unit}" if unit in ("B", "KB") else f"{value:.1f} {unit}"
+        value /= 1000
+    return f"{value:.1f} GB"
+
+
+def columns(header: tuple[str, ...], rows: Sequence[tuple[str, ...]],
+            right: frozenset[int] = frozenset()) -> list[str]:
+    """Aligned plain-text columns, a rule under the header; no cell is ever cut."""
+    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
+
+    def line(row: tuple[str, ...]) -> str:
+        cells = [cell.rjust(w) if i in right else cell.ljust(w)
+                 for i, (cell, w) in enumerate(zip(row, widths))]
+        return "  ".join(cells).rstrip()
+
+    return [line(header), line(tuple("-" * w for w in widths)), *(line(row) for row in rows)]
+
+
+
+def flat(text: str) -> str:
+    """`text` on one line: every run of whitespace one space."""
+    return " ".join(text.split())
+
+
+def tally(statuses: Iterable[str]) -> str:
+    """"2 built, 1 up-to-date", in the order the statuses first appear."""
+    counts: dict[str, int] = {}
+    for status in statuses:
+        counts[status] = counts.get(status, 0) + 1
+    return ", ".join(f"{n} {status}" for status, n in counts.items())
+
+
+def escape(text: str) -> str:
+    """`text` shown as it is where console markup is on ("[/namespace]" is text, not a style)."""
+    from rich.markup import escape as rich_escape
+    return rich_escape(text)
+
+
+def print_table(title: str, header: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
+    """A table in the terminal (cells fold, never cut); cells may carry console markup."""
+    from rich.table import Table
+    table = Table(title=title, show_lines=False)
+    for column in header:
+        table.add_column(column, overflow="fold")
+    for row in rows:
+        table.add_row(*row)
+    console().print(table)
+
+
+def transfer_bars() -> Any:
+    """A started rich Progress of bars with bytes and speed on stderr when it is a terminal;
+    None elsewhere (a CI log), where progress lines say enough. The caller stops it."""
+    err = console(stderr=True)
+    if not err.is_terminal:
+        return None
+    from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TransferSpeedColumn
+    bars = Progress(TextColumn("{task.description}"), BarColumn(), DownloadColumn(),
+                    TransferSpeedColumn(), console=err)
+    bars.start()
+    return bars
