@@ -8,9 +8,10 @@ import pytest
 
 from imgkit.probe import PROBE_VERSION
 from imgkit.verify.diagnose import KNOWN, diagnose
-from imgkit.verify.evaluate import evaluate, peak_for
+from imgkit.verify.evaluate import evaluate
 from imgkit.verify.expect import Expectations, expectations, from_tag
 from imgkit.verify.facts import parse_report
+from imgkit.verify.gpu_checks import peak_for
 from imgkit.verify.verdict import WARN
 
 

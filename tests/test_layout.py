@@ -199,3 +199,21 @@ def test_no_assert_for_control_flow_in_the_package() -> None:
     for path in PACKAGE.rglob("*.py"):
         asserts = [n.lineno for n in ast.walk(ast.parse(path.read_text())) if isinstance(n, ast.Assert)]
         assert not asserts, f"{path.relative_to(PACKAGE)}: assert at line(s) {asserts}"
+
+
+def test_modules_and_functions_stay_small() -> None:
+    """No module over 450 lines, no function over 50 outside the probe (which runs inside
+    images as one stdlib-only script), the CLI's declarations under 400."""
+    long_modules, long_functions = [], []
+    for path in PACKAGE.rglob("*.py"):
+        text = path.read_text()
+        if len(text.splitlines()) > 450:
+            long_modules.append(str(path.relative_to(PACKAGE)))
+        if "probe" in path.parts:
+            continue
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and \
+                    (node.end_lineno or 0) - node.lineno + 1 > 50:
+                long_functions.append(f"{path.relative_to(PACKAGE)}:{node.name}")
+    assert not long_modules and not long_functions, (long_modules, long_functions)
+    assert len((PACKAGE / "cli" / "commands.py").read_text().splitlines()) < 400

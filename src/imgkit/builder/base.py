@@ -159,8 +159,49 @@ def release_date(root: Path) -> str:
 def make_base(engine: Engine, ref: str, os_release: OsRelease, mirror: str | None,
               log: Callable[[str], None], security: str | None = None,
               platform: str | None = None) -> None:
-    name, distro = os_release.name, os_release.distro
+    """Make `ref` with debootstrap from `mirror` (its -security pocket from `security`) and
+    load it into the engine, for `platform` (default: the host's; another under QEMU)."""
     platform = platform or platforms.host()
+    mirror = _can_debootstrap(ref, os_release, mirror, platform)
+    name, distro = os_release.name, os_release.distro
+    with tempfile.TemporaryDirectory(prefix="imgkit-rootfs-") as tmp:
+        root = Path(tmp) / "rootfs"
+        emulated = platform != platforms.host()
+        log(f"making {ref} with debootstrap from {mirror} "
+            + (f"for {platform} under QEMU (about 2 min)" if emulated else "(about 30 s)"))
+        proc = subprocess.run(debootstrap_command(os_release, root, mirror,
+                                                  platform if emulated else None),
+                              capture_output=True, text=True)
+        if proc.returncode != 0:
+            tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-10:])
+            raise HostError(f"debootstrap {name} from {mirror} failed:\n{tail}")
+        if security is None:
+            log(f"no {distro} security mirror known: {ref} gets no -security pocket "
+                f"(--mirror {distro}-security=URL adds one)")
+        _settle(root, apt_sources(os_release, mirror, security))
+        tarball = Path(tmp) / "rootfs.tar"
+        subprocess.run(["tar", "-C", str(root), "--numeric-owner", "-cf", str(tarball), "."],
+                       check=True)
+        engine.load_rootfs(tarball, ref, platform=platform, labels={
+            labels.BASE_SOURCE: f"debootstrap {name} {mirror}",
+            labels.BASE_RELEASE_DATE: release_date(root)},
+            env=["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+                 "LANG=C.UTF-8"], cmd=["/bin/bash"])
+
+
+def _settle(root: Path, sources: str) -> None:
+    """The made root's apt sources, and apt kept small and quiet: no recommends, no caches."""
+    (root / "etc/apt/sources.list").write_text(sources)
+    (root / "etc/apt/apt.conf.d/90imgkit").write_text(
+        'APT::Install-Recommends "false";\nAPT::Install-Suggests "false";\n')
+    shutil.rmtree(root / "var/cache/apt/archives", ignore_errors=True)
+    (root / "var/cache/apt/archives/partial").mkdir(parents=True, exist_ok=True)
+
+
+def _can_debootstrap(ref: str, os_release: OsRelease, mirror: str | None, platform: str) -> str:
+    """The mirror to make `ref` from, once everything debootstrap needs is known to be here
+    (a known platform this host runs, the mirror, debootstrap, the keyring, root)."""
+    name, distro = os_release.name, os_release.distro
     if platform not in platforms.KNOWN:
         raise UsageError(f"{ref}: imgkit makes bases for {', '.join(platforms.KNOWN)}, "
                          f"not {platform}")
@@ -188,31 +229,4 @@ def make_base(engine: Engine, ref: str, os_release: OsRelease, mirror: str | Non
         raise HostError("making the base image with debootstrap needs root",
                         hint="run once as root, or provide the base image: "
                              f"docker tag <a {os_release.image} image> {ref}")
-    with tempfile.TemporaryDirectory(prefix="imgkit-rootfs-") as tmp:
-        root = Path(tmp) / "rootfs"
-        emulated = platform != platforms.host()
-        log(f"making {ref} with debootstrap from {mirror} "
-            + (f"for {platform} under QEMU (about 2 min)" if emulated else "(about 30 s)"))
-        proc = subprocess.run(debootstrap_command(os_release, root, mirror,
-                                                  platform if emulated else None),
-                              capture_output=True, text=True)
-        if proc.returncode != 0:
-            tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-10:])
-            raise HostError(f"debootstrap {name} from {mirror} failed:\n{tail}")
-        if security is None:
-            log(f"no {distro} security mirror known: {ref} gets no -security pocket "
-                f"(--mirror {distro}-security=URL adds one)")
-        (root / "etc/apt/sources.list").write_text(apt_sources(os_release, mirror, security))
-        # Keep images small and apt quiet: no recommends, no caches.
-        (root / "etc/apt/apt.conf.d/90imgkit").write_text(
-            'APT::Install-Recommends "false";\nAPT::Install-Suggests "false";\n')
-        shutil.rmtree(root / "var/cache/apt/archives", ignore_errors=True)
-        (root / "var/cache/apt/archives/partial").mkdir(parents=True, exist_ok=True)
-        tarball = Path(tmp) / "rootfs.tar"
-        subprocess.run(["tar", "-C", str(root), "--numeric-owner", "-cf", str(tarball), "."],
-                       check=True)
-        engine.load_rootfs(tarball, ref, platform=platform, labels={
-            labels.BASE_SOURCE: f"debootstrap {name} {mirror}",
-            labels.BASE_RELEASE_DATE: release_date(root)},
-            env=["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-                 "LANG=C.UTF-8"], cmd=["/bin/bash"])
+    return mirror

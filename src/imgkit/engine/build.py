@@ -19,6 +19,45 @@ LOST_HINT = ("check that dockerd is running (it may have restarted), then build 
              "next build removes what this one left")
 
 
+class BuildLog:
+    """What one build's stream said so far: the step it is at, its last lines, every image a
+    step made (in order: what a clean-up removes), and the image it ended with."""
+
+    def __init__(self, label: str, on_line: Callable[[str], None]) -> None:
+        self.label = label
+        self.on_line = on_line
+        self.tail: deque[str] = deque(maxlen=LOG_TAIL)
+        self.step = "preparing the build context"
+        self.made: list[str] = []
+        self.image_id: str | None = None
+
+    def take(self, chunk: dict[str, Any], cancelled: bool) -> None:
+        """One checked chunk. Once the build is cancelled the stream is read on to its end,
+        unshown: the builder kills this build's step containers, and the build is over only
+        when the daemon closes the stream (closing it here would leave a step that started
+        meanwhile running)."""
+        text = str(chunk.get("stream") or "")
+        self.made += [m.group(1) for m in map(STEP_IMAGE.match, text.splitlines()) if m]
+        aux = chunk.get("aux")
+        if isinstance(aux, dict) and "ID" in aux:
+            self.image_id = str(aux["ID"])
+            self.made.append(self.image_id)
+        if cancelled:
+            return
+        if "error" in chunk:
+            detail = chunk.get("errorDetail") or {}
+            reason = str(chunk.get("error") or detail.get("message")).strip()
+            raise BuildFailed(self.label, self.step, reason, list(self.tail),
+                              images=tuple(self.made))
+        for line in text.splitlines():
+            if line.strip():
+                self.tail.append(line)
+                self.on_line(line)
+                match = STEP.match(line.strip())
+                if match:
+                    self.step = f"step {match.group(1)} ({match.group(2)[:80]})"
+
+
 class Builds(Client):
     def build(self, context_dir: Path, label: str, *, extra_hosts: dict[str, str],
               on_line: Callable[[str], None], cancel: threading.Event,
@@ -30,50 +69,25 @@ class Builds(Client):
         `stop_build_steps` hastens, and Cancelled is raised."""
         import requests.exceptions
         import urllib3.exceptions
-        tail: deque[str] = deque(maxlen=LOG_TAIL)
-        step = "preparing the build context"
-        made: list[str] = []  # every image a step made, in order: what a cleanup removes
-        image_id = None
+        log = BuildLog(label, on_line)
         try:
             stream = self.api.build(path=str(context_dir), rm=True, forcerm=True, pull=False,
                                     decode=True, extra_hosts=extra_hosts, nocache=nocache)
             try:
                 for chunk in checked(stream):
-                    text = str(chunk.get("stream") or "")
-                    made += [m.group(1) for m in map(STEP_IMAGE.match, text.splitlines()) if m]
-                    aux = chunk.get("aux")
-                    if isinstance(aux, dict) and "ID" in aux:
-                        image_id = str(aux["ID"])
-                        made.append(image_id)
-                    if cancel.is_set():
-                        # Read on to the end: the builder kills this build's step containers,
-                        # and the build is over only when the daemon closes the stream.
-                        # Closing it ourselves would leave a step that started meanwhile running.
-                        continue
-                    if "error" in chunk:
-                        detail = chunk.get("errorDetail") or {}
-                        reason = str(chunk.get("error") or detail.get("message")).strip()
-                        raise BuildFailed(label, step, reason, list(tail), images=tuple(made))
-                    for line in text.splitlines():
-                        if not line.strip():
-                            continue
-                        tail.append(line)
-                        on_line(line)
-                        match = STEP.match(line.strip())
-                        if match:
-                            step = f"step {match.group(1)} ({match.group(2)[:80]})"
+                    log.take(chunk, cancelled=cancel.is_set())
             finally:
                 stream.close()  # on any exception, closing the stream makes the daemon stop
         except (requests.exceptions.ConnectionError, requests.exceptions.ChunkedEncodingError,
                 urllib3.exceptions.ProtocolError) as exc:
             raise EngineUnavailable(f"the Docker engine stopped answering while building {label} "
-                                    f"({step}): {first_line(exc)}", hint=LOST_HINT)
+                                    f"({log.step}): {first_line(exc)}", hint=LOST_HINT)
         if cancel.is_set():
-            raise Cancelled(f"{label}: build cancelled", images=tuple(made))
-        if image_id is None:
-            raise BuildFailed(label, step, "the engine reported no image id", list(tail),
-                              images=tuple(made))
-        return image_id
+            raise Cancelled(f"{label}: build cancelled", images=tuple(log.made))
+        if log.image_id is None:
+            raise BuildFailed(label, log.step, "the engine reported no image id", list(log.tail),
+                              images=tuple(log.made))
+        return log.image_id
 
     def stop_build_steps(self, tag: str) -> int:
         """Kill the containers running build steps of `tag`; returns how many.

@@ -1,208 +1,36 @@
-"""Expand the spec into a DAG of build targets: resolve pins, parents, tags; select a slice.
-
-Layers, each a tagged image shared by every child that needs it:
-    base OS (imported) -> python -> cuda (runtime libs) -> cudnn -> nccl -> framework
-"""
+"""Expand the spec into a DAG of build targets: every point's chain of layers (chain.py),
+shared parents once, extensions on the images they extend, tags and aliases checked; and
+select a slice of it (--cuda, --only, --platform)."""
 from __future__ import annotations
 
 import fnmatch
-import re
-from dataclasses import dataclass, field, replace
-from typing import Collection, Iterator, Mapping, Sequence
+from dataclasses import replace
+from typing import Collection, Sequence
 
-from .. import tf32
 from ..budget import Budget
 from ..errors import CompatError, Inconsistent, SpecError
 from ..registry.reference import problem
-from .compat import Compat, FrameworkBuild, OsRelease, version_key
+from .chain import chain as point_chain
+from .chain import naming
+from .compat import Compat, version_key
 from .extension import Extension, canonical
-from .spec import CUDA_LIBS, Combo, Family, Spec
+from .spec import Family, Spec
+from .targets import (
+    CUDA_WHEEL,
+    LAYERS,
+    LIB_LINKS,
+    VENV,
+    Plan,
+    Settings,
+    Target,
+    base_ref,
+    lineage,
+    tag_fields,
+)
 
-LAYERS = ("python", "cuda", "cudnn", "nccl", "framework", "extension")
-# a wheel of NVIDIA's CUDA libraries for one CUDA major, e.g. nvidia-cudnn-cu12
-CUDA_WHEEL = re.compile(r"^nvidia-[a-z0-9-]+-cu([0-9]+)$")
-VENV = "/opt/venv"
-# One directory on LD_LIBRARY_PATH with a link to every NVIDIA wheel library, versioned and
-# unversioned names alike, kept by imgkit-link-libs (wheels pull in dependencies we do
-# not list, e.g. cuDNN 8 needs libnvrtc at run time).
-LIB_LINKS = "/opt/imgkit/lib"
-
-
-@dataclass(frozen=True)
-class Settings:
-    namespace: str = "imgkit"   # repository prefix of the shared layer images
-
-
-@dataclass(frozen=True)
-class Target:
-    tag: str                       # full reference, repository:tag
-    layer: str                     # one of LAYERS
-    family: str                    # family that first asked for it
-    parent: str | None             # parent target's tag; None for python (root) layers
-    base: str | None               # base OS image for root layers
-    os: str
-    python: str
-    cuda: str | None = None
-    # exact versions of everything this image holds, cumulative over its parents
-    components: tuple[tuple[str, str], ...] = ()
-    # pip requirements this layer installs (validated "name==version")
-    packages: tuple[str, ...] = ()
-    framework: FrameworkBuild | None = None
-    os_release: OsRelease | None = None  # what the base OS is, for root layers
-    aliases: tuple[str, ...] = ()  # further tags in registries (not local), moved on publish
-    budget: Budget | None = None   # what a family allows its images to weigh
-    extension: Extension | None = None  # what an extension layer adds
-    env: tuple[tuple[str, str], ...] = ()  # ENV the layer sets (a family's tf32 switch)
-    # every platform an image standing on it needs (one tag names the image of each)
-    platforms: tuple[str, ...] = ("linux/amd64",)
-    max_base_age: int | None = None  # root layers: days before their base is made again
-
-    @property
-    def component_map(self) -> dict[str, str]:
-        return dict(self.components)
-
-
-@dataclass(frozen=True)
-class Plan:
-    targets: tuple[Target, ...]    # parents always before children
-    finals: tuple[str, ...] = field(default=())  # tags a family asked for by name
-    named: tuple[str, ...] = field(default=())   # tags --cuda/--only selected (the rest: their parents)
-
-    def get(self, tag: str) -> Target:
-        for t in self.targets:
-            if t.tag == tag:
-                return t
-        raise KeyError(tag)
-
-
-def lineage(target: Target, by_tag: Mapping[str, Target]) -> Iterator[Target]:
-    """`target`, then its parent, its parent's parent... up to its root layer."""
-    at: Target | None = target
-    while at is not None:
-        yield at
-        at = by_tag.get(at.parent) if at.parent else None
-
-
-def base_ref(os_release: OsRelease, settings: Settings) -> str:
-    return f"{settings.namespace}/{os_release.distro}:{os_release.name}"
-
-
-def _short(version: str, parts: int = 2) -> str:
-    return ".".join(version.split(".")[:parts])
-
-
-def tag_fields(target: Target) -> dict[str, str]:
-    """The values a tag template may use, as far as `target`'s stack has them."""
-    comps = target.component_map
-    fields = {"os": target.os, "python": target.python, "cuda": target.cuda or ""}
-    if "cudnn" in comps:
-        fields |= {"cudnn": _short(comps["cudnn"]), "cudnn_major": comps["cudnn"].split(".")[0]}
-    if "nccl" in comps:
-        fields["nccl"] = _short(comps["nccl"])
-    if "framework" in comps:
-        fields |= {"framework": comps["framework"], "framework_version": comps["framework_version"],
-                   "framework_minor": _short(comps["framework_version"])}
-    return fields
-
-
-def _chain(family: Family, combo: Combo, compat: Compat, settings: Settings) -> list[Target]:
-    """The list of targets (root first) that one matrix point needs."""
-    ns = settings.namespace
-    os_release = compat.os_release(combo.os)
-    os_python = os_release.python
-    python = combo.python or os_python
-    if python != os_python:
-        raise CompatError(f"python {python} is not what {combo.os} ships",
-                          hint=f"{combo.os} provides python {os_python}; use that or omit the axis")
-    rel = compat.release(combo.cuda)
-    build: FrameworkBuild | None = None
-    if family.framework:
-        if combo.framework_version is None:
-            raise Inconsistent(f"{family.file}: a framework family without framework_version")
-        build = compat.framework(family.framework, combo.framework_version)
-        if build.cuda != combo.cuda:
-            raise CompatError(
-                f"{build.name} {build.version} is built for CUDA {build.cuda}, not {combo.cuda}",
-                hint=f"use cuda {build.cuda} for {build.name} {build.version}")
-        if python not in build.python:
-            raise CompatError(f"{build.name} {build.version} has no wheel for python {python}",
-                              hint=f"pythons with wheels: {', '.join(build.python)}")
-        if combo.cudnn == "none" or combo.nccl == "none":
-            raise CompatError(f"{build.name} {build.version} needs cuDNN and NCCL",
-                              hint="set the cudnn and nccl axes (or 'default')")
-
-    suffix = f"py{python}-{combo.os}"
-    base = base_ref(os_release, settings)
-    py_t = Target(tag=f"{ns}/python:{python}-{combo.os}", layer="python", family=family.name,
-                  parent=None, base=base, os=combo.os, python=python, os_release=os_release,
-                  components=(("os", combo.os), ("python", python)))
-    libs = family.cuda_libs or tuple(c for c in CUDA_LIBS if c in dict(rel.components))
-    missing = [c for c in libs if c not in dict(rel.components)]
-    if missing:
-        raise CompatError(f"CUDA {combo.cuda} has no {', '.join(missing)}")
-    pins = [(c, v) for c, v in rel.components if c in libs]
-    flavour = "runtime" if family.cuda_libs is None else "-".join(libs)
-    cuda_tag = f"{combo.cuda}-{flavour}"
-    chain = [py_t]
-    cuda_t = Target(tag=f"{ns}/cuda:{cuda_tag}-{suffix}", layer="cuda", family=family.name,
-                    parent=py_t.tag, base=None, os=combo.os, python=python, cuda=combo.cuda,
-                    components=py_t.components + (("cuda", combo.cuda),) + tuple(pins),
-                    packages=tuple(f"{compat.package(c, combo.cuda)}=={v}" for c, v in pins))
-    chain.append(cuda_t)
-    tag_so_far = cuda_tag
-    for layer, series, rng in (("cudnn", combo.cudnn, build.cudnn if build else None),
-                               ("nccl", combo.nccl, build.nccl if build else None)):
-        if series == "none":
-            continue
-        resolve = compat.resolve_cudnn if layer == "cudnn" else compat.resolve_nccl
-        pin = resolve(combo.cuda, series, rng)
-        tag_so_far += f"-{layer}{_short(pin)}"
-        parent = chain[-1]
-        chain.append(Target(
-            tag=f"{ns}/cuda:{tag_so_far}-{suffix}", layer=layer, family=family.name,
-            parent=parent.tag, base=None, os=combo.os, python=python, cuda=combo.cuda,
-            components=parent.components + ((layer, pin),),
-            packages=(f"{compat.package(layer, combo.cuda)}=={pin}",)))
-    if build is not None:
-        parent = chain[-1]
-        fields = {**tag_fields(parent), "framework": build.name,
-                  "framework_version": build.version, "framework_minor": _short(build.version)}
-        tag_template, repository = _naming(family)
-        tag = tag_template.format(**fields)
-        chain.append(Target(
-            aliases=tuple(dict.fromkeys(a.format(**fields) for a in family.alias_templates)),
-            tag=f"{repository}:{tag}", layer="framework", family=family.name,
-            parent=parent.tag, base=None, os=combo.os, python=python, cuda=combo.cuda,
-            components=parent.components + (("framework", build.name),
-                                            ("framework_version", build.version))
-            + ((("tf32", family.tf32), ("tf32_conv", family.tf32)) if family.tf32 else ()),
-            packages=(build.pip,), framework=build,
-            env=tuple(sorted(tf32.ENV[build.name][family.tf32].items())) if family.tf32 else ()))
-    _check_platform(combo, build, _pins_by_layer(chain), compat)
-    chain[0] = replace(chain[0], max_base_age=family.max_base_age)
-    return [replace(t, platforms=(combo.platform,)) for t in chain]
-
-
-def _pins_by_layer(chain: list[Target]) -> dict[str, str]:
-    return {t.layer: dict(t.components)[t.layer] for t in chain if t.layer in ("cudnn", "nccl")}
-
-
-def _check_platform(combo: Combo, build: FrameworkBuild | None, pins: dict[str, str],
-                    compat: Compat) -> None:
-    """Every wheel the point installs must exist for its platform (compat data, read from
-    PyPI's files): refused now, naming the package, rather than failing in a build."""
-    platform = combo.platform
-    if build is not None and platform not in build.platforms:
-        raise CompatError(f"{build.name} {build.version} has no GPU build for {platform} on "
-                          "the package index", hint=f"its platforms: {', '.join(build.platforms)}; "
-                          f"exclude {{framework_version: \"{build.version}\", platform: {platform}}}")
-    gaps = [compat.platform_gap(combo.cuda, platform, "cuda")]
-    gaps += [compat.platform_gap(combo.cuda, platform, layer, pin) for layer, pin in pins.items()]
-    missing = [g for g in gaps if g]
-    if missing:
-        raise CompatError(f"no {platform} wheel of {'; '.join(missing)} on the package index",
-                          hint=f"exclude {{cuda: \"{combo.cuda}\", platform: {platform}}}, or pick "
-                               "cudnn/nccl versions that have one")
+# What the rest of imgkit names through this module (the plan's own types live in targets.py)
+__all__ = ["LIB_LINKS", "VENV", "Plan", "Settings", "Target", "base_ref", "lineage", "make_plan",
+           "select", "split_given"]
 
 
 def _check_reference(family: Family, target: Target) -> None:
@@ -294,7 +122,7 @@ def _check_pins(family: Family, parent: Target, by_tag: dict[str, Target], compa
 def _extended(family: Family, parent: Target, by_tag: dict[str, Target], compat: Compat) -> Target:
     """The extension's image on `parent`."""
     extension = _extension_of(family)
-    tag_template, repository = _naming(family)
+    tag_template, repository = naming(family)
     _check_pins(family, parent, by_tag, compat)
     fields = {**tag_fields(parent), "parent_tag": parent.tag.rsplit(":", 1)[1]}
     try:
@@ -360,7 +188,7 @@ def make_plan(spec: Spec, compat: Compat, settings: Settings = Settings()) -> Pl
     for family in spec.families:
         for combo in family.combos:
             try:
-                chain = _chain(family, combo, compat, settings)
+                chain = point_chain(family, combo, compat, settings)
             except CompatError as exc:
                 point = ", ".join(f"{k}={v}" for k, v in vars(combo).items() if v is not None)
                 raise SpecError(family.file, f"axes ({point})", exc.message, hint=exc.hint)
@@ -470,8 +298,3 @@ def _extension_of(family: Family) -> Extension:
     return family.extension
 
 
-def _naming(family: Family) -> tuple[str, str]:
-    """A family's tag template and repository (spec.py requires both of a named family)."""
-    if not family.tag_template or not family.repository:
-        raise Inconsistent(f"{family.file}: {family.name} names images without a tag or repository")
-    return family.tag_template, family.repository

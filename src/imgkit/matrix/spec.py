@@ -258,19 +258,32 @@ def parse_family(file: str, raw: Any) -> Family:
     aliases = _alias_templates(file, raw.get("aliases"))
     if aliases and not framework:
         raise SpecError(file, "aliases", "only a framework family (with `tag`) has aliases")
-    cuda_libs = None
-    if raw.get("cuda_libs") is not None:
-        libs = raw["cuda_libs"]
-        if not isinstance(libs, list) or not libs:
-            raise SpecError(file, "cuda_libs", "must be a non-empty list")
-        for i, lib in enumerate(libs):
-            if lib not in CUDA_LIBS:
-                raise SpecError(file, f"cuda_libs[{i}]", f"unknown CUDA library {lib!r}",
-                                hint=f"known: {', '.join(CUDA_LIBS)}")
-        if "cudart" not in libs:
-            raise SpecError(file, "cuda_libs", "must include cudart")
-        cuda_libs = tuple(libs)
+    cuda_libs = _cuda_libs(file, raw.get("cuda_libs"))
+    combos = _combos(file, raw, _family_axes(file, raw, framework))
+    return Family(name=name, file=file, description=str(raw.get("description") or ""),
+                  repository=repository, framework=framework, tag_template=template,
+                  alias_templates=aliases, size_budget=_size_budget(file, raw.get("size_budget")),
+                  cuda_libs=cuda_libs, combos=combos, tf32=_tf32(file, raw.get("tf32"), framework),
+                  max_base_age=_max_base_age(file, raw.get("max_base_age")))
 
+
+def _cuda_libs(file: str, libs: Any) -> tuple[str, ...] | None:
+    """`cuda_libs: [cudart, cublas]`: the runtime layer's libraries (None: the release's)."""
+    if libs is None:
+        return None
+    if not isinstance(libs, list) or not libs:
+        raise SpecError(file, "cuda_libs", "must be a non-empty list")
+    for i, lib in enumerate(libs):
+        if lib not in CUDA_LIBS:
+            raise SpecError(file, f"cuda_libs[{i}]", f"unknown CUDA library {lib!r}",
+                            hint=f"known: {', '.join(CUDA_LIBS)}")
+    if "cudart" not in libs:
+        raise SpecError(file, "cuda_libs", "must include cudart")
+    return tuple(libs)
+
+
+def _family_axes(file: str, raw: dict[str, Any], framework: str | None) -> dict[str, list[str]]:
+    """The family's axes, `platforms:` among them, with the ones it must have."""
     axes = _axis_values(file, raw.get("axes"))
     if raw.get("platforms") is not None:
         if "platform" in axes:
@@ -284,7 +297,11 @@ def parse_family(file: str, raw: Any) -> Family:
         raise SpecError(file, "axes.framework_version", "required for a framework family")
     if not framework and "framework_version" in axes:
         raise SpecError(file, "axes.framework_version", "set `framework` to use this axis")
+    return axes
 
+
+def _combos(file: str, raw: dict[str, Any], axes: dict[str, list[str]]) -> tuple[Combo, ...]:
+    """The axes' product, minus `exclude`, plus `include`, each point once."""
     excludes = [_point(file, f"exclude[{i}]", e) for i, e in enumerate(_listed(file, "exclude", raw))]
     names = list(axes)
     points = [dict(zip(names, values)) for values in itertools.product(*axes.values())]
@@ -294,11 +311,7 @@ def parse_family(file: str, raw: Any) -> Family:
     combos = tuple(dict.fromkeys(_combo(p) for p in points))
     if not combos:
         raise SpecError(file, "exclude", "excludes every combination")
-    return Family(name=name, file=file, description=str(raw.get("description") or ""),
-                  repository=repository, framework=framework, tag_template=template,
-                  alias_templates=aliases, size_budget=_size_budget(file, raw.get("size_budget")),
-                  cuda_libs=cuda_libs, combos=combos, tf32=_tf32(file, raw.get("tf32"), framework),
-                  max_base_age=_max_base_age(file, raw.get("max_base_age")))
+    return combos
 
 
 def _platforms(file: str, raw: Any) -> list[str]:
