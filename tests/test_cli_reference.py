@@ -1,6 +1,5 @@
 """The CLI's documentation cannot drift from the CLI: docs/cli.md is made from it (every
-option of every command), and the README's command table names only options that exist,
-for every command there is."""
+option of every command). What the other pages say of the CLI: tests/test_docs.py."""
 from __future__ import annotations
 
 import os
@@ -12,7 +11,6 @@ import typer
 from imgkit.cli import app, reference
 
 ROOT = Path(__file__).resolve().parent.parent
-FLAG = re.compile(r"(?<![\w-])(--[a-z][a-z0-9-]*|-[a-zA-Z])\b")
 
 
 def commands() -> dict[str, set[str]]:
@@ -41,20 +39,3 @@ def test_docs_cli_md_is_what_the_cli_says() -> None:
         section = section[:section.find("\n## ", 1) if "\n## " in section[1:] else len(section)]
         missing = {f for f in flags if not re.search(rf"`{re.escape(f)}[` ]", section)}
         assert not missing, (name, missing)
-
-
-def test_the_readme_table_names_every_command_and_only_real_options() -> None:
-    readme = (ROOT / "README.md").read_text()
-    table = readme[readme.index("| command | what it does |"):]
-    table = table[:table.index("\n\n")]
-    known = commands()
-    seen: set[str] = set()
-    for row in table.splitlines()[2:]:
-        usage = row.split("`")[1]                       # `imgkit verify TAG [...]`
-        words = usage.split()[1:]
-        name = next(n for n in sorted(known, key=len, reverse=True)
-                    if words[:len(n.split())] == n.split())
-        seen.add(name)
-        for flag in FLAG.findall(usage):
-            assert flag in known[name], f"README: `imgkit {name}` has no {flag}"
-    assert seen == set(known), f"commands missing from the README's table: {set(known) - seen}"

@@ -1,5 +1,5 @@
 """The signed-verdict gate as pure logic (the signatures are cosign's: test_docker_signing.py)
-and the predicate's schema, which docs/attestations.md publishes."""
+and the predicate's schema, which docs/signing.md publishes."""
 from __future__ import annotations
 
 import json

@@ -1,5 +1,5 @@
 """The signed form of a verdict: the predicate of an in-toto statement of type
-`https://imgkit.dev/attestations/verdict/v1` (schema: docs/attestations.md, whose JSON
+`https://imgkit.dev/attestations/verdict/v1` (schema: docs/signing.md, whose JSON
 Schema a test re-makes from this model). Made here, signed by cosign (registry/cosign.py),
 judged when promoting (verify/signed.py)."""
 from __future__ import annotations
