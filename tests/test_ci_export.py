@@ -429,3 +429,26 @@ def test_told_to_emulate_one_job_builds_both_platforms_under_qemu() -> None:
     steps = [s.get("uses", "") for s in github["build-cuda12-8-bookworm"]["steps"]]
     assert "docker/setup-qemu-action@v3" in steps
     assert github["build-cuda12-8-bookworm"]["runs-on"] == "ubuntu-latest"
+
+
+@pytest.mark.parametrize("row, said", [
+    ({**staged("x:1"), "platforms": "linux/amd64"}, "entry for 'x:1' has bad platforms"),
+    ({**staged("x:1"), "platforms": [3]}, "entry for 'x:1' has bad platforms"),
+    ({**staged("x:1"), "digest": "sha256:short"}, "entry for 'x:1' has no usable destination"),
+    ({**staged("x:1"), "image_id": 7}, "entry for 'x:1' has no usable destination"),
+    ({**staged("x:1"), "destination": ""}, "entry for 'x:1' has no usable destination"),
+])
+def test_a_candidates_row_a_job_cannot_use_is_refused_naming_it(tmp_path: Path,
+                                                                 row: dict[str, object],
+                                                                 said: str) -> None:
+    candidate_file(tmp_path / "a.json", row)           # type: ignore[arg-type]
+    with pytest.raises(UsageError, match=said):
+        candidates.load(tmp_path)
+
+
+def test_a_candidates_row_is_read_loosely_where_it_can_be(tmp_path: Path) -> None:
+    """A field a later imgkit adds is ignored; a row of another status is skipped whatever
+    else it holds."""
+    candidate_file(tmp_path / "a.json", {**staged("x:1"), "signed_by": "someone"},
+                   {**staged("x:2", status="refused"), "platforms": "junk"})
+    assert list(candidates.load(tmp_path)) == ["x:1"]

@@ -23,8 +23,9 @@ OWNERS = {
     "rich": {"console.py"},
     "jinja2": {"render/contexts.py"},
     "yaml": {"yamlload.py"},
-    "pydantic": {"matrix/compat_file.py", "verify/facts.py",   # the schemas of what users, images
-                 "verify/attestation.py"},                  # and signed attestations hand us
+    "pydantic": {"matrix/compat_file.py", "verify/facts.py",   # the schemas of what users, images,
+                 "verify/attestation.py",                   # signed attestations and earlier
+                 "registry/candidates.py"},                 # CI jobs hand us
     "packaging": {"versions.py", "matrix/"},                 # version rules: the host's and the matrix's
     "cyclonedx": {"verify/sbom.py"},
     "packageurl": {"verify/sbom.py"},

@@ -21,7 +21,8 @@ def statement(digest: str = DIGEST, **changes: Any) -> dict[str, Any]:
     document = {"format": 1, "image_id": IMAGE, "image": "r/x:1", "passed": True,
                 "gpu_checked": True, "failed": [], "host_failure": False,
                 "recorded_at": 1000.0, "overrides": [], "checks": [], "libraries": None}
-    predicate = json.loads(attestation.predicate({**document, **changes}))
+    predicate = json.loads(attestation.predicate(
+        attestation.VerdictRecord.model_validate({**document, **changes})))
     return {"_type": "https://in-toto.io/Statement/v0.1", "predicateType": "https://imgkit.dev/attestations/verdict/v1",
             "subject": [{"name": "r/x", "digest": {"sha256": digest.split(":")[1]}}],
             "predicate": predicate}
@@ -63,7 +64,8 @@ def test_max_age_and_the_gpu_waiver() -> None:
 
 
 def test_the_predicate_made_for_a_verdict_says_which_imgkit_and_schema_version() -> None:
-    made = json.loads(attestation.predicate({**statement()["predicate"], "recorded_at": time.time()}))
+    made = json.loads(attestation.predicate(attestation.VerdictRecord.model_validate(
+        {**statement()["predicate"], "recorded_at": time.time()})))
     assert made["predicate_version"] == 1 and made["imgkit_version"]
 
 

@@ -259,8 +259,10 @@ class Publisher:
     def _attach(self, item: _Pushed, destination: Destination) -> None:
         manifest = item.pushed()
         if item.verdict is None:  # made once: the same bytes, the same digest everywhere
-            document = tickets.document(item.image_id) or {}
-            item.verdict = artifacts.make_verdict(document, manifest)
+            document = tickets.document(item.image_id)
+            if document is None:                # the gate read it a moment ago
+                raise Inconsistent(f"{item.wanted.ref}: its recorded verdict went missing")
+            item.verdict = artifacts.make_verdict(document.model_dump(mode="json"), manifest)
             item.signed_verdict = attestation.predicate(document) if self.options.signer.signs else b""
         repository = destination.repository(item.wanted.ref)
         artifacts.attach(self.clients[destination.registry], repository, item.verdict)

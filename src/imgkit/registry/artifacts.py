@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Mapping
 
 from ..errors import RegistryError
 from .client import OCI_MANIFEST, Manifest, RegistryClient, sha256_of
@@ -58,7 +58,7 @@ def _artifact(kind: str, artifact_type: str, layer: bytes, title: str, subject: 
                     blobs=(EMPTY, layer))
 
 
-def verdict_artifact(verdict: dict[str, Any], subject: Manifest, *, gpu_unverified_allowed: bool,
+def verdict_artifact(verdict: Mapping[str, object], subject: Manifest, *, gpu_unverified_allowed: bool,
                      created: str) -> Artifact:
     """The artifact holding `verdict` (the ticket document verify recorded), for the image
     manifest `subject`. Built once and pushed as the same bytes everywhere."""
@@ -78,7 +78,7 @@ def sbom_artifact(document: bytes, subject: Manifest, *, created: str) -> Artifa
     return _artifact("sbom", SBOM_TYPE, document, "sbom.cdx.json", subject,
                      {"org.opencontainers.image.created": created})
 
-def make_verdict(document: dict[str, Any], subject: Manifest) -> Artifact:
+def make_verdict(document: Mapping[str, object], subject: Manifest) -> Artifact:
     """The artifact for `document` (a recorded verdict) about the image manifest `subject`;
     a verdict without the GPU checks says it was accepted without them."""
     return verdict_artifact(document, subject,

@@ -7,10 +7,11 @@ copy. Only digests are taken from it, never tags: what is used is what was stage
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import Optional, TypeVar
+
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from .. import platforms
 from ..errors import UsageError
@@ -40,35 +41,56 @@ class Candidate:
         return ref
 
 
-def _entries(path: Path) -> list[dict[str, object]]:
+class Entry(BaseModel):
+    """One row of the `published` list `imgkit publish --json` writes (publish/push.py's
+    Published), as a later job reads it: loosely, so that a row of another status or an
+    older imgkit's is skipped or refused by what it lacks, not by a field it adds."""
+    model_config = ConfigDict(extra="ignore")
+    image: Optional[str] = None
+    image_id: Optional[str] = None
+    destination: Optional[str] = None
+    digest: Optional[str] = None
+    status: Optional[str] = None
+    platforms: Optional[list[str]] = None   # an index: the platforms of its images
+    platform: Optional[str] = None          # one platform's image staged alone ...
+    index: Optional[str] = None             # ... for the multi-platform tag it belongs to
+
+
+class CandidatesFile(BaseModel):
+    published: list[dict[str, object]]
+
+
+def _rows(path: Path) -> list[dict[str, object]]:
     try:
-        document = json.loads(path.read_text())
-        entries = document["published"]
-        if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
-            raise TypeError
-        return entries
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        why = exc.strerror if isinstance(exc, OSError) else "not the JSON of `imgkit publish --json`"
-        raise UsageError(f"candidates file {path}: {why}") from None
+        return CandidatesFile.model_validate_json(path.read_bytes()).published
+    except OSError as exc:
+        raise UsageError(f"candidates file {path}: {exc.strerror}") from None
+    except ValidationError:
+        raise UsageError(f"candidates file {path}: not the JSON of `imgkit publish --json`") from None
 
 
-def _candidate(path: Path, entry: dict[str, object]) -> Candidate | None:
-    fields = {k: entry.get(k) for k in ("image", "image_id", "destination", "digest", "status")}
-    if fields["status"] not in STAGED:
+def _candidate(path: Path, row: dict[str, object]) -> tuple[Entry, Candidate] | None:
+    """The staged image a row names (None: a row of another status), or a usage error
+    naming the row's image and what it lacks."""
+    if row.get("status") not in STAGED:
         return None
-    named = entry.get("platforms") or []
-    if not isinstance(named, list) or not all(isinstance(p, str) for p in named):
-        raise UsageError(f"candidates file {path}: entry for {fields['image']!r} has bad platforms")
+    named = row.get("image")
+    try:
+        entry = Entry.model_validate(row)
+    except ValidationError as exc:
+        if any(error["loc"][:1] == ("platforms",) for error in exc.errors()):
+            raise UsageError(f"candidates file {path}: entry for {named!r} has bad platforms") from None
+        entry = Entry()                                    # refused below, as lacking fields
+    listed = entry.platforms or []
     # an index names images and is none itself: its image id is empty
-    filled = [k for k in fields if not (named and k == "image_id")]
-    if not isinstance(fields["image_id"], str) or not all(
-            isinstance(fields[k], str) and fields[k] for k in filled) or not DIGEST.match(
-            str(fields["digest"])) or remote_ref(f"{fields['destination']}@{fields['digest']}") is None:
-        raise UsageError(f"candidates file {path}: entry for {fields['image']!r} has no usable "
+    needed = [entry.image, entry.destination, entry.digest] + ([] if listed else [entry.image_id])
+    if entry.image_id is None or not all(needed) or not DIGEST.match(entry.digest or "") or \
+            remote_ref(f"{entry.destination}@{entry.digest}") is None:
+        raise UsageError(f"candidates file {path}: entry for {named!r} has no usable "
                          "destination and digest")
-    return Candidate(image=str(fields["image"]), image_id="" if named else str(fields["image_id"]),
-                     repository=str(fields["destination"]), digest=str(fields["digest"]),
-                     platforms=tuple(named))
+    return entry, Candidate(image=str(entry.image), image_id="" if listed else entry.image_id,
+                            repository=str(entry.destination), digest=str(entry.digest),
+                            platforms=tuple(listed))
 
 
 @dataclass(frozen=True)
@@ -100,15 +122,15 @@ def load_staged(directory: Path) -> Staged:
     images: dict[str, Candidate] = {}
     per_platform: dict[tuple[str, str], Candidate] = {}
     for path in sorted(directory.glob("*.json")):
-        for entry in _entries(path):
-            candidate = _candidate(path, entry)
-            if candidate is None:
+        for row in _rows(path):
+            found = _candidate(path, row)
+            if found is None:
                 continue
-            platform, index = entry.get("platform"), entry.get("index")
-            if not platform:
+            entry, candidate = found
+            if not entry.platform:
                 _add(images, candidate.image, candidate, directory)
-            elif isinstance(platform, str) and isinstance(index, str) and index:
-                _add(per_platform, (index, platform), candidate, directory)
+            elif entry.index:
+                _add(per_platform, (entry.index, entry.platform), candidate, directory)
     return Staged(images, per_platform)
 
 

@@ -4,7 +4,7 @@ digest (a tag is resolved to its digest first, so it cannot move meanwhile) and,
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
+from typing import Mapping
 
 from .. import platforms
 from ..engine import Engine, ImageInfo
@@ -52,7 +52,7 @@ def fetch(engine: Engine, remote: RemoteRef, *, retry_for: float,
     return replace(remote, digest=manifest.digest, local_ref=local), info
 
 
-def attach_verdict(engine: Engine, remote: RemoteRef, image_id: str, document: dict[str, Any], *,
+def attach_verdict(engine: Engine, remote: RemoteRef, image_id: str, document: Mapping[str, object], *,
                    retry_for: float) -> str:
     """Attach `document` (the verdict verify recorded for `image_id`) next to the digest it
     was pulled by, if that digest still holds `image_id`; returns the artifact's tag."""

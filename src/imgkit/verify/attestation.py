@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..shipped import version
 
-PREDICATE_VERSION = 1
+PREDICATE_VERSION: Literal[1] = 1
 
 
 class CheckRecord(BaseModel):
@@ -20,13 +20,12 @@ class CheckRecord(BaseModel):
     required: bool = True
 
 
-class VerdictPredicate(BaseModel):
-    """What `imgkit verify` concluded about one image, as signed. `image_id` is the image
-    config digest the probe ran in (a registry manifest's config.digest); the statement's
-    subject is the manifest digest."""
+class VerdictRecord(BaseModel):
+    """A recorded verdict: the ticket `imgkit verify` keeps for the image id it judged (in
+    imgkit's cache), the document attached next to the digest it judged, and, with two more
+    fields, the predicate signed about it. Read back from a file or a registry, it is
+    untrusted input until it validates here."""
     model_config = ConfigDict(extra="allow")
-    predicate_version: Literal[1] = Field(description="this schema's version")
-    imgkit_version: str = Field(description="the imgkit that judged the image")
     format: int = Field(description="the verdict document's format (1)")
     image_id: str = Field(pattern=r"^sha256:[0-9a-f]{64}$")
     image: str = Field(description="the reference verify was given")
@@ -38,13 +37,31 @@ class VerdictPredicate(BaseModel):
     overrides: list[str] = Field(default_factory=list,
                                  description="--expect KEY=VALUE the run was judged by")
     checks: list[CheckRecord] = Field(default_factory=list)
-    libraries: Optional[dict[str, Any]] = None
+    libraries: Optional[dict[str, list[list[str]]]] = None
 
 
-def predicate(document: dict[str, Any]) -> bytes:
-    """The predicate signed for a recorded verdict `document` (tickets.make_document's)."""
-    body = {"predicate_version": PREDICATE_VERSION, "imgkit_version": version(), **document}
-    return VerdictPredicate.model_validate(body).model_dump_json(exclude_none=True).encode()
+class VerdictPredicate(VerdictRecord):
+    """What `imgkit verify` concluded about one image, as signed. `image_id` is the image
+    config digest the probe ran in (a registry manifest's config.digest); the statement's
+    subject is the manifest digest."""
+    predicate_version: Literal[1] = Field(description="this schema's version")
+    imgkit_version: str = Field(description="the imgkit that judged the image")
+
+
+def predicate(record: VerdictRecord) -> bytes:
+    """The predicate signed for a recorded verdict (tickets.make_document's)."""
+    signed = VerdictPredicate.model_validate(
+        {**record.model_dump(), "predicate_version": PREDICATE_VERSION, "imgkit_version": version()})
+    return signed.model_dump_json(exclude_none=True).encode()
+
+
+def record_of(raw: object) -> VerdictRecord | None:
+    """A verdict document read back (a ticket file, a registry's verdict), or None when it
+    is not one."""
+    try:
+        return VerdictRecord.model_validate(raw)
+    except ValidationError:
+        return None
 
 
 def parse(raw: Any) -> VerdictPredicate | str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .. import labels
 from ..console import stderr_line
@@ -23,6 +24,9 @@ from .expect import check_gpus, parse_expect_options
 from .run import inventory, judge_report
 from .run import verify as run_verify
 from .verdict import Verdict
+
+if TYPE_CHECKING:
+    from .attestation import VerdictRecord
 
 
 @dataclass(frozen=True)
@@ -143,7 +147,7 @@ def judge(engine: Engine, subject: Subject, options: VerifyOptions, from_report:
     return with_updates(engine, verdict) if options.updates else verdict
 
 
-def keep_ticket(verdict: Verdict, expect: tuple[str, ...]) -> dict[str, object]:
+def keep_ticket(verdict: Verdict, expect: tuple[str, ...]) -> VerdictRecord:
     """Record the verdict as the ticket of the image id judged (what publish gates on);
     the ticket document, as it is attached."""
     document = tickets.make_document(verdict, expect)         # judged as this run judged it
@@ -157,7 +161,7 @@ def keep_ticket(verdict: Verdict, expect: tuple[str, ...]) -> dict[str, object]:
     return document
 
 
-def attach(engine: Engine, subject: Subject, verdict: Verdict, document: dict[str, object],
+def attach(engine: Engine, subject: Subject, verdict: Verdict, document: VerdictRecord,
            signer: Signer, retry_for: float) -> None:
     """The verdict next to the digest judged; the SBOM too when it passed (what promotion
     copies along); both signed when `signer` signs (what promotion trusts)."""
@@ -167,7 +171,8 @@ def attach(engine: Engine, subject: Subject, verdict: Verdict, document: dict[st
     remote = subject.remote
     if remote is None:
         raise Inconsistent(f"{subject.ref}: attach was asked for a local image")
-    tag = attach_verdict(engine, remote, verdict.image_id, document, retry_for=retry_for)
+    tag = attach_verdict(engine, remote, verdict.image_id, document.model_dump(mode="json"),
+                         retry_for=retry_for)
     stderr_line(f"attached the verdict to {remote.registry}/{remote.repository}@"
                        f"{remote.digest} ({tag})")
     sbom_bytes = b""

@@ -64,7 +64,7 @@ def refusal(statements: list[dict[str, Any]], reference: str, digest: str, image
     if newest.image_id != image_id:
         return (f"{reference}: the signed verdict judged image {newest.image_id[:19]}, not "
                 f"this one ({image_id[:19]}): a verdict replayed from another image")
-    ticket = tickets.ticket_of(newest.model_dump(), image_id)
+    ticket = tickets.ticket_of(newest, image_id)
     why = tickets.refusal(reference, image_id, ticket, allow_gpu_unverified=allow_gpu_unverified)
     if why is not None:
         return why

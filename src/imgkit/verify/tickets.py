@@ -14,9 +14,9 @@ import tempfile
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
 
 from ..cache import cache_dir
+from .attestation import CheckRecord, VerdictRecord, record_of
 from .verdict import Verdict
 
 FORMAT = 1
@@ -41,16 +41,16 @@ def path_of(image_id: str) -> Path:
     return cache_dir() / "verdicts" / f"{image_id.split(':', 1)[1]}.json"
 
 
-def make_document(verdict: Verdict, overrides: tuple[str, ...] = ()) -> dict[str, object]:
+def make_document(verdict: Verdict, overrides: tuple[str, ...] = ()) -> VerdictRecord:
     """What a ticket file holds, and what is attached next to a digest: the ticket, every
     check, and the libraries seen (what an extension built on this image is compared with)."""
     from .evaluate import library_summary
-    ticket = Ticket(image_id=verdict.image_id, image=verdict.image, passed=verdict.passed,
-                    gpu_checked=verdict.gpu_checked, failed=tuple(c.name for c in verdict.failed),
-                    host_failure=verdict.host_failure, recorded_at=time.time(),
-                    overrides=tuple(overrides))
-    return {"format": FORMAT, **asdict(ticket), "checks": [asdict(c) for c in verdict.checks],
-            "libraries": library_summary(verdict.facts) if verdict.facts else None}
+    return VerdictRecord(
+        format=FORMAT, image_id=verdict.image_id, image=verdict.image, passed=verdict.passed,
+        gpu_checked=verdict.gpu_checked, failed=[c.name for c in verdict.failed],
+        host_failure=verdict.host_failure, recorded_at=time.time(), overrides=list(overrides),
+        checks=[CheckRecord(**asdict(c)) for c in verdict.checks],
+        libraries=library_summary(verdict.facts) if verdict.facts else None)
 
 
 def record(verdict: Verdict, overrides: tuple[str, ...] = ()) -> Ticket | None:
@@ -58,45 +58,44 @@ def record(verdict: Verdict, overrides: tuple[str, ...] = ()) -> Ticket | None:
     return keep(make_document(verdict, overrides))
 
 
-def keep(document: dict[str, Any]) -> Ticket | None:
+def keep(document: VerdictRecord) -> Ticket | None:
     """Keep a verdict `document` (make_document's) as the ticket of the image id it judged,
     replacing an older one, and return it. A run judged by --expect overrides never replaces
     a ticket a plain verify recorded (the image's own claims): then nothing is kept, None."""
-    image_id = str(document["image_id"])
-    if document.get("overrides"):
+    image_id = document.image_id
+    if document.overrides:
         earlier = lookup(image_id)
         if earlier is not None and not earlier.overrides:
             return None
     path = path_of(image_id)
     path.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.NamedTemporaryFile("w", dir=path.parent, delete=False, suffix=".tmp") as out:
-        json.dump(document, out, indent=1)
+        out.write(document.model_dump_json(indent=1))
     os.replace(out.name, path)  # readers see the old ticket or the new one, never half
     return ticket_of(document, image_id)
 
 
 def ticket_of(raw: object, image_id: str) -> Ticket | None:
-    """The ticket a recorded verdict document holds for `image_id` (a file here, or the
-    verdict attached in a registry), or None when it is not one for that id."""
-    try:
-        if not isinstance(raw, dict) or raw.get("format") != FORMAT or raw.get("image_id") != image_id:
-            return None
-        return Ticket(image_id=raw["image_id"], image=raw["image"], passed=bool(raw["passed"]),
-                      gpu_checked=bool(raw["gpu_checked"]), failed=tuple(raw["failed"]),
-                      host_failure=bool(raw["host_failure"]), recorded_at=float(raw["recorded_at"]),
-                      overrides=tuple(str(o) for o in raw.get("overrides") or ()))
-    except (ValueError, KeyError, TypeError):
+    """The ticket a recorded verdict (a file here, or the verdict attached in a registry,
+    as a VerdictRecord or as read) holds for `image_id`, or None when it is not one for that
+    id."""
+    found = raw if isinstance(raw, VerdictRecord) else record_of(raw)
+    if found is None or found.format != FORMAT or found.image_id != image_id:
         return None
+    return Ticket(image_id=found.image_id, image=found.image, passed=found.passed,
+                  gpu_checked=found.gpu_checked, failed=tuple(found.failed),
+                  host_failure=found.host_failure, recorded_at=found.recorded_at,
+                  overrides=tuple(found.overrides))
 
 
-def document(image_id: str) -> dict[str, object] | None:
+def document(image_id: str) -> VerdictRecord | None:
     """The whole recorded verdict of `image_id` (its checks included), as verify wrote it:
     what publishing attaches to the digest."""
     try:
-        raw = json.loads(path_of(image_id).read_text())
+        found = record_of(json.loads(path_of(image_id).read_text()))
     except (OSError, ValueError):
         return None
-    return raw if ticket_of(raw, image_id) is not None else None
+    return found if found is not None and ticket_of(found, image_id) is not None else None
 
 
 def lookup(image_id: str) -> Ticket | None:
@@ -131,6 +130,5 @@ def refusal(ref: str, image_id: str, ticket: Ticket | None, *, allow_gpu_unverif
 
 def libraries_of(image_id: str) -> dict[str, list[list[str]]] | None:
     """The NVIDIA library copies the recorded verdict of `image_id` saw, or None."""
-    raw = document(image_id)
-    found = raw.get("libraries") if raw else None
-    return found if isinstance(found, dict) else None
+    found = document(image_id)
+    return found.libraries if found is not None else None
