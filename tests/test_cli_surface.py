@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -113,8 +114,10 @@ def test_repeatable_options_take_every_value(tmp_path: Path) -> None:
 
 
 def test_shell_completion_is_installable_and_completes_commands() -> None:
-    shown = subprocess.run([sys.executable, "-m", "imgkit", "--show-completion", "bash"],
-                           capture_output=True, text=True, cwd=ROOT)
+    # from a bash, as a user's shell: the shell is found in the process tree (`; exit $?`
+    # keeps bash from exec'ing python in its own place)
+    line = f"{shlex.quote(sys.executable)} -m imgkit --show-completion; exit $?"
+    shown = subprocess.run(["bash", "-c", line], capture_output=True, text=True, cwd=ROOT)
     assert shown.returncode == 0 and "complete" in shown.stdout, shown.stderr
     completed = subprocess.run(     # what the installed script answers a shell's <TAB>
         [str(Path(sys.executable).parent / "imgkit")], capture_output=True,
