@@ -138,6 +138,7 @@ def test_shell_completion_is_installable_and_completes_commands() -> None:
     (["export", "policy", "--key", "p.pub"], ["export", "policy", "--trusted-key", "p.pub"]),
     (["list", "--stats", "--builders", "4", "--gpus", "8"],
      ["list", "--stats", "--farm", "4", "--gpu-pool", "8"]),
+    (["verify", "R", "--attest", "--require-signed"], ["attest", "R", "--require-signed"]),
     (["verify", "img", "--expect", "--key"], ["verify", "img", "--expect", "--key"]),
     (["promote", "S", "--", "--key"], ["promote", "S", "--", "--key"]),
 ])

@@ -60,10 +60,11 @@ def rewrite(args: list[str]) -> Rewritten:
     head, body = list(args[:start]), list(args[start + words:])
     notes: list[str] = []
     if command == "verify":
-        mode = next((MODES[w] for w in _flags(body) if w in MODES), None)
-        if mode is not None:
-            body = [w for i, w in enumerate(body) if w not in MODES or i >= _end(body)]
-            notes.append(_note(f"verify {_mode_flag(mode)}", f"imgkit {mode}"))
+        flag = next((w for w in _flags(body) if w in MODES), None)
+        if flag is not None:        # the other mode's flag, if given too, is refused there
+            mode = MODES[flag]
+            body = [w for i, w in enumerate(body) if w != flag or i >= _end(body)]
+            notes.append(_note(f"verify {flag}", f"imgkit {mode}"))
             command = mode
     if command in ("verify", "attest"):
         body, said = _thresholds(body)
@@ -88,10 +89,6 @@ def _end(body: list[str]) -> int:
 
 def _flags(body: list[str]) -> list[str]:
     return body[:_end(body)]
-
-
-def _mode_flag(mode: str) -> str:
-    return next(flag for flag, name in MODES.items() if name == mode)
 
 
 def _thresholds(body: list[str]) -> tuple[list[str], list[str]]:
