@@ -233,7 +233,7 @@ def run_builds(engine: Engine, contexts: list[Context], env: BuildEnv, options: 
             stale = engine.remove_stale_build_steps([c.target.tag for c in contexts])
             if stale:
                 stderr_line(f"removed {stale} stopped build step container(s) an "
-                                   "interrupted build left")
+                            "interrupted build left")
         return Builder(engine, options, server.extra_hosts, progress(verbose), forced).run(
             contexts, freshness)
 

@@ -143,8 +143,8 @@ def export_k8s(selection: Selection, *, out: Path, registry: str, candidates: Pa
                 tag, image, probe, settings, platform, per_platform=several)))
             jobs_written += 1
     stderr_line(f"wrote {out}/probe-configmap.yaml and {jobs_written} Jobs; then "
-                       f"`kubectl apply -f {out}` and, per Job, `kubectl logs job/NAME > "
-                       "report.json; imgkit verify --from-report report.json IMAGE`")
+                f"`kubectl apply -f {out}` and, per Job, `kubectl logs job/NAME > "
+                "report.json; imgkit verify --from-report report.json IMAGE`")
 
 
 def export_policy(*, out: Path, registries: list[str], key: Path | None, identity: str | None,

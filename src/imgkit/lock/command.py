@@ -38,7 +38,7 @@ def check_locks(selection: Selection) -> int:
     for state in bad:
         stderr_line(f"{state.tag}: {state.problem} ({state.path})")
     stderr_line(f"imgkit lock --check: {len(states) - len(bad)} of {len(states)} locks "
-                       "match the matrix" + ("; run `imgkit lock` and review the diff" if bad else ""))
+                "match the matrix" + ("; run `imgkit lock` and review the diff" if bad else ""))
     return EXIT_FAILED if bad else EXIT_OK
 
 
@@ -99,11 +99,11 @@ def lock(selection: Selection, *, index_url: str | None = None, write: bool = Tr
         path.write_text(text)
         state = "unchanged" if old == text.encode() else ("written" if old is None else "changed")
         stderr_line(f"{state} {path} ({len(pinned)} distributions, "
-                           f"{len(apt.get(target.tag, {}))} apt packages)")
+                    f"{len(apt.get(target.tag, {}))} apt packages)")
     if write:
         return EXIT_OK
     stderr_line(f"imgkit lock --check --resolve: {len(made) - len(moved)} of {len(made)} "
-                       "locks resolve as written" + ("; run `imgkit lock` and review the diff"
+                "locks resolve as written" + ("; run `imgkit lock` and review the diff"
                                                      if moved else ""))
     return EXIT_FAILED if moved else EXIT_OK
 

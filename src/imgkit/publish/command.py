@@ -132,7 +132,7 @@ def provenance_of(engine: Engine, selection: Selection,
         input_hash, parent = rendered[ref]
         if info.labels.get(labels.INPUT_HASH) != input_hash:
             stderr_line(f"no provenance for {ref}: it was built from other inputs than "
-                               "this checkout's")
+                        "this checkout's")
             return None
         return predicate(source, ref, image_id, input_hash, parent)
     return made

@@ -153,11 +153,11 @@ def keep_ticket(verdict: Verdict, expect: tuple[str, ...]) -> VerdictRecord:
     document = tickets.make_document(verdict, expect)         # judged as this run judged it
     if tickets.keep(document) is None:
         stderr_line(f"not recorded as the ticket of {verdict.image_id[:19]}: a plain "
-                           "`imgkit verify` recorded one, and --expect judged this run by other "
-                           "claims than the image's labels and tag")
+                    "`imgkit verify` recorded one, and --expect judged this run by other "
+                    "claims than the image's labels and tag")
     elif expect:
         stderr_line(f"recorded as the ticket of {verdict.image_id[:19]}, judged with "
-                           f"--expect {' '.join(expect)} (the ticket says so)")
+                    f"--expect {' '.join(expect)} (the ticket says so)")
     return document
 
 
@@ -174,7 +174,7 @@ def attach(engine: Engine, subject: Subject, verdict: Verdict, document: Verdict
     tag = attach_verdict(engine, remote, verdict.image_id, document.model_dump(mode="json"),
                          retry_for=retry_for)
     stderr_line(f"attached the verdict to {remote.registry}/{remote.repository}@"
-                       f"{remote.digest} ({tag})")
+                f"{remote.digest} ({tag})")
     sbom_bytes = b""
     if not verdict.failed:
         sbom_bytes = sbom_of(engine, subject, verdict)
