@@ -5,7 +5,7 @@ are what cosign 2.5 printed on this machine, where Sigstore cannot be reached.""
 from __future__ import annotations
 
 from imgkit.errors import EXIT_HOST, RegistryAuthError, RegistryUnreachable, SigstoreError, UsageError
-from imgkit.registry.cosign_said import essence, failure
+from imgkit.registry.cosign_said import blame, essence
 
 REF = "127.0.0.1:5999/tiny/app@sha256:ad4d1d33c694bf9d35299c43bf9d2d641d748c866b13f2286392a662aa47dd85"
 KEYLESS_SIGN = f"""Retrieving signed certificate...
@@ -22,7 +22,7 @@ error during command execution: getting ctlog public keys: updating local metada
 
 
 def test_keyless_signing_where_sigstore_cannot_be_reached_blames_sigstore_not_the_registry() -> None:
-    error = failure(KEYLESS_SIGN, verb="attest", registry="127.0.0.1:5999", keyless=True)
+    error = blame(KEYLESS_SIGN, verb="attest", registry="127.0.0.1:5999", keyless=True)
     assert isinstance(error, SigstoreError) and error.exit_code == EXIT_HOST
     assert error.message.startswith("Sigstore: cosign attest could not reach Sigstore's OIDC sign-in")
     assert "the name does not resolve" in error.message and "127.0.0.1:5999" not in error.message
@@ -30,25 +30,25 @@ def test_keyless_signing_where_sigstore_cannot_be_reached_blames_sigstore_not_th
 
 
 def test_a_key_signature_whose_tlog_upload_fails_says_no_tlog_is_needed() -> None:
-    error = failure(TLOG_UPLOAD, verb="attest", registry="127.0.0.1:5999", keyless=False)
+    error = blame(TLOG_UPLOAD, verb="attest", registry="127.0.0.1:5999", keyless=False)
     assert isinstance(error, SigstoreError) and "Rekor" in error.message
     assert "--no-tlog" in error.hint
 
 
 def test_keyless_verification_names_the_trust_root() -> None:
-    error = failure(KEYLESS_VERIFY, verb="verify-attestation", registry="r.example", keyless=True)
+    error = blame(KEYLESS_VERIFY, verb="verify-attestation", registry="r.example", keyless=True)
     assert isinstance(error, SigstoreError) and "trust root (TUF)" in error.message
     assert "tuf-repo-cdn.sigstore.dev" in error.hint
 
 
 def test_the_registry_and_the_key_are_still_blamed_for_their_own_faults() -> None:
-    refused = failure("Error: GET http://r/v2/: unauthorized: authentication required",
+    refused = blame("Error: GET http://r/v2/: unauthorized: authentication required",
                       verb="attest", registry="r.example", keyless=False)
     assert isinstance(refused, RegistryAuthError)
-    gone = failure("Error: Get \"http://127.0.0.1:1/v2/\": dial tcp 127.0.0.1:1: connect: "
+    gone = blame("Error: Get \"http://127.0.0.1:1/v2/\": dial tcp 127.0.0.1:1: connect: "
                    "connection refused", verb="attest", registry="127.0.0.1:1", keyless=False)
     assert isinstance(gone, RegistryUnreachable) and gone.message.startswith("127.0.0.1:1:")
-    key = failure("Error: reading key: decrypt: encrypted: decryption failed", verb="attest",
+    key = blame("Error: reading key: decrypt: encrypted: decryption failed", verb="attest",
                   registry="r.example", keyless=False)
     assert isinstance(key, UsageError) and "COSIGN_PASSWORD" in key.hint
 
@@ -59,3 +59,8 @@ def test_the_message_is_said_once_and_never_cut_mid_word() -> None:
     short = essence(KEYLESS_SIGN, limit=80)
     assert short.startswith("…") and short.endswith("no such host")
     assert short[1:].split()[0] in said.split()            # a whole word, not 'tore.dev'
+
+
+def test_a_signature_that_does_not_verify_is_no_outside_partys_fault() -> None:
+    said = "Error: no matching attestations: \nerror during command execution: no matching attestations:"
+    assert blame(said, verb="verify-attestation", registry="r.example", keyless=False) is None

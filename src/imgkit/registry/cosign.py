@@ -144,11 +144,13 @@ def _run(command: list[str], endpoint: Endpoint, tmp: Path, verifying: bool = Fa
                             transient=True)
     if done.returncode == 0:
         return done.stdout
-    error = cosign_said.failure(done.stderr, verb=command[1], registry=endpoint.registry,
-                                keyless="--key" not in command)
-    if verifying and type(error) is RegistryError:        # no outside party failed: the signature did
-        said = cosign_said.essence(done.stderr)
+    error = cosign_said.blame(done.stderr, verb=command[1], registry=endpoint.registry,
+                              keyless="--key" not in command)
+    if error is not None:
+        raise error
+    said = cosign_said.essence(done.stderr)
+    if verifying:
         for pattern, why in NOT_VERIFIED:
             if pattern.search(said):
                 raise SignatureRefused(why)
-    raise error
+    raise RegistryError(endpoint.registry, f"cosign {command[1]} failed: {said}")

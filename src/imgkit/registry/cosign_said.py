@@ -8,7 +8,6 @@ import re
 from ..errors import (
     ImgkitError,
     RegistryAuthError,
-    RegistryError,
     RegistryUnreachable,
     SigstoreError,
     UsageError,
@@ -47,9 +46,10 @@ def sigstore_part(text: str) -> str | None:
     return next((name for pattern, name in SIGSTORE_PARTS if pattern.search(text)), None)
 
 
-def failure(stderr: str, *, verb: str, registry: str, keyless: bool) -> ImgkitError:
-    """The error a failed `cosign VERB` (attest, verify-attestation) is, blaming the party
-    at fault and saying what to do about it."""
+def blame(stderr: str, *, verb: str, registry: str, keyless: bool) -> ImgkitError | None:
+    """The error a failed `cosign VERB` (attest, verify-attestation) is when a party other
+    than the signature is at fault (the key, Sigstore, the registry), saying what to do
+    about it; None when none is (the signature itself, or cosign's own failure)."""
     said = essence(stderr)
     lowered = said.lower()
     if "reading key" in lowered or "password" in lowered:
@@ -67,7 +67,7 @@ def failure(stderr: str, *, verb: str, registry: str, keyless: bool) -> ImgkitEr
     reason = unreachable(said)
     if reason is not None:
         return RegistryUnreachable(registry, f"{reason} (cosign {verb}: {said})")
-    return RegistryError(registry, f"cosign {verb} failed: {said}")
+    return None
 
 
 def sigstore_hint(verb: str, keyless: bool) -> str:

@@ -21,7 +21,7 @@ from ..registry.reference import RemoteRef, remote_ref
 from ..selection import Selection
 from . import report, tickets
 from .expect import check_gpus, parse_expect_options
-from .run import inventory, judge_report
+from .run import BUILD_HINT, REPORT_HINT, inventory, judge_report, known
 from .run import verify as run_verify
 from .verdict import Verdict
 
@@ -52,7 +52,7 @@ def verify(*, image: str, options: VerifyOptions, outputs: Outputs = Outputs(),
     """Judge one image and keep the verdict as its ticket; every output asked for is
     written whatever the verdict. With `candidates`, `image` is the matrix's tag of an
     image an earlier job staged: that digest is judged."""
-    engine, subject = resolve(image, options, candidates, retry_for)
+    engine, subject = resolve(image, options, candidates, retry_for, hint_for(from_report))
     verdict = judge(engine, subject, options, from_report)
     keep_ticket(verdict, options.expect)
     return written(verdict, outputs)
@@ -66,7 +66,7 @@ def attest(*, image: str, options: VerifyOptions, signer: Signer, outputs: Outpu
     if remote_ref(image) is None and candidates is None:
         raise UsageError(f"attest needs a registry reference, not {image!r}",
                          hint="e.g. imgkit attest registry.example.com/ml/paddle@sha256:...")
-    engine, subject = resolve(image, options, candidates, retry_for)
+    engine, subject = resolve(image, options, candidates, retry_for, hint_for(from_report))
     verdict = judge(engine, subject, options, from_report, with_inventory=True)
     document = keep_ticket(verdict, options.expect)
     if subject.remote is not None:
@@ -106,10 +106,11 @@ def check_signed(*, image: str, trust: Trust, allow_gpu_unverified: bool = False
     return EXIT_OK
 
 
-def resolve(image: str, options: VerifyOptions, candidates: Path | None,
-            retry_for: float) -> tuple[Engine, Subject]:
+def resolve(image: str, options: VerifyOptions, candidates: Path | None, retry_for: float,
+            missing_hint: str = BUILD_HINT) -> tuple[Engine, Subject]:
     """The image to judge, looked up once: a staged candidate or a registry reference is
-    pulled by digest first. Bad options are refused before the engine is asked."""
+    pulled by digest first. Bad options are refused before the engine is asked; a local
+    image the engine lacks is refused with `missing_hint`."""
     check_gpus(options.gpus)                                  # bad --gpus: exit 2 first
     parse_expect_options(options.expect)                      # bad --expect: exit 2 first
     if candidates is not None:
@@ -117,11 +118,7 @@ def resolve(image: str, options: VerifyOptions, candidates: Path | None,
     remote = remote_ref(image)
     engine = connect()
     if remote is None:
-        info = engine.image(image)
-        if info is None:
-            raise UsageError(f"image {image!r} not found in the local engine",
-                             hint="build it (imgkit build) or pull it first")
-        return engine, Subject(image, info)
+        return engine, Subject(image, known(engine, image, missing_hint))
     from ..registry.remote import fetch  # requests and the registry client: only here
     try:
         remote, info = fetch(engine, remote, retry_for=retry_for, platform=options.platform)
@@ -132,6 +129,12 @@ def resolve(image: str, options: VerifyOptions, candidates: Path | None,
         raise HostError(f"cannot fetch {remote}: {exc.message}", hint=exc.hint or (
             "the registry kept failing; try again later or give it more --retry-for"))
     return engine, Subject(remote.local_ref, info, remote)
+
+
+def hint_for(from_report: Path | None) -> str:
+    """What to do about a local image the engine lacks: judging a Job's report needs the
+    image pulled; a run here, built or pulled."""
+    return REPORT_HINT if from_report is not None else BUILD_HINT
 
 
 def judge(engine: Engine, subject: Subject, options: VerifyOptions, from_report: Path | None,
@@ -244,11 +247,7 @@ def sbom_document(engine: Engine, ref: str, info: ImageInfo, timeout: int = 600)
 def sbom(*, image: str, out: Path, timeout: int) -> None:
     """Write the image's CycloneDX SBOM to `out`."""
     engine = connect()                                        # unreachable: exit 3
-    info = engine.image(image)
-    if info is None:
-        raise UsageError(f"image {image!r} not found in the local engine",
-                         hint="build it (imgkit build) or pull it first")
-    document = sbom_document(engine, image, info, timeout)
+    document = sbom_document(engine, image, known(engine, image), timeout)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_bytes(document)
     stderr_line(f"wrote {out}")
@@ -269,10 +268,7 @@ def outdated(*, images: list[str], selection: Selection, json_file: Path | None 
             raise UsageError("none of the matrix's images is here", hint="build them, or name TAGs")
     found = []
     for ref in images:
-        info = engine.image(ref)
-        if info is None:
-            raise UsageError(f"image {ref!r} not found in the local engine",
-                             hint="build it (imgkit build) or pull it first")
+        info = known(engine, ref)
         apt, dists = waiting.ask_image(engine, info.id)
         result = waiting.Outdated(ref, apt)
         if pip:

@@ -157,12 +157,15 @@ def verify(engine: Engine, ref: str, options: VerifyOptions, *, info: ImageInfo 
     return judge_run(engine, ref, info, exp, probe.run, options, host, token=probe.token)
 
 
-def known(engine: Engine, ref: str) -> ImageInfo:
+BUILD_HINT = "build it (imgkit build) or pull it first"
+REPORT_HINT = "pull it (or name it by registry reference) to judge its report"
+
+
+def known(engine: Engine, ref: str, hint: str = BUILD_HINT) -> ImageInfo:
     """What the engine says of `ref`; an image it does not hold is a usage error (exit 2)."""
     info = engine.image(ref)
     if info is None:
-        raise UsageError(f"image {ref!r} not found in the local engine",
-                         hint="build it (imgkit build) or pull it first")
+        raise UsageError(f"image {ref!r} not found in the local engine", hint=hint)
     return info
 
 
@@ -172,7 +175,7 @@ def judge_report(engine: Engine, ref: str, stdout: str, options: VerifyOptions, 
     run here: the GPU checks count when the probe was asked for GPU work. The image must be
     here (its labels, its files, its user are checked against the report)."""
     import json
-    info = info or known(engine, ref)
+    info = info or known(engine, ref, REPORT_HINT)
     try:
         asked_gpu = not json.loads(channel.unframe(stdout) or "").get("args", {}).get("no_gpu", False)
     except (ValueError, AttributeError):
