@@ -21,7 +21,7 @@ def chain(family: Family, combo: Combo, compat: Compat, settings: Settings) -> l
     build = _framework_build(family, combo, compat, python)
     targets = [_python_target(family, combo, os_release, python, settings)]
     targets.append(_cuda_target(family, combo, compat, release, targets[0], settings))
-    targets += _library_targets(family, combo, compat, build, targets[-1], settings)
+    targets += _library_targets(family, combo, compat, build, targets[-1])
     if build is not None:
         targets.append(_framework_target(family, build, targets[-1]))
     _check_platform(combo, build, _pins_by_layer(targets), compat)
@@ -90,23 +90,23 @@ def _cuda_target(family: Family, combo: Combo, compat: Compat, rel: CudaRelease,
 
 
 def _library_targets(family: Family, combo: Combo, compat: Compat, build: FrameworkBuild | None,
-                     cuda: Target, settings: Settings) -> list[Target]:
+                     cuda: Target) -> list[Target]:
     """The cuDNN and NCCL layers the point asks for, each on the one before, each pin
-    resolved from its series within what the framework build accepts."""
+    resolved from its series within what the framework build accepts; each tag is its
+    parent's with the layer and its version added before the python suffix."""
     made: list[Target] = []
-    tag_so_far = cuda.tag.rsplit(":", 1)[1].removesuffix(f"-{_suffix(cuda)}")
+    suffix = f"-{_suffix(cuda)}"
     for layer, series, accepted in (("cudnn", combo.cudnn, build.cudnn if build else None),
                                     ("nccl", combo.nccl, build.nccl if build else None)):
         if series == "none":
             continue
         resolve = compat.resolve_cudnn if layer == "cudnn" else compat.resolve_nccl
         pin = resolve(combo.cuda, series, accepted)
-        tag_so_far += f"-{layer}{short_version(pin)}"
         parent = made[-1] if made else cuda
         made.append(Target(
-            tag=f"{settings.namespace}/cuda:{tag_so_far}-{_suffix(cuda)}", layer=layer,
-            family=family.name, parent=parent.tag, base=None, os=combo.os, python=cuda.python,
-            cuda=combo.cuda, components=parent.components + ((layer, pin),),
+            tag=f"{parent.tag.removesuffix(suffix)}-{layer}{short_version(pin)}{suffix}",
+            layer=layer, family=family.name, parent=parent.tag, base=None, os=combo.os,
+            python=cuda.python, cuda=combo.cuda, components=parent.components + ((layer, pin),),
             packages=(f"{compat.package(layer, combo.cuda)}=={pin}",)))
     return made
 
