@@ -6,8 +6,6 @@ builder/; verify, attest, check-signed, sbom, outdated -> verify/; publish, merg
 publish/; ci, export -> export/; probe -> probe/."""
 from __future__ import annotations
 
-from typing import Optional
-
 import typer
 
 from ..options import (
@@ -21,7 +19,7 @@ from ..options import (
 )
 from ..selection import Selection
 from . import flags
-from .framework import CONTEXT, RootGroup, WordyGroup, commands_of, selects, show_version
+from .framework import CONTEXT, RootGroup, WordyGroup, commands_of, selects
 from .values import destination_of, docker_size, platform_of, seconds_of, signer_of, thresholds_of
 from .values import trust_of as trust
 
@@ -35,17 +33,15 @@ command, export_command = commands_of(app), commands_of(export_app)
 
 
 @app.callback()
-def imgkit(version: Optional[bool] = typer.Option(  # noqa: B008 (typer's eager flag)
-        None, "--version", is_eager=True, callback=show_version,
-        help="Print imgkit's version and exit.")) -> None:
+def imgkit(version: flags.Version = False) -> None:
     """Build and verify GPU container images from a declared matrix."""
 
 
 @command("list")
 @selects()
 def list_(selection: Selection, json_file: flags.Json = None, stats: flags.Stats = False,
-          from_build: flags.FromBuild = None, farm: flags.Farm = [1, 4, 16],  # noqa: B006
-          gpu_pool: flags.GpuPool = [1, 8]) -> None:  # noqa: B006
+          from_build: flags.FromBuild = None, farm: flags.Farm = [1, 4, 16],
+          gpu_pool: flags.GpuPool = [1, 8]) -> None:
     """Validate the matrix and list its images, parents first (or, with --stats, what it
     costs)."""
     from ..matrix.command import list_plan
@@ -103,8 +99,8 @@ def build(selection: Selection, jobs: flags.Jobs = BUILD_DEFAULTS.jobs,
 
 
 @command()
-def verify(image: flags.Image, gpus: flags.Gpus = DEFAULTS.gpus, expect: flags.Expect = [],  # noqa: B006
-           min_: flags.Min = [], platform: flags.ImagePlatform = None,  # noqa: B006
+def verify(image: flags.Image, gpus: flags.Gpus = DEFAULTS.gpus, expect: flags.Expect = [],
+           min_: flags.Min = [], platform: flags.ImagePlatform = None,
            timeout: flags.Timeout = DEFAULTS.timeout, shm_size: flags.ShmSize = DEFAULTS.shm_size,
            candidates: flags.Candidates = None, from_report: flags.FromReport = None,
            retry_for: flags.RetryFor = PUBLISH_DEFAULTS.retry_for, json_file: flags.Json = None,
@@ -129,8 +125,8 @@ def verify(image: flags.Image, gpus: flags.Gpus = DEFAULTS.gpus, expect: flags.E
 @command()
 def attest(image: flags.RemoteImage, signing_key: flags.SigningKey = None,
            keyless: flags.Keyless = False, tlog: flags.Tlog = None,
-           gpus: flags.Gpus = DEFAULTS.gpus, expect: flags.Expect = [],  # noqa: B006
-           min_: flags.Min = [], platform: flags.ImagePlatform = None,  # noqa: B006
+           gpus: flags.Gpus = DEFAULTS.gpus, expect: flags.Expect = [],
+           min_: flags.Min = [], platform: flags.ImagePlatform = None,
            timeout: flags.Timeout = DEFAULTS.timeout, shm_size: flags.ShmSize = DEFAULTS.shm_size,
            candidates: flags.Candidates = None, from_report: flags.FromReport = None,
            retry_for: flags.RetryFor = PUBLISH_DEFAULTS.retry_for, json_file: flags.Json = None,
@@ -172,7 +168,7 @@ def check_signed(image: flags.RemoteImage, trusted_key: flags.TrustedKey = None,
 
 @command()
 @selects("platforms")
-def publish(selection: Selection, tags: flags.LocalTags = None, to: flags.PublishTo = [],  # noqa: B006
+def publish(selection: Selection, tags: flags.LocalTags = None, to: flags.PublishTo = [],
             candidate: flags.Candidate = False, reuse_from: flags.ReuseFrom = None,
             allow_gpu_unverified: flags.AllowGpuUnverified = False, dry_run: flags.DryRun = False,
             signing_key: flags.SigningKey = None, keyless: flags.Keyless = False,
@@ -207,7 +203,7 @@ def merge(selection: Selection, candidates: flags.StagedCandidates,
 
 
 @command()
-def promote(source: flags.Source, to: flags.PromoteTo = [], tag: flags.Tag = [],  # noqa: B006
+def promote(source: flags.Source, to: flags.PromoteTo = [], tag: flags.Tag = [],
             trusted_key: flags.TrustedKey = None, certificate_identity: flags.Identity = None,
             certificate_oidc_issuer: flags.Issuer = None, max_age: flags.MaxAge = None,
             allow_gpu_unverified: flags.AllowGpuUnverified = False,
@@ -298,7 +294,7 @@ def export_bake(selection: Selection, out: flags.ExportOut,
 
 
 @export_command("policy")
-def export_policy(out: flags.ExportOut, registry: flags.PolicyRegistries = [],  # noqa: B006
+def export_policy(out: flags.ExportOut, registry: flags.PolicyRegistries = [],
                   trusted_key: flags.PublicKeyFile = None,
                   certificate_identity: flags.Identity = None,
                   certificate_oidc_issuer: flags.Issuer = None, kyverno: flags.Kyverno = False,
@@ -318,8 +314,8 @@ def export_policy(out: flags.ExportOut, registry: flags.PolicyRegistries = [],  
 @selects()
 def export_k8s(selection: Selection, out: flags.ExportOut, registry: flags.ClusterRegistry,
                gpus: flags.JobGpus = 1, runtime_class: flags.RuntimeClass = "",
-               node_selector: flags.NodeSelector = [],  # noqa: B006
-               toleration: flags.Toleration = [],  # noqa: B006
+               node_selector: flags.NodeSelector = [],
+               toleration: flags.Toleration = [],
                shm_size: flags.JobShmSize = "8Gi", deadline: flags.Deadline = 1800,
                ttl: flags.Ttl = 86400, k8s_namespace: flags.K8sNamespace = "",
                candidates: flags.Candidates = None) -> None:

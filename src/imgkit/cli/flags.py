@@ -4,12 +4,26 @@ means one thing wherever it appears (a signing key is --signing-key, a trusted p
 --trusted-key). Defaults are given where a command takes the option."""
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
 
 WHICH = "Which images"      # the panel --help shows the selection options in
+
+
+def show_version(value: bool) -> None:
+    """--version's callback: it answers before any command runs."""
+    if value:
+        from ..shipped import DISTRIBUTION, version
+        print(f"imgkit {version()} ({DISTRIBUTION}, Python {sys.version.split()[0]}, "
+              f"{Path(__file__).resolve().parent.parent})")
+        raise typer.Exit(0)
+
+
+Version = Annotated[bool, typer.Option(
+    "--version", is_eager=True, callback=show_version, help="Print imgkit's version and exit.")]
 
 # The matrix and the part of it a command works on (cli/framework.py's `selects` adds them)
 Cuda = Annotated[Optional[str], typer.Option(

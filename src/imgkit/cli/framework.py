@@ -8,7 +8,6 @@ import functools
 import inspect
 import sys
 from collections import Counter
-from pathlib import Path
 from typing import Any, Callable, TypeVar
 
 import typer
@@ -157,11 +156,3 @@ def selects(*also: str) -> Callable[[F], F]:
         wrapper.__annotations__ = {p.name: p.annotation for p in parameters}
         return wrapper  # type: ignore[return-value]
     return decorate
-
-
-def show_version(value: bool) -> None:
-    if value:
-        from ..shipped import DISTRIBUTION, version
-        print(f"imgkit {version()} ({DISTRIBUTION}, Python {sys.version.split()[0]}, "
-              f"{Path(__file__).resolve().parent.parent})")
-        raise typer.Exit(0)
