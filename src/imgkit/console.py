@@ -19,7 +19,6 @@ def console(stderr: bool = False) -> Console:
 
 def print_error(message: str, hint: str = "") -> None:
     """An error for a person: one paragraph and its hint, never a traceback."""
-    from rich.markup import escape
     err = console(stderr=True)
     # messages quote user input ("[/namespace]" is text, not a style)
     err.print(f"[bold red]error:[/] {escape(message)}", highlight=False, markup=True)
