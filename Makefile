@@ -36,8 +36,10 @@ lint: setup           ## ruff (pyflakes, pycodestyle, import order) and mypy on 
 	$(BIN)/ruff check src tests bench
 	$(BIN)/mypy src
 
-docs: setup           ## docs/cli.md and the verdict predicate's JSON Schema, from the code (tests fail on drift)
+docs: setup           ## docs/cli.md, docs/matrix.md, the family files' and the verdict predicate's JSON Schemas, from the code (tests fail on drift)
 	$(BIN)/python -c "from imgkit.cli import reference; print(reference(), end='')" > docs/cli.md
+	$(BIN)/python -c "from imgkit.matrix.schema import reference_page; print(reference_page(), end='')" > docs/matrix.md
+	$(BIN)/imgkit schema > docs/matrix.schema.json
 	mkdir -p docs/attestations
 	$(BIN)/python -c "import json; from imgkit.verify.attestation import VerdictPredicate as V; print(json.dumps(V.model_json_schema(), indent=2))" > docs/attestations/verdict-v1.schema.json
 

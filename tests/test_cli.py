@@ -32,7 +32,7 @@ def test_bad_matrix_file_exits_2_naming_file_and_key(tmp_path: Path) -> None:
     (tmp_path / "images" / "x.yaml").write_text("family: x\naxes:\n  cuda: ['11.8\\nRUN id']\n")
     result = imgkit("build", "--images", str(tmp_path / "images"))
     assert result.returncode == 2
-    assert "x.yaml: axes.cuda[0]" in result.stderr and "Traceback" not in result.stderr
+    assert "x.yaml:3: axes.cuda[0]" in result.stderr and "Traceback" not in result.stderr
 
 
 def test_unreachable_engine_exits_3() -> None:

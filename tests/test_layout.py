@@ -25,7 +25,10 @@ OWNERS = {
     "yaml": {"yamlload.py"},
     "pydantic": {"matrix/compat_file.py", "verify/facts.py",   # the schemas of what users, images,
                  "verify/attestation.py",                   # signed attestations and earlier
-                 "registry/candidates.py"},                 # CI jobs hand us
+                 "registry/candidates.py",                  # CI jobs hand us; family files:
+                 "matrix/family_model.py", "matrix/fields.py", "matrix/problems.py",
+                 "matrix/spec.py", "matrix/schema.py"},
+    "pydantic_core": {"matrix/fields.py"},                   # the refusals in imgkit's own words
     "packaging": {"versions.py", "matrix/"},                 # version rules: the host's and the matrix's
     "cyclonedx": {"verify/sbom.py"},
     "packageurl": {"verify/sbom.py"},

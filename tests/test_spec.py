@@ -86,7 +86,7 @@ def test_a_tf32_claim_is_a_framework_familys_and_must_be_on_or_off() -> None:
     assert parse_family("f.yaml", {**torch, "tf32": True}).tf32 == "on"    # YAML's `on`
     with pytest.raises(SpecError, match="tf32: expected on or off"):
         parse_family("f.yaml", {**torch, "tf32": "fast"})
-    with pytest.raises(SpecError, match="tf32: only a framework family"):
+    with pytest.raises(SpecError, match="tf32: not a key of a CUDA stack family"):
         parse_family("f.yaml", family(tf32="on"))
     with pytest.raises(SpecError, match="imgkit knows how to switch TF32 for"):
         parse_family("f.yaml", {**torch, "framework": "mxnet", "tf32": "on"})

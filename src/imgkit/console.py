@@ -26,6 +26,14 @@ def print_error(message: str, hint: str = "") -> None:
         err.print(f"  hint: {hint}", highlight=False, markup=False)
 
 
+def print_warning(message: str, hint: str = "") -> None:
+    """Something a person should fix that did not stop the command."""
+    err = console(stderr=True)
+    err.print(f"[bold yellow]warning:[/] {escape(message)}", highlight=False, markup=True)
+    if hint:
+        err.print(f"  hint: {hint}", highlight=False, markup=False)
+
+
 def stderr_line(line: str) -> None:
     """A progress line (build, publish, promote, export), whole and unstyled."""
     console(stderr=True).print(line, highlight=False, markup=False)

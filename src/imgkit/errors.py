@@ -5,6 +5,8 @@ do the job (no engine, no NVIDIA runtime, driver too old), 130 interrupted.
 """
 from __future__ import annotations
 
+from typing import Sequence
+
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_USAGE = 2
@@ -33,15 +35,38 @@ class ImgkitError(Exception):
 
 
 class SpecError(ImgkitError):
-    """A matrix file is malformed or a value is not allowed; names file and key."""
+    """A matrix file is malformed or a value is not allowed; names file, line and key."""
 
     exit_code = EXIT_USAGE
 
-    def __init__(self, file: str, key: str, reason: str, *, hint: str = "") -> None:
-        super().__init__(f"{file}: {key}: {reason}", hint=hint)
+    def __init__(self, file: str, key: str, reason: str, *, hint: str = "",
+                 line: int | None = None) -> None:
+        super().__init__(f"{file}{f':{line}' if line else ''}: {key}: {reason}", hint=hint)
         self.file = file
         self.key = key
         self.reason = reason
+        self.line = line
+
+
+class SpecErrors(SpecError):
+    """Every problem found in the matrix files, reported at once (file, line, key, hint);
+    as a SpecError it is the first of them."""
+
+    def __init__(self, problems: Sequence[SpecError]) -> None:
+        first = problems[0]
+        super().__init__(first.file, first.key, first.reason, hint=first.hint, line=first.line)
+        files = len({p.file for p in problems})
+        self.problems = tuple(problems)
+        self.message = (f"{len(problems)} problems in {files} family "
+                        f"file{'s' if files > 1 else ''}:\n"
+                        + "\n".join(f"  {p.message}" + (f"\n      hint: {p.hint}" if p.hint else "")
+                                    for p in problems))
+        self.hint = ""
+
+
+def every_problem(problems: Sequence[SpecError]) -> SpecError:
+    """One error for one problem, else all of them at once."""
+    return problems[0] if len(problems) == 1 else SpecErrors(problems)
 
 
 class CompatError(ImgkitError):

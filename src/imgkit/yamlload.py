@@ -31,6 +31,42 @@ def read_file(path: Path) -> Any:
                         f"not valid YAML: {getattr(exc, 'problem', exc)}")
 
 
+Path_ = tuple[str | int, ...]
+
+
+def _lines(node: Any, path: Path_, out: dict[Path_, int]) -> None:
+    """Where each key and item of a composed document starts (1-based), by its path."""
+    out.setdefault(path, node.start_mark.line + 1)
+    if isinstance(node, yaml.MappingNode):
+        for key, value in node.value:
+            if isinstance(key, yaml.ScalarNode):
+                out[path + (key.value,)] = key.start_mark.line + 1
+                _lines(value, path + (key.value,), out)
+    elif isinstance(node, yaml.SequenceNode):
+        for i, item in enumerate(node.value):
+            _lines(item, path + (i,), out)
+
+
+def read_with_lines(path: Path) -> tuple[Any, dict[Path_, int]]:
+    """A user's YAML file and the line of each of its keys and items, parsed once."""
+    try:
+        loader = SafeLoader(path.read_text())
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SpecError(str(path), "(file)", f"cannot be read: {exc}")
+    try:
+        node = loader.get_single_node()
+        lines: dict[Path_, int] = {}
+        if node is not None:
+            _lines(node, (), lines)
+        return (loader.construct_document(node) if node is not None else None), lines
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        raise SpecError(str(path), f"line {mark.line + 1}" if mark else "(parse)",
+                        f"not valid YAML: {getattr(exc, 'problem', exc)}")
+    finally:
+        loader.dispose()
+
+
 def dump(document: Any) -> str:
     """`document` as block-style YAML in its own key order, no line folded."""
     return yaml.safe_dump(document, sort_keys=False, width=1000, default_flow_style=False)

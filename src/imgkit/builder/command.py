@@ -57,8 +57,8 @@ def build(selection: Selection, *, options: BuildOptions, verbose: bool = False,
     wanted = platforms_to_build(plan)                         # no emulation: exit 3
     contexts = render_selection(selection, plan, buildkit_secrets=bake,
                                 platforms=wanted)             # stale lock: exit 2
-    # a family with max_base_age needs its base's age looked at: no answer from the cache
-    if answer and not any(c.target.max_base_age for c in contexts):
+    # no answer from the cache where a base's age must be looked at or a file was left out
+    if answer and not plan.left_out and not any(c.target.max_base_age for c in contexts):
         plancache.store(key, [c.stamp for c in contexts])
     engine = connect()                                        # unreachable: exit 3
     given: dict[str, Given] = {}

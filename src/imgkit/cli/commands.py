@@ -1,7 +1,7 @@
 """The command line's commands: declarations only. Each takes its options (cli/flags.py)
 and makes one call into its stage, imported inside the command so start-up stays lazy.
 
-Where each command lives: list -> matrix/; lock -> lock/; render -> render/; build, size ->
+Where each command lives: list, schema -> matrix/; lock -> lock/; render -> render/; build, size ->
 builder/; verify, attest, check-signed, sbom, outdated -> verify/; publish, merge, promote ->
 publish/; ci, export -> export/; probe -> probe/."""
 from __future__ import annotations
@@ -47,6 +47,14 @@ def list_(selection: Selection, json_file: flags.Json = None, stats: flags.Stats
     from ..matrix.command import list_plan
     list_plan(selection, json_file=json_file, with_stats=stats, from_build=from_build,
               builders=farm, gpus=gpu_pool)
+
+
+@command()
+def schema() -> None:
+    """Print the JSON Schema of family files (images/*.yaml), for editors and CI checks;
+    docs/matrix.md is its reference."""
+    from ..matrix.schema import schema_text
+    print(schema_text(), end="")
 
 
 @command()

@@ -1,19 +1,83 @@
 """A Selection of the matrix as a validated Plan: every command that works on the matrix
-starts here (bad files, keys or selections are exit 2, naming what is at fault)."""
+starts here (bad files, keys or selections are exit 2, naming what is at fault).
+
+A broken family file stops the run, with every problem of every file, unless the selection
+(--only) clearly leaves it out: then it is stepped round with a warning naming it."""
 from __future__ import annotations
 
-from ..errors import UsageError
+import fnmatch
+from dataclasses import replace
+
+from ..console import print_warning
+from ..errors import UsageError, every_problem
 from ..selection import Selection
 from . import compat
 from .plan import Plan, Settings, make_plan, select
-from .spec import REPOSITORY_PATTERN, load_spec
+from .spec import REPOSITORY_PATTERN, Broken, Family, Matrix, Spec, read_matrix
+
+SHARED_LAYERS = ("debian", "python", "cuda")   # the repositories of the layers imgkit names
 
 
 def load_plan(selection: Selection) -> Plan:
     if not REPOSITORY_PATTERN.match(selection.namespace):
         raise UsageError(f"--namespace {selection.namespace!r} is not a valid repository prefix")
-    spec = load_spec(selection.images)
+    matrix = read_matrix(selection.images)
+    spec = usable_spec(matrix, selection)
     overlay = selection.compat_overlay
     data = compat.load(str(overlay) if overlay else None)
     plan = make_plan(spec, data, Settings(namespace=selection.namespace))
-    return select(plan, selection.cuda, selection.only, selection.platforms)
+    plan = select(plan, selection.cuda, selection.only, selection.platforms)
+    return replace(plan, left_out=tuple(b.file for b in matrix.broken))
+
+
+def usable_spec(matrix: Matrix, selection: Selection) -> Spec:
+    """The families the selection can use: all of them, or, where --only steps round the
+    broken files and whatever extends them, the rest (with a warning per file)."""
+    if not matrix.broken:
+        return matrix.spec
+    lost = _extending(matrix.spec.families, {b.family for b in matrix.broken})
+    if not selection.only or any(_may_select(b, selection) for b in matrix.broken) or any(
+            _repository_selected(f.repository, selection) for f in lost):
+        raise every_problem(matrix.problems())
+    for broken in matrix.broken:
+        count = len(broken.problems)
+        print_warning(f"{broken.file}: {count} problem{'s' if count > 1 else ''}; left out of "
+                      f"this run (first: {broken.problems[0].key}: {broken.problems[0].reason})",
+                      hint="`imgkit list` shows them all")
+    for family in lost:
+        print_warning(f"{family.file}: left out of this run: it extends the broken family "
+                      f"{family.extension.parent_family if family.extension else '?'}")
+    return Spec(tuple(f for f in matrix.spec.families if f not in lost))
+
+
+def _extending(families: tuple[Family, ...], broken: set[str | None]) -> list[Family]:
+    """The families built on a broken one, however deep."""
+    lost: list[Family] = []
+    gone = set(broken)
+    changed = True
+    while changed:
+        changed = False
+        for family in families:
+            if family.extension and family.extension.parent_family in gone and family not in lost:
+                lost.append(family)
+                gone.add(family.name)
+                changed = True
+    return lost
+
+
+def _may_select(broken: Broken, selection: Selection) -> bool:
+    """Whether an --only glob could match an image of the broken file (when in doubt, yes)."""
+    if broken.extends is None and broken.repository is None and broken.family is not None:
+        # a CUDA stack family: its images are the shared layers
+        return any(_repository_selected(f"{selection.namespace}/{layer}", selection)
+                   for layer in SHARED_LAYERS)
+    return _repository_selected(broken.repository, selection)
+
+
+def _repository_selected(repository: str | None, selection: Selection) -> bool:
+    for glob in selection.only:
+        if ":" not in glob or repository is None:
+            return True          # a glob on the tag alone may match any repository
+        if fnmatch.fnmatch(repository, glob.split(":", 1)[0]):
+            return True
+    return False

@@ -69,6 +69,7 @@ class Plan:
     targets: tuple[Target, ...]    # parents always before children
     finals: tuple[str, ...] = field(default=())  # tags a family asked for by name
     named: tuple[str, ...] = field(default=())   # tags --cuda/--only selected (the rest: their parents)
+    left_out: tuple[str, ...] = field(default=())  # broken family files this selection stepped round
 
     def get(self, tag: str) -> Target:
         for t in self.targets:

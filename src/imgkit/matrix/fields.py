@@ -1,0 +1,207 @@
+"""The value types of family files, each a pydantic type that checks one value with a
+message a person can act on (the file and line are added by spec.py) and carries its JSON
+Schema (the published schema and docs/matrix.md come from these).
+
+Every value that can reach a Dockerfile is checked against a pattern here first."""
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any
+
+from packaging.requirements import InvalidRequirement, Requirement
+from pydantic import (
+    AfterValidator,
+    BeforeValidator,
+    GetCoreSchemaHandler,
+    GetJsonSchemaHandler,
+    PlainValidator,
+    WithJsonSchema,
+)
+from pydantic_core import PydanticCustomError, core_schema
+
+from .. import tf32
+from ..budget import SIZE_PATTERN, parse_size
+
+AXIS_PATTERNS: dict[str, re.Pattern[str]] = {
+    "os": re.compile(r"^[a-z][a-z0-9]{1,19}$"),
+    "python": re.compile(r"^3\.[0-9]{1,2}$"),
+    "cuda": re.compile(r"^[0-9]{1,2}\.[0-9]{1,2}$"),
+    "cudnn": re.compile(r"^([0-9]{1,2}(\.[0-9]{1,4}){0,3}|default|none)$"),
+    "nccl": re.compile(r"^([0-9]{1,2}(\.[0-9]{1,4}){0,3}|default|none)$"),
+    "framework_version": re.compile(r"^[0-9]{1,4}(\.[0-9]{1,4}){0,3}$"),
+    # the family key `platforms:` fills this axis; one tag names the image of every platform
+    "platform": re.compile(r"^linux/(amd64|arm64)$"),
+}
+NAME_PATTERN = re.compile(r"^[a-z][a-z0-9-]{0,39}$")
+REPOSITORY_PATTERN = re.compile(r"^[a-z0-9]+([._-][a-z0-9]+)*(/[a-z0-9]+([._-][a-z0-9]+)*)*$")
+TEMPLATE_PATTERN = re.compile(r"^[^\n\r]{1,128}$")
+AGE_PATTERN = re.compile(r"^[1-9][0-9]{0,3}d$")
+APT_PATTERN = re.compile(r"^[a-z0-9][a-z0-9+.-]{0,63}(=[A-Za-z0-9.+:~-]{1,64})?$")
+ENV_NAME_PATTERN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
+LINE_PATTERN = re.compile(r"^[^\n\r\x00]{0,1024}$")
+SOURCE_PATTERN = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]*(/[A-Za-z0-9_][A-Za-z0-9._-]*)*$")
+DESTINATION_PATTERN = re.compile(r"^/[A-Za-z0-9._-]+(/[A-Za-z0-9._-]+)*$")
+CUDA_LIBS = ("cudart", "nvrtc", "cublas", "cufft", "curand", "cusolver", "cusparse", "nvjitlink")
+
+
+def refusal(reason: str, hint: str = "") -> PydanticCustomError:
+    """A value refused with imgkit's own words (spec.py reads `reason` and `hint` back)."""
+    return PydanticCustomError("imgkit", "{reason}", {"reason": reason, "hint": hint})
+
+
+def _checked_text(value: Any, pattern: re.Pattern[str], what: str) -> str:
+    if isinstance(value, bool) or value is None:
+        raise refusal(f"expected {what}, got {value!r}")
+    if isinstance(value, float):
+        raise refusal(f"{value!r} was read as a number",
+                      hint=f"quote versions so YAML keeps them as text: '{value}'")
+    if isinstance(value, int):
+        value = str(value)
+    if not isinstance(value, str):
+        raise refusal(f"expected {what}, got a {type(value).__name__}")
+    if value.strip() == "" and not pattern.match(""):
+        raise refusal(f"empty value; expected {what}")
+    if not pattern.match(value):
+        raise refusal(f"{value!r} is not a valid {what}", hint=f"allowed pattern: {pattern.pattern}")
+    return value
+
+
+class Text:
+    """Metadata for `Annotated[str, Text(pattern, what)]`: a YAML scalar as validated text
+    (a whole number taken as its digits), with the pattern in the JSON Schema."""
+
+    def __init__(self, pattern: re.Pattern[str], what: str) -> None:
+        self.pattern = pattern
+        self.what = what
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> Any:
+        return core_schema.no_info_plain_validator_function(
+            lambda value: _checked_text(value, self.pattern, self.what))
+
+    def __get_pydantic_json_schema__(self, schema: Any, handler: GetJsonSchemaHandler) -> Any:
+        return {"type": "string", "pattern": self.pattern.pattern}
+
+
+def _is_list(value: Any) -> Any:
+    if not isinstance(value, list):
+        raise refusal(f"must be a list, got a {type(value).__name__}")
+    return value
+
+
+def _non_empty(value: list[Any]) -> list[Any]:
+    if not value:
+        raise refusal("must be a non-empty list")
+    return value
+
+
+def _each_once(value: list[Any]) -> list[Any]:
+    if len(set(value)) != len(value):
+        raise refusal("lists a value twice")
+    return value
+
+
+def _is_mapping(value: Any) -> Any:
+    if not isinstance(value, dict):
+        raise refusal(f"must be a mapping, got a {type(value).__name__}")
+    return value
+
+
+# metadata for Annotated lists and mappings
+IS_LIST = BeforeValidator(_is_list)
+NON_EMPTY = AfterValidator(_non_empty)
+EACH_ONCE = AfterValidator(_each_once)
+IS_MAPPING = BeforeValidator(_is_mapping)
+
+OsValue = Annotated[str, Text(AXIS_PATTERNS["os"], "os value")]
+PythonValue = Annotated[str, Text(AXIS_PATTERNS["python"], "python value")]
+CudaValue = Annotated[str, Text(AXIS_PATTERNS["cuda"], "cuda value")]
+CudnnValue = Annotated[str, Text(AXIS_PATTERNS["cudnn"], "cudnn value")]
+NcclValue = Annotated[str, Text(AXIS_PATTERNS["nccl"], "nccl value")]
+FrameworkVersion = Annotated[str, Text(AXIS_PATTERNS["framework_version"], "framework_version value")]
+PlatformValue = Annotated[str, Text(AXIS_PATTERNS["platform"], "platform value")]
+Name = Annotated[str, Text(NAME_PATTERN, "family name")]
+Repository = Annotated[str, Text(REPOSITORY_PATTERN, "image repository")]
+Line = Annotated[str, Text(LINE_PATTERN, "value (one line)")]
+AptPackage = Annotated[str, Text(APT_PATTERN, "apt package")]
+EnvName = Annotated[str, Text(ENV_NAME_PATTERN, "variable name")]
+Source = Annotated[str, Text(SOURCE_PATTERN, "relative path (no '..')")]
+Destination = Annotated[str, Text(DESTINATION_PATTERN, "absolute path in the image")]
+TemplateText = Annotated[str, Text(TEMPLATE_PATTERN, "tag template")]
+
+
+def _size(value: str) -> int:
+    budget = parse_size(value)
+    if budget <= 0:
+        raise refusal(f"{value!r} leaves no room for any image")
+    return budget
+
+
+Size = Annotated[int, PlainValidator(
+    lambda value: _size(_checked_text(value, SIZE_PATTERN, "size such as 7.5GB or 800MB"))),
+    WithJsonSchema({"type": "string", "pattern": SIZE_PATTERN.pattern})]
+Age = Annotated[str, Text(AGE_PATTERN, "age in days such as 30d")]
+
+
+def _on_off(value: Any) -> str:
+    # YAML 1.1 reads on/off as booleans
+    word = {True: "on", False: "off"}.get(value, value) if isinstance(value, bool) else value
+    if word not in ("on", "off"):
+        raise refusal(f"expected on or off, got {value!r}")
+    return str(word)
+
+
+OnOff = Annotated[str, PlainValidator(_on_off), WithJsonSchema({"enum": ["on", "off", True, False]})]
+
+
+def _cuda_lib(value: Any) -> str:
+    if value not in CUDA_LIBS:
+        raise refusal(f"unknown CUDA library {value!r}", hint=f"known: {', '.join(CUDA_LIBS)}")
+    return str(value)
+
+
+def _with_cudart(libs: list[str]) -> list[str]:
+    if "cudart" not in libs:
+        raise refusal("must include cudart")
+    return libs
+
+
+CudaLibs = Annotated[list[Annotated[str, PlainValidator(_cuda_lib)]], IS_LIST, NON_EMPTY,
+                     AfterValidator(_with_cudart),
+                     WithJsonSchema({"type": "array", "minItems": 1, "contains": {"const": "cudart"},
+                                     "items": {"enum": list(CUDA_LIBS)}})]
+
+
+def _pinned(value: Any) -> str:
+    """A requirement pinned to one exact version: what is built is what was declared."""
+    line = _checked_text(value, LINE_PATTERN, "pinned requirement")
+    try:
+        requirement = Requirement(line)
+    except InvalidRequirement as exc:
+        raise refusal(f"{line!r} is not a requirement: {exc}")
+    specs = list(requirement.specifier)
+    if (requirement.url or requirement.marker or len(specs) != 1 or specs[0].operator != "=="
+            or "*" in specs[0].version):
+        raise refusal(f"{line!r} is not pinned to one version",
+                      hint=f"pin it exactly, e.g. {requirement.name}==1.2.3")
+    return line
+
+
+Pin = Annotated[str, PlainValidator(_pinned),
+                WithJsonSchema({"type": "string", "pattern": r"^[A-Za-z0-9._-]+(\[[^\]]*\])?==[^*]+$"})]
+
+
+def _port(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 < value < 65536:
+        raise refusal(f"{value!r} is not a port (1 to 65535)")
+    return value
+
+
+Port = Annotated[int, PlainValidator(_port),
+                 WithJsonSchema({"type": "integer", "minimum": 1, "maximum": 65535})]
+
+
+def known_tf32(framework: str) -> str | None:
+    """Why `tf32:` cannot be honoured for `framework`, or None."""
+    if framework in tf32.ENV:
+        return None
+    return f"imgkit knows how to switch TF32 for {', '.join(sorted(tf32.ENV))}, not {framework!r}"

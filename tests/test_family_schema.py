@@ -1,0 +1,142 @@
+"""The family file format, published and enforced as one: the JSON Schema and docs/matrix.md
+come from the models imgkit validates with, a real JSON Schema validator agrees with imgkit
+on good and bad files, and every problem of every file is reported in one run."""
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from imgkit.cli import app
+from imgkit.errors import SpecError, SpecErrors
+from imgkit.matrix.family_model import KINDS
+from imgkit.matrix.schema import family_schema, reference_page, schema_text
+from imgkit.matrix.spec import load_spec, parse_family
+
+ROOT = Path(__file__).resolve().parent.parent
+runner = CliRunner()
+VALIDATOR = jsonschema.Draft202012Validator(family_schema())
+
+# one family a team might write, with a mistake on most lines
+BROKEN_TEAM = """\
+family: team
+framework: torch
+repository: team/torch
+tag: "{framework_version}-cuda{cuda}"
+pip: ["transformers==4.46.0"]
+axes:
+  cuda: [12.8, "12.9"]
+  gpu: [h100]
+  framework_version: ["2.10.0"]
+"""
+BROKEN_EXTENSION = """\
+family: team-ext
+extends: {family: team}
+repository: team/ext
+pip: ["six>=1"]
+ports: [0]
+"""
+
+
+def test_the_published_schema_and_reference_are_what_imgkit_enforces() -> None:
+    assert (ROOT / "docs" / "matrix.schema.json").read_text() == schema_text(), (
+        "docs/matrix.schema.json is stale: run make docs")
+    assert (ROOT / "docs" / "matrix.md").read_text() == reference_page(), (
+        "docs/matrix.md is stale: run make docs")
+    jsonschema.Draft202012Validator.check_schema(family_schema())
+
+
+def test_every_key_is_explained() -> None:
+    for model in KINDS.values():
+        for key, field in model.model_fields.items():
+            assert field.description, f"{model.__name__}.{key} has no description"
+            assert f"`{key}`" in reference_page()
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "images").glob("*.yaml")), ids=lambda p: p.name)
+def test_the_bundled_families_pass_the_schema(path: Path) -> None:
+    assert not [e.message for e in VALIDATOR.iter_errors(yaml.safe_load(path.read_text()))]
+
+
+@pytest.mark.parametrize("raw", [
+    {"family": "x", "axes": {"cuda": ["12.8"]}, "tf32": "on"},          # a framework's key
+    {"family": "x", "axes": {"cuda": [12.8]}},                           # a number
+    {"family": "x", "axes": {"cuda": ["12.8"], "gpu": ["h100"]}},       # no such axis
+    {"family": "x", "axes": {"os": ["bookworm"]}},                       # no cuda
+    {"family": "x", "framework": "torch", "axes": {"cuda": ["12.8"]}},  # no repository, tag
+    {"family": "x", "extends": {"family": "y"}, "repository": "r", "pip": ["six>=1"]},
+    {"family": "x", "extends": {"family": "y", "gpu": ["a"]}, "repository": "r", "apt": ["a"]},
+    {"family": "x", "extends": {"family": "y"}, "repository": "r", "ports": [0]},
+    {"family": "Bad Name", "axes": {"cuda": ["12.8"]}},
+])
+def test_the_schema_and_imgkit_refuse_the_same_files(raw: dict[str, Any]) -> None:
+    assert list(VALIDATOR.iter_errors(raw)), "the schema let it pass"
+    with pytest.raises(SpecError):
+        parse_family("x.yaml", raw)
+
+
+def matrix(tmp_path: Path, **files: str) -> Path:
+    images = tmp_path / "images"
+    shutil.copytree(ROOT / "images", images)
+    for name, text in files.items():
+        (images / f"{name}.yaml").write_text(text)
+    return images
+
+
+def test_every_problem_of_every_file_is_reported_at_once(tmp_path: Path) -> None:
+    images = matrix(tmp_path, team=BROKEN_TEAM, team_ext=BROKEN_EXTENSION)
+    with pytest.raises(SpecErrors) as info:
+        load_spec(images)
+    found = {(Path(p.file).name, p.line, p.key) for p in info.value.problems}
+    assert found == {("team.yaml", 5, "pip"), ("team.yaml", 7, "axes.cuda[0]"),
+                     ("team.yaml", 8, "axes.gpu"), ("team_ext.yaml", 4, "pip[0]"),
+                     ("team_ext.yaml", 5, "ports[0]")}
+    result = runner.invoke(app, ["list", "--images", str(images)])
+    assert result.exit_code == 2
+    out = result.output
+    assert "5 problems in 2 family files" in out
+    assert "team.yaml:5: pip: not a key of a framework family" in out
+    assert "`pip` belongs to an extension family" in out       # where the key does belong
+    assert "team.yaml:7: axes.cuda[0]: 12.8 was read as a number" in out
+    assert "quote versions" in out and "Traceback" not in out
+
+
+def test_a_broken_file_does_not_block_a_selection_that_leaves_it_out(tmp_path: Path) -> None:
+    images = matrix(tmp_path, team=BROKEN_TEAM, team_ext=BROKEN_EXTENSION)
+    result = runner.invoke(app, ["list", "--images", str(images), "--only", "paddle:*"])
+    assert result.exit_code == 0, result.output
+    assert "paddle:2.6.2-gpu-cuda11.8-cudnn8" in result.output
+    assert "warning:" in result.output and "team.yaml: 3 problems; left out" in result.output
+    # asked for, or unclear (a glob on the tag alone): every problem, exit 2
+    for glob in ("team/torch:*", "2.10.0*"):
+        result = runner.invoke(app, ["list", "--images", str(images), "--only", glob])
+        assert result.exit_code == 2 and "5 problems" in result.output, (glob, result.output)
+
+
+def test_a_good_family_on_a_broken_one_is_left_out_with_it(tmp_path: Path) -> None:
+    good_extension = BROKEN_EXTENSION.replace('"six>=1"', '"six==1.16.0"').replace("[0]", "[80]")
+    images = matrix(tmp_path, team=BROKEN_TEAM, team_ext=good_extension)
+    result = runner.invoke(app, ["list", "--images", str(images), "--only", "paddle:*"])
+    assert result.exit_code == 0, result.output
+    assert "team_ext.yaml: left out of this run: it extends the broken family team" in result.output
+    result = runner.invoke(app, ["list", "--images", str(images), "--only", "team/ext:*"])
+    assert result.exit_code == 2 and "3 problems in 1 family file" in result.output
+
+
+def test_a_family_file_passed_as_the_matrix_folder_is_named(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["list", "--images", str(ROOT / "images" / "paddle.yaml")])
+    assert result.exit_code == 2
+    assert "is a family file, not the matrix folder" in result.output
+    assert f"--images {ROOT / 'images'}" in " ".join(result.output.split())
+
+
+def test_schema_prints_the_schema() -> None:
+    result = runner.invoke(app, ["schema"])
+    assert result.exit_code == 0
+    assert json.loads(result.output) == family_schema()
