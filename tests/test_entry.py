@@ -14,7 +14,7 @@ from imgkit.entry import (
     try_noop_build,
     try_plain_verify,
 )
-from imgkit.selection import DEFAULT_IMAGES, DEFAULT_NAMESPACE
+from imgkit.project import ENV as PROJECT_ENV
 
 
 def build_params() -> dict[str, object]:
@@ -54,8 +54,11 @@ def test_fast_path_options_match_the_cli() -> None:
     for flag in SELECTION_OPTIONS:
         assert flag in by_flag, flag
         assert not by_flag[flag].multiple or flag == "--only"  # type: ignore[attr-defined]
-    assert params["images"].default == DEFAULT_IMAGES  # type: ignore[attr-defined]
-    assert params["namespace"].default == DEFAULT_NAMESPACE  # type: ignore[attr-defined]
+    # no default of their own: both paths take it from project.selection_from
+    assert params["images"].default is None  # type: ignore[attr-defined]
+    assert params["namespace"].default is None  # type: ignore[attr-defined]
+    for name, var in PROJECT_ENV.items():    # the variables the fast path reads through it
+        assert params[name].envvar == var  # type: ignore[attr-defined]
     for name, var in BUILD_ENV_VARS.items():
         assert params[name].envvar == var  # type: ignore[attr-defined]
 

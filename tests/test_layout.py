@@ -29,6 +29,7 @@ OWNERS = {
                  "matrix/family_model.py", "matrix/fields.py", "matrix/problems.py",
                  "matrix/spec.py", "matrix/schema.py"},
     "pydantic_core": {"matrix/fields.py"},                   # the refusals in imgkit's own words
+    "tomli": {"project.py"},                                 # tomllib before Python 3.11
     "packaging": {"versions.py", "matrix/"},                 # version rules: the host's and the matrix's
     "cyclonedx": {"verify/sbom.py"},
     "packageurl": {"verify/sbom.py"},

@@ -60,16 +60,16 @@ def try_noop_build(argv: list[str]) -> bool:
     from .builder.noop import answer_if_up_to_date
     from .builder.plancache import plan_key
     from .errors import ImgkitError
-    from .selection import DEFAULT_IMAGES, DEFAULT_NAMESPACE, Selection
+    from .project import selection_from
     started = time.monotonic()
     try:
         build_env(**{k: os.environ.get(v) or None for k, v in BUILD_ENV_VARS.items()})
-        key = plan_key(Selection(
-            images=Path(selection.get("images", DEFAULT_IMAGES)),
-            namespace=selection.get("namespace", DEFAULT_NAMESPACE),
-            cuda=selection.get("cuda"), only=(selection["only"],) if "only" in selection else (),
-            templates=Path(selection["templates"]) if "templates" in selection else None,
-            compat_file=Path(selection["compat_file"]) if "compat_file" in selection else None))
+        paths = {k: Path(selection[k]) if k in selection else None
+                 for k in ("images", "templates", "compat_file")}
+        key = plan_key(selection_from(
+            images=paths["images"], templates=paths["templates"], compat=paths["compat_file"],
+            namespace=selection.get("namespace"), cuda=selection.get("cuda"),
+            only=(selection["only"],) if "only" in selection else ()))
         return answer_if_up_to_date(key, started)
     except ImgkitError:
         return False  # the CLI runs the command again and reports it properly

@@ -21,6 +21,8 @@ class Selection:
     templates: Path | None = None           # default: templates/ beside the matrix folder
     compat_file: Path | None = None         # default: compat.yaml in the matrix folder
     platforms: tuple[str, ...] = ()         # only these platforms' images (default: all)
+    project: Path | None = None             # the project file the settings were read from
+    from_project: frozenset[str] = frozenset()  # settings it gave (another imgkit finds them too)
 
     @property
     def templates_dir(self) -> Path:
@@ -50,13 +52,14 @@ class Selection:
                 "platforms": list(self.platforms)}
 
     def matrix_args(self) -> tuple[str, ...]:
-        """The options another imgkit (a CI job's) needs to see the same matrix (defaults
-        left out); the selection's --cuda/--only are not among them."""
+        """The options another imgkit (a CI job's) needs to see the same matrix (defaults,
+        and what the project file says, left out); the selection's --cuda/--only are not
+        among them."""
         args: list[str] = []
-        if self.images != DEFAULT_IMAGES:
+        if self.images != DEFAULT_IMAGES and "images" not in self.from_project:
             args += ["--images", str(self.images)]
-        if self.namespace != DEFAULT_NAMESPACE:
+        if self.namespace != DEFAULT_NAMESPACE and "namespace" not in self.from_project:
             args += ["--namespace", self.namespace]
-        if self.compat_file is not None:
+        if self.compat_file is not None and "compat" not in self.from_project:
             args += ["--compat", str(self.compat_file)]
         return tuple(args)

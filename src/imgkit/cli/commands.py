@@ -1,10 +1,12 @@
 """The command line's commands: declarations only. Each takes its options (cli/flags.py)
 and makes one call into its stage, imported inside the command so start-up stays lazy.
 
-Where each command lives: list, schema -> matrix/; lock -> lock/; render -> render/; build, size ->
-builder/; verify, attest, check-signed, sbom, outdated -> verify/; publish, merge, promote ->
-publish/; ci, export -> export/; probe -> probe/."""
+Where each command lives: init -> starter/; list, schema -> matrix/; lock -> lock/; render ->
+render/; build, size -> builder/; verify, attest, check-signed, sbom, outdated -> verify/;
+publish, merge, promote -> publish/; ci, export -> export/; probe -> probe/."""
 from __future__ import annotations
+
+from pathlib import Path
 
 import typer
 
@@ -47,6 +49,16 @@ def list_(selection: Selection, json_file: flags.Json = None, stats: flags.Stats
     from ..matrix.command import list_plan
     list_plan(selection, json_file=json_file, with_stats=stats, from_build=from_build,
               builders=farm, gpus=gpu_pool)
+
+
+@command()
+def init(folder: flags.InitFolder = Path("."), namespace: flags.Namespace = None) -> None:
+    """Start a project in FOLDER: imgkit.toml, a commented family of each kind in images/
+    (a small CUDA stack first, so the first build takes minutes), and the family files'
+    JSON Schema for editors. --namespace goes into imgkit.toml and the families'
+    repositories. Nothing is overwritten."""
+    from ..starter.command import init as run
+    run(folder, namespace)
 
 
 @command()

@@ -35,16 +35,28 @@ Platforms = Annotated[list[str], typer.Option(
     "--platform", metavar="PLATFORM", help="Only the images of this platform, linux/amd64 or "
     "linux/arm64 (repeatable; default: every platform the matrix makes each image for).",
     rich_help_panel=WHICH)]
-Images = Annotated[Path, typer.Option(
-    "--images", metavar="DIR", help="The folder of matrix files (*.yaml).", rich_help_panel=WHICH)]
+Images = Annotated[Optional[Path], typer.Option(
+    "--images", metavar="DIR", envvar="IMGKIT_IMAGES", show_default=False,
+    help="The folder of matrix files (*.yaml) (default: the project file's `images`, else "
+         "images/ here).", rich_help_panel=WHICH)]
 Templates = Annotated[Optional[Path], typer.Option(
-    "--templates", metavar="DIR", help="The template folder (default: templates/ beside "
-                                       "--images, else the templates imgkit ships).", rich_help_panel=WHICH)]
-Namespace = Annotated[str, typer.Option(
-    "--namespace", metavar="NAME", help="Repository prefix of the shared layers.", rich_help_panel=WHICH)]
+    "--templates", metavar="DIR", envvar="IMGKIT_TEMPLATES",
+    help="The template folder (default: the project file's `templates`, else templates/ beside "
+         "--images, else the templates imgkit ships).", rich_help_panel=WHICH)]
+Namespace = Annotated[Optional[str], typer.Option(
+    "--namespace", metavar="NAME", envvar="IMGKIT_NAMESPACE", show_default=False,
+    help="Repository prefix of the shared layers (default: the project file's, else imgkit).",
+    rich_help_panel=WHICH)]
 Compat = Annotated[Optional[Path], typer.Option(
-    "--compat", metavar="FILE", help="Your compatibility data (new CUDA releases, framework "
-    "builds), merged over the shipped data (default: compat.yaml in --images).", rich_help_panel=WHICH)]
+    "--compat", metavar="FILE", envvar="IMGKIT_COMPAT",
+    help="Your compatibility data (new CUDA releases, framework builds), merged over the "
+         "shipped data (default: the project file's `compat`, else compat.yaml in --images).",
+    rich_help_panel=WHICH)]
+
+# init
+InitFolder = Annotated[Path, typer.Argument(
+    metavar="FOLDER", help="Where the project goes (made if need be; default: here).",
+    show_default=False)]
 
 # Results and hand-overs between CI jobs
 Json = Annotated[Optional[Path], typer.Option(

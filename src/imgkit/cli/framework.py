@@ -15,7 +15,7 @@ from typer.core import TyperCommand, TyperGroup
 
 from ..console import console, print_error
 from ..errors import EXIT_INTERRUPTED, ImgkitError
-from ..selection import DEFAULT_IMAGES, DEFAULT_NAMESPACE, Selection
+from ..project import selection_from
 from . import deprecated, flags
 from .values import platforms_of
 
@@ -123,9 +123,9 @@ SELECTION_FLAGS: dict[str, tuple[Any, Any]] = {   # parameter -> (its option, it
     "cuda": (flags.Cuda, None),
     "only": (flags.Only, []),
     "platforms": (flags.Platforms, []),
-    "images": (flags.Images, DEFAULT_IMAGES),
+    "images": (flags.Images, None),
     "templates": (flags.Templates, None),
-    "namespace": (flags.Namespace, DEFAULT_NAMESPACE),
+    "namespace": (flags.Namespace, None),
     "compat": (flags.Compat, None),
 }
 NOT_ALWAYS = ("templates", "platforms")
@@ -146,10 +146,10 @@ def selects(*also: str) -> Callable[[F], F]:
         @functools.wraps(func)
         def wrapper(**kwargs: Any) -> Any:
             chosen = {n: kwargs.pop(n) for n in names}
-            return func(selection=Selection(
+            return func(selection=selection_from(
                 images=chosen["images"], namespace=chosen["namespace"], cuda=chosen["cuda"],
                 only=tuple(chosen["only"]), templates=chosen.get("templates"),
-                compat_file=chosen["compat"], platforms=platforms_of(chosen.get("platforms", []))),
+                compat=chosen["compat"], platforms=platforms_of(chosen.get("platforms", []))),
                 **kwargs)
         parameters = [*own, *added]
         wrapper.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]

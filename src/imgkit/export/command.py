@@ -45,8 +45,10 @@ def ci(selection: Selection, *, platform: str, registry: str, staging: str | Non
     if staged == production:
         raise UsageError("--staging must differ from --registry: candidates wait apart from "
                          "what was promoted")
-    for flag, path in (("--images", selection.images), ("--compat", selection.compat_file)):
-        if path is not None and path.is_absolute():
+    for flag, path, name in (("--images", selection.images, "images"),
+                             ("--compat", selection.compat_file, "compat")):
+        # what the project file says, the jobs read from it in their checkout
+        if path is not None and path.is_absolute() and name not in selection.from_project:
             raise UsageError(f"{flag} {path}: the jobs run in the repository's checkout; give "
                              "the path relative to its root")
     if bool(signing_key) != bool(trusted_key):

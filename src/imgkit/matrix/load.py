@@ -9,8 +9,9 @@ import fnmatch
 from dataclasses import replace
 
 from ..console import print_warning
-from ..errors import UsageError, every_problem
-from ..selection import Selection
+from ..errors import SpecError, UsageError, every_problem
+from ..project import searched_hint
+from ..selection import DEFAULT_IMAGES, Selection
 from . import compat
 from .plan import Plan, Settings, make_plan, select
 from .spec import REPOSITORY_PATTERN, Broken, Family, Matrix, Spec, read_matrix
@@ -21,6 +22,7 @@ SHARED_LAYERS = ("debian", "python", "cuda")   # the repositories of the layers 
 def load_plan(selection: Selection) -> Plan:
     if not REPOSITORY_PATTERN.match(selection.namespace):
         raise UsageError(f"--namespace {selection.namespace!r} is not a valid repository prefix")
+    _check_folder(selection)
     matrix = read_matrix(selection.images)
     spec = usable_spec(matrix, selection)
     overlay = selection.compat_overlay
@@ -28,6 +30,19 @@ def load_plan(selection: Selection) -> Plan:
     plan = make_plan(spec, data, Settings(namespace=selection.namespace))
     plan = select(plan, selection.cuda, selection.only, selection.platforms)
     return replace(plan, left_out=tuple(b.file for b in matrix.broken))
+
+
+def _check_folder(selection: Selection) -> None:
+    """A missing matrix folder, said with where it was looked for and how to point elsewhere."""
+    images = selection.images
+    if images.exists():
+        return
+    if "images" in selection.from_project:
+        raise SpecError(str(images), "(dir)", "matrix directory not found",
+                        hint=f"{selection.project} says images = {images}: create the folder, "
+                             "or change the setting")
+    if selection.project is None and images == DEFAULT_IMAGES:
+        raise SpecError(str(images), "(dir)", "matrix directory not found", hint=searched_hint())
 
 
 def usable_spec(matrix: Matrix, selection: Selection) -> Spec:

@@ -169,7 +169,7 @@ def _family(file: str, raw: Any, lines: Lines) -> tuple[Family | None, list[Spec
     """The family a file declares, or every problem found in it."""
     if not isinstance(raw, dict):
         return None, [SpecError(file, "(top)", "a family file must be a YAML mapping",
-                                hint="see docs/matrix.md")]
+                                hint="see docs/matrix.md, or start from `imgkit init`")]
     kind = kind_of(raw)
     try:
         model: Named = KINDS[kind].model_validate(raw)
@@ -221,13 +221,13 @@ def _files(images_dir: Path) -> list[Path]:
                         hint=f"pass its folder: --images {images_dir.parent}")
     if not images_dir.is_dir():
         raise SpecError(str(images_dir), "(dir)", "matrix directory not found",
-                        hint="run imgkit from a folder with images/, or pass --images DIR "
-                             "(docs/your-matrix.md)")
+                        hint="run imgkit inside a project, or pass --images DIR "
+                             "(`imgkit init` starts a project)")
     files = [f for f in sorted(images_dir.glob("*.yaml")) + sorted(images_dir.glob("*.yml"))
              if f.name != OVERLAY_NAME]  # the user's compat data, not a family
     if not files:
         raise SpecError(str(images_dir), "(dir)", "no *.yaml family files",
-                        hint="see docs/your-matrix.md")
+                        hint="`imgkit init` writes a starter matrix; see docs/your-matrix.md")
     return files
 
 

@@ -1,0 +1,43 @@
+"""`imgkit init`: a starter project that lists, renders and builds as written: the project
+file, the family files' JSON Schema, and one commented family of each kind (a small CUDA
+stack, a framework, an extension), each with the line that makes editors check its keys."""
+from __future__ import annotations
+
+import re
+import string
+from pathlib import Path
+
+from ..errors import UsageError
+from ..matrix.fields import REPOSITORY_PATTERN
+from ..matrix.schema import SCHEMA_FILE, SCHEMA_LINE, schema_text
+
+FILES = Path(__file__).parent / "files"
+STARTER = ("imgkit.toml", "images/cuda.yaml", "images/pytorch.yaml", "images/pytorch-extras.yaml")
+
+
+def starter_files(namespace: str) -> dict[str, str]:
+    """Path in the project -> text."""
+    values = {"namespace": namespace, "schema_line": SCHEMA_LINE}
+    files = {name: string.Template((FILES / name).read_text()).substitute(values)
+             for name in STARTER}
+    files[SCHEMA_FILE] = schema_text()
+    return files
+
+
+def init_project(folder: Path, namespace: str) -> list[Path]:
+    """Write the starter project into `folder` (made if need be); nothing is overwritten."""
+    if not REPOSITORY_PATTERN.match(namespace) or not re.match(r"^[a-z0-9]", namespace):
+        raise UsageError(f"--namespace {namespace!r} is not a valid repository prefix",
+                         hint="lowercase letters, digits, and . _ - / between them, e.g. ml")
+    files = starter_files(namespace)
+    there = [name for name in files if (folder / name).exists()]
+    if there:
+        raise UsageError(f"{folder} already has {', '.join(there)}: nothing was written",
+                         hint="run imgkit init in a new or empty folder")
+    written = []
+    for name, text in files.items():
+        path = folder / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        written.append(path)
+    return written

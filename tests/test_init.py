@@ -1,0 +1,68 @@
+"""`imgkit init`: the starter project lists and renders as written, passes the published
+schema, is found from its subfolders, and never overwrites a file. Its first image is built
+and verified against the real engine in tests/test_docker_init.py."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import jsonschema
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from imgkit.cli import app
+from imgkit.matrix.schema import SCHEMA_LINE, family_schema
+
+runner = CliRunner()
+
+
+def init(folder: Path, *args: str) -> str:
+    result = runner.invoke(app, ["init", str(folder), *args])
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def test_the_starter_project_lists_and_renders_as_written(tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    out = init(tmp_path / "team", "--namespace", "team")
+    assert "imgkit build --only 'team/cuda:12.8-cudart-*'" in out
+    monkeypatch.chdir(tmp_path / "team" / "images")            # found from a subfolder
+    result = runner.invoke(app, ["list"])
+    assert result.exit_code == 0, result.output
+    for image in ("team/cuda:12.8-cudart-py3.11-bookworm", "team/pytorch:2.10.0-cuda12.8",
+                  "team/pytorch-extras:2.10.0-cuda12.8"):
+        assert image in result.output
+    result = runner.invoke(app, ["render", "--out", str(tmp_path / "contexts")])
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "contexts" / "team_pytorch-extras_2.10.0-cuda12.8" / "Dockerfile").is_file()
+
+
+def test_every_starter_family_names_and_passes_the_schema(tmp_path: Path) -> None:
+    init(tmp_path)
+    families = sorted((tmp_path / "images").glob("*.yaml"))
+    assert len(families) == 3
+    validator = jsonschema.Draft202012Validator(family_schema())
+    kinds = set()
+    for path in families:
+        text = path.read_text()
+        assert text.splitlines()[0] == SCHEMA_LINE          # editors find ../matrix.schema.json
+        raw = yaml.safe_load(text)
+        assert not list(validator.iter_errors(raw)), path
+        kinds.add("extension" if "extends" in raw else "framework" if "framework" in raw else "stack")
+    assert kinds == {"stack", "framework", "extension"}
+    assert (tmp_path / "matrix.schema.json").is_file()
+
+
+def test_init_never_overwrites(tmp_path: Path) -> None:
+    (tmp_path / "images").mkdir()
+    (tmp_path / "images" / "cuda.yaml").write_text("family: mine\n")
+    result = runner.invoke(app, ["init", str(tmp_path)])
+    assert result.exit_code == 2 and "already has images/cuda.yaml" in result.output
+    assert (tmp_path / "images" / "cuda.yaml").read_text() == "family: mine\n"
+    assert not (tmp_path / "imgkit.toml").exists()          # nothing half-written
+
+
+def test_a_bad_namespace_is_refused(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["init", str(tmp_path), "--namespace", "Team ML"])
+    assert result.exit_code == 2 and "--namespace 'Team ML'" in result.output
+    assert not any(tmp_path.iterdir())

@@ -1,0 +1,119 @@
+"""Project discovery: run from any folder inside a project, a command finds its matrix by
+walking up to imgkit.toml or [tool.imgkit] in pyproject.toml; the command line, then the
+IMGKIT_* variables, then the project file, then imgkit's defaults decide each setting."""
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from imgkit.cli import app
+from imgkit.project import find_project, selection_from
+
+ROOT = Path(__file__).resolve().parent.parent
+runner = CliRunner()
+CUDA_ONLY = 'family: base\naxes:\n  cuda: ["12.8"]\n'
+
+
+@pytest.fixture()
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A project whose matrix is not in images/: only the project file can say where."""
+    root = tmp_path / "team"
+    (root / "matrix").mkdir(parents=True)
+    (root / "matrix" / "base.yaml").write_text(CUDA_ONLY)
+    (root / "imgkit.toml").write_text('images = "matrix"\nnamespace = "team"\n')
+    (root / "deep" / "er").mkdir(parents=True)
+    for name in ("IMGKIT_IMAGES", "IMGKIT_NAMESPACE", "IMGKIT_TEMPLATES", "IMGKIT_COMPAT"):
+        monkeypatch.delenv(name, raising=False)
+    return root
+
+
+def listing(*args: str) -> str:
+    result = runner.invoke(app, ["list", *args])
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def test_any_folder_inside_the_project_finds_its_matrix(project: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(project / "deep" / "er")
+    assert "team/cuda:12.8-runtime-py3.11-bookworm" in listing()
+    assert find_project().file == project / "imgkit.toml"
+
+
+def test_pyproject_counts_only_with_a_tool_imgkit_table(tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    root = tmp_path / "repo"
+    shutil.copytree(ROOT / "images", root / "images")
+    (root / "pyproject.toml").write_text('[tool.imgkit]\nnamespace = "ml"\n')
+    (root / "pkg").mkdir()
+    (root / "pkg" / "pyproject.toml").write_text('[project]\nname = "pkg"\n')   # not a project
+    monkeypatch.chdir(root / "pkg")
+    assert find_project().file == root / "pyproject.toml"
+    selection = selection_from()
+    assert selection.namespace == "ml"
+    assert selection.images.resolve() == (root / "images").resolve()  # the default, from the root
+
+
+def test_the_command_line_then_the_variables_then_the_project_decide(
+        project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(project)
+    assert "team/cuda:" in listing()
+    monkeypatch.setenv("IMGKIT_NAMESPACE", "fromenv")
+    assert "fromenv/cuda:" in listing()
+    assert "flag/cuda:" in listing("--namespace", "flag")
+
+
+def test_the_projects_selection_is_the_default_one(project: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    (project / "matrix" / "base.yaml").write_text(CUDA_ONLY.replace('"12.8"', '"12.8", "12.4"'))
+    (project / "imgkit.toml").write_text('images = "matrix"\n[select]\ncuda = "12.4"\n')
+    monkeypatch.chdir(project)
+    out = listing()
+    assert "cuda:12.4-runtime" in out and "cuda:12.8-runtime" not in out
+    out = listing("--cuda", "12.8")                    # any selection flag replaces it
+    assert "cuda:12.8-runtime" in out and "cuda:12.4-runtime" not in out
+
+
+@pytest.mark.parametrize("text, said", [
+    ('images = 5\n', "imgkit.toml: images: not a setting, or not of its type (5)"),
+    ('matrix = "images"\n', "imgkit.toml: matrix: not a setting"),
+    ('[select]\ncuda = 12.8\n', "imgkit.toml: select.cuda"),
+    ('[select]\nplatforms = ["linux/s390x"]\n', "'linux/s390x' is not one of"),
+    ('images = "matrix\n', "imgkit.toml: not valid TOML"),
+])
+def test_a_bad_project_file_is_exit_2_naming_file_and_key(
+        project: Path, monkeypatch: pytest.MonkeyPatch, text: str, said: str) -> None:
+    (project / "imgkit.toml").write_text(text)
+    monkeypatch.chdir(project / "deep")
+    result = runner.invoke(app, ["list"])
+    assert result.exit_code == 2 and said in " ".join(result.output.split()), result.output
+
+
+def test_no_project_says_what_was_searched_and_what_to_do(tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("IMGKIT_IMAGES", raising=False)
+    result = runner.invoke(app, ["list"])
+    out = " ".join(result.output.split())
+    assert result.exit_code == 2
+    assert f"in {tmp_path.resolve()} or above it" in out
+    assert "imgkit init" in out and "--images DIR" in out and "IMGKIT_IMAGES" in out
+
+
+def test_a_project_naming_a_missing_folder_is_named(project: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    (project / "imgkit.toml").write_text('images = "nowhere"\n')
+    monkeypatch.chdir(project)
+    result = runner.invoke(app, ["list"])
+    assert result.exit_code == 2
+    assert "imgkit.toml says images = nowhere" in " ".join(result.output.split())
+
+
+def test_what_the_project_says_is_not_repeated_to_ci_jobs(project: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(project / "deep")
+    assert selection_from().matrix_args() == ()        # the jobs find the same project file
+    assert selection_from(namespace="other").matrix_args() == ("--namespace", "other")
