@@ -294,3 +294,32 @@ def test_an_index_made_elsewhere_is_read_without_its_attestation_entries() -> No
     listed = Manifest(sha256_of(body), DOCKER_LIST, body)
     assert index.is_index(listed)
     assert [(e.platform, e.digest[-1]) for e in index.entries(listed)] == [("linux/arm64", "1")]
+
+
+# -- registry names: REGISTRY/NAMESPACE/REPOSITORY, a namespace never said twice ----------
+@pytest.mark.parametrize("to, ref, twice", [
+    ("reg.example.com/mlplatform", "mlplatform/x:1", "mlplatform"),
+    ("reg.example.com/acme/ml", "ml/team/x:1", "ml"),
+    ("reg.example.com/acme/ml", "acme/ml/x:1", "acme/ml"),
+    ("reg.example.com/ml", "x:1", ""),
+    ("reg.example.com", "ml/x:1", ""),
+    ("reg.example.com/ml/staging", "ml/x:1", ""),      # a sub-namespace, not the same one
+    ("reg.example.com/ml", "ml:1", ""),                 # an image named as its namespace
+])
+def test_a_namespace_in_both_the_destination_and_the_repository_is_found(
+        to: str, ref: str, twice: str) -> None:
+    from imgkit.registry.destination import doubled
+    assert doubled(parse_destination(to), ref) == twice
+
+
+def test_publish_refuses_a_doubled_namespace_before_anything_is_pushed(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from imgkit.cli import app
+    result = CliRunner().invoke(app, ["publish", "mlplatform/x:1", "--to", "127.0.0.1:1/mlplatform",
+                                      "--images", str(tmp_path / "none")],
+                                env={"DOCKER_HOST": "unix:///nonexistent.sock"})
+    out = " ".join(result.output.split())
+    assert result.exit_code == 2, out                  # not 3: the engine was never asked
+    assert "127.0.0.1:1/mlplatform/mlplatform/x" in out
+    assert "publish to 127.0.0.1:1 (the repository names 'mlplatform')" in out

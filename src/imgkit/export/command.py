@@ -10,7 +10,7 @@ from ..errors import UsageError
 from ..lock.files import LOCKS_DIR
 from ..matrix.load import load_plan
 from ..registry.candidates import load as load_candidates
-from ..registry.destination import Destination, parse_destination
+from ..registry.destination import Destination, check_names, parse_destination
 from ..render.bake import slug
 from ..render.command import render_selection
 from ..render.contexts import write_context
@@ -56,6 +56,7 @@ def ci(selection: Selection, *, platform: str, registry: str, staging: str | Non
                          "with one, promote checks with the other (neither: keyless signing "
                          "with the CI's OIDC identity)")
     plan = load_plan(selection)                                           # bad matrix: exit 2
+    check_names([production, staged], list(plan.finals))                  # a namespace twice
     if not plan.finals:
         raise UsageError("the selection names only shared layers (" + ", ".join(plan.named) + "): a "
                          "pipeline verifies and promotes the images families name",

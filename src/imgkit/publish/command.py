@@ -17,7 +17,7 @@ from ..matrix.plan import select
 from ..options import PublishOptions
 from ..registry import published
 from ..registry.candidates import lookup
-from ..registry.destination import Destination, parse_destination
+from ..registry.destination import Destination, check_names, parse_destination
 from ..registry.reference import problem
 from ..render.command import render_selection
 from ..selection import Selection
@@ -47,6 +47,7 @@ def publish(selection: Selection, *, tags: list[str], to: list[str], options: Pu
     wanted = publish_selection(selection, tags)
     if not wanted:
         raise UsageError("nothing to publish: the selection names no image")
+    check_names(destinations, [w.index or w.ref for w in wanted])  # a namespace twice: exit 2
     engine = connect()                                                         # no engine: exit 3
     reused: list[Published] = []
     if reuse_from is not None and not options.dry_run:

@@ -29,6 +29,36 @@ class Destination:
         return f"{self.namespace}/{name}" if self.namespace else name
 
 
+def doubled(destination: Destination, local_ref: str) -> str:
+    """The namespace both the destination and the image's repository carry, one after the
+    other (`--to HOST/ml` and `ml/x` would make HOST/ml/ml/x), or ""."""
+    ours = [p for p in destination.namespace.split("/") if p]
+    theirs = destination.repository(local_ref).split("/")[len(ours):-1]
+    for width in range(min(len(ours), len(theirs)), 0, -1):
+        if ours[-width:] == theirs[:width]:
+            return "/".join(theirs[:width])
+    return ""
+
+
+def check_names(destinations: list[Destination], local_refs: list[str]) -> None:
+    """One rule for registry names, kept before anything is pushed: an image goes to
+    REGISTRY/NAMESPACE/REPOSITORY, and a namespace said twice (in --to and in the family's
+    `repository:`) is refused, naming the two ways out."""
+    for destination in destinations:
+        for ref in local_refs:
+            twice = doubled(destination, ref)
+            if twice:
+                name = split_ref(ref)[0]
+                shorter = destination.namespace[:-len(twice)].rstrip("/")
+                raise UsageError(
+                    f"{name} would be pushed to {destination.registry}/"
+                    f"{destination.repository(ref)}: {twice!r} is both the end of --to "
+                    f"{destination} and the start of the repository",
+                    hint=f"publish to {destination.registry}{'/' + shorter if shorter else ''} "
+                         f"(the repository names {twice!r}), or drop {twice + '/'!r} from the "
+                         "family's repository")
+
+
 def split_ref(ref: str) -> tuple[str, str]:
     """`name:tag` -> (name, tag)."""
     name, _, tag = ref.rpartition(":")
