@@ -9,6 +9,7 @@ from dataclasses import replace
 from .. import tf32
 from ..errors import CompatError, Inconsistent
 from .compat import Compat, CudaRelease, FrameworkBuild, OsRelease
+from .custom import DEFAULT_USER
 from .spec import CUDA_LIBS, Combo, Family
 from .targets import Settings, Target, base_ref, short_version, tag_fields
 
@@ -123,7 +124,8 @@ def _framework_target(family: Family, build: FrameworkBuild, parent: Target) -> 
         family=family.name, parent=parent.tag, base=None, os=parent.os, python=parent.python,
         cuda=parent.cuda, components=parent.components + (
             ("framework", build.name), ("framework_version", build.version)) + claims,
-        packages=(build.pip,), framework=build,
+        packages=(build.pip,), framework=build, custom=family.custom,
+        user=family.custom.user.name if family.custom.user else DEFAULT_USER,
         env=tuple(sorted(tf32.ENV[build.name][family.tf32].items())) if family.tf32 else ())
 
 

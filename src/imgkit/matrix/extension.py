@@ -1,6 +1,7 @@
 """Extension families: what teams add on top of another family's images (pinned pip and apt
 packages, files from beside the matrix, environment, ports, the default command), each
-built as a child layer of every image it extends.
+built as a child layer of every image it extends (what it sets on the image, such as
+env, ports and cmd, is custom.py's).
 
     family: paddle-jupyter
     extends: {family: paddle}          # optionally narrowed: {family: paddle, cuda: ["11.8"]}
@@ -37,9 +38,6 @@ class Extension:
     pip: tuple[str, ...] = ()                 # pinned requirements, name==version
     apt: tuple[str, ...] = ()
     files: tuple[tuple[str, str], ...] = ()   # (path beside the matrix file, path in the image)
-    env: tuple[tuple[str, str], ...] = ()
-    ports: tuple[int, ...] = ()
-    cmd: tuple[str, ...] = ()
     matrix_dir: str = ""                      # where `files` are read from
 
     def pins(self) -> dict[str, str]:
@@ -55,29 +53,11 @@ def _pinned_version(requirement: Requirement) -> str:
     return next(iter(requirement.specifier)).version
 
 
-# A notebook server is a remote shell: never as root, never without authentication.
-UNSAFE_ARGUMENT = re.compile(r"^--(allow-root|(ServerApp|NotebookApp|IdentityProvider)\.token=(''|\"\")?"
-                             r"|(ServerApp|NotebookApp)\.(password=(''|\"\")?|allow_root=True|"
-                             r"disable_check_xsrf=True))$")
-
-
-def _authentication_problems(file: str, model: ExtensionFamily) -> list[SpecError]:
-    found = [SpecError(file, f"cmd[{i}]", f"{argument!r} would run a server as root or without "
-                       "authentication", hint="keep the token: set JUPYTER_TOKEN when the "
-                       "container starts")
-             for i, argument in enumerate(model.cmd) if UNSAFE_ARGUMENT.match(argument)]
-    found += [SpecError(file, f"env.{name}", "an empty token turns authentication off")
-              for name, value in model.env.items()
-              if name in ("JUPYTER_TOKEN", "JUPYTER_PASSWORD") and not value]
-    return found
-
-
 def extension_problems(file: str, model: ExtensionFamily) -> list[SpecError]:
     """What a well-formed extension family may still get wrong, every problem of it."""
     here = Path(file).parent
     found = [SpecError(file, f"files.{source}", f"{here / source} is not a file")
              for source in model.files if not (here / source).is_file()]
-    found += _authentication_problems(file, model)
     if not (model.pip or model.apt or model.files):
         found.append(SpecError(file, "pip", "an extension adds something: pip, apt or files"))
     names = [canonical(Requirement(r).name) for r in model.pip]
@@ -91,5 +71,4 @@ def to_extension(file: str, model: ExtensionFamily) -> Extension:
                    if axis != "family" and values is not None)
     return Extension(parent_family=model.extends.family, narrow=narrow, pip=tuple(model.pip),
                      apt=tuple(model.apt), files=tuple(model.files.items()),
-                     env=tuple(model.env.items()), ports=tuple(model.ports), cmd=tuple(model.cmd),
                      matrix_dir=str(Path(file).parent))

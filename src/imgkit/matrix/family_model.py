@@ -28,6 +28,7 @@ from .fields import (
     Destination,
     EnvName,
     FrameworkVersion,
+    LabelName,
     Line,
     Name,
     NcclValue,
@@ -38,9 +39,11 @@ from .fields import (
     Port,
     PythonValue,
     Repository,
+    Shell,
     Size,
     Source,
     TemplateText,
+    UserName,
     refusal,
 )
 
@@ -143,6 +146,42 @@ class Named(Strict):
     description: Description = Field("", description="one line for `imgkit list`")
 
 
+class UserModel(Strict):
+    """The user the image runs as."""
+
+    name: UserName = Field(description="the user's name; `root` needs a reason")
+    uid: Annotated[int, Field(ge=0, le=2**31 - 1)] = Field(1000, description="its uid")
+    gid: Annotated[int, Field(ge=0, le=2**31 - 1)] | None = Field(
+        None, description="its group's gid (default: the uid)")
+    reason: Line | None = Field(None, description="why the image runs as root")
+
+
+class Custom(Strict):
+    """What a team sets on the images a framework or extension family names."""
+
+    user: UserModel | None = Field(None, description="the user the image runs as (default: "
+                                   "the extended image's, else imgkit, uid 1000)",
+                                   examples=[{"name": "ml", "uid": 1001}])
+    entrypoint: Annotated[list[Line], IS_LIST] = Field(
+        [], description="the entrypoint, as a list of arguments", examples=[["tini", "--"]])
+    cmd: Annotated[list[Line], IS_LIST] = Field(
+        [], description="the default command, as a list of arguments",
+        examples=[["jupyter", "lab"]])
+    env: Annotated[dict[EnvName, Line], IS_MAPPING] = Field(
+        {}, description="environment variables", examples=[{"HF_HOME": "/workspace/.hf"}])
+    labels: Annotated[dict[LabelName, Line], IS_MAPPING] = Field(
+        {}, description="image labels (not under org.imgkit. or org.opencontainers.image.)",
+        examples=[{"com.example.team": "ml-platform"}])
+    workdir: Destination | None = Field(None, description="the working folder (made, and "
+                                        "owned by the user; default /workspace)",
+                                        examples=["/workspace/app"])
+    ports: Annotated[list[Port], IS_LIST] = Field(
+        [], description="ports the image exposes", examples=[[8888]])
+    run: Annotated[list[Shell], IS_LIST] = Field(
+        [], description="shell steps run as root before the switch to the user, with the "
+        "build's CA and package index", examples=[["update-ca-certificates"]])
+
+
 class StackFamily(Named):
     """A CUDA stack: python, the CUDA runtime, cuDNN and NCCL, each a layer imgkit tags."""
 
@@ -166,7 +205,7 @@ class StackFamily(Named):
                                      examples=["30d"])
 
 
-class FrameworkFamily(StackFamily):
+class FrameworkFamily(Custom, StackFamily):
     """A framework (torch, paddle, jax) on a CUDA stack, tagged as you say."""
 
     framework: Name = Field(description="the framework built on the stack; the compat data "
@@ -183,7 +222,7 @@ class FrameworkFamily(StackFamily):
                                examples=["on", "off"])
 
 
-class ExtensionFamily(Named):
+class ExtensionFamily(Custom, Named):
     """Packages, files and settings added on top of every image of another family."""
 
     extends: Extends = Field(description="the family extended, optionally narrowed by axis",
@@ -205,13 +244,6 @@ class ExtensionFamily(Named):
     files: Annotated[dict[Source, Destination], IS_MAPPING] = Field(
         {}, description="files copied in: a path beside the family file to a path in the "
         "image", examples=[{"jupyter/config.py": "/etc/jupyter/jupyter_server_config.py"}])
-    env: Annotated[dict[EnvName, Line], IS_MAPPING] = Field(
-        {}, description="environment variables", examples=[{"JUPYTER_PORT": "8888"}])
-    ports: Annotated[list[Port], IS_LIST] = Field(
-        [], description="ports the image exposes", examples=[[8888]])
-    cmd: Annotated[list[Line], IS_LIST] = Field(
-        [], description="the default command, as a list of arguments",
-        examples=[["jupyter", "lab"]])
 
 
 KINDS: dict[str, type[Named]] = {"stack": StackFamily, "framework": FrameworkFamily,

@@ -127,6 +127,10 @@ EnvName = Annotated[str, Text(ENV_NAME_PATTERN, "variable name")]
 Source = Annotated[str, Text(SOURCE_PATTERN, "relative path (no '..')")]
 Destination = Annotated[str, Text(DESTINATION_PATTERN, "absolute path in the image")]
 TemplateText = Annotated[str, Text(TEMPLATE_PATTERN, "tag template")]
+UserName = Annotated[str, Text(re.compile(r"^[a-z_][a-z0-9_-]{0,31}$"), "user name")]
+LabelName = Annotated[str, Text(re.compile(r"^[a-z0-9]([a-z0-9.-]{0,126}[a-z0-9])?$"), "label key")]
+# a shell step: one line or several (a YAML block), never a NUL
+Shell = Annotated[str, Text(re.compile(r"^[^\x00]{1,4096}$"), "shell step")]
 
 
 def _size(value: str) -> int:

@@ -136,7 +136,8 @@ def _extended(family: Family, parent: Target, by_tag: dict[str, Target], compat:
                   parent=parent.tag, base=None, os=parent.os, python=parent.python,
                   cuda=parent.cuda, components=parent.components + (("extension", family.name),)
                   + pins, packages=extension.pip, framework=parent.framework, aliases=aliases,
-                  extension=extension, platforms=parent.platforms)
+                  extension=extension, platforms=parent.platforms, custom=family.custom,
+                  user=family.custom.user.name if family.custom.user else parent.user)
 
 
 def _extensions(spec: Spec, by_tag: dict[str, Target], named: dict[str, list[str]],

@@ -27,6 +27,7 @@ from pydantic import ValidationError
 from .. import yamlload
 from ..errors import Inconsistent, SpecError, every_problem
 from ..selection import OVERLAY_NAME
+from .custom import Custom, custom_problems, to_custom
 from .extension import Extension, extension_problems, to_extension
 from .family_model import KINDS, ExtensionFamily, FrameworkFamily, Named, StackFamily, kind_of
 from .fields import AXIS_PATTERNS, CUDA_LIBS, REPOSITORY_PATTERN, known_tf32
@@ -65,6 +66,7 @@ class Family:
     extension: Extension | None = None      # set: built on another family's images
     tf32: str | None = None                 # "on"/"off": the FP32 math the image claims (label)
     max_base_age: int | None = None         # days: an older base OS image is made again
+    custom: Custom = Custom()               # user, entrypoint, labels... of the images it names
 
 
 @dataclass(frozen=True)
@@ -155,14 +157,16 @@ def _stack_family(file: str, raw: dict[str, Any], model: StackFamily) -> Family:
         size_budget=model.size_budget,
         cuda_libs=tuple(model.cuda_libs) if model.cuda_libs is not None else None,
         combos=_combos(raw, model), tf32=named.tf32 if named else None,
-        max_base_age=int(model.max_base_age[:-1]) if model.max_base_age else None)
+        max_base_age=int(model.max_base_age[:-1]) if model.max_base_age else None,
+        custom=to_custom(named) if named else Custom())
 
 
 def _extension_family(file: str, model: ExtensionFamily) -> Family:
     return Family(name=model.family, file=file, description=model.description,
                   repository=model.repository, framework=None, tag_template=model.tag,
                   alias_templates=tuple(model.aliases), size_budget=model.size_budget,
-                  cuda_libs=None, combos=(), extension=to_extension(file, model))
+                  cuda_libs=None, combos=(), extension=to_extension(file, model),
+                  custom=to_custom(model))
 
 
 def _family(file: str, raw: Any, lines: Lines) -> tuple[Family | None, list[SpecError]]:
@@ -177,10 +181,12 @@ def _family(file: str, raw: Any, lines: Lines) -> tuple[Family | None, list[Spec
         return None, problems(file, kind, error, lines)
     family: Family | None = None
     if isinstance(model, ExtensionFamily):
-        found = extension_problems(file, model)
+        found = extension_problems(file, model) + custom_problems(file, model)
         family = None if found else _extension_family(file, model)
     elif isinstance(model, StackFamily):
         found = _stack_problems(file, raw, model)
+        if isinstance(model, FrameworkFamily):
+            found += custom_problems(file, model)
         family = None if found else _stack_family(file, raw, model)
         if family is not None and not family.combos:
             found, family = [SpecError(file, "exclude", "excludes every combination")], None

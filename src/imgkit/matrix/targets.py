@@ -12,6 +12,7 @@ from typing import Iterator, Mapping
 
 from ..budget import Budget
 from .compat import FrameworkBuild, OsRelease
+from .custom import DEFAULT_USER, Custom
 from .extension import Extension
 
 LAYERS = ("python", "cuda", "cudnn", "nccl", "framework", "extension")
@@ -58,6 +59,8 @@ class Target:
     # every platform an image standing on it needs (one tag names the image of each)
     platforms: tuple[str, ...] = ("linux/amd64",)
     max_base_age: int | None = None  # root layers: days before their base is made again
+    custom: Custom | None = None   # what a framework or extension family sets on its images
+    user: str = DEFAULT_USER       # who the image runs as (an extension keeps its parent's)
 
     @property
     def component_map(self) -> dict[str, str]:

@@ -19,6 +19,7 @@ import jinja2
 
 from .. import labels, platforms
 from ..lock.files import PYTHON_PACKAGES, apt_pins, requirements
+from ..matrix.custom import Custom
 from ..matrix.plan import LIB_LINKS, VENV, Plan, Target, lineage
 from ..shipped import PACKAGE_DIR
 from .stamp import Stamp
@@ -95,7 +96,8 @@ def _variables(target: Target, plan: Plan) -> dict[str, object]:
             "framework": target.framework, "env": list(target.env),
             "description": describe, "version": version, "template": TEMPLATES[target.layer],
             "constraints": parent_constraints, "label": labels.FOR_TEMPLATES,
-            "family": target.family, "extension": _extension_variables(target)}
+            "family": target.family, "extension": _extension_variables(target),
+            "custom": _custom_variables(target)}
 
 
 def _extension_variables(target: Target) -> dict[str, object] | None:
@@ -104,10 +106,21 @@ def _extension_variables(target: Target) -> dict[str, object] | None:
     if extension is None:
         return None
     return {"apt": list(extension.apt), "pip": " ".join(shlex.quote(r) for r in extension.pip),
-            "files": [(f"files/{source}", destination) for source, destination in extension.files],
-            "env": [(name, json.dumps(value, ensure_ascii=False)) for name, value in extension.env],
-            "ports": [str(port) for port in extension.ports],
-            "cmd": json.dumps(list(extension.cmd)) if extension.cmd else ""}
+            "files": [(f"files/{source}", destination) for source, destination in extension.files]}
+
+
+def _custom_variables(target: Target) -> dict[str, object]:
+    """What _custom.j2 sets on a family's own image, quoted for the Dockerfile (JSON for
+    every value and argument list; a shell step runs in exec form, newlines and all)."""
+    custom = target.custom or Custom()
+    made = custom.user if custom.user and custom.user.name != "root" else None
+    return {"run": [json.dumps(["imgkit-build-env", "/bin/sh", "-ec", step]) for step in custom.run],
+            "make_user": made, "user": target.user, "workdir": custom.workdir,
+            "env": [(name, json.dumps(value, ensure_ascii=False)) for name, value in custom.env],
+            "labels": [(name, json.dumps(value, ensure_ascii=False)) for name, value in custom.labels],
+            "ports": [str(port) for port in custom.ports],
+            "entrypoint": json.dumps(list(custom.entrypoint)) if custom.entrypoint else "",
+            "cmd": json.dumps(list(custom.cmd)) if custom.cmd else ""}
 
 
 def _extension_files(target: Target) -> list[tuple[str, bytes, int]]:

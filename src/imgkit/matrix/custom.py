@@ -1,0 +1,74 @@
+"""What a team sets on the images a framework or extension family names: the user, the
+entrypoint and command, labels, environment, working folder, ports, and shell steps run as
+root before the switch to the user. Layers imgkit names (python, CUDA, cuDNN, NCCL) stay
+as imgkit makes them, so they are shared whatever a family sets.
+
+The format is family_model.Custom; what a well-formed file may still get wrong is checked
+here, every problem with its key."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ..errors import SpecError
+from .family_model import Custom as Model
+
+DEFAULT_USER = "imgkit"        # made in the python layer, uid and gid 1000
+# A notebook server is a remote shell: never as root, never without authentication.
+UNSAFE_ARGUMENT = re.compile(r"^--(allow-root|(ServerApp|NotebookApp|IdentityProvider)\.token=(''|\"\")?"
+                             r"|(ServerApp|NotebookApp)\.(password=(''|\"\")?|allow_root=True|"
+                             r"disable_check_xsrf=True))$")
+OWN_LABELS = ("org.imgkit.", "org.opencontainers.image.")   # imgkit's, verify reads them
+
+
+@dataclass(frozen=True)
+class User:
+    name: str
+    uid: int
+    gid: int
+
+
+@dataclass(frozen=True)
+class Custom:
+    user: User | None = None                  # None: the parent's user (imgkit at first)
+    entrypoint: tuple[str, ...] = ()
+    cmd: tuple[str, ...] = ()
+    env: tuple[tuple[str, str], ...] = ()
+    labels: tuple[tuple[str, str], ...] = ()
+    workdir: str = ""
+    ports: tuple[int, ...] = ()
+    run: tuple[str, ...] = ()                 # shell steps, as root, before USER
+
+
+def to_custom(model: Model) -> Custom:
+    user = None
+    if model.user is not None:
+        uid = 0 if model.user.name == "root" else model.user.uid
+        gid = model.user.gid if model.user.gid is not None else uid
+        user = User(model.user.name, uid, 0 if model.user.name == "root" else gid)
+    return Custom(user=user, entrypoint=tuple(model.entrypoint), cmd=tuple(model.cmd),
+                  env=tuple(model.env.items()), labels=tuple(model.labels.items()),
+                  workdir=model.workdir or "", ports=tuple(model.ports), run=tuple(model.run))
+
+
+def custom_problems(file: str, model: Model) -> list[SpecError]:
+    """A server without authentication, a root user without a reason, imgkit's own labels."""
+    found = [SpecError(file, f"cmd[{i}]", f"{argument!r} would run a server as root or without "
+                       "authentication", hint="keep the token: set JUPYTER_TOKEN when the "
+                       "container starts")
+             for i, argument in enumerate(model.cmd) if UNSAFE_ARGUMENT.match(argument)]
+    found += [SpecError(file, f"env.{name}", "an empty token turns authentication off")
+              for name, value in model.env.items()
+              if name in ("JUPYTER_TOKEN", "JUPYTER_PASSWORD") and not value]
+    found += [SpecError(file, f"labels.{name}", "imgkit sets and verify reads the labels under "
+                        f"{' and '.join(OWN_LABELS)}", hint="name yours under your own prefix, "
+                        "e.g. com.example.team")
+              for name in model.labels if name.startswith(OWN_LABELS)]
+    user = model.user
+    if user is not None and user.name == "root" and not user.reason:
+        found.append(SpecError(file, "user.reason", "an image that runs as root says why",
+                               hint="user: {name: root, reason: \"the device plugin needs it\"}"))
+    if user is not None and user.name != "root" and user.uid == 0:
+        found.append(SpecError(file, "user.uid", "uid 0 is root: name the user root, with a "
+                               "reason"))
+    return found

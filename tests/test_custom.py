@@ -1,0 +1,106 @@
+"""Customisation of the images framework and extension families name: user, entrypoint,
+cmd, labels, env, workdir, ports and `run:` steps, checked with file and key, rendered into
+the family's own layer only (the shared layers stay as they are). Built and inspected in
+tests/test_docker_custom.py."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from imgkit.errors import SpecError
+from imgkit.matrix import compat
+from imgkit.matrix.plan import make_plan
+from imgkit.matrix.spec import load_spec, parse_family
+from imgkit.render.contexts import render_plan
+
+ROOT = Path(__file__).resolve().parent.parent
+BASE = "family: base\ncuda_libs: [cudart]\naxes:\n  cuda: ['11.8']\n"
+TEAM = """\
+family: team
+extends: {family: base}
+repository: team/app
+apt: [tini]
+user: {name: ml, uid: 1001}
+entrypoint: ["/usr/bin/tini", "--"]
+cmd: ["python3", "-c", "print('hi')"]
+labels: {com.example.team: ml-platform}
+env: {APP_HOME: /workspace/app}
+workdir: /workspace/app
+ports: [8080]
+run:
+  - echo built-by-run > /etc/team-marker
+"""
+TEAM2 = "family: team2\nextends: {family: team}\nrepository: team/app2\napt: [jq]\n"
+
+
+def dockerfiles(tmp_path: Path, **families: str) -> dict[str, str]:
+    images = tmp_path / "images"
+    images.mkdir(exist_ok=True)
+    for name, text in families.items():
+        (images / f"{name}.yaml").write_text(text)
+    plan = make_plan(load_spec(images), compat.load())
+    return {c.target.tag: c.dockerfile for c in render_plan(plan, ROOT / "templates")}
+
+
+def test_every_key_lands_in_the_familys_own_layer_and_an_extension_keeps_the_user(
+        tmp_path: Path) -> None:
+    files = dockerfiles(tmp_path, base=BASE, team=TEAM, team2=TEAM2)
+    team = files["team/app:11.8-cudart-py3.11-bookworm"]
+    for line in ('RUN ["imgkit-build-env", "/bin/sh", "-ec", "echo built-by-run > /etc/team-marker"]',
+                 "useradd --no-log-init --create-home --uid 1001 --gid 1001 --shell /bin/bash ml",
+                 'ENV APP_HOME="/workspace/app"', 'LABEL com.example.team="ml-platform"',
+                 "EXPOSE 8080", "WORKDIR /workspace/app", "USER ml",
+                 'ENTRYPOINT ["/usr/bin/tini", "--"]', """CMD ["python3", "-c", "print('hi')"]"""):
+        assert line in team, line
+    # the run steps come before the switch to the user, as root
+    assert team.index("USER root") < team.index("built-by-run") < team.index("USER ml")
+    assert files["team/app2:11.8-cudart-py3.11-bookworm"].rstrip().splitlines()[-2] == "USER ml"
+    shared = files["imgkit/cuda:11.8-cudart-py3.11-bookworm"]
+    assert "ml" not in shared.split("FROM", 1)[1] and "USER imgkit" in shared
+
+
+def test_a_framework_family_takes_them_too(tmp_path: Path) -> None:
+    torch = ("family: pt\nframework: torch\nrepository: ml/pytorch\ntag: '{framework_version}'\n"
+             "axes: {framework_version: ['2.5.1'], cuda: ['12.4'], cudnn: ['9.1'], nccl: ['2.21']}\n"
+             "user: {name: root, reason: the device plugin probes as root}\n"
+             "cmd: [python3]\nlabels: {com.example.owner: ml}\n")
+    text = dockerfiles(tmp_path, pt=torch)["ml/pytorch:2.5.1"]
+    assert 'USER root\nCMD ["python3"]\nLABEL org.imgkit.input-hash=' in text
+    assert 'LABEL com.example.owner="ml"' in text and "useradd" not in text
+
+
+def test_without_them_the_bundled_images_render_as_before() -> None:
+    golden = ROOT / "tests" / "golden"
+    plan = make_plan(load_spec(ROOT / "images"), compat.load())
+    rendered = {c.target.tag: c.dockerfile for c in render_plan(plan, ROOT / "templates")}
+    assert rendered["paddle-jupyter:2.6.2-gpu-cuda11.8-cudnn8"] == (
+        golden / "paddle-jupyter-2.6.2-gpu-cuda11.8-cudnn8.Dockerfile").read_text()
+
+
+@pytest.mark.parametrize("change, key, said", [
+    ({"user": {"name": "root"}}, "user.reason", "says why"),
+    ({"user": {"name": "ml", "uid": 0}}, "user.uid", "uid 0 is root"),
+    ({"user": {"name": "Bad User"}}, "user.name", "not a valid user name"),
+    ({"user": "ml"}, "user", "must be a mapping"),
+    ({"labels": {"org.imgkit.cuda": "13"}}, "labels.org.imgkit.cuda", "verify reads"),
+    ({"workdir": "relative/dir"}, "workdir", "absolute path"),
+    ({"entrypoint": "tini"}, "entrypoint", "must be a list"),
+    ({"run": ["ok", ""]}, "run[1]", "expected shell step"),
+    ({"cmd": ["jupyter", "lab", "--allow-root"]}, "cmd[2]", "without authentication"),
+])
+def test_bad_customisation_names_file_and_key(change: dict[str, Any], key: str, said: str) -> None:
+    raw = {"family": "team", "extends": {"family": "base"}, "repository": "team/app",
+           "apt": ["tini"], **change}
+    with pytest.raises(SpecError) as info:
+        parse_family("images/team.yaml", raw)
+    assert (info.value.key, said in info.value.reason) == (key, True), info.value
+
+
+def test_a_stack_family_says_where_user_belongs() -> None:
+    with pytest.raises(SpecError) as info:
+        parse_family("images/cuda.yaml", {"family": "cuda", "axes": {"cuda": ["12.8"]},
+                                          "user": {"name": "ml"}})
+    assert "not a key of a CUDA stack family" in info.value.reason
+    assert "framework family" in info.value.hint and "extension family" in info.value.hint
