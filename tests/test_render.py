@@ -84,10 +84,10 @@ def test_a_parent_change_changes_every_child_hash(tmp_path: Path) -> None:
 
 
 def test_undefined_template_variable_is_an_error(tmp_path: Path) -> None:
-    import jinja2
+    from imgkit.errors import UsageError
     shutil.copytree(ROOT / "templates", tmp_path / "t")
     (tmp_path / "t" / "python.Dockerfile.j2").write_text("FROM {{ no_such_value }}\n")
-    with pytest.raises(jinja2.UndefinedError):
+    with pytest.raises(UsageError, match=r"python.Dockerfile.j2:1: 'no_such_value' is undefined"):
         contexts(tmp_path / "t")
 
 

@@ -20,7 +20,7 @@ from ..budget import Budget
 from ..cache import cache_dir
 from ..render.stamp import Stamp
 from ..selection import Selection
-from ..shipped import PACKAGE_DIR
+from ..shipped import PACKAGE_DIR, default_templates
 
 FORMAT = 2
 
@@ -56,7 +56,9 @@ def fingerprint(images: Path, templates: Path, selection: dict[str, object],
             digest.update(b"\0compat\0" + compat.read_bytes())
         except OSError:
             digest.update(b"\0compat: unreadable\0")  # the CLI then reports it properly
-    for label, root in (("pkg", PACKAGE_DIR), ("images", images), ("templates", templates)):
+    shipped = default_templates()     # what a partial templates/ folder takes from imgkit
+    roots = [("pkg", PACKAGE_DIR), ("images", images), ("templates", templates)]
+    for label, root in roots + ([("shipped", shipped)] if shipped is not None else []):
         for path in _tree_files(root):
             content = path.read_bytes()
             digest.update(f"\0{label}/{path.relative_to(root)}\0{len(content)}\0".encode())

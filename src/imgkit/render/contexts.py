@@ -13,15 +13,17 @@ import shlex
 import shutil
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Mapping
+from types import TracebackType
+from typing import Iterator, Mapping
 
 import jinja2
 
 from .. import labels, platforms
+from ..errors import UsageError, first_line
 from ..lock.files import PYTHON_PACKAGES, apt_pins, requirements
 from ..matrix.custom import Custom
 from ..matrix.plan import LIB_LINKS, VENV, Plan, Target, lineage
-from ..shipped import PACKAGE_DIR
+from ..shipped import PACKAGE_DIR, default_templates
 from .stamp import Stamp
 
 TEMPLATES = {"python": "python.Dockerfile.j2", "cuda": "pip-layer.Dockerfile.j2",
@@ -55,9 +57,38 @@ def context_dirname(tag: str) -> str:
 
 
 def _environment(templates_dir: Path) -> jinja2.Environment:
-    return jinja2.Environment(loader=jinja2.FileSystemLoader(str(templates_dir)),
+    """Templates from `templates_dir`, and any it lacks from those imgkit ships: a team
+    overrides one template (or an include such as _labels.j2) and keeps the rest."""
+    folders = [str(templates_dir)]
+    shipped = default_templates()
+    if shipped is not None and shipped.resolve() != templates_dir.resolve():
+        folders.append(str(shipped))
+    return jinja2.Environment(loader=jinja2.FileSystemLoader(folders),
                               undefined=jinja2.StrictUndefined, keep_trailing_newline=True,
                               trim_blocks=True, lstrip_blocks=True, autoescape=False)
+
+
+def _template_problem(exc: Exception, name: str, templates_dir: Path) -> UsageError:
+    """A broken template as exit 2, naming the file and line (never Jinja's traceback)."""
+    if isinstance(exc, jinja2.TemplateSyntaxError):
+        where = f"{exc.filename or exc.name or name}:{exc.lineno}"
+        return UsageError(f"{where}: {exc.message}", hint="fix the template, or delete it to "
+                          "use the one imgkit ships")
+    frames = [tb for tb in _frames(exc.__traceback__)
+              if tb.tb_frame.f_code.co_filename.endswith(".j2")]
+    where = (f"{frames[-1].tb_frame.f_code.co_filename}:{frames[-1].tb_lineno}" if frames
+             else str(templates_dir / name))
+    if isinstance(exc, jinja2.TemplateNotFound):
+        return UsageError(f"{where}: no template {exc.name!r} in {templates_dir} or imgkit's")
+    return UsageError(f"{where}: {first_line(exc)}",
+                      hint="a template may use only the variables imgkit gives it: start from "
+                           "a copy of imgkit's own (docs/your-matrix.md#templates)")
+
+
+def _frames(tb: TracebackType | None) -> Iterator[TracebackType]:
+    while tb is not None:
+        yield tb
+        tb = tb.tb_next
 
 
 def _package_files(subdir: str, dest: str) -> list[tuple[str, bytes, int]]:
@@ -168,11 +199,11 @@ def render_plan(plan: Plan, templates_dir: Path, *, buildkit_secrets: bool = Fal
         variables["lock"] = f"{context_dirname(target.tag)}.txt" if pip_locked else ""
         variables["apt_lock"] = apt_pins(lock.decode()) if lock is not None else []
         variables["python_apt"] = list(PYTHON_PACKAGES)
-        template = env.get_template(TEMPLATES[target.layer])
         # the hash is of the docker-py builder's form: both forms make the same image (only
         # how the trust settings reach pip differs), so either engine's build is up to date
         # for the other and provenance matches whichever built it
-        body = template.render(**variables, secret_mounts="")
+        template, body = _rendered(env, TEMPLATES[target.layer], templates_dir,
+                                   {**variables, "secret_mounts": ""})
         files: list[tuple[str, bytes, int]] = []
         if target.layer == "python":
             files += _package_files("image_files/bin", "imgkit/bin") + probe_files()
@@ -190,12 +221,22 @@ def render_plan(plan: Plan, templates_dir: Path, *, buildkit_secrets: bool = Fal
         hashes[target.tag] = input_hash
         built = target if platform is None else on_platform(target, platform)
         if buildkit_secrets or (built.parent, built.base) != (target.parent, target.base):
-            body = template.render(**{**variables, "parent": built.parent, "base": built.base},
-                                   secret_mounts=SECRET_MOUNTS if buildkit_secrets else "")
+            _, body = _rendered(env, TEMPLATES[target.layer], templates_dir,
+                                {**variables, "parent": built.parent, "base": built.base,
+                                 "secret_mounts": SECRET_MOUNTS if buildkit_secrets else ""})
         dockerfile = body + f'LABEL {labels.INPUT_HASH}="{input_hash}"\n'
         files.append(("Dockerfile", dockerfile.encode(), 0o644))
         contexts.append(Context(target=built, files=tuple(sorted(files)), input_hash=input_hash))
     return contexts
+
+
+def _rendered(env: jinja2.Environment, name: str, templates_dir: Path,
+              variables: dict[str, object]) -> tuple[jinja2.Template, str]:
+    try:
+        template = env.get_template(name)
+        return template, template.render(**variables)
+    except (jinja2.TemplateError, TypeError, ValueError, AttributeError) as exc:
+        raise _template_problem(exc, name, templates_dir) from None
 
 
 def write_context(context: Context, out_dir: Path) -> Path:
