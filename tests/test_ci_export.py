@@ -452,3 +452,21 @@ def test_a_candidates_row_is_read_loosely_where_it_can_be(tmp_path: Path) -> Non
     candidate_file(tmp_path / "a.json", {**staged("x:1"), "signed_by": "someone"},
                    {**staged("x:2", status="refused"), "platforms": "junk"})
     assert list(candidates.load(tmp_path)) == ["x:1"]
+
+
+def test_the_release_branch_is_a_setting(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from imgkit.cli import app
+    for platform, said in (("github", "  branches:\n    - release/2.x"),
+                           ("gitlab", "$CI_COMMIT_BRANCH == \"release/2.x\"")):
+        out = tmp_path / f"{platform}.yml"
+        result = CliRunner().invoke(app, ["ci", platform, "--registry", "r.example.com/ml",
+                                          "--only", "paddle:*", "--release-branch", "release/2.x",
+                                          "--out", str(out)])
+        assert result.exit_code == 0, result.output
+        text = out.read_text()
+        assert said in text and "--release-branch release/2.x" in text.splitlines()[0], platform
+    result = CliRunner().invoke(app, ["ci", "github", "--registry", "r.example.com/ml",
+                                      "--release-branch", "main..x", "--out", str(out)])
+    assert result.exit_code == 2 and "not a branch name" in result.output

@@ -122,6 +122,7 @@ class CiSettings:
     trusted_key: str = ""              # its public half, for promote; "": the keyless identity
     locks: str = ""                    # the matrix's locks folder when it has locks ("": none)
     selection_args: tuple[str, ...] = ()  # --cuda/--only of the pipeline
+    release_branch: str = ""           # whose pushes promote; "": main (GitHub), the default (GitLab)
 
     @property
     def install_command(self) -> str:

@@ -288,7 +288,8 @@ def ci(selection: Selection, platform: flags.CiPlatform, registry: flags.CiRegis
        emulate_arm64: flags.EmulateArm64 = False, install: flags.Install = CiSettings.install,
        verify_gpus: flags.VerifyGpus = CiSettings.verify_gpus,
        signing_key: flags.CiSigningKey = CiSettings.signing_key,
-       trusted_key: flags.CiTrustedKey = CiSettings.trusted_key) -> None:
+       trusted_key: flags.CiTrustedKey = CiSettings.trusted_key,
+       release_branch: flags.ReleaseBranch = CiSettings.release_branch) -> None:
     """Write the CI pipeline of the matrix: build on CPU runners, verify and sign on GPU
     runners, promote what passed.
 
@@ -300,7 +301,8 @@ def ci(selection: Selection, platform: flags.CiPlatform, registry: flags.CiRegis
     run(selection, platform=platform, registry=registry, staging=staging,
         gpu_runner=gpu_runner, gpu_arm64_runner=gpu_arm64_runner, cpu_runner=cpu_runner,
         arm64_runner=arm64_runner, emulate_arm64=emulate_arm64, install=install,
-        verify_gpus=verify_gpus, out=out, signing_key=signing_key, trusted_key=trusted_key)
+        verify_gpus=verify_gpus, out=out, signing_key=signing_key, trusted_key=trusted_key,
+        release_branch=release_branch)
 
 
 @export_command("bake")

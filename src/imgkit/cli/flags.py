@@ -250,6 +250,10 @@ CiPlatform = Annotated[str, typer.Argument(metavar="github|gitlab", help="The CI
                                            show_default=False)]
 CiRegistry = Annotated[str, typer.Option(
     "--registry", metavar="REGISTRY[/NAMESPACE]", help="Where verified images are promoted.")]
+ReleaseBranch = Annotated[str, typer.Option(
+    "--release-branch", metavar="BRANCH", help="The branch whose pushes build, verify and "
+    "promote (default: main on GitHub, the project's default branch on GitLab).",
+    show_default=False)]
 PipelineOut = Annotated[Path, typer.Option(
     "--out", metavar="FILE", help="The pipeline file to write, e.g. "
                                   ".github/workflows/images.yml or .gitlab-ci.yml.")]

@@ -132,7 +132,7 @@ def github(jobs: list[Job], settings: CiSettings, command: str) -> str:
         out[job.name] = spec
     workflow = {
         "name": "imgkit",
-        "on": {"push": {"branches": ["main"]}, "workflow_dispatch": {},
+        "on": {"push": {"branches": [settings.release_branch or "main"]}, "workflow_dispatch": {},
                **({"schedule": [{"cron": RELOCK_CRON}]} if any(j.kind == "relock" for j in jobs)
                   else {})},
         "permissions": {"contents": "read"},
@@ -173,7 +173,8 @@ def _gitlab_job(job: Job, settings: CiSettings) -> dict[str, Any]:
     elif job.kind == "check":
         spec["rules"] = [{"if": '$CI_PIPELINE_SOURCE != "schedule"'}]
     if job.kind == "promote":
-        spec["rules"] = [{"if": "$CI_COMMIT_BRANCH == $CI_DEFAULT_BRANCH"}]
+        spec["rules"] = [{"if": f'$CI_COMMIT_BRANCH == "{settings.release_branch}"'
+                          if settings.release_branch else "$CI_COMMIT_BRANCH == $CI_DEFAULT_BRANCH"}]
         if settings.keyless:    # the certificate Fulcio gave the verify jobs names this pipeline
             spec["variables"] = {
                 "IMGKIT_CERTIFICATE_IDENTITY":

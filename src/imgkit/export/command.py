@@ -2,6 +2,7 @@
 engines (a CI pipeline, BuildKit, Kubernetes). Pure text out: nothing here reaches the engine."""
 from __future__ import annotations
 
+import re
 import shlex
 from pathlib import Path
 
@@ -30,15 +31,22 @@ from .k8s import (
     verify_job,
 )
 
+# a branch name git accepts, and no character YAML or a CI expression would read otherwise
+BRANCH = re.compile(r"^(?!/|.*(/\.|//|\.\.|@\{|\.lock$|/$))[A-Za-z0-9][A-Za-z0-9._/-]{0,199}$")
+
 
 def ci(selection: Selection, *, platform: str, registry: str, staging: str | None,
        gpu_runner: str, cpu_runner: str, install: str, verify_gpus: str, out: Path,
        signing_key: str = "", trusted_key: str = "",
        gpu_arm64_runner: str = CiSettings.gpu_arm64_runner,
-       arm64_runner: str = CiSettings.arm64_runner, emulate_arm64: bool = False) -> None:
+       arm64_runner: str = CiSettings.arm64_runner, emulate_arm64: bool = False,
+       release_branch: str = "") -> None:
     """Write the CI pipeline (build -> verify on GPU -> promote) of the selection."""
     if platform not in PLATFORMS:
         raise UsageError(f"no pipeline for {platform!r}", hint=f"one of: {', '.join(PLATFORMS)}")
+    if release_branch and not BRANCH.match(release_branch):
+        raise UsageError(f"--release-branch {release_branch!r} is not a branch name git allows",
+                         hint="e.g. main or release/2.x")
     production = parse_destination(registry, "--registry")                # bad: exit 2
     staged = (parse_destination(staging, "--staging") if staging else Destination(
         production.registry, "/".join(filter(None, (production.namespace, "staging")))))
@@ -66,6 +74,7 @@ def ci(selection: Selection, *, platform: str, registry: str, staging: str | Non
                           gpu_arm64_runner=gpu_arm64_runner,
                           cpu_runner=cpu_runner, arm64_runner=arm64_runner,
                           emulate_arm64=emulate_arm64, install=install,
+                          release_branch=release_branch,
                           verify_gpus=check_gpus(verify_gpus),
                           matrix_args=selection.matrix_args(), signing_key=signing_key,
                           trusted_key=trusted_key, locks=_locks_folder(selection),
@@ -99,7 +108,9 @@ def ci_command(selection: Selection, platform: str, registry: str, staging: str 
                                  ("--install", settings.install, CiSettings.install),
                                  ("--verify-gpus", settings.verify_gpus, CiSettings.verify_gpus),
                                  ("--signing-key", settings.signing_key, CiSettings.signing_key),
-                                 ("--trusted-key", settings.trusted_key, CiSettings.trusted_key)):
+                                 ("--trusted-key", settings.trusted_key, CiSettings.trusted_key),
+                                 ("--release-branch", settings.release_branch,
+                                  CiSettings.release_branch)):
         words += [flag, value] if value != default else []
     words += ["--emulate-arm64"] if settings.emulate_arm64 else []
     return shlex.join([*words, "--out", str(out)])
