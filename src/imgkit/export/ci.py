@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from .. import yamlload
+from .actions import uses, with_releases
 from .jobs import CANDIDATES, RELOCK_CRON, CiSettings, Job
 
 LOCKS_ARTIFACT = "locks"    # GitHub: the relocked folder, handed to a scheduled run's jobs
@@ -42,37 +43,37 @@ GITLAB_RUNNERS = {"": "", "linux/amd64": "", "linux/arm64": "saas-linux-small-ar
 
 def _github_steps(job: Job, settings: CiSettings) -> list[dict[str, Any]]:
     steps: list[dict[str, Any]] = [
-        {"uses": "actions/checkout@v4"},
-        {"uses": "actions/setup-python@v5", "with": {"python-version": PYTHON}},
+        {"uses": uses("actions/checkout"), "with": {"persist-credentials": False}},
+        {"uses": uses("actions/setup-python"), "with": {"python-version": PYTHON}},
         {"name": "install imgkit", "run": settings.install_command},
     ]
     if job.qemu:              # this job's other platform builds under QEMU's handlers
-        steps.append({"name": "QEMU for the other platforms", "uses": "docker/setup-qemu-action@v3"})
+        steps.append({"name": "QEMU for the other platforms", "uses": uses("docker/setup-qemu-action")})
     if job.takes_locks:       # a scheduled run works from what its relock job resolved
         steps.append({"name": "the relocked locks", "if": "github.event_name == 'schedule'",
-                      "uses": "actions/download-artifact@v4",
+                      "uses": uses("actions/download-artifact"),
                       "with": {"name": LOCKS_ARTIFACT, "path": job.takes_locks}})
     # build jobs sign provenance, verify jobs verdicts, promote checks them: all with cosign;
     # the lock jobs ask the index and the mirror only, no registry
     if job.kind in ("build", "verify", "promote"):
-        steps.append({"uses": "sigstore/cosign-installer@v3"})
+        steps.append({"uses": uses("sigstore/cosign-installer")})
         for host, secret in logins(settings):
-            steps.append({"name": f"log in to {host}", "uses": "docker/login-action@v3", "with": {
+            steps.append({"name": f"log in to {host}", "uses": uses("docker/login-action"), "with": {
                 "registry": host, "username": f"${{{{ secrets.{secret}_USERNAME }}}}",
                 "password": f"${{{{ secrets.{secret}_PASSWORD }}}}"}})
     for read in job.reads:
-        steps.append({"name": f"candidates of {read}", "uses": "actions/download-artifact@v4",
+        steps.append({"name": f"candidates of {read}", "uses": uses("actions/download-artifact"),
                       "with": {"name": f"candidates-{read}", "path": CANDIDATES}})
     steps += [{"run": line} for line in job.commands]
     if job.hands_over:
-        steps.append({"uses": "actions/upload-artifact@v4", "with": {
+        steps.append({"uses": uses("actions/upload-artifact"), "with": {
             "name": f"candidates-{job.name}", "path": job.hands_over,
             "if-no-files-found": "error"}})
     if job.relocks:
-        steps.append({"uses": "actions/upload-artifact@v4", "with": {
+        steps.append({"uses": uses("actions/upload-artifact"), "with": {
             "name": LOCKS_ARTIFACT, "path": job.relocks, "if-no-files-found": "error"}})
     if job.keeps:
-        steps.append({"if": "always()", "uses": "actions/upload-artifact@v4", "with": {
+        steps.append({"if": "always()", "uses": uses("actions/upload-artifact"), "with": {
             "name": f"report-{job.name}", "path": job.keeps, "if-no-files-found": "ignore"}})
     return steps
 
@@ -140,7 +141,7 @@ def github(jobs: list[Job], settings: CiSettings, command: str) -> str:
         "concurrency": {"group": "imgkit-${{ github.ref }}", "cancel-in-progress": False},
         "jobs": out,
     }
-    return _header(command) + _dump(workflow)
+    return _header(command) + with_releases(_dump(workflow))
 
 
 # GitLab CI -----------------------------------------------------------------------------------
