@@ -58,6 +58,17 @@ def test_version_mismatch_with_the_tag(engine, mini, namespace):  # type: ignore
     assert "cudart.version" in failed(engine, mini, expect=("cuda=12.4",))
 
 
+def test_what_the_environment_claims_is_held_against_the_libraries(engine, mini, namespace):  # type: ignore[no-untyped-def]
+    # NVIDIA's and NGC's images say their versions in ENV; the image config is read, not the tag
+    right = derive(engine, namespace, mini, "env-right", "ENV CUDA_VERSION=11.8.0")
+    assert "env CUDA_VERSION" not in failed(engine, right)
+    wrong = derive(engine, namespace, mini, "env-wrong",
+                   "ENV CUDA_VERSION=12.4.1 NCCL_VERSION=2.21.5-1")
+    said = failed(engine, wrong)
+    assert "CUDA_VERSION=12.4.1, but its cudart is 11.8" in said["env CUDA_VERSION"]
+    assert "holds no nccl" in said["env NCCL_VERSION"]
+
+
 def test_unloadable_library_is_named(engine, mini, namespace):  # type: ignore[no-untyped-def]
     ref = derive(engine, namespace, mini, "truncated",
                  f"RUN head -c 4096 {CUDART} > /usr/local/lib/libnccl.so.2 && ldconfig")

@@ -28,7 +28,9 @@ class Images(Client):
                          layers=tuple(attrs.get("RootFS", {}).get("Layers") or ()),
                          size=int(attrs.get("Size") or 0), user=str(config.get("User") or ""),
                          platform="/".join(str(attrs[k]) for k in ("Os", "Architecture", "Variant")
-                                           if attrs.get(k)))
+                                           if attrs.get(k)),
+                         env=tuple((name, value) for name, _, value in
+                                   (str(e).partition("=") for e in config.get("Env") or ())))
 
     def tag(self, image_id: str, ref: str) -> None:
         """Point `ref` at `image_id`; the image it pointed at before is removed if nothing

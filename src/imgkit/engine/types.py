@@ -13,6 +13,7 @@ class ImageInfo:
     size: int
     user: str = ""          # the image's default user (Config.User), "" for root
     platform: str = ""      # os/architecture[/variant] its config names, e.g. linux/arm64
+    env: tuple[tuple[str, str], ...] = ()   # its config's ENV, in order
 
 
 @dataclass(frozen=True)

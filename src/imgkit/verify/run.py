@@ -228,6 +228,7 @@ def judge_run(engine: Engine, ref: str, info: ImageInfo, exp: Expectations, run:
     """Whatever the probe printed, a verdict: a report is parsed (the one framed with
     `token`, when this run chose one), checked against the image and evaluated; a hang, a
     flood, junk or a crash is one failing check that says which."""
+    from .claims import claim_checks
     from .corroborate import file_checks, user_check
     from .evaluate import evaluate
     from .facts import InvalidReport, parse_output
@@ -241,7 +242,7 @@ def judge_run(engine: Engine, ref: str, info: ImageInfo, exp: Expectations, run:
             "probe.report", FAIL, "a valid imgkit probe report", "invalid",
             f"the image's python3 gave no usable report: {exc}"), before=host)
     seen = (file_checks(report, lambda paths: engine.stat_files(info.id, paths)),
-            user_check(report, info.user))
+            user_check(report, info.user), *claim_checks(report, dict(info.env)))
     return evaluate(ref, info.id, report, exp, gpu=options.gpus != "none",
                     thresholds=options.thresholds, before=host + seen, shm_size=options.shm_size,
                     parent=_parent_of_extension(engine, info), platform=info.platform)
