@@ -66,3 +66,31 @@ def test_a_bad_namespace_is_refused(tmp_path: Path) -> None:
     result = runner.invoke(app, ["init", str(tmp_path), "--namespace", "Team ML"])
     assert result.exit_code == 2 and "--namespace 'Team ML'" in result.output
     assert not any(tmp_path.iterdir())
+
+
+def test_on_request_the_ci_pipeline_as_imgkit_ci_writes_it(tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    init(tmp_path / "team", "--namespace", "team", "--ci", "gitlab", "--registry",
+         "registry.example.com")
+    written = (tmp_path / "team" / ".gitlab-ci.yml").read_text()
+    monkeypatch.chdir(tmp_path / "team")
+    again = runner.invoke(app, ["ci", "gitlab", "--registry", "registry.example.com",
+                                "--out", str(tmp_path / "again.yml")])
+    assert again.exit_code == 0, again.output
+    assert written.splitlines()[2:] == (tmp_path / "again.yml").read_text().splitlines()[2:]
+    assert "imgkit ci gitlab --registry registry.example.com --out .gitlab-ci.yml" in written
+
+
+@pytest.mark.parametrize("args, said", [
+    (["--ci", "github"], "go together"),
+    (["--registry", "registry.example.com"], "go together"),
+    (["--ci", "jenkins", "--registry", "registry.example.com"], "go together"),
+    (["--namespace", "team", "--ci", "github", "--registry", "registry.example.com/team"],
+     "'team' is both the end of --registry"),             # refused after the plan: undone
+])
+def test_a_pipeline_that_cannot_be_written_leaves_nothing(tmp_path: Path, args: list[str],
+                                                          said: str) -> None:
+    (tmp_path / "here").mkdir()
+    result = runner.invoke(app, ["init", str(tmp_path / "here" / "team"), *args])
+    assert result.exit_code == 2 and said in " ".join(result.output.split()), result.output
+    assert list((tmp_path / "here").iterdir()) == []

@@ -322,4 +322,4 @@ def test_publish_refuses_a_doubled_namespace_before_anything_is_pushed(tmp_path:
     out = " ".join(result.output.split())
     assert result.exit_code == 2, out                  # not 3: the engine was never asked
     assert "127.0.0.1:1/mlplatform/mlplatform/x" in out
-    assert "publish to 127.0.0.1:1 (the repository names 'mlplatform')" in out
+    assert "use --to 127.0.0.1:1 (the repository names 'mlplatform')" in out

@@ -52,13 +52,14 @@ def list_(selection: Selection, json_file: flags.Json = None, stats: flags.Stats
 
 
 @command()
-def init(folder: flags.InitFolder = Path("."), namespace: flags.Namespace = None) -> None:
+def init(folder: flags.InitFolder = Path("."), namespace: flags.Namespace = None,
+         ci: flags.InitCi = None, registry: flags.InitRegistry = None) -> None:
     """Start a project in FOLDER: imgkit.toml, a commented family of each kind in images/
     (a small CUDA stack first, so the first build takes minutes), and the family files'
-    JSON Schema for editors. --namespace goes into imgkit.toml and the families'
-    repositories. Nothing is overwritten."""
+    JSON Schema for editors; with --ci, the CI pipeline too. --namespace goes into
+    imgkit.toml and the families' repositories. Nothing is overwritten."""
     from ..starter.command import init as run
-    run(folder, namespace)
+    run(folder, namespace, ci=ci, registry=registry)
 
 
 @command()

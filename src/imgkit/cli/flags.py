@@ -58,6 +58,13 @@ InitFolder = Annotated[Path, typer.Argument(
     metavar="FOLDER", help="Where the project goes (made if need be; default: here).",
     show_default=False)]
 
+InitCi = Annotated[Optional[str], typer.Option(
+    "--ci", metavar="github|gitlab", help="Also write the project's CI pipeline for this CI "
+    "(as `imgkit ci` does; needs --registry).", show_default=False)]
+InitRegistry = Annotated[Optional[str], typer.Option(
+    "--registry", metavar="REGISTRY[/NAMESPACE]", help="Where verified images are promoted.",
+    show_default=False)]
+
 # Results and hand-overs between CI jobs
 Json = Annotated[Optional[Path], typer.Option(
     "--json", metavar="FILE", help="Also write the result as JSON to FILE.")]

@@ -64,7 +64,7 @@ def ci(selection: Selection, *, platform: str, registry: str, staging: str | Non
                          "with one, promote checks with the other (neither: keyless signing "
                          "with the CI's OIDC identity)")
     plan = load_plan(selection)                                           # bad matrix: exit 2
-    check_names([production, staged], list(plan.finals))                  # a namespace twice
+    check_names([production, staged], list(plan.finals), "--registry")   # a namespace twice
     if not plan.finals:
         raise UsageError("the selection names only shared layers (" + ", ".join(plan.named) + "): a "
                          "pipeline verifies and promotes the images families name",

@@ -40,7 +40,7 @@ def doubled(destination: Destination, local_ref: str) -> str:
     return ""
 
 
-def check_names(destinations: list[Destination], local_refs: list[str]) -> None:
+def check_names(destinations: list[Destination], local_refs: list[str], flag: str = "--to") -> None:
     """One rule for registry names, kept before anything is pushed: an image goes to
     REGISTRY/NAMESPACE/REPOSITORY, and a namespace said twice (in --to and in the family's
     `repository:`) is refused, naming the two ways out."""
@@ -52,9 +52,9 @@ def check_names(destinations: list[Destination], local_refs: list[str]) -> None:
                 shorter = destination.namespace[:-len(twice)].rstrip("/")
                 raise UsageError(
                     f"{name} would be pushed to {destination.registry}/"
-                    f"{destination.repository(ref)}: {twice!r} is both the end of --to "
+                    f"{destination.repository(ref)}: {twice!r} is both the end of {flag} "
                     f"{destination} and the start of the repository",
-                    hint=f"publish to {destination.registry}{'/' + shorter if shorter else ''} "
+                    hint=f"use {flag} {destination.registry}{'/' + shorter if shorter else ''} "
                          f"(the repository names {twice!r}), or drop {twice + '/'!r} from the "
                          "family's repository")
 

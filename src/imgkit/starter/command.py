@@ -1,16 +1,33 @@
-"""`imgkit init FOLDER`: write the starter project and say what to run next."""
+"""`imgkit init FOLDER`: write the starter project (and, on request, its CI pipeline) and
+say what to run next."""
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
+from ..errors import ImgkitError, UsageError
+from ..options import CiSettings
 from ..project import selection_from
 from . import init_project
 
+PIPELINES = {"github": Path(".github/workflows/images.yml"), "gitlab": Path(".gitlab-ci.yml")}
 
-def init(folder: Path, given_namespace: str | None) -> None:
+
+def init(folder: Path, given_namespace: str | None, *, ci: str | None = None,
+         registry: str | None = None) -> None:
+    pipeline = _pipeline_file(folder, ci, registry)            # checked before any file is written
     # as every command takes it: the option, IMGKIT_NAMESPACE, an enclosing project's, imgkit
     namespace = selection_from(namespace=given_namespace).namespace
+    # what existed stays, whatever happens
+    there = {p for p in (folder, *folder.parents, folder / "images") if p.exists()}
     written = init_project(folder, namespace)
+    if ci is not None and registry is not None and pipeline is not None:
+        try:
+            _write_pipeline(folder, ci, registry, pipeline)
+        except ImgkitError:
+            _remove(written, there)           # nothing half-made: the project goes too
+            raise
+        written.append(folder / pipeline)
     print(f"imgkit project in {folder}:")
     for path in written:
         print(f"  {path}")
@@ -22,3 +39,38 @@ def init(folder: Path, given_namespace: str | None) -> None:
     print("\nnext" + ("" if folder.resolve() == Path.cwd().resolve() else f", in {folder}") + ":")
     for command, why in steps:
         print(f"  {command.ljust(width)}  # {why}")
+
+
+def _remove(written: list[Path], there: set[Path]) -> None:
+    """The files init wrote, and the folders it made for them (none that existed before)."""
+    for path in written:
+        path.unlink(missing_ok=True)
+    made = {parent for path in written for parent in path.parents if parent not in there}
+    for folder in sorted(made, key=lambda p: len(p.parts), reverse=True):
+        if folder.is_dir() and not any(folder.iterdir()):
+            folder.rmdir()
+
+
+def _pipeline_file(folder: Path, ci: str | None, registry: str | None) -> Path | None:
+    if ci is None and registry is None:
+        return None
+    if ci not in PIPELINES or registry is None:
+        raise UsageError("--ci github|gitlab and --registry REGISTRY[/NAMESPACE] go together",
+                         hint="e.g. imgkit init --ci github --registry registry.example.com/ml")
+    if (folder / PIPELINES[ci]).exists():
+        raise UsageError(f"{folder} already has {PIPELINES[ci]}: nothing was written",
+                         hint="run imgkit init in a new or empty folder")
+    return PIPELINES[ci]
+
+
+def _write_pipeline(folder: Path, ci: str, registry: str, pipeline: Path) -> None:
+    """As `imgkit ci` run in the new project writes it (the command in its header too)."""
+    from ..export.command import ci as write
+    here = Path.cwd()
+    os.chdir(folder)
+    try:
+        write(selection_from(), platform=ci, registry=registry, staging=None,
+              gpu_runner=CiSettings.gpu_runner, cpu_runner=CiSettings.cpu_runner,
+              install=CiSettings.install, verify_gpus=CiSettings.verify_gpus, out=pipeline)
+    finally:
+        os.chdir(here)
