@@ -140,3 +140,17 @@ def test_schema_prints_the_schema() -> None:
     result = runner.invoke(app, ["schema"])
     assert result.exit_code == 0
     assert json.loads(result.output) == family_schema()
+
+
+def test_what_the_shape_cannot_say_is_said_in_the_same_run() -> None:
+    raw = yaml.safe_load(BROKEN_TEAM)
+    raw["include"] = [{"cuda": "12.9"}, {}]
+    raw["platforms"] = ["linux/amd64"]
+    raw["axes"]["platform"] = ["linux/amd64"]
+    with pytest.raises(SpecErrors) as info:
+        parse_family("team.yaml", raw)
+    found = {(p.key, p.reason) for p in info.value.problems}
+    assert ("axes.cuda[0]", "12.8 was read as a number") in found            # the shape's
+    assert ("include[0]", "missing framework_version, platform") in found     # beyond it
+    assert ("include[1]", "must name at least one axis") in found
+    assert ("platforms", "the platforms are given twice") in found

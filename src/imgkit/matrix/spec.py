@@ -104,27 +104,34 @@ def _axes(raw: dict[str, Any], model: StackFamily) -> dict[str, list[str]]:
     return axes
 
 
-def _stack_problems(file: str, raw: dict[str, Any], model: StackFamily) -> list[SpecError]:
-    """What a well-formed stack or framework family may still get wrong."""
-    framework = model.framework if isinstance(model, FrameworkFamily) else None
+def _mapping(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _stack_problems(file: str, raw: dict[str, Any], kind: str) -> list[SpecError]:
+    """What the model alone cannot say of a stack or framework family, read from the file's
+    own data so that it is said in the same run as any problem of the file's shape."""
+    axes = _mapping(raw.get("axes"))
+    framework = raw.get("framework") if kind == "framework" else None
     found = []
-    if model.platforms is not None and model.axes.platform is not None:
+    if raw.get("platforms") is not None and "platform" in axes:
         found.append(SpecError(file, "platforms", "the platforms are given twice",
                                hint="keep either `platforms:` or axes.platform"))
-    if framework and model.axes.framework_version is None:
+    if kind == "framework" and axes and "framework_version" not in axes:
         found.append(SpecError(file, "axes.framework_version", "required for a framework family"))
-    if not framework and model.axes.framework_version is not None:
+    if kind != "framework" and "framework_version" in axes:
         found.append(SpecError(file, "axes.framework_version", "set `framework` to use this axis"))
-    if framework and isinstance(model, FrameworkFamily) and model.tf32 and known_tf32(framework):
+    if isinstance(framework, str) and raw.get("tf32") is not None and known_tf32(framework):
         found.append(SpecError(file, "tf32", str(known_tf32(framework))))
-    for key in ("exclude", "include"):
-        found += [SpecError(file, f"{key}[{i}]", "must name at least one axis")
-                  for i, point in enumerate(getattr(model, key)) if not point.model_fields_set]
-    names = list(_axes(raw, model))
+    points = {key: raw[key] if isinstance(raw.get(key), list) else [] for key in ("exclude", "include")}
+    found += [SpecError(file, f"{key}[{i}]", "must name at least one axis")
+              for key in points for i, point in enumerate(points[key]) if point == {}]
+    names = [a for a in axes if a in AXIS_PATTERNS] + (
+        ["platform"] if raw.get("platforms") is not None and "platform" not in axes else [])
     found += [SpecError(file, f"include[{i}]", f"missing {', '.join(missing)}",
                         hint=f"an include names every axis of the family: {', '.join(names)}")
-              for i, point in enumerate(model.include)
-              if (missing := [a for a in names if getattr(point, a) is None])]
+              for i, point in enumerate(points["include"]) if isinstance(point, dict) and point
+              if (missing := [a for a in names if point.get(a) is None])]
     return found
 
 
@@ -175,16 +182,20 @@ def _family(file: str, raw: Any, lines: Lines) -> tuple[Family | None, list[Spec
         return None, [SpecError(file, "(top)", "a family file must be a YAML mapping",
                                 hint="see docs/matrix.md, or start from `imgkit init`")]
     kind = kind_of(raw)
+    beyond = _stack_problems(file, raw, kind) if kind != "extension" else []
     try:
         model: Named = KINDS[kind].model_validate(raw)
     except ValidationError as error:
-        return None, problems(file, kind, error, lines)
+        shape = problems(file, kind, error, lines)
+        said = {p.key for p in shape}
+        return None, sorted(shape + [_placed(p, lines) for p in beyond if p.key not in said],
+                            key=lambda p: p.line or 0)
     family: Family | None = None
     if isinstance(model, ExtensionFamily):
         found = extension_problems(file, model) + custom_problems(file, model)
         family = None if found else _extension_family(file, model)
     elif isinstance(model, StackFamily):
-        found = _stack_problems(file, raw, model)
+        found = list(beyond)
         if isinstance(model, FrameworkFamily):
             found += custom_problems(file, model)
         family = None if found else _stack_family(file, raw, model)
