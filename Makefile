@@ -4,21 +4,30 @@ VENV   ?= .venv
 BIN     = $(VENV)/bin
 CUDA   ?= 11.8
 
-.PHONY: setup host buildkit build test test-fast lint docs bench bench-cold bench-engines bench-verify render clean-venv
+.PHONY: setup setup-test host test-tools buildkit build test test-fast lint docs bench bench-cold bench-engines bench-verify render clean-venv
 
 $(BIN)/imgkit: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e .
+	touch $@
+
+$(VENV)/.test-deps: $(BIN)/imgkit pyproject.toml
 	$(BIN)/pip install -q -e '.[test]'
 	touch $@
 
-setup: $(BIN)/imgkit  ## the virtualenv with imgkit and its test tools
+setup: $(BIN)/imgkit  ## the virtualenv with imgkit (what `make build` needs)
 	@# bytecode for the editable install, also where PYTHONDONTWRITEBYTECODE is set:
 	@# start-up is most of what a no-op `imgkit build` costs
 	@$(BIN)/python -m compileall -q src
 
+setup-test: setup $(VENV)/.test-deps  ## imgkit's test tools in the virtualenv too (pytest, ruff, mypy, zizmor...)
+
 host:                 ## Docker engine + debootstrap installed and running (needs root/sudo)
 	bash .ci/setup-host.sh
+
+test-tools: host      ## what the tests need on the host: QEMU, a registry, skopeo, cosign, gitlab-ci-local
+	bash .ci/setup-test-tools.sh
 
 buildkit: host        ## a second engine with BuildKit (Debian 13's dockerd 26 + buildx) beside the host's, for the BuildKit tests
 	bash .ci/buildkit-host.sh
@@ -26,13 +35,13 @@ buildkit: host        ## a second engine with BuildKit (Debian 13's dockerd 26 +
 build: host setup     ## the main job: build the CUDA $(CUDA) slice of the bundled matrix
 	$(BIN)/imgkit build --cuda $(CUDA)
 
-test: host buildkit setup  ## every test, real Docker engines included
+test: host test-tools buildkit setup-test  ## every test, real Docker engines included
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/pytest -q
 
-test-fast: setup      ## only the tests that need no Docker engine
+test-fast: setup-test ## only the tests that need no Docker engine
 	$(BIN)/pytest -q -m "not docker"
 
-lint: setup           ## ruff (pyflakes, pycodestyle, import order) and mypy on src
+lint: setup-test      ## ruff (pyflakes, pycodestyle, import order) and mypy on src
 	$(BIN)/ruff check src tests bench
 	$(BIN)/mypy src
 
