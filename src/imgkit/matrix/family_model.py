@@ -94,8 +94,8 @@ class Strict(BaseModel):
 class Axes(Strict):
     """Each axis lists values; the family's images are every combination of them."""
 
-    os: Os | None = Field(None, description="Debian release imgkit makes the "
-                                         "root filesystem from (default bookworm)",
+    os: Os | None = Field(None, description="the OS release imgkit makes the root filesystem "
+                                         "from: bookworm (the default), trixie, jammy, noble",
                                          examples=[["bookworm"], ["trixie"]])
     python: Python | None = Field(
         None, description="only the OS's own python is allowed; omit to take it",

@@ -9,7 +9,7 @@ from typing import Any
 
 from pydantic.json_schema import models_json_schema
 
-from .family_model import EXTENSION_FIELDS, KIND_WORDS, KINDS, TAG_FIELDS, Axes, Extends, Point
+from .family_model import EXTENSION_FIELDS, KIND_WORDS, KINDS, TAG_FIELDS, Axes, Extends, Point, UserModel
 
 SCHEMA_FILE = "matrix.schema.json"   # where a project keeps it, beside images/
 # the line that points editors (VS Code's YAML extension, and every yaml-language-server
@@ -129,6 +129,8 @@ def reference_page() -> str:
               "`{cuda: \"12.8\", cudnn: \"8\"}`.", "", "## Extends", "", str(Extends.__doc__),
               "Narrow by any of these axes, each a list of values the extended image must have.",
               ""] + _sub_table(Extends, defs)
+    lines += ["", "## User", "", str(UserModel.__doc__) + " For example `user: {name: ml, uid: "
+              "1001}`; the name `root` needs a `reason:`.", ""] + _sub_table(UserModel, defs)
     lines += ["", "## Tag placeholders", "", "| placeholder | value |", "|---|---|"]
     lines += [f"| `{{{name}}}` | {PLACEHOLDERS[name]} |"
               for name in dict.fromkeys((*TAG_FIELDS, *EXTENSION_FIELDS))]
