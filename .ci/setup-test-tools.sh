@@ -13,6 +13,7 @@ command -v docker-registry >/dev/null 2>&1 || missing+=(docker-registry)
 command -v skopeo >/dev/null 2>&1 || missing+=(skopeo)
 command -v rsync >/dev/null 2>&1 || missing+=(rsync)          # gitlab-ci-local copies jobs with it
 command -v npm >/dev/null 2>&1 || missing+=(nodejs npm)
+command -v g++ >/dev/null 2>&1 || missing+=(g++ make)          # gitlab-ci-local's native module (re2)
 [ -x /usr/bin/qemu-aarch64-static ] || missing+=(qemu-user-static)   # arm64 images, emulated
 command -v update-binfmts >/dev/null 2>&1 || missing+=(binfmt-support)
 if [ "${#missing[@]}" -gt 0 ]; then
