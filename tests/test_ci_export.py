@@ -17,7 +17,7 @@ import yaml
 
 from imgkit.errors import UsageError
 from imgkit.export.ci import RENDERERS
-from imgkit.export.jobs import CiSettings, Job, groups, jobs
+from imgkit.export.jobs import CiSettings, Job, expand, groups, jobs
 from imgkit.matrix.load import load_plan
 from imgkit.matrix.plan import split_given
 from imgkit.registry import candidates
@@ -75,11 +75,44 @@ def test_the_schema_check_does_reject_a_broken_pipeline(platform: str, tmp_path:
     assert schema_check(platform, path).returncode == 1
 
 
+def _filled(value: Any, entry: dict[str, Any]) -> Any:
+    """`value` with each ${{ matrix.KEY }} as GitHub fills it from the entry (absent: "")."""
+    if isinstance(value, list):
+        return [_filled(v, entry) for v in value]
+    if isinstance(value, dict):
+        return {k: _filled(v, entry) for k, v in value.items()}
+    if not isinstance(value, str):
+        return value
+    import re
+    return re.sub(r"\$\{\{ matrix\.(\w+) \}\}", lambda m: str(entry.get(m.group(1), "")), value)
+
+
 def pipeline_jobs(platform: str, text: str) -> dict[str, dict[str, Any]]:
+    """Every job as it runs: GitHub's matrix entries each a job of the entry's name (its
+    env, runner and name filled in; `wave`: the matrix job), GitLab's jobs with what they
+    extend; each with `commands`, the lines its shell runs, variables expanded."""
     document = yaml.safe_load(text)
+    out: dict[str, dict[str, Any]] = {}
     if platform == "github":
-        return dict(document["jobs"])
-    return {k: v for k, v in document.items() if k not in ("stages",) and not k.startswith(".")}
+        for wave, job in document["jobs"].items():
+            for entry in job.get("strategy", {}).get("matrix", {}).get("include") or [{}]:
+                filled = {**{k: _filled(v, entry) for k, v in job.items()}, "wave": wave}
+                env = filled.get("env", {})
+                filled["commands"] = [expand(line, env) for step in job["steps"]
+                                      if "run" in step and step.get("name") != "install imgkit"
+                                      for line in step["run"].splitlines()
+                                      if not line.startswith("#")]
+                out[entry.get("job", wave)] = filled
+        return out
+    for name, job in document.items():
+        if name == "stages" or name.startswith("."):
+            continue
+        above = document.get(job.get("extends", ""), {})
+        variables = {**above.get("variables", {}), **job.get("variables", {})}
+        script = job.get("script") or above["script"]
+        out[name] = {**above, **job, "commands": [expand(line, variables) for line in script
+                                                  if not line.startswith("#")]}
+    return out
 
 
 def needs_of(platform: str, job: dict[str, Any]) -> list[str]:
@@ -91,12 +124,13 @@ def test_build_then_verify_on_gpu_then_promote_along_the_dag(platform: str) -> N
     plan = bundled_plan()
     found = pipeline_jobs(platform, generated(platform, plan))
     seen: list[str] = []
-    for name, job in found.items():   # every job after the jobs it needs
+    for name, job in found.items():   # every job (GitHub: matrix job) after the jobs it needs
         assert set(needs_of(platform, job)) <= set(seen), name
-        seen.append(name)
+        seen.append(job.get("wave", name))
     verify = [n for n in found if n.startswith("verify-")]
     assert len(verify) == sum(len(plan.get(t).platforms) for t in plan.finals)   # per platform
-    assert set(needs_of(platform, found["promote"])) >= set(verify)
+    wave = {name: job.get("wave", name) for name, job in found.items()}
+    assert set(needs_of(platform, found["promote"])) >= {wave[v] for v in verify}
     for name in verify:
         runner = found[name]["runs-on"] if platform == "github" else found[name]["tags"]
         label = "gpu-arm64" if name.endswith("-arm64") else "gpu"
@@ -107,24 +141,32 @@ def test_build_then_verify_on_gpu_then_promote_along_the_dag(platform: str) -> N
             assert found[name]["runs-on"] == ("ubuntu-24.04-arm" if arm else "ubuntu-latest")
         else:
             assert found[name].get("tags") == (["saas-linux-small-arm64"] if arm else None)
-    # the Paddle image is built on the CUDA 11.8 group, itself on the python roots
-    assert needs_of(platform, found["build-paddle-cuda11-8"]) == ["build-cuda11-8-bookworm"]
-    assert needs_of(platform, found["build-cuda11-8-bookworm"]) == ["build-python-bookworm"]
-    assert needs_of(platform, found["build-python-bookworm"]) == []
-
-
-def commands(platform: str, job: dict[str, Any]) -> list[str]:
+    # the Paddle image is built on the CUDA 11.8 group, itself on the python roots (GitHub:
+    # in the wave after theirs, each wave a matrix job)
+    paddle, cuda, python = (found[n] for n in ("build-paddle-cuda11-8", "build-cuda11-8-bookworm",
+                                                "build-python-bookworm"))
     if platform == "gitlab":
-        return list(job["script"])
-    return [s["run"] for s in job["steps"] if "run" in s and s.get("name") != "install imgkit"]
+        assert needs_of(platform, paddle) == ["build-cuda11-8-bookworm"]
+        assert needs_of(platform, cuda) == ["build-python-bookworm"]
+    else:
+        assert [python["wave"], cuda["wave"], paddle["wave"]] == [
+            "build-python", "build-stacks", "build-frameworks"]
+        assert needs_of(platform, paddle) == ["build-stacks"]
+        assert needs_of(platform, cuda) == ["build-python"]
+        assert found["build-paddle-jupyter-cuda11-8"]["wave"] == "build-extensions"
+    assert needs_of(platform, python) == []
 
 
 def test_both_platforms_run_the_same_commands() -> None:
-    github = pipeline_jobs("github", generated("github"))
-    gitlab = pipeline_jobs("gitlab", generated("gitlab"))
-    assert list(github) == list(gitlab)
-    for name in github:
-        assert commands("github", github[name]) == commands("gitlab", gitlab[name]), name
+    """Each job's lines as its shell runs them, GitHub's from a matrix entry, GitLab's from
+    a template and its variables, are the lines of the platform-neutral job."""
+    plan = bundled_plan()
+    github = pipeline_jobs("github", generated("github", plan))
+    gitlab = pipeline_jobs("gitlab", generated("gitlab", plan))
+    neutral = {j.name: j for j in jobs(plan, settings())}
+    assert sorted(github) == sorted(gitlab) == sorted(neutral)
+    for name, job in neutral.items():
+        assert github[name]["commands"] == gitlab[name]["commands"] == list(job.commands), name
 
 
 def test_each_image_is_built_in_one_group_and_staged_where_others_need_it() -> None:
@@ -285,7 +327,7 @@ def test_the_header_gives_the_command_that_regenerates_the_file(tmp_path: Path) 
     text = (tmp_path / "ci.yml").read_text()
     assert text.startswith("# Generated by `imgkit ci gitlab --images matrix --cuda 11.8 "
                            "--registry r.example.com/ml --gpu-runner a100 --out ci.yml`")
-    assert "imgkit build --images matrix --only" in text and "- a100" in text
+    assert "imgkit build --images matrix $BUILD_ARGS" in text and "tags: [a100]" in text
 
 
 @pytest.mark.parametrize("platform", ["github", "gitlab"])
@@ -301,10 +343,10 @@ def test_a_locked_matrix_gets_a_gate_on_push_and_a_weekly_relock_that_rebuilds(
     assert out.returncode == 0, out.stdout + out.stderr
     document = yaml.safe_load(text)
     body = document["jobs"] if platform == "github" else document
-    gate, relock = body["lock-check"], body["relock"]
+    gate, relock = body["lock-check"], pipeline_jobs(platform, text)["relock"]
     script = gate["steps"][-1]["run"] if platform == "github" else gate["script"][0]
     assert script == "imgkit lock --check --resolve --cuda 11.8"
-    relock_lines = ([s["run"] for s in relock["steps"] if "run" in s][1:] if platform == "github"
+    relock_lines = (relock["commands"] if platform == "github"
                     else relock["script"])
     assert relock_lines == ["imgkit lock --cuda 11.8", "git diff --stat -- images/locks",
                             "git diff -- images/locks > relock.diff"]
@@ -380,12 +422,13 @@ def test_a_two_platform_family_is_verified_on_a_runner_of_each_platform(platform
     assert "--platform" not in amd.commands[0]
     assert f"imgkit attest {final} --candidates candidates --platform linux/arm64" in arm.commands[0]
     assert by_name["promote"].needs == (amd.name, arm.name)
-    document = yaml.safe_load(text)
+    found = pipeline_jobs(platform, text)
     if platform == "github":
-        assert document["jobs"][arm.name]["runs-on"] == ["self-hosted", "grace"]
-        assert document["jobs"][amd.name]["runs-on"] == ["self-hosted", "gpu"]
+        assert found[arm.name]["runs-on"] == ["self-hosted", "grace"]
+        assert found[amd.name]["runs-on"] == ["self-hosted", "gpu"]
     else:
-        assert document[arm.name]["tags"] == ["grace"] and document[amd.name]["tags"] == ["gpu"]
+        assert found[arm.name]["tags"] == ["grace"] and found[amd.name]["tags"] == ["gpu"]
+    assert found[arm.name]["commands"] == list(arm.commands)
 
 
 def test_each_platform_builds_on_its_own_runners_and_promote_merges_the_index_first() -> None:
@@ -399,7 +442,7 @@ def test_each_platform_builds_on_its_own_runners_and_promote_merges_the_index_fi
     amd, arm = by_name["build-cuda12-8-bookworm"], by_name["build-cuda12-8-bookworm-arm64"]
     assert (amd.platform, arm.platform) == ("linux/amd64", "linux/arm64")
     assert arm.needs == ("build-python-bookworm-arm64",) and amd.needs == ("build-python-bookworm",)
-    assert arm.hands_over == "candidates/cuda12-8-bookworm-arm64.json"
+    assert arm.hands_over == "candidates/build-cuda12-8-bookworm-arm64.json"
     assert arm.commands[0].startswith(f"imgkit build --only {cuda} --platform linux/arm64 "
                                       "--candidates candidates")
     assert f"imgkit publish {cuda} --platform linux/arm64 --candidate" in arm.commands[2]
@@ -459,7 +502,7 @@ def test_the_release_branch_is_a_setting(tmp_path: Path) -> None:
     from typer.testing import CliRunner
 
     from imgkit.cli import app
-    for platform, said in (("github", "  branches:\n    - release/2.x"),
+    for platform, said in (("github", "  branches: [release/2.x]"),
                            ("gitlab", "$CI_COMMIT_BRANCH == \"release/2.x\"")):
         out = tmp_path / f"{platform}.yml"
         result = CliRunner().invoke(app, ["ci", platform, "--registry", "r.example.com/ml",

@@ -67,6 +67,28 @@ def read_with_lines(path: Path) -> tuple[Any, dict[Path_, int]]:
         loader.dispose()
 
 
-def dump(document: Any) -> str:
-    """`document` as block-style YAML in its own key order, no line folded."""
-    return yaml.safe_dump(document, sort_keys=False, width=1000, default_flow_style=False)
+class _ScriptDumper(yaml.SafeDumper):
+    """Text of several lines as a literal block (`run: |`), as a person writes a script; a
+    short list of words on one line (`needs: [build-python]`)."""
+
+
+def _text(dumper: yaml.SafeDumper, text: str) -> yaml.ScalarNode:
+    return dumper.represent_scalar("tag:yaml.org,2002:str", text,
+                                   style="|" if "\n" in text else None)
+
+
+def _list(dumper: yaml.SafeDumper, items: list[Any]) -> yaml.SequenceNode:
+    short = (all(isinstance(i, str) and "\n" not in i for i in items)
+             and sum(len(i) + 2 for i in items) <= 60)
+    return dumper.represent_sequence("tag:yaml.org,2002:seq", items, flow_style=short)
+
+
+_ScriptDumper.add_representer(str, _text)
+_ScriptDumper.add_representer(list, _list)
+
+
+def dump(document: Any, scripts: bool = False) -> str:
+    """`document` as block-style YAML in its own key order, no line folded; `scripts`: text
+    of several lines as literal blocks."""
+    return yaml.dump(document, Dumper=_ScriptDumper if scripts else yaml.SafeDumper,
+                     sort_keys=False, width=1000, default_flow_style=False)

@@ -296,8 +296,10 @@ def ci(selection: Selection, platform: flags.CiPlatform, registry: flags.CiRegis
 
     Build jobs per layer group (and platform) stage their images; a verify job per image
     and platform judges the staged digest and attaches its signed verdict; the promote job
-    copies each digest whose signed verdicts verify. Credentials: the secrets
-    REGISTRY_USERNAME and REGISTRY_PASSWORD (STAGING_* for a separate staging host)."""
+    copies each digest whose signed verdicts verify. GitHub runs them in waves, each a
+    matrix job (python roots, CUDA stacks, frameworks, extensions); GitLab jobs extend one
+    template per kind. Credentials: the secrets REGISTRY_USERNAME and REGISTRY_PASSWORD
+    (STAGING_* for a separate staging host)."""
     from ..export.command import ci as run
     run(selection, platform=platform, registry=registry, staging=staging,
         gpu_runner=gpu_runner, gpu_arm64_runner=gpu_arm64_runner, cpu_runner=cpu_runner,

@@ -2,11 +2,12 @@
 commands, each platform's own plumbing (runners, registry logins, artifact hand-over)."""
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Callable
 
 from .. import yamlload
 from .actions import uses, with_releases
-from .jobs import CANDIDATES, RELOCK_CRON, CiSettings, Job
+from .jobs import CANDIDATES, NAMED_AFTER_JOB, RELOCK_CRON, CiSettings, Job
 
 LOCKS_ARTIFACT = "locks"    # GitHub: the relocked folder, handed to a scheduled run's jobs
 
@@ -29,7 +30,7 @@ def _header(command: str) -> str:
 
 
 def _dump(document: dict[str, Any]) -> str:
-    return yamlload.dump(document)
+    return yamlload.dump(document, scripts=True)
 
 
 GITHUB_ISSUER = "https://token.actions.githubusercontent.com"
@@ -40,15 +41,22 @@ GITHUB_RUNNERS = {"": "ubuntu-latest", "linux/amd64": "ubuntu-latest",
 GITLAB_RUNNERS = {"": "", "linux/amd64": "", "linux/arm64": "saas-linux-small-arm64"}
 
 # GitHub Actions ------------------------------------------------------------------------------
+# A wave (jobs.waves: the build jobs of one depth, or the verify jobs of their images) is one
+# matrix job: its steps written once, each job of it an entry of values, given to the steps
+# as environment variables (never expanded into a script: a reviewer reads each command as it
+# runs). The other jobs (the lock gate, the relock, promote) are written as they are.
 
-def _github_steps(job: Job, settings: CiSettings) -> list[dict[str, Any]]:
+def _github_steps(job: Job, settings: CiSettings, wave: bool) -> list[dict[str, Any]]:
+    """`job`'s steps; `wave`: written once for its wave, what differs from the matrix."""
+    own = "${{ matrix.job }}" if wave else job.name
     steps: list[dict[str, Any]] = [
         {"uses": uses("actions/checkout"), "with": {"persist-credentials": False}},
         {"uses": uses("actions/setup-python"), "with": {"python-version": PYTHON}},
         {"name": "install imgkit", "run": settings.install_command},
     ]
     if job.qemu:              # this job's other platform builds under QEMU's handlers
-        steps.append({"name": "QEMU for the other platforms", "uses": uses("docker/setup-qemu-action")})
+        steps.append({"name": "QEMU for the other platforms", "uses": uses("docker/setup-qemu-action"),
+                      **({"if": "matrix.qemu"} if wave else {})})
     if job.takes_locks:       # a scheduled run works from what its relock job resolved
         steps.append({"name": "the relocked locks", "if": "github.event_name == 'schedule'",
                       "uses": uses("actions/download-artifact"),
@@ -61,20 +69,23 @@ def _github_steps(job: Job, settings: CiSettings) -> list[dict[str, Any]]:
             steps.append({"name": f"log in to {host}", "uses": uses("docker/login-action"), "with": {
                 "registry": host, "username": f"${{{{ secrets.{secret}_USERNAME }}}}",
                 "password": f"${{{{ secrets.{secret}_PASSWORD }}}}"}})
-    for read in job.reads:
-        steps.append({"name": f"candidates of {read}", "uses": uses("actions/download-artifact"),
-                      "with": {"name": f"candidates-{read}", "path": CANDIDATES}})
-    steps += [{"run": line} for line in job.commands]
+    if job.reads:             # what the waves before staged (a job finds its own by tag)
+        steps.append({"name": "the candidates staged so far", "uses": uses("actions/download-artifact"),
+                      "with": {"pattern": "candidates-*", "merge-multiple": True,
+                               "path": CANDIDATES}})
+    steps.append({"run": "\n".join(job.script) + ("\n" if len(job.script) > 1 else "")})
     if job.hands_over:
         steps.append({"uses": uses("actions/upload-artifact"), "with": {
-            "name": f"candidates-{job.name}", "path": job.hands_over,
+            "name": f"candidates-{own}",
+            "path": "${{ env.CANDIDATES_FILE }}" if wave else job.hands_over,
             "if-no-files-found": "error"}})
     if job.relocks:
         steps.append({"uses": uses("actions/upload-artifact"), "with": {
             "name": LOCKS_ARTIFACT, "path": job.relocks, "if-no-files-found": "error"}})
     if job.keeps:
         steps.append({"if": "always()", "uses": uses("actions/upload-artifact"), "with": {
-            "name": f"report-{job.name}", "path": job.keeps, "if-no-files-found": "ignore"}})
+            "name": f"report-{own}", "path": "${{ env.REPORT }}" if wave else job.keeps,
+            "if-no-files-found": "ignore"}})
     return steps
 
 
@@ -113,29 +124,77 @@ def _github_condition(job: Job, locked: bool) -> str:
     return f"${{{{ {' && '.join(terms)} }}}}" if locked else " && ".join(terms)
 
 
+def _runner(job: Job, settings: CiSettings) -> Any:
+    return (["self-hosted", settings.verify_runner(job.platform)] if job.gpu
+            else settings.build_runner(job.platform) or GITHUB_RUNNERS[job.platform])
+
+
+def _entry(job: Job, settings: CiSettings, qemu: bool) -> dict[str, Any]:
+    """A wave's matrix entry for `job`: its name (the job's name in the run, as on GitLab),
+    runner (a GPU runner's label) and script values, less the empty ones and those named
+    after the job."""
+    return {"job": job.name,
+            "runner": settings.verify_runner(job.platform) if job.gpu else _runner(job, settings),
+            **({"qemu": job.qemu} if qemu else {}),
+            **{name.lower(): value for name, value in job.values
+               if value and name not in NAMED_AFTER_JOB}}
+
+
+def _wave_env(job: Job) -> dict[str, str]:
+    """The script's variables from the matrix entry: an absent value is empty."""
+    return {name: NAMED_AFTER_JOB[name].format(job="${{ matrix.job }}") if name in NAMED_AFTER_JOB
+            else f"${{{{ matrix.{name.lower()} }}}}" for name, _ in job.values}
+
+
+def _waves(jobs: list[Job]) -> list[list[Job]]:
+    """The jobs as GitHub writes them: each wave together (the build waves in order, then
+    the verify waves in the same order), every other job alone."""
+    order = {j.wave: i for i, j in enumerate(jobs) if j.kind == "build"}
+    together: dict[str, list[Job]] = {}
+    alone: list[list[Job]] = []
+    for job in jobs:
+        if job.wave:
+            together.setdefault(job.wave, []).append(job)
+        else:
+            alone.append([job])
+    waves = sorted(together.values(), key=lambda w: (w[0].kind != "build", order.get(
+        "build-" + w[0].wave.removeprefix("verify-"), 0)))
+    gate = [a for a in alone if a[0].kind in ("check", "relock")]
+    return [*gate, *waves, *[a for a in alone if a not in gate]]
+
+
 def github(jobs: list[Job], settings: CiSettings, command: str) -> str:
     out: dict[str, Any] = {}
-    for job in jobs:
-        runner: Any = (["self-hosted", settings.verify_runner(job.platform)] if job.gpu
-                       else settings.build_runner(job.platform) or GITHUB_RUNNERS[job.platform])
-        spec: dict[str, Any] = {"name": job.title, "runs-on": runner}
-        if job.needs:
-            spec["needs"] = list(job.needs)
-        condition = _github_condition(job, locked=any(j.kind == "relock" for j in jobs))
+    name_of = {j.name: j.wave or j.name for j in jobs}
+    locked = any(j.kind == "relock" for j in jobs)
+    for members in _waves(jobs):
+        first, wave = members[0], bool(members[0].wave)
+        runs_on: Any = (["self-hosted", "${{ matrix.runner }}"] if first.gpu
+                        else "${{ matrix.runner }}")
+        spec: dict[str, Any] = ({"name": "${{ matrix.job }}", "runs-on": runs_on}
+                                if wave else {"name": first.title, "runs-on": _runner(first, settings)})
+        needs = list(dict.fromkeys(name_of[n] for j in members for n in j.needs))
+        if needs:
+            spec["needs"] = needs
+        condition = _github_condition(first, locked)
         if condition:
             spec["if"] = condition
-        if job.kind in ("build", "verify") and settings.keyless:   # the OIDC token Fulcio signs for
+        if first.kind in ("build", "verify") and settings.keyless:   # the OIDC token Fulcio signs for
             spec["permissions"] = {"contents": "read", "id-token": "write"}
-        env = _github_env(job, settings)
+        env = {**_github_env(first, settings), **(_wave_env(first) if wave else {})}
         if env:
             spec["env"] = env
-        spec["steps"] = _github_steps(job, settings)
-        out[job.name] = spec
+        if wave:      # one failed image does not cancel the others' builds or verdicts
+            qemu = any(j.qemu for j in members)
+            spec["strategy"] = {"fail-fast": False, "matrix": {
+                "include": [_entry(j, settings, qemu) for j in members]}}
+        spec["steps"] = _github_steps(replace(first, qemu=any(j.qemu for j in members)),
+                                      settings, wave)
+        out[first.wave or first.name] = spec
     workflow = {
         "name": "imgkit",
         "on": {"push": {"branches": [settings.release_branch or "main"]}, "workflow_dispatch": {},
-               **({"schedule": [{"cron": RELOCK_CRON}]} if any(j.kind == "relock" for j in jobs)
-                  else {})},
+               **({"schedule": [{"cron": RELOCK_CRON}]} if locked else {})},
         "permissions": {"contents": "read"},
         # a publish is never cancelled half-way by a newer push
         "concurrency": {"group": "imgkit-${{ github.ref }}", "cancel-in-progress": False},
@@ -159,14 +218,18 @@ def _gitlab_needs(job: Job) -> list[dict[str, Any]]:
 
 
 def _gitlab_job(job: Job, settings: CiSettings) -> dict[str, Any]:
+    # a build or verify job extends its kind's template (the script, once) with its values;
     # the gate and the relock share the first stage: each runs in its own kind of pipeline
-    spec: dict[str, Any] = {"extends": ".imgkit",
-                            "stage": "check" if job.kind == "relock" else job.kind}
+    spec: dict[str, Any] = (
+        {"extends": f".{job.kind}"} if job.values else
+        {"extends": ".imgkit", "stage": "check" if job.kind == "relock" else job.kind})
     runner = (settings.verify_runner(job.platform) if job.gpu
               else settings.build_runner(job.platform) or GITLAB_RUNNERS[job.platform])
     if runner:
         spec["tags"] = [runner]
     spec["needs"] = _gitlab_needs(job)
+    if job.values:
+        spec["variables"] = {name: value for name, value in job.values if value}
     if job.kind in ("check", "relock"):     # the index and the mirror only, no registry
         spec["before_script"] = [settings.install_command]
     if job.kind == "relock":    # a pipeline schedule (weekly: RELOCK_CRON) runs it
@@ -181,9 +244,8 @@ def _gitlab_job(job: Job, settings: CiSettings) -> dict[str, Any]:
                 "IMGKIT_CERTIFICATE_IDENTITY":
                     "$CI_PROJECT_URL//$CI_CONFIG_PATH@refs/heads/$CI_COMMIT_REF_NAME",
                 "IMGKIT_CERTIFICATE_OIDC_ISSUER": "$CI_SERVER_URL"}
-    if job.kind in ("build", "verify") and settings.keyless:   # the OIDC token cosign signs with
-        spec["id_tokens"] = {"SIGSTORE_ID_TOKEN": {"aud": "sigstore"}}
-    spec["script"] = list(job.commands)
+    if not job.values:
+        spec["script"] = list(job.script)
     if job.hands_over:
         spec["artifacts"] = {"paths": [job.hands_over], "expire_in": "1 week"}
     if job.keeps and job.relocks:   # the new locks for the run's jobs, the diff for review
@@ -193,6 +255,23 @@ def _gitlab_job(job: Job, settings: CiSettings) -> dict[str, Any]:
         spec["artifacts"] = {"when": "always", "paths": [job.keeps],
                              "reports": {"junit": job.keeps}}
     return spec
+
+
+def _gitlab_templates(jobs: list[Job], settings: CiSettings) -> dict[str, Any]:
+    """.build and .verify: each kind's script, written once (jobs.py: the same for every job
+    of the kind, its values aside), its variables empty unless a job gives them; keyless,
+    the OIDC token cosign signs with."""
+    out: dict[str, Any] = {}
+    for job in jobs:
+        if not job.values or f".{job.kind}" in out:
+            continue
+        template: dict[str, Any] = {"extends": ".imgkit", "stage": job.kind,
+                                    "variables": {name: "" for name, _ in job.values}}
+        if settings.keyless:
+            template["id_tokens"] = {"SIGSTORE_ID_TOKEN": {"aud": "sigstore"}}
+        template["script"] = list(job.script)
+        out[f".{job.kind}"] = template
+    return out
 
 
 def gitlab(jobs: list[Job], settings: CiSettings, command: str) -> str:
@@ -207,6 +286,7 @@ def gitlab(jobs: list[Job], settings: CiSettings, command: str) -> str:
         # another platform's images (--emulate-arm64) needs QEMU's handlers on its runner
         # (Debian: qemu-user-static, binfmt-support).
         ".imgkit": {"before_script": before},
+        **_gitlab_templates(jobs, settings),
     }
     for job in jobs:
         pipeline[job.name] = _gitlab_job(job, settings)

@@ -18,6 +18,10 @@ What did not move is not rebuilt: a build job pulls each image whose production 
 built from the inputs this checkout renders (`--reuse-from`), and stages nothing for one
 production already holds: later jobs take its production digest.
 
+Jobs of one kind run one script, with what differs as $VARIABLES (their `values`); build
+jobs after the same number of others form a wave (`waves`): GitHub writes each wave as one
+matrix job, GitLab each job extending its kind's template (ci.py).
+
 With locks, a push runs behind a gate (the locks match the matrix and still resolve as
 written: `imgkit lock --check --resolve`); the weekly scheduled run relocks instead, hands
 the new locks to every later job of that run (and keeps them and their diff for review),
@@ -25,6 +29,7 @@ and so rebuilds, verifies and promotes what moved.
 """
 from __future__ import annotations
 
+import re
 import shlex
 from dataclasses import dataclass, replace
 from typing import Literal
@@ -38,6 +43,16 @@ Kind = Literal["check", "build", "verify", "promote", "relock"]
 RELOCK_CRON = "17 4 * * 1"      # Mondays, 04:17 UTC: the weekly look at what moved
 RELOCK_DIFF = "relock.diff"     # what the scheduled relock changed, kept for review
 MERGED = "merged.json"          # the indexes the promote job merges, as candidates
+# A build or verify job's script is the same for every job of its kind, with $VARIABLES
+# for what differs (its own values): GitHub writes each kind once with a matrix of values,
+# GitLab once in a template its jobs extend. Values are word lists split by the shell (the
+# script says so to shellcheck), so each word must be one a shell leaves alone.
+SPLIT_ON_PURPOSE = "# shellcheck disable=SC2086 # the *_ARGS are word lists, split on purpose"
+HANDS_OVER_VARIABLE = "CANDIDATES_FILE"
+REPORT_VARIABLE = "REPORT"
+# the files a job writes are named after it, so a platform can name them from the job's name
+NAMED_AFTER_JOB = {HANDS_OVER_VARIABLE: CANDIDATES + "/{job}.json", REPORT_VARIABLE: "{job}.xml"}
+SAFE_WORD = re.compile(r"^[A-Za-z0-9._/:@=+,-]+$")
 
 
 @dataclass(frozen=True)
@@ -55,7 +70,10 @@ class Job:
     kind: Kind
     title: str
     needs: tuple[str, ...]
-    commands: tuple[str, ...]  # shell lines, run in order, in the repository's checkout
+    script: tuple[str, ...]    # shell lines, run in order, in the repository's checkout
+    values: tuple[tuple[str, str], ...] = ()   # the script's $VARIABLES, this job's values
+    wave: str = ""             # the jobs of one kind and depth, written as one matrix job on
+                               # GitHub ("" = a job of its own)
     reads: tuple[str, ...] = ()  # build jobs whose candidates file it reads
     gpu: bool = False
     platform: str = ""         # a verify job: the platform of the image it judges; a build
@@ -65,6 +83,27 @@ class Job:
     keeps: str = ""            # a report file to keep whatever the outcome
     relocks: str = ""          # the locks folder it rewrites for the rest of a scheduled run
     takes_locks: str = ""      # in a scheduled run: the relocked folder it works from
+
+    @property
+    def commands(self) -> tuple[str, ...]:
+        """The script as this job's shell runs it: each $VARIABLE its value's words, the
+        comments left out."""
+        return tuple(expand(line, dict(self.values)) for line in self.script
+                     if not line.startswith("#"))
+
+
+def expand(line: str, values: dict[str, str]) -> str:
+    """`line` with each $VARIABLE word replaced by its value (an empty one leaves no gap),
+    as the shell's word splitting reads an unquoted variable."""
+    words = (values.get(w[1:], w) if w.startswith("$") else w for w in line.split(" "))
+    return " ".join(w for w in words if w)
+
+
+def _values(**values: str) -> tuple[tuple[str, str], ...]:
+    bad = [w for v in values.values() for w in v.split() if not SAFE_WORD.match(w)]
+    if bad:    # tags and paths never hold these; a shell would read them
+        raise ValueError(f"not a word the shell leaves alone: {bad[0]!r}")
+    return tuple(values.items())
 
 
 def group_of(target: Target) -> str:
@@ -124,6 +163,38 @@ def build_job_name(group: str, platform: str = "") -> str:
     return f"build-{slug(group)}{_arch_suffix(platform)}"
 
 
+# what a wave of build jobs is named after, in build order: the python roots, the CUDA stacks,
+# the framework families, their extensions
+LAYER_KINDS = ("python", "stacks", "frameworks", "extensions")
+
+
+def _layer_kind(plan: Plan, group: Group) -> str:
+    layers = {plan.get(t).layer for t in group.tags}
+    if "extension" in layers:
+        return "extensions"
+    if "framework" in layers:
+        return "frameworks"
+    return "python" if layers == {"python"} else "stacks"
+
+
+def waves(plan: Plan, every: list[Group], built: list[Job]) -> dict[str, str]:
+    """build job -> its wave, named after what it builds (build-stacks): the build jobs
+    after the same number of others, which GitHub runs as one matrix job once the wave
+    before it is done."""
+    kind = {build_job_name(g.name, p): _layer_kind(plan, g) for g in every
+            for p in (*{j.platform for j in built}, "")}
+    depth: dict[str, int] = {}
+    for job in built:                      # parents first
+        above = [depth[n] for n in job.needs if n in depth]
+        depth[job.name] = 1 + max(above) if above else 0
+    names: dict[int, str] = {}
+    for level in sorted(set(depth.values())):
+        found = {kind[n] for n, d in depth.items() if d == level}
+        name = "build-" + "-".join(k for k in LAYER_KINDS if k in found)
+        names[level] = name if name not in names.values() else f"{name}-{level + 1}"
+    return {n: names[d] for n, d in depth.items()}
+
+
 def _cmd(*words: str) -> str:
     return " ".join(shlex.quote(w) for w in words)
 
@@ -141,7 +212,7 @@ def _build_job(plan: Plan, group: Group, settings: CiSettings, split: dict[str, 
     given = ("--candidates", CANDIDATES) if group.needs else ()
     on = ("--platform", platform) if platform else ()
     name = build_job_name(group.name, platform)
-    out = f"{CANDIDATES}/{name.removeprefix('build-')}.json"
+    out = NAMED_AFTER_JOB[HANDS_OVER_VARIABLE].format(job=name)
     # a parent group split by platform: its job of this platform (or the host's)
     needs = tuple(build_job_name(n, platform if split[n] else "") for n in group.needs)
     emulated = not platform and any(p != "linux/amd64" for t in group.tags
@@ -149,13 +220,17 @@ def _build_job(plan: Plan, group: Group, settings: CiSettings, split: dict[str, 
     return Job(
         name=name, kind="build", needs=needs, reads=needs, platform=platform, qemu=emulated,
         title=f"build {group.name}" + (f" ({platform})" if platform else ""),
-        commands=(_cmd("imgkit", "build", *settings.matrix_args, *only, *on, *given,
-                       "--reuse-from", str(settings.registry)),
-                  _cmd("mkdir", "-p", CANDIDATES),
-                  _cmd("imgkit", "publish", *_handed_over(plan, group, platform),
-                       *settings.matrix_args, *on, "--candidate", "--to", str(settings.staging),
-                       *_signing(settings), "--reuse-from", str(settings.registry),
-                       "--json", out)),
+        script=(SPLIT_ON_PURPOSE,
+                f"{_cmd('imgkit', 'build', *settings.matrix_args)} $BUILD_ARGS "
+                f"{_cmd('--reuse-from', str(settings.registry))}",
+                _cmd("mkdir", "-p", CANDIDATES),
+                "imgkit publish $STAGE_ARGS "
+                + _cmd(*settings.matrix_args, "--candidate", "--to", str(settings.staging),
+                       *_signing(settings), "--reuse-from", str(settings.registry), "--json")
+                + f" ${HANDS_OVER_VARIABLE}"),
+        values=_values(BUILD_ARGS=" ".join((*only, *on, *given)),
+                       STAGE_ARGS=" ".join((*_handed_over(plan, group, platform), *on)),
+                       **{HANDS_OVER_VARIABLE: out}),
         hands_over=out)
 
 
@@ -164,14 +239,19 @@ def _verify_job(tag: str, build: str, settings: CiSettings, platform: str = "") 
     that platform; linux/amd64, the default runners' platform, needs no --platform."""
     suffix = _arch_suffix(platform)
     other = bool(suffix)
-    report = f"verdict-{slug(tag)}{suffix}.xml"
+    name = f"verify-{slug(tag)}{suffix}"
+    report = NAMED_AFTER_JOB[REPORT_VARIABLE].format(job=name)
     return Job(
-        name=f"verify-{slug(tag)}{suffix}", kind="verify",
+        name=name, kind="verify",
         title=f"verify {tag}" + (f" ({platform})" if other else ""), needs=(build,),
         reads=(build,),
-        commands=(_cmd("imgkit", "attest", tag, "--candidates", CANDIDATES,
-                       *(("--platform", platform) if other else ()),
-                       *_signing(settings), "--gpus", settings.verify_gpus, "--junit", report),),
+        script=(SPLIT_ON_PURPOSE,
+                "imgkit attest $IMAGE "
+                + _cmd("--candidates", CANDIDATES) + " $PLATFORM_ARGS "
+                + _cmd(*_signing(settings), "--gpus", settings.verify_gpus, "--junit")
+                + f" ${REPORT_VARIABLE}",),
+        values=_values(IMAGE=tag, PLATFORM_ARGS=f"--platform {platform}" if other else "",
+                       **{REPORT_VARIABLE: report}),
         gpu=True, platform=platform or "linux/amd64", keeps=report)
 
 
@@ -203,10 +283,10 @@ def _lock_jobs(settings: CiSettings) -> list[Job]:
         return []
     args = (*settings.matrix_args, *settings.selection_args)
     return [Job(name="lock-check", kind="check", title="the locks match the matrix and the index",
-                needs=(), commands=(_cmd("imgkit", "lock", "--check", "--resolve", *args),)),
+                needs=(), script=(_cmd("imgkit", "lock", "--check", "--resolve", *args),)),
             Job(name="relock", kind="relock", title="relock: what moved on the index and mirror",
                 needs=(),
-                commands=(_cmd("imgkit", "lock", *args),
+                script=(_cmd("imgkit", "lock", *args),
                           _cmd("git", "diff", "--stat", "--", settings.locks),
                           f"{_cmd('git', 'diff', '--', settings.locks)} > {RELOCK_DIFF}"),
                 relocks=settings.locks, keeps=RELOCK_DIFF)]
@@ -219,6 +299,8 @@ def jobs(plan: Plan, settings: CiSettings) -> list[Job]:
     split = {g.name: split_platforms(plan, g, settings) for g in every}
     built = [_build_job(plan, group, settings, split, platform) for group in every
              for platform in split[group.name] or ("",)]
+    wave = waves(plan, every, built)
+    built = [replace(b, wave=wave[b.name]) for b in built]
     if gate:          # the first builds wait for the gate, or the relock (the rest for them)
         built = [replace(b, needs=b.needs or ("lock-check", "relock")) for b in built]
 
@@ -227,11 +309,13 @@ def jobs(plan: Plan, settings: CiSettings) -> list[Job]:
         return build_job_name(group, platform if split[group] else "")
     verify = [_verify_job(tag, builder(tag, platform), settings, platform)
               for tag in plan.finals for platform in plan.get(tag).platforms]
+    verify = [replace(v, wave="verify-" + wave[v.needs[0]].removeprefix("build-"))
+              for v in verify]
     merged = tuple(t for t in plan.finals if split[group_of(plan.get(t))]
                    and len(plan.get(t).platforms) > 1)
     promote = Job(name="promote", kind="promote", title="promote verified images",
                   needs=tuple(j.name for j in verify),
-                  commands=_promote_commands(plan, settings, merged),
+                  script=_promote_commands(plan, settings, merged),
                   reads=tuple(dict.fromkeys(builder(tag, p) for tag in plan.finals
                                             for p in plan.get(tag).platforms)))
     later = [replace(j, takes_locks=settings.locks) for j in (*built, *verify, promote)]
