@@ -2,8 +2,9 @@
 by the no-op fast path in entry.py) and handed down every stage. Standard library only."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Callable, Mapping
 
 from .errors import UsageError
 
@@ -23,6 +24,10 @@ class Selection:
     platforms: tuple[str, ...] = ()         # only these platforms' images (default: all)
     project: Path | None = None             # the project file the settings were read from
     from_project: frozenset[str] = frozenset()  # settings it gave (another imgkit finds them too)
+    # what a team's own base images hold (`base:`), read through the engine: the CLI hands
+    # the builder's reader down, so the matrix stage itself never reaches the engine
+    read_bases: Callable[[list[str]], Mapping[str, Any]] | None = field(
+        default=None, compare=False, repr=False)
 
     @property
     def templates_dir(self) -> Path:

@@ -97,6 +97,12 @@ def ensure_base(engine: Engine, ref: str, os_release: OsRelease, *, source: str 
     (a registry's tag would give the host's platform)."""
     if engine.image(ref) is not None:
         return "present"
+    if os_release.given:      # a team's own base: pulled as named, never made in its place
+        log(f"pulling {ref}")
+        if not engine.pull(ref):
+            raise HostError(f"the base {ref} is not here and could not be pulled",
+                            hint="check the name, and `docker login` to its registry")
+        return "pulled"
     if platform is not None and platform != platforms.host():
         if source == "pull":
             raise UsageError(f"{ref} for {platform}: the base of another platform is made "

@@ -57,8 +57,7 @@ def build(selection: Selection, *, options: BuildOptions, verbose: bool = False,
     wanted = platforms_to_build(plan)                         # no emulation: exit 3
     contexts = render_selection(selection, plan, buildkit_secrets=bake,
                                 platforms=wanted)             # stale lock: exit 2
-    # no answer from the cache where a base's age must be looked at or a file was left out
-    if answer and not plan.left_out and not any(c.target.max_base_age for c in contexts):
+    if answer and _answerable(plan, contexts):
         plancache.store(key, [c.stamp for c in contexts])
     engine = connect()                                        # unreachable: exit 3
     given: dict[str, Given] = {}
@@ -178,6 +177,15 @@ def take_given(engine: Engine, given: dict[str, Given], contexts: list[Context],
     return [c for c in contexts if c.target.tag in to_build]
 
 
+def _answerable(plan: Plan, contexts: list[Context]) -> bool:
+    """Whether a later run may answer from the plan cache: not where a base's age must be
+    looked at, a team's own base may have been pulled anew (its tag naming another digest),
+    or a file was left out."""
+    return not plan.left_out and not any(
+        c.target.max_base_age or (c.target.os_release and c.target.os_release.given)
+        for c in contexts)
+
+
 def make_bases(engine: Engine, contexts: list[Context], source: str,
                mirrors: dict[str, str], refresh: bool = False) -> list[str]:
     """The base OS image under each root layer, once each: pulled, or made with debootstrap;
@@ -200,6 +208,9 @@ def make_bases(engine: Engine, contexts: list[Context], source: str,
     err = console(stderr=True)
     replaced = []
     for ref in sorted(bases):
+        if bases[ref].given:   # a team's own base, by digest: a new one is a new digest
+            ensure_base(engine, ref, bases[ref], log=lambda m: err.print(f"[dim]base:[/] {m}"))
+            continue
         old = engine.image(ref)
         days = base_days(engine, ref) if old is not None else None
         why = ("--refresh-base" if refresh else

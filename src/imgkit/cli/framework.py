@@ -8,7 +8,8 @@ import functools
 import inspect
 import sys
 from collections import Counter
-from typing import Any, Callable, TypeVar
+from dataclasses import replace
+from typing import Any, Callable, Mapping, TypeVar
 
 import typer
 from typer.core import TyperCommand, TyperGroup
@@ -131,6 +132,13 @@ SELECTION_FLAGS: dict[str, tuple[Any, Any]] = {   # parameter -> (its option, it
 NOT_ALWAYS = ("templates", "platforms")
 
 
+def read_bases(refs: list[str]) -> Mapping[str, Any]:
+    """What each team's own base image holds (`base:`), read through the engine by the
+    builder's reader, imported only when a matrix names one."""
+    from ..builder.base_image import read_bases as read
+    return read(refs)
+
+
 def selects(*also: str) -> Callable[[F], F]:
     """The command takes the selection options (--cuda, --only, --images, --namespace,
     --compat, and those of `also`: templates, platforms) and receives them as one
@@ -146,11 +154,11 @@ def selects(*also: str) -> Callable[[F], F]:
         @functools.wraps(func)
         def wrapper(**kwargs: Any) -> Any:
             chosen = {n: kwargs.pop(n) for n in names}
-            return func(selection=selection_from(
+            return func(selection=replace(selection_from(
                 images=chosen["images"], namespace=chosen["namespace"], cuda=chosen["cuda"],
                 only=tuple(chosen["only"]), templates=chosen.get("templates"),
                 compat=chosen["compat"], platforms=platforms_of(chosen.get("platforms", []))),
-                **kwargs)
+                read_bases=read_bases), **kwargs)
         parameters = [*own, *added]
         wrapper.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
         wrapper.__annotations__ = {p.name: p.annotation for p in parameters}

@@ -30,7 +30,8 @@ class Images(Client):
                          platform="/".join(str(attrs[k]) for k in ("Os", "Architecture", "Variant")
                                            if attrs.get(k)),
                          env=tuple((name, value) for name, _, value in
-                                   (str(e).partition("=") for e in config.get("Env") or ())))
+                                   (str(e).partition("=") for e in config.get("Env") or ())),
+                         digests=tuple(attrs.get("RepoDigests") or ()))
 
     def tag(self, image_id: str, ref: str) -> None:
         """Point `ref` at `image_id`; the image it pointed at before is removed if nothing

@@ -14,6 +14,7 @@ class ImageInfo:
     user: str = ""          # the image's default user (Config.User), "" for root
     platform: str = ""      # os/architecture[/variant] its config names, e.g. linux/arm64
     env: tuple[tuple[str, str], ...] = ()   # its config's ENV, in order
+    digests: tuple[str, ...] = ()  # REPO@sha256:... it is known by in registries (RepoDigests)
 
 
 @dataclass(frozen=True)

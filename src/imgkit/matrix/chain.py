@@ -10,6 +10,7 @@ from .. import tf32
 from ..errors import CompatError, Inconsistent
 from .compat import Compat, CudaRelease, FrameworkBuild, OsRelease
 from .custom import DEFAULT_USER
+from .given_base import check_cuda
 from .spec import CUDA_LIBS, Combo, Family
 from .targets import Settings, Target, base_ref, short_version, tag_fields
 
@@ -17,6 +18,7 @@ from .targets import Settings, Target, base_ref, short_version, tag_fields
 def chain(family: Family, combo: Combo, compat: Compat, settings: Settings) -> list[Target]:
     """The list of targets (root first) that one matrix point needs."""
     os_release = compat.os_release(combo.os)
+    check_cuda(os_release, combo.cuda)        # a team's own base may hold a CUDA runtime
     python = _python(combo, os_release)
     release = compat.release(combo.cuda)                      # an unknown CUDA: said first
     build = _framework_build(family, combo, compat, python)
@@ -67,8 +69,10 @@ def _suffix(target: Target) -> str:
 
 def _python_target(family: Family, combo: Combo, os_release: OsRelease, python: str,
                    settings: Settings) -> Target:
+    # a team's own base is built on by digest; an OS imgkit makes, by its local name
+    base = os_release.image if os_release.given else base_ref(os_release, settings)
     return Target(tag=f"{settings.namespace}/python:{python}-{combo.os}", layer="python",
-                  family=family.name, parent=None, base=base_ref(os_release, settings),
+                  family=family.name, parent=None, base=base,
                   os=combo.os, python=python, os_release=os_release,
                   components=(("os", combo.os), ("python", python)))
 

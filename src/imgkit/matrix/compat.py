@@ -76,6 +76,8 @@ class OsRelease:
     script: str     # debootstrap's script for it (sid, gutsy)
     components: tuple[str, ...]  # archive components its images use
     glibc: str | None = None     # the libc6 it ships: which manylinux wheels it takes
+    cuda: str | None = None      # a team's own base: the CUDA runtime it already holds
+    given: bool = False          # a team's own base (`base:`): pulled as `image`, never made
 
     @property
     def title(self) -> str:

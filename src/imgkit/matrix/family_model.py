@@ -28,6 +28,7 @@ from .fields import (
     Destination,
     EnvName,
     FrameworkVersion,
+    ImageRef,
     LabelName,
     Line,
     Name,
@@ -203,6 +204,12 @@ class StackFamily(Named):
     max_base_age: Age | None = Field(None, description="an older base OS image is made again "
                                      "before building, so the chain rebuilds on fresh packages",
                                      examples=["30d"])
+    base: ImageRef | None = Field(
+        None, description="your own base image instead of an OS imgkit makes (a golden image, "
+        "NVIDIA's CUDA runtime image): its OS, glibc, python and CUDA are read from the image, "
+        "and it is built on by digest; no `axes.os` then",
+        examples=["registry.example.com/golden/ubuntu:24.04",
+                  "nvcr.io/nvidia/cuda:12.8.1-runtime-ubuntu24.04"])
 
 
 class FrameworkFamily(Custom, StackFamily):

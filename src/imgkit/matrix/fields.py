@@ -35,6 +35,9 @@ AXIS_PATTERNS: dict[str, re.Pattern[str]] = {
 NAME_PATTERN = re.compile(r"^[a-z][a-z0-9-]{0,39}$")
 REPOSITORY_PATTERN = re.compile(r"^[a-z0-9]+([._-][a-z0-9]+)*(/[a-z0-9]+([._-][a-z0-9]+)*)*$")
 TEMPLATE_PATTERN = re.compile(r"^[^\n\r]{1,128}$")
+# an image reference: [host[:port]/]path[:tag][@sha256:digest]
+IMAGE_PATTERN = re.compile(r"^[a-z0-9]+([._-][a-z0-9]+)*(:[0-9]{1,5})?(/[a-z0-9]+([._-][a-z0-9]+)*)*"
+                           r"(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(@sha256:[0-9a-f]{64})?$")
 AGE_PATTERN = re.compile(r"^[1-9][0-9]{0,3}d$")
 APT_PATTERN = re.compile(r"^[a-z0-9][a-z0-9+.-]{0,63}(=[A-Za-z0-9.+:~-]{1,64})?$")
 ENV_NAME_PATTERN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
@@ -121,6 +124,7 @@ FrameworkVersion = Annotated[str, Text(AXIS_PATTERNS["framework_version"], "fram
 PlatformValue = Annotated[str, Text(AXIS_PATTERNS["platform"], "platform value")]
 Name = Annotated[str, Text(NAME_PATTERN, "family name")]
 Repository = Annotated[str, Text(REPOSITORY_PATTERN, "image repository")]
+ImageRef = Annotated[str, Text(IMAGE_PATTERN, "image reference (IMAGE[:TAG][@sha256:DIGEST])")]
 Line = Annotated[str, Text(LINE_PATTERN, "value (one line)")]
 AptPackage = Annotated[str, Text(APT_PATTERN, "apt package")]
 EnvName = Annotated[str, Text(ENV_NAME_PATTERN, "variable name")]

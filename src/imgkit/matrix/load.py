@@ -7,12 +7,15 @@ from __future__ import annotations
 
 import fnmatch
 from dataclasses import replace
+from typing import Any, Callable, Mapping
 
 from ..console import print_warning
-from ..errors import SpecError, UsageError, every_problem
+from ..errors import CompatError, ImgkitError, Inconsistent, SpecError, UsageError, every_problem
 from ..project import searched_hint
 from ..selection import DEFAULT_IMAGES, Selection
 from . import compat
+from .compat import OsRelease
+from .given_base import BaseFacts, base_name, os_release_of
 from .plan import Plan, Settings, make_plan, select
 from .spec import REPOSITORY_PATTERN, Broken, Family, Matrix, Spec, read_matrix
 
@@ -26,10 +29,50 @@ def load_plan(selection: Selection) -> Plan:
     matrix = read_matrix(selection.images)
     spec = usable_spec(matrix, selection)
     overlay = selection.compat_overlay
-    data = compat.load(str(overlay) if overlay else None)
+    data = with_bases(spec, compat.load(str(overlay) if overlay else None), selection.read_bases)
     plan = make_plan(spec, data, Settings(namespace=selection.namespace))
     plan = select(plan, selection.cuda, selection.only, selection.platforms)
     return replace(plan, left_out=tuple(b.file for b in matrix.broken))
+
+
+def with_bases(spec: Spec, data: compat.Compat,
+               read: Callable[[list[str]], Mapping[str, Any]] | None = None,
+               ) -> compat.Compat:
+    """The compat data with each family's own base (`base:`) as an OS release of its own,
+    read from the image (`read`: base_image.read_bases); every base that cannot be used is
+    said at once, at its `base:`."""
+    files: dict[str, list[str]] = {}
+    for family in spec.families:
+        if family.base is not None:
+            files.setdefault(family.base, []).append(family.file)
+    if not files:
+        return data
+    if read is None:     # a caller of the library that gave no reader
+        raise every_problem([SpecError(file, "base", "this caller cannot look inside base "
+                                       "images", hint="run it through the imgkit command")
+                             for ref in files for file in files[ref]])
+    found = read(list(files))
+    releases: dict[str, OsRelease] = {}
+    named: dict[str, str] = {}
+    problems: list[SpecError] = []
+    for ref, facts in found.items():
+        name = base_name(ref)
+        try:
+            if isinstance(facts, ImgkitError):
+                raise facts
+            if not isinstance(facts, BaseFacts):
+                raise Inconsistent(f"the base reader gave {type(facts).__name__} for {ref}")
+            if name in named or name in data.os:
+                raise CompatError(f"{ref} and {named.get(name, 'an OS imgkit makes')} would "
+                                  f"both name their layers {name}",
+                                  hint="use one of them, or tag one base under another name")
+            named[name] = ref
+            releases[name] = os_release_of(facts, data.os)
+        except ImgkitError as exc:
+            problems += [SpecError(file, "base", exc.message, hint=exc.hint) for file in files[ref]]
+    if problems:
+        raise every_problem(problems)
+    return replace(data, os={**data.os, **releases})
 
 
 def _check_folder(selection: Selection) -> None:

@@ -16,7 +16,7 @@ SCHEMA_FILE = "matrix.schema.json"   # where a project keeps it, beside images/
 # client) at the schema: a path relative to the family file, so it works offline
 SCHEMA_LINE = f"# yaml-language-server: $schema=../{SCHEMA_FILE}"
 PLACEHOLDERS = {
-    "os": "the OS release, e.g. bookworm",
+    "os": "the OS release, e.g. bookworm (on a family with `base:`, the base's name)",
     "python": "the OS's python, e.g. 3.11",
     "cuda": "the CUDA release, e.g. 12.8",
     "cudnn": "cuDNN major.minor, e.g. 9.1",
@@ -27,6 +27,48 @@ PLACEHOLDERS = {
     "framework_minor": "its major.minor, e.g. 2.10",
     "parent_tag": "the extended image's own tag (extension families)",
 }
+
+BASE_SECTION = """\
+A stack or framework family may build on an image your organisation blesses (a golden image,
+NVIDIA's `nvcr.io/nvidia/cuda:*-runtime-*`) instead of an OS imgkit makes:
+
+```yaml
+family: torch-golden
+framework: torch
+repository: ml/pytorch
+tag: "{framework_version}-cuda{cuda}-{os}"
+base: registry.example.com/golden/ubuntu:24.04
+axes:
+  cuda: ["12.8"]
+  cudnn: [default]
+  nccl: [default]
+  framework_version: ["2.10.0"]
+```
+
+imgkit reads what the base holds from the image itself, not its name: its OS
+(`/etc/os-release`), glibc, python3 and any CUDA runtime (`CUDA_VERSION`, else the
+`libcudart.so.*` it carries). It pulls the base when it is not on the engine, and keeps
+what it read in its cache by image id, so later runs read nothing again (and `imgkit list`
+works with the engine down). The family's layers are built on the base **by digest**
+(`FROM REPO@sha256:...`, the digest the engine knows the image by; a base built here and
+never pushed is used by its name), so a new base is a new digest, which rebuilds what
+stands on it. imgkit does not pull a tag it already has: `docker pull` a moved tag, or write
+the new digest in the file.
+
+What is refused, each at the family's `base:` or axes, with the reason:
+
+- a base that is not Debian or Ubuntu based (imgkit's layers install with apt);
+- a base with no python3 on a release imgkit does not know (it cannot tell which python
+  to install); a base with python3 sets the family's python;
+- a family asking for a CUDA release other than the one the base holds (a base with the
+  CUDA 12.4 runtime under `cuda: ["12.8"]`);
+- `axes.os` or `max_base_age` beside `base:` (the OS is the base's; imgkit does not make it).
+
+The layers imgkit tags on the base carry its name where an OS name would be: the base
+`nvcr.io/nvidia/cuda:12.8.1-runtime-ubuntu24.04` gives `imgkit/python:3.12-cuda-12.8.1-runtime-ubuntu24.04`,
+and `{os}` in a tag is that name too. imgkit still installs its own CUDA libraries (the
+exact wheels the compat data pins) on a base that holds a CUDA runtime: verify proves those.
+"""
 
 
 def family_schema() -> dict[str, Any]:
@@ -131,6 +173,7 @@ def reference_page() -> str:
               ""] + _sub_table(Extends, defs)
     lines += ["", "## User", "", str(UserModel.__doc__) + " For example `user: {name: ml, uid: "
               "1001}`; the name `root` needs a `reason:`.", ""] + _sub_table(UserModel, defs)
+    lines += ["", "## Your own base", "", BASE_SECTION]
     lines += ["", "## Tag placeholders", "", "| placeholder | value |", "|---|---|"]
     lines += [f"| `{{{name}}}` | {PLACEHOLDERS[name]} |"
               for name in dict.fromkeys((*TAG_FIELDS, *EXTENSION_FIELDS))]

@@ -31,6 +31,7 @@ from .custom import Custom, custom_problems, to_custom
 from .extension import Extension, extension_problems, to_extension
 from .family_model import KINDS, ExtensionFamily, FrameworkFamily, Named, StackFamily, kind_of
 from .fields import AXIS_PATTERNS, CUDA_LIBS, REPOSITORY_PATTERN, known_tf32
+from .given_base import base_name
 from .problems import Lines, line_of, problems
 
 __all__ = ["AXIS_PATTERNS", "CUDA_LIBS", "REPOSITORY_PATTERN", "Combo", "Family", "Spec",
@@ -67,6 +68,7 @@ class Family:
     tf32: str | None = None                 # "on"/"off": the FP32 math the image claims (label)
     max_base_age: int | None = None         # days: an older base OS image is made again
     custom: Custom = Custom()               # user, entrypoint, labels... of the images it names
+    base: str | None = None                 # the team's own base image (`base:`), as written
 
 
 @dataclass(frozen=True)
@@ -114,6 +116,13 @@ def _stack_problems(file: str, raw: dict[str, Any], kind: str) -> list[SpecError
     axes = _mapping(raw.get("axes"))
     framework = raw.get("framework") if kind == "framework" else None
     found = []
+    if raw.get("base") is not None and "os" in axes:
+        found.append(SpecError(file, "axes.os", "a family with `base:` takes its OS from the base",
+                               hint="remove axes.os (or `base:` to build on an OS imgkit makes)"))
+    if raw.get("base") is not None and raw.get("max_base_age") is not None:
+        found.append(SpecError(file, "max_base_age", "imgkit does not make your `base:`, so it "
+                               "cannot make it again", hint="remove max_base_age; a new base is "
+                               "a new digest, which rebuilds what stands on it"))
     if raw.get("platforms") is not None and "platform" in axes:
         found.append(SpecError(file, "platforms", "the platforms are given twice",
                                hint="keep either `platforms:` or axes.platform"))
@@ -136,13 +145,17 @@ def _stack_problems(file: str, raw: dict[str, Any], kind: str) -> list[SpecError
 
 
 def _combos(raw: dict[str, Any], model: StackFamily) -> tuple[Combo, ...]:
-    """The axes' product, minus `exclude`, plus `include`, each point once."""
+    """The axes' product, minus `exclude`, plus `include`, each point once; on a family with
+    `base:`, the OS axis is the base's name (given_base.py reads what it is)."""
     axes = _axes(raw, model)
+    if model.base is not None:
+        axes = {"os": [base_name(model.base)], **axes}
     excludes = [p.model_dump(exclude_none=True) for p in model.exclude]
     points = [dict(zip(axes, values)) for values in itertools.product(*axes.values())]
     points = [p for p in points
               if not any(all(p.get(k) == v for k, v in e.items()) for e in excludes)]
-    points += [p.model_dump(exclude_none=True) for p in model.include]
+    points += [{**p.model_dump(exclude_none=True), **({"os": axes["os"][0]} if model.base else {})}
+               for p in model.include]
     return tuple(dict.fromkeys(_combo(p) for p in points))
 
 
@@ -165,7 +178,7 @@ def _stack_family(file: str, raw: dict[str, Any], model: StackFamily) -> Family:
         cuda_libs=tuple(model.cuda_libs) if model.cuda_libs is not None else None,
         combos=_combos(raw, model), tf32=named.tf32 if named else None,
         max_base_age=int(model.max_base_age[:-1]) if model.max_base_age else None,
-        custom=to_custom(named) if named else Custom())
+        custom=to_custom(named) if named else Custom(), base=model.base)
 
 
 def _extension_family(file: str, model: ExtensionFamily) -> Family:
