@@ -104,3 +104,46 @@ def test_a_stack_family_says_where_user_belongs() -> None:
                                           "user": {"name": "ml"}})
     assert "not a key of a CUDA stack family" in info.value.reason
     assert "framework family" in info.value.hint and "extension family" in info.value.hint
+
+
+TORCH_TEAM = """\
+family: torch-team
+framework: torch
+repository: team/torch
+tag: "{framework_version}-cuda{cuda}"
+pip: ["transformers==4.46.0", "opencv-python-headless==4.10.0.84"]
+apt: [libgl1]
+axes:
+  framework_version: ["2.5.1"]
+  cuda: ["12.4"]
+  cudnn: ["9.1"]
+  nccl: ["2.21"]
+"""
+
+
+def test_a_framework_familys_own_pip_and_apt_go_into_its_layer_and_its_lock(tmp_path: Path) -> None:
+    from imgkit.lock.files import apt_requests, requirements
+    files = dockerfiles(tmp_path, team=TORCH_TEAM)
+    torch = files["team/torch:2.5.1-cuda12.4"]
+    assert ('--constraint /opt/imgkit/constraints.txt "torch==2.5.1" transformers==4.46.0 '
+            "opencv-python-headless==4.10.0.84") in torch
+    assert "apt-get install -y --no-install-recommends" in torch and " libgl1 " in torch
+    plan = make_plan(load_spec(tmp_path / "images"), compat.load())
+    target = plan.get("team/torch:2.5.1-cuda12.4")
+    assert requirements(target) == ("torch==2.5.1", "transformers==4.46.0",
+                                    "opencv-python-headless==4.10.0.84")   # what the lock resolves
+    assert "libgl1" in apt_requests(target)
+    assert ("pip.transformers", "4.46.0") in target.components
+
+
+@pytest.mark.parametrize("pip, key, said", [
+    ('["six==1.16.0", "Six==1.17.0"]', "pip", "six is pinned twice"),
+    ('["torch==2.4.0"]', "pip[0]", "torch==2.4.0 would replace torch==2.5.1"),
+    ('["nvidia-cublas-cu11==11.11.3.6"]', "pip[0]", "is a CUDA 11 wheel"),
+])
+def test_a_framework_familys_pins_may_not_break_its_stack(tmp_path: Path, pip: str, key: str,
+                                                          said: str) -> None:
+    text = TORCH_TEAM.replace('["transformers==4.46.0", "opencv-python-headless==4.10.0.84"]', pip)
+    with pytest.raises(SpecError) as caught:
+        dockerfiles(tmp_path, team=text)
+    assert caught.value.key == key and said in str(caught.value)

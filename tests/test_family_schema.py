@@ -29,7 +29,7 @@ family: team
 framework: torch
 repository: team/torch
 tag: "{framework_version}-cuda{cuda}"
-pip: ["transformers==4.46.0"]
+files: {"config.py": /etc/team/config.py}
 axes:
   cuda: [12.8, "12.9"]
   gpu: [h100]
@@ -94,15 +94,15 @@ def test_every_problem_of_every_file_is_reported_at_once(tmp_path: Path) -> None
     with pytest.raises(SpecErrors) as info:
         load_spec(images)
     found = {(Path(p.file).name, p.line, p.key) for p in info.value.problems}
-    assert found == {("team.yaml", 5, "pip"), ("team.yaml", 7, "axes.cuda[0]"),
+    assert found == {("team.yaml", 5, "files"), ("team.yaml", 7, "axes.cuda[0]"),
                      ("team.yaml", 8, "axes.gpu"), ("team_ext.yaml", 4, "pip[0]"),
                      ("team_ext.yaml", 5, "ports[0]")}
     result = runner.invoke(app, ["list", "--images", str(images)])
     assert result.exit_code == 2
     out = result.output
     assert "5 problems in 2 family files" in out
-    assert "team.yaml:5: pip: not a key of a framework family" in out
-    assert "`pip` belongs to an extension family" in out       # where the key does belong
+    assert "team.yaml:5: files: not a key of a framework family" in out
+    assert "`files` belongs to an extension family" in out     # where the key does belong
     assert "team.yaml:7: axes.cuda[0]: 12.8 was read as a number" in out
     assert "quote versions" in out and "Traceback" not in out
 

@@ -33,8 +33,8 @@ def apt_requests(target: Target) -> tuple[str, ...]:
     upgrade the base's pockets hold)."""
     if target.layer == "python":
         return PYTHON_PACKAGES
-    if target.layer == "framework" and target.framework is not None:
-        return target.framework.apt
+    if target.layer == "framework":
+        return target.apt
     if target.layer == "extension" and target.extension is not None:
         return target.extension.apt
     return ()
@@ -56,8 +56,6 @@ def requirements(target: Target) -> tuple[str, ...]:
     """What the image's own pip step asks for (empty for the python layer)."""
     if target.layer == "python":
         return ()
-    if target.layer == "framework" and target.framework is not None:
-        return (target.framework.pip,)
     return target.packages
 
 

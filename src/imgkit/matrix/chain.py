@@ -10,6 +10,7 @@ from .. import tf32
 from ..errors import CompatError, Inconsistent
 from .compat import Compat, CudaRelease, FrameworkBuild, OsRelease
 from .custom import DEFAULT_USER
+from .extension import pins_of
 from .given_base import check_cuda
 from .spec import CUDA_LIBS, Combo, Family
 from .targets import Settings, Target, base_ref, short_version, tag_fields
@@ -122,13 +123,15 @@ def _framework_target(family: Family, build: FrameworkBuild, parent: Target) -> 
               "framework_minor": short_version(build.version)}
     tag_template, repository = naming(family)
     claims = (("tf32", family.tf32), ("tf32_conv", family.tf32)) if family.tf32 else ()
+    pins = tuple((f"pip.{name}", version) for name, version in pins_of(family.pip).items())
     return Target(
         aliases=tuple(dict.fromkeys(a.format(**fields) for a in family.alias_templates)),
         tag=f"{repository}:{tag_template.format(**fields)}", layer="framework",
         family=family.name, parent=parent.tag, base=None, os=parent.os, python=parent.python,
         cuda=parent.cuda, components=parent.components + (
-            ("framework", build.name), ("framework_version", build.version)) + claims,
-        packages=(build.pip,), framework=build, custom=family.custom,
+            ("framework", build.name), ("framework_version", build.version)) + claims + pins,
+        packages=(build.pip, *family.pip), apt=tuple(dict.fromkeys((*build.apt, *family.apt))),
+        framework=build, custom=family.custom,
         user=family.custom.user.name if family.custom.user else DEFAULT_USER,
         env=tuple(sorted(tf32.ENV[build.name][family.tf32].items())) if family.tf32 else ())
 

@@ -42,7 +42,7 @@ class Extension:
 
     def pins(self) -> dict[str, str]:
         """Normalised package name -> pinned version."""
-        return {canonical(Requirement(r).name): _pinned_version(Requirement(r)) for r in self.pip}
+        return pins_of(self.pip)
 
 
 def canonical(name: str) -> str:
@@ -60,10 +60,19 @@ def extension_problems(file: str, model: ExtensionFamily) -> list[SpecError]:
              for source in model.files if not (here / source).is_file()]
     if not (model.pip or model.apt or model.files):
         found.append(SpecError(file, "pip", "an extension adds something: pip, apt or files"))
-    names = [canonical(Requirement(r).name) for r in model.pip]
-    found += [SpecError(file, "pip", f"{name} is pinned twice")
-              for name in sorted({n for n in names if names.count(n) > 1})]
-    return found
+    return found + pinned_twice(file, model.pip)
+
+
+def pinned_twice(file: str, pip: list[str]) -> list[SpecError]:
+    """A package a family's `pip:` pins more than once."""
+    names = [canonical(Requirement(r).name) for r in pip]
+    return [SpecError(file, "pip", f"{name} is pinned twice")
+            for name in sorted({n for n in names if names.count(n) > 1})]
+
+
+def pins_of(pip: tuple[str, ...]) -> dict[str, str]:
+    """Normalised package name -> pinned version, of `name==version` requirements."""
+    return {canonical(Requirement(r).name): _pinned_version(Requirement(r)) for r in pip}
 
 
 def to_extension(file: str, model: ExtensionFamily) -> Extension:

@@ -183,6 +183,18 @@ class Custom(Strict):
         "build's CA and package index", examples=[["update-ca-certificates"]])
 
 
+class Packages(Strict):
+    """What a framework or extension family installs on its images besides the framework."""
+
+    pip: Annotated[list[Pin], IS_LIST] = Field(
+        [], description="Python packages, each pinned to one version (held to the stack's "
+        "own pins: a package the layers below pinned is not replaced)",
+        examples=[["jupyterlab==4.2.5"]])
+    apt: Annotated[list[AptPackage], IS_LIST] = Field(
+        [], description="Debian packages, optionally pinned (name=version)",
+        examples=[["libgl1"]])
+
+
 class StackFamily(Named):
     """A CUDA stack: python, the CUDA runtime, cuDNN and NCCL, each a layer imgkit tags."""
 
@@ -212,7 +224,7 @@ class StackFamily(Named):
                   "nvcr.io/nvidia/cuda:12.8.1-runtime-ubuntu24.04"])
 
 
-class FrameworkFamily(Custom, StackFamily):
+class FrameworkFamily(Custom, Packages, StackFamily):
     """A framework (torch, paddle, jax) on a CUDA stack, tagged as you say."""
 
     framework: Name = Field(description="the framework built on the stack; the compat data "
@@ -229,7 +241,7 @@ class FrameworkFamily(Custom, StackFamily):
                                examples=["on", "off"])
 
 
-class ExtensionFamily(Custom, Named):
+class ExtensionFamily(Custom, Packages, Named):
     """Packages, files and settings added on top of every image of another family."""
 
     extends: Extends = Field(description="the family extended, optionally narrowed by axis",
@@ -242,12 +254,6 @@ class ExtensionFamily(Custom, Named):
     aliases: Annotated[list[ExtensionTemplate], IS_LIST] = Field(
         [], description="further tags in registries")
     size_budget: Size | None = Field(None, description="the most each image may weigh")
-    pip: Annotated[list[Pin], IS_LIST] = Field(
-        [], description="Python packages, each pinned to one version",
-        examples=[["jupyterlab==4.2.5"]])
-    apt: Annotated[list[AptPackage], IS_LIST] = Field(
-        [], description="Debian packages, optionally pinned (name=version)",
-        examples=[["libgl1"]])
     files: Annotated[dict[Source, Destination], IS_MAPPING] = Field(
         {}, description="files copied in: a path beside the family file to a path in the "
         "image", examples=[{"jupyter/config.py": "/etc/jupyter/jupyter_server_config.py"}])

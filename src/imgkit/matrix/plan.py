@@ -13,7 +13,7 @@ from ..registry.reference import problem
 from .chain import chain as point_chain
 from .chain import naming
 from .compat import Compat, version_key
-from .extension import Extension, canonical
+from .extension import Extension, canonical, pins_of
 from .spec import Family, Spec
 from .targets import (
     CUDA_WHEEL,
@@ -98,15 +98,16 @@ def _wheel_majors(compat: Compat) -> dict[str, str]:
     return found
 
 
-def _check_pins(family: Family, parent: Target, by_tag: dict[str, Target], compat: Compat) -> None:
-    """What the pins alone say would break the parent's stack: a CUDA wheel of another CUDA
-    major (a second copy of that library), or another version of a package it pinned. The
-    verifier catches what only the build shows (two copies on the loader path)."""
-    extension = _extension_of(family)
+def _check_pins(family: Family, pins: dict[str, str], parent: Target, by_tag: dict[str, Target],
+                compat: Compat) -> None:
+    """What a family's own pins alone say would break the parent's stack: a CUDA wheel of
+    another CUDA major (a second copy of that library), or another version of a package it
+    pinned (the framework too). The verifier catches what only the build shows (two copies
+    on the loader path)."""
     below = _pinned_below(parent, by_tag)
     major = (parent.cuda or "").split(".")[0]
     majors = _wheel_majors(compat)
-    for i, (name, version) in enumerate(extension.pins().items()):
+    for i, (name, version) in enumerate(pins.items()):
         wheel = CUDA_WHEEL.match(name)
         of = wheel.group(1) if wheel else majors.get(name)
         if of is not None and of != major:
@@ -123,7 +124,7 @@ def _extended(family: Family, parent: Target, by_tag: dict[str, Target], compat:
     """The extension's image on `parent`."""
     extension = _extension_of(family)
     tag_template, repository = naming(family)
-    _check_pins(family, parent, by_tag, compat)
+    _check_pins(family, extension.pins(), parent, by_tag, compat)
     fields = {**tag_fields(parent), "parent_tag": parent.tag.rsplit(":", 1)[1]}
     try:
         tag = tag_template.format(**fields)
@@ -207,6 +208,8 @@ def make_plan(spec: Spec, compat: Compat, settings: Settings = Settings()) -> Pl
                     ages = [a for a in (known.max_base_age, target.max_base_age) if a is not None]
                     by_tag[target.tag] = replace(known, platforms=tuple(sorted(
                         {*known.platforms, *target.platforms})), max_base_age=min(ages, default=None))
+            if family.pip:      # a framework family's own packages, on what its stack pinned
+                _check_pins(family, pins_of(family.pip), chain[-1], by_tag, compat)
             named.setdefault(family.name, []).append(chain[-1].tag)
     _extensions(spec, by_tag, named, compat)
     for family in spec.families:

@@ -28,7 +28,7 @@ from .. import yamlload
 from ..errors import Inconsistent, SpecError, every_problem
 from ..selection import OVERLAY_NAME
 from .custom import Custom, custom_problems, to_custom
-from .extension import Extension, extension_problems, to_extension
+from .extension import Extension, extension_problems, pinned_twice, to_extension
 from .family_model import KINDS, ExtensionFamily, FrameworkFamily, Named, StackFamily, kind_of
 from .fields import AXIS_PATTERNS, CUDA_LIBS, REPOSITORY_PATTERN, known_tf32
 from .given_base import base_name
@@ -69,6 +69,8 @@ class Family:
     max_base_age: int | None = None         # days: an older base OS image is made again
     custom: Custom = Custom()               # user, entrypoint, labels... of the images it names
     base: str | None = None                 # the team's own base image (`base:`), as written
+    pip: tuple[str, ...] = ()               # a framework family's own pinned packages
+    apt: tuple[str, ...] = ()               # and its Debian packages
 
 
 @dataclass(frozen=True)
@@ -178,7 +180,8 @@ def _stack_family(file: str, raw: dict[str, Any], model: StackFamily) -> Family:
         cuda_libs=tuple(model.cuda_libs) if model.cuda_libs is not None else None,
         combos=_combos(raw, model), tf32=named.tf32 if named else None,
         max_base_age=int(model.max_base_age[:-1]) if model.max_base_age else None,
-        custom=to_custom(named) if named else Custom(), base=model.base)
+        custom=to_custom(named) if named else Custom(), base=model.base,
+        pip=tuple(named.pip) if named else (), apt=tuple(named.apt) if named else ())
 
 
 def _extension_family(file: str, model: ExtensionFamily) -> Family:
@@ -210,7 +213,7 @@ def _family(file: str, raw: Any, lines: Lines) -> tuple[Family | None, list[Spec
     elif isinstance(model, StackFamily):
         found = list(beyond)
         if isinstance(model, FrameworkFamily):
-            found += custom_problems(file, model)
+            found += custom_problems(file, model) + pinned_twice(file, model.pip)
         family = None if found else _stack_family(file, raw, model)
         if family is not None and not family.combos:
             found, family = [SpecError(file, "exclude", "excludes every combination")], None

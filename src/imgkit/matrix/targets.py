@@ -61,6 +61,7 @@ class Target:
     max_base_age: int | None = None  # root layers: days before their base is made again
     custom: Custom | None = None   # what a framework or extension family sets on its images
     user: str = DEFAULT_USER       # who the image runs as (an extension keeps its parent's)
+    apt: tuple[str, ...] = ()      # a framework layer's Debian packages: the build's, the family's
 
     @property
     def component_map(self) -> dict[str, str]:

@@ -128,6 +128,10 @@ def _variables(target: Target, plan: Plan) -> dict[str, object]:
             "description": describe, "version": version, "template": TEMPLATES[target.layer],
             "constraints": parent_constraints, "label": labels.FOR_TEMPLATES,
             "family": target.family, "extension": _extension_variables(target),
+            "apt": list(target.apt),    # the framework's and its family's Debian packages
+            # a framework family's own pip packages, after the framework's
+            "family_pip": " ".join(shlex.quote(r) for r in target.packages[1:])
+            if target.layer == "framework" else "",
             "custom": _custom_variables(target)}
 
 
