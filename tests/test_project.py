@@ -117,3 +117,31 @@ def test_what_the_project_says_is_not_repeated_to_ci_jobs(project: Path,
     monkeypatch.chdir(project / "deep")
     assert selection_from().matrix_args() == ()        # the jobs find the same project file
     assert selection_from(namespace="other").matrix_args() == ("--namespace", "other")
+
+
+def test_the_registry_and_the_package_index_are_project_settings(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`registry` is where `imgkit ci` promotes when --registry is not given; `index_url` the
+    index builds, locks and outdated use when --index-url is not given. The option, then the
+    IMGKIT_* variable, then the project file."""
+    from imgkit.project import setting_or
+    for name in ("IMGKIT_REGISTRY", "IMGKIT_INDEX_URL", "IMGKIT_IMAGES"):
+        monkeypatch.delenv(name, raising=False)
+    (tmp_path / "imgkit.toml").write_text(
+        f'images = "{ROOT / "images"}"\nregistry = "r.example.com/team"\n'
+        'index_url = "https://pypi.example.com/simple"\n')
+    monkeypatch.chdir(tmp_path)
+    assert setting_or(None, "index_url") == "https://pypi.example.com/simple"
+    assert setting_or("https://other/simple", "index_url") == "https://other/simple"
+    monkeypatch.setenv("IMGKIT_INDEX_URL", "https://env/simple")
+    assert setting_or(None, "index_url") == "https://env/simple"
+    result = runner.invoke(app, ["ci", "github", "--only", "paddle:*", "--out", "ci.yml"])
+    assert result.exit_code == 0, result.output
+    assert "--to r.example.com/team/paddle" in (tmp_path / "ci.yml").read_text()
+    (tmp_path / "imgkit.toml").write_text(f'images = "{ROOT / "images"}"\n')
+    result = runner.invoke(app, ["ci", "github", "--only", "paddle:*", "--out", "ci2.yml"])
+    assert result.exit_code == 2 and "--registry is needed" in result.output
+    assert "registry =" in " ".join(result.output.split()) and not (tmp_path / "ci2.yml").exists()
+    (tmp_path / "imgkit.toml").write_text("registry = 7\n")
+    result = runner.invoke(app, ["list"])
+    assert result.exit_code == 2 and "registry: not a setting, or not of its type" in result.output

@@ -8,12 +8,15 @@ theirs. Every command run anywhere inside the project then sees the same matrix.
     templates = "templates"             # optional: your own templates
     compat = "images/compat.yaml"       # optional: your compatibility data
     namespace = "ml"                    # the shared layers' repository prefix
+    registry = "registry.example.com/ml"   # where `imgkit ci`'s pipeline promotes to
+    index_url = "https://pypi.example.com/simple"   # the package index builds and locks use
     [select]                            # what a command works on when no --cuda, --only or
     cuda = "12.8"                       # --platform is given
     only = ["ml/pytorch:*"]
 
 A setting comes from, first to last: the command line, an IMGKIT_* variable (IMGKIT_IMAGES,
-IMGKIT_TEMPLATES, IMGKIT_COMPAT, IMGKIT_NAMESPACE), the project file, imgkit's default.
+IMGKIT_TEMPLATES, IMGKIT_COMPAT, IMGKIT_NAMESPACE, IMGKIT_REGISTRY, IMGKIT_INDEX_URL), the
+project file, imgkit's default.
 Standard library only: the no-op build's fast path reads it too."""
 from __future__ import annotations
 
@@ -33,10 +36,11 @@ else:  # pragma: no cover - Python 3.10
 
 PROJECT_FILE = "imgkit.toml"
 PATHS = ("images", "templates", "compat")
-TEXTS = ("namespace",)
+TEXTS = ("namespace", "registry", "index_url")
 SELECT = {"cuda": str, "only": list, "platforms": list}
 ENV = {"images": "IMGKIT_IMAGES", "templates": "IMGKIT_TEMPLATES", "compat": "IMGKIT_COMPAT",
-       "namespace": "IMGKIT_NAMESPACE"}
+       "namespace": "IMGKIT_NAMESPACE", "registry": "IMGKIT_REGISTRY",
+       "index_url": "IMGKIT_INDEX_URL"}
 
 
 @dataclass(frozen=True)
@@ -125,6 +129,14 @@ def find_project(start: Path | None = None) -> Project:
             if table is not None:
                 return _checked(folder / name, table)
     return Project(file=None)
+
+
+def setting_or(given: str | None, name: str) -> str | None:
+    """An option's value: as given, else its IMGKIT_* variable, else the project file's."""
+    if given:
+        return given
+    found = find_project().setting(name)
+    return str(found) if found else None
 
 
 def searched_hint(start: Path | None = None) -> str:

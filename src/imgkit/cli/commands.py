@@ -19,6 +19,7 @@ from ..options import (
     PublishOptions,
     VerifyOptions,
 )
+from ..project import setting_or
 from ..selection import Selection
 from . import flags
 from .framework import CONTEXT, RootGroup, WordyGroup, commands_of, selects
@@ -82,7 +83,7 @@ def lock(selection: Selection, check: flags.Check = False, resolve: flags.Resolv
     resolved; 3: no engine, index or mirror."""
     from ..builder.base import make_missing_base
     from ..lock.command import lock_command
-    return lock_command(selection, check=check, resolve=resolve, index_url=index_url,
+    return lock_command(selection, check=check, resolve=resolve, index_url=setting_or(index_url, "index_url"),
                         make_base=make_missing_base)
 
 
@@ -114,7 +115,8 @@ def build(selection: Selection, jobs: flags.Jobs = BUILD_DEFAULTS.jobs,
     return run(selection, options=BuildOptions(
         jobs=jobs, force=force, keep_parents=keep_parents, dry_run=dry_run, engine=engine,
         builder=builder, refresh_base=refresh_base), verbose=verbose, ca_bundle=ca_bundle,
-        index_url=index_url, base_source=base_source, mirrors=mirror or [], json_file=json_file,
+        index_url=setting_or(index_url, "index_url"), base_source=base_source,
+        mirrors=mirror or [], json_file=json_file,
         candidates=candidates, retry_for=retry_for,
         reuse_from=destination_of("--reuse-from", reuse_from))
 
@@ -258,7 +260,7 @@ def outdated(selection: Selection, images_: flags.LocalImages = None,
     3: no engine or no mirror."""
     from ..verify.command import outdated as run
     return run(images=list(images_ or []), selection=selection, json_file=json_file,
-               index_url=index_url, pip=pip)
+               index_url=setting_or(index_url, "index_url"), pip=pip)
 
 
 @command()
@@ -280,8 +282,8 @@ def sbom(image: flags.OneImage, out: flags.SbomOut,
 
 @command()
 @selects()
-def ci(selection: Selection, platform: flags.CiPlatform, registry: flags.CiRegistry,
-       out: flags.PipelineOut, staging: flags.Staging = None,
+def ci(selection: Selection, platform: flags.CiPlatform, out: flags.PipelineOut,
+       registry: flags.CiRegistry = None, staging: flags.Staging = None,
        gpu_runner: flags.GpuRunner = CiSettings.gpu_runner,
        gpu_arm64_runner: flags.GpuArm64Runner = CiSettings.gpu_arm64_runner,
        cpu_runner: flags.CpuRunner = CiSettings.cpu_runner,

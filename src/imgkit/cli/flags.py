@@ -81,7 +81,8 @@ ReuseFrom = Annotated[Optional[str], typer.Option(
     "digest instead of being built or staged again.")]
 IndexUrl = Annotated[Optional[str], typer.Option(
     "--index-url", metavar="URL", envvar="IMGKIT_INDEX_URL",
-    help="The Python package index (default: pip's own configuration).")]
+    help="The Python package index (default: the project file's `index_url`, else pip's "
+         "own configuration).")]
 
 # Signing what is attached, and trusting what was signed
 SigningKey = Annotated[Optional[str], typer.Option(
@@ -255,8 +256,10 @@ SbomOut = Annotated[Path, typer.Option("--out", metavar="FILE",
 # ci
 CiPlatform = Annotated[str, typer.Argument(metavar="github|gitlab", help="The CI it is for.",
                                            show_default=False)]
-CiRegistry = Annotated[str, typer.Option(
-    "--registry", metavar="REGISTRY[/NAMESPACE]", help="Where verified images are promoted.")]
+CiRegistry = Annotated[Optional[str], typer.Option(
+    "--registry", metavar="REGISTRY[/NAMESPACE]", show_default=False,
+    help="Where verified images are promoted (default: the project file's `registry`, or "
+         "IMGKIT_REGISTRY).")]
 ReleaseBranch = Annotated[str, typer.Option(
     "--release-branch", metavar="BRANCH", help="The branch whose pushes build, verify and "
     "promote (default: main on GitHub, the project's default branch on GitLab).",

@@ -10,6 +10,7 @@ from ..console import stderr_line
 from ..errors import UsageError
 from ..lock.files import LOCKS_DIR
 from ..matrix.load import load_plan
+from ..project import setting_or
 from ..registry.candidates import load as load_candidates
 from ..registry.destination import Destination, check_names, parse_destination
 from ..render.bake import slug
@@ -35,7 +36,7 @@ from .k8s import (
 BRANCH = re.compile(r"^(?!/|.*(/\.|//|\.\.|@\{|\.lock$|/$))[A-Za-z0-9][A-Za-z0-9._/-]{0,199}$")
 
 
-def ci(selection: Selection, *, platform: str, registry: str, staging: str | None,
+def ci(selection: Selection, *, platform: str, registry: str | None, staging: str | None,
        gpu_runner: str, cpu_runner: str, install: str, verify_gpus: str, out: Path,
        signing_key: str = "", trusted_key: str = "",
        gpu_arm64_runner: str = CiSettings.gpu_arm64_runner,
@@ -47,6 +48,11 @@ def ci(selection: Selection, *, platform: str, registry: str, staging: str | Non
     if release_branch and not BRANCH.match(release_branch):
         raise UsageError(f"--release-branch {release_branch!r} is not a branch name git allows",
                          hint="e.g. main or release/2.x")
+    registry = setting_or(registry, "registry")
+    if registry is None:
+        raise UsageError("--registry is needed: where the pipeline promotes verified images",
+                         hint="pass --registry REGISTRY[/NAMESPACE], or set registry = "
+                              "\"REGISTRY[/NAMESPACE]\" in the project file (imgkit.toml)")
     production = parse_destination(registry, "--registry")                # bad: exit 2
     staged = (parse_destination(staging, "--staging") if staging else Destination(
         production.registry, "/".join(filter(None, (production.namespace, "staging")))))

@@ -15,21 +15,25 @@ FILES = Path(__file__).parent / "files"
 STARTER = ("imgkit.toml", "images/cuda.yaml", "images/pytorch.yaml", "images/pytorch-extras.yaml")
 
 
-def starter_files(namespace: str) -> dict[str, str]:
-    """Path in the project -> text."""
-    values = {"namespace": namespace, "schema_line": SCHEMA_LINE}
+def starter_files(namespace: str, registry: str | None = None) -> dict[str, str]:
+    """Path in the project -> text; `registry`: where its pipeline promotes (else a comment
+    that says how to set it)."""
+    values = {"namespace": namespace, "schema_line": SCHEMA_LINE, "registry_line":
+              f'registry = "{registry}"   # where `imgkit ci` pipelines promote verified images'
+              if registry else '# registry = "registry.example.com/ml"   # where `imgkit ci` '
+              "pipelines promote verified images"}
     files = {name: string.Template((FILES / name).read_text()).substitute(values)
              for name in STARTER}
     files[SCHEMA_FILE] = schema_text()
     return files
 
 
-def init_project(folder: Path, namespace: str) -> list[Path]:
+def init_project(folder: Path, namespace: str, registry: str | None = None) -> list[Path]:
     """Write the starter project into `folder` (made if need be); nothing is overwritten."""
     if not REPOSITORY_PATTERN.match(namespace) or not re.match(r"^[a-z0-9]", namespace):
         raise UsageError(f"--namespace {namespace!r} is not a valid repository prefix",
                          hint="lowercase letters, digits, and . _ - / between them, e.g. ml")
-    files = starter_files(namespace)
+    files = starter_files(namespace, registry)
     there = [name for name in files if (folder / name).exists()]
     if there:
         raise UsageError(f"{folder} already has {', '.join(there)}: nothing was written",

@@ -20,7 +20,7 @@ def init(folder: Path, given_namespace: str | None, *, ci: str | None = None,
     namespace = selection_from(namespace=given_namespace).namespace
     # what existed stays, whatever happens
     there = {p for p in (folder, *folder.parents, folder / "images") if p.exists()}
-    written = init_project(folder, namespace)
+    written = init_project(folder, namespace, registry)
     if ci is not None and registry is not None and pipeline is not None:
         try:
             _write_pipeline(folder, ci, registry, pipeline)
