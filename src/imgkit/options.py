@@ -5,6 +5,7 @@ at start-up."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .errors import UsageError
@@ -52,6 +53,7 @@ class VerifyOptions:
     gemm_size: int = 8192
     updates: bool = False           # also ask the image's apt sources what waits (network)
     platform: str | None = None     # the platform the image must be (default: whatever it is)
+    checks: Path | None = None      # the team's declared checks (container-structure-test YAML)
 
 
 @dataclass(frozen=True)

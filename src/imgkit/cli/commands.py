@@ -128,7 +128,7 @@ def verify(image: flags.Image, gpus: flags.Gpus = DEFAULTS.gpus, expect: flags.E
            candidates: flags.Candidates = None, from_report: flags.FromReport = None,
            retry_for: flags.RetryFor = PUBLISH_DEFAULTS.retry_for, json_file: flags.Json = None,
            junit: flags.Junit = None, markdown: flags.Markdown = None,
-           updates: flags.Updates = False) -> int:
+           checks: flags.Checks = None, updates: flags.Updates = False) -> int:
     """Prove an image's stack matches its tag and that the GPU really computes.
 
     A registry reference is pulled by digest first. The verdict is kept as the ticket of the
@@ -140,7 +140,7 @@ def verify(image: flags.Image, gpus: flags.Gpus = DEFAULTS.gpus, expect: flags.E
     return run(image=image, options=VerifyOptions(
         gpus=gpus, expect=tuple(expect), thresholds=thresholds_of(min_),
         platform=platform_of(platform), timeout=timeout,
-        shm_size=docker_size("--shm-size", shm_size), updates=updates),
+        shm_size=docker_size("--shm-size", shm_size), updates=updates, checks=checks),
         outputs=Outputs(json_file, junit, markdown), candidates=candidates,
         from_report=from_report, retry_for=retry_for)
 
@@ -153,7 +153,8 @@ def attest(image: flags.RemoteImage, signing_key: flags.SigningKey = None,
            timeout: flags.Timeout = DEFAULTS.timeout, shm_size: flags.ShmSize = DEFAULTS.shm_size,
            candidates: flags.Candidates = None, from_report: flags.FromReport = None,
            retry_for: flags.RetryFor = PUBLISH_DEFAULTS.retry_for, json_file: flags.Json = None,
-           junit: flags.Junit = None, markdown: flags.Markdown = None) -> int:
+           junit: flags.Junit = None, markdown: flags.Markdown = None,
+           checks: flags.Checks = None) -> int:
     """Verify a registry image and attach its verdict and SBOM next to the digest judged,
     signed with cosign (what `imgkit promote` and admission policies check).
 
@@ -164,7 +165,7 @@ def attest(image: flags.RemoteImage, signing_key: flags.SigningKey = None,
     return run(image=image, options=VerifyOptions(
         gpus=gpus, expect=tuple(expect), thresholds=thresholds_of(min_),
         platform=platform_of(platform), timeout=timeout,
-        shm_size=docker_size("--shm-size", shm_size)),
+        shm_size=docker_size("--shm-size", shm_size), checks=checks),
         outputs=Outputs(json_file, junit, markdown), candidates=candidates,
         from_report=from_report, retry_for=retry_for,
         signer=signer_of(signing_key, keyless, tlog))

@@ -198,6 +198,10 @@ Gpus = Annotated[str, typer.Option(
 Expect = Annotated[list[str], typer.Option(
     "--expect", metavar="KEY=VALUE", help="A claim to hold the image to, over its labels and "
     "tag, e.g. cuda=12.4, cudnn=9, tf32=on (repeatable).")]
+Checks = Annotated[Optional[Path], typer.Option(
+    "--checks", metavar="FILE", show_default=False,
+    help="Your own checks, in container-structure-test's YAML (schemaVersion 2.0.0): command, "
+         "file, file-content and metadata tests, judged in the verdict as `check: NAME`.")]
 Min = Annotated[list[str], typer.Option(
     "--min", metavar="KEY=SHARE", help="A throughput bar: gemm=0.5 (share of the GPU's dense "
     "peak), conv=0.25 (of its FP16 peak), amp-speedup=1.2 (over FP32; 0 reports only). "

@@ -10,7 +10,7 @@ from typing import Any
 from .. import labels
 from ..errors import ContainerFailed, EngineUnavailable, first_line
 from .client import START_HINT, Client
-from .types import ContainerRun, PathStat, RunSpec
+from .types import ContainerRun, FileEntry, PathStat, RunSpec
 
 
 class Containers(Client):
@@ -26,7 +26,7 @@ class Containers(Client):
         # twice the kept size, since the log file counts its JSON framing too.
         megabytes = 2 * (spec.stdout_limit + spec.stderr_limit) // (1 << 20) + 1
         host_config = api.create_host_config(
-            cap_drop=["ALL"], security_opt=["no-new-privileges"], read_only=True,
+            cap_drop=["ALL"], security_opt=["no-new-privileges"], read_only=not spec.writable,
             tmpfs={"/tmp": "rw,exec,nosuid,size=1g"}, mem_limit=spec.memory,
             pids_limit=spec.pids_limit, shm_size=spec.shm_size,
             network_mode="bridge" if spec.network else "none",
@@ -114,12 +114,83 @@ class Containers(Client):
         stat = json.loads(base64.b64decode(header)) if header else {}
         return PathStat(size=int(stat.get("size", -1)))
 
+    def read_paths(self, image: str, paths: list[str],
+                   limit: int = 1 << 20) -> dict[str, FileEntry | None]:
+        """Each path as `image`'s filesystem has it (None: no such path): its type and
+        permissions, owner, and a regular file's first `limit` bytes; read from a container
+        that is created but never started (no command of the image runs), then removed."""
+        import docker.errors
+        try:
+            cid = self.api.create_container(image, entrypoint=["/nonexistent"],
+                                            labels={labels.ROLE: labels.ROLE_VERIFY})["Id"]
+        except docker.errors.APIError as exc:
+            raise ContainerFailed(str(exc.explanation or exc))
+        try:
+            return {path: self._entry(cid, path, limit) for path in paths}
+        finally:
+            self.remove_container(cid)
+
+    def _entry(self, cid: str, path: str, limit: int) -> FileEntry | None:
+        """The first member of the path's archive: the path itself (a folder's contents
+        follow it and are never read)."""
+        import tarfile
+
+        import docker.errors
+        try:
+            chunks, _ = self.api.get_archive(cid, path, chunk_size=64 << 10)
+        except docker.errors.NotFound:
+            return None
+        stream = _ChunkReader(chunks)
+        try:
+            with tarfile.open(fileobj=stream, mode="r|") as tar:  # type: ignore[call-overload]
+                member = tar.next()
+                if member is None:
+                    return None
+                content = None
+                if member.isfile():
+                    read = tar.extractfile(member)
+                    content = read.read(limit) if read is not None else b""
+                kind = "d" if member.isdir() else "L" if member.issym() else "-"
+                return FileEntry(mode=kind + _rwx(member.mode), uid=member.uid, gid=member.gid,
+                                 content=content)
+        finally:
+            stream.close()
+
     def remove_container(self, container_id: str) -> None:
         import docker.errors
         try:
             self.api.remove_container(container_id, force=True, v=True)
         except docker.errors.NotFound:
             pass
+
+
+def _rwx(mode: int) -> str:
+    """0o754 -> rwxr-xr-- (what follows the type letter in Go's FileMode string)."""
+    return "".join(letter if mode & (1 << (8 - i)) else "-"
+                   for i, letter in enumerate("rwxrwxrwx"))
+
+
+class _ChunkReader:
+    """The chunks of an HTTP stream as a file tarfile reads from, closed early when done."""
+
+    def __init__(self, chunks: Any) -> None:
+        self.chunks = iter(chunks)
+        self.buffer = b""
+
+    def read(self, size: int = -1) -> bytes:
+        while size < 0 or len(self.buffer) < size:
+            chunk = next(self.chunks, None)
+            if chunk is None:
+                break
+            self.buffer += chunk
+        out, self.buffer = ((self.buffer, b"") if size < 0
+                            else (self.buffer[:size], self.buffer[size:]))
+        return out
+
+    def close(self) -> None:
+        close = getattr(self.chunks, "close", None)
+        if close is not None:
+            close()
 
 
 def _device_requests(gpus: str) -> list[Any]:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import io
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
 from ..errors import ImgkitError
@@ -32,6 +33,15 @@ class Images(Client):
                          env=tuple((name, value) for name, _, value in
                                    (str(e).partition("=") for e in config.get("Env") or ())),
                          digests=tuple(attrs.get("RepoDigests") or ()))
+
+    def config(self, ref: str) -> dict[str, Any]:
+        """The image's config as the engine reports it (Env, Entrypoint, Cmd, User,
+        WorkingDir, ExposedPorts, Volumes, Labels); {} for an image it does not hold."""
+        import docker.errors
+        try:
+            return dict(self.api.inspect_image(ref).get("Config") or {})
+        except docker.errors.ImageNotFound:
+            return {}
 
     def tag(self, image_id: str, ref: str) -> None:
         """Point `ref` at `image_id`; the image it pointed at before is removed if nothing

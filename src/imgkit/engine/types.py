@@ -43,6 +43,7 @@ class RunSpec:
     network: bool = False          # the engine's default bridge (e.g. to ask the apt mirror)
     user: str = ""                 # "" = the image's own default user
     platform: str = ""             # "" = the image's own; linux/arm64 runs under emulation here
+    writable: bool = False         # the image's filesystem writable (a team's command may write)
 
 
 @dataclass(frozen=True)
@@ -56,6 +57,15 @@ class ContainerRun:
     @property
     def timed_out(self) -> bool:
         return self.exit_code is None
+
+
+@dataclass(frozen=True)
+class FileEntry:
+    """A path as the image's own filesystem has it, read through the engine."""
+    mode: str                      # as Go's FileMode writes it: -rw-r--r--, drwxr-xr-x, Lrwxrwxrwx
+    uid: int
+    gid: int
+    content: bytes | None = None   # a regular file's first bytes (up to the reader's limit)
 
 
 @dataclass(frozen=True)

@@ -48,12 +48,7 @@ def ci(selection: Selection, *, platform: str, registry: str | None, staging: st
     if release_branch and not BRANCH.match(release_branch):
         raise UsageError(f"--release-branch {release_branch!r} is not a branch name git allows",
                          hint="e.g. main or release/2.x")
-    registry = setting_or(registry, "registry")
-    if registry is None:
-        raise UsageError("--registry is needed: where the pipeline promotes verified images",
-                         hint="pass --registry REGISTRY[/NAMESPACE], or set registry = "
-                              "\"REGISTRY[/NAMESPACE]\" in the project file (imgkit.toml)")
-    production = parse_destination(registry, "--registry")                # bad: exit 2
+    production = parse_destination(_registry(registry), "--registry")     # bad: exit 2
     staged = (parse_destination(staging, "--staging") if staging else Destination(
         production.registry, "/".join(filter(None, (production.namespace, "staging")))))
     if staged == production:
@@ -92,19 +87,30 @@ def ci(selection: Selection, *, platform: str, registry: str | None, staging: st
     stderr_line(f"wrote {out}")
 
 
+def _registry(given: str | None) -> str:
+    """--registry, else IMGKIT_REGISTRY, else the project file's `registry`."""
+    registry = setting_or(given, "registry")
+    if registry is None:
+        raise UsageError("--registry is needed: where the pipeline promotes verified images",
+                         hint="pass --registry REGISTRY[/NAMESPACE], or set registry = "
+                              "\"REGISTRY[/NAMESPACE]\" in the project file (imgkit.toml)")
+    return registry
+
+
 def _locks_folder(selection: Selection) -> str:
     """The matrix's locks folder, as the jobs name it, when it holds locks."""
     folder = selection.images / LOCKS_DIR
     return str(folder) if any(folder.glob("*.txt")) else ""
 
 
-def ci_command(selection: Selection, platform: str, registry: str, staging: str | None,
+def ci_command(selection: Selection, platform: str, registry: str | None, staging: str | None,
                settings: CiSettings, out: Path) -> str:
-    """The command line that regenerates the file (defaults left out)."""
+    """The command line that regenerates the file (defaults, and a registry the project
+    file gives, left out)."""
     words = ["imgkit", "ci", platform, *settings.matrix_args]
     words += ["--cuda", selection.cuda] if selection.cuda else []
     words += [w for glob in selection.only for w in ("--only", glob)]
-    words += ["--registry", registry] + (["--staging", staging] if staging else [])
+    words += (["--registry", registry] if registry else []) + (["--staging", staging] if staging else [])
     for flag, value, default in (("--gpu-runner", settings.gpu_runner, CiSettings.gpu_runner),
                                  ("--gpu-arm64-runner", settings.gpu_arm64_runner,
                                   CiSettings.gpu_arm64_runner),

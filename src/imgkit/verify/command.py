@@ -7,7 +7,7 @@ Each walks downhill: resolve the image (one look-up, a pull by digest for a regi
 reference), run the probe once, judge, keep the ticket, then attach and sign."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -20,6 +20,7 @@ from ..registry.candidates import lookup
 from ..registry.reference import RemoteRef, remote_ref
 from ..selection import Selection
 from . import report, tickets
+from .cst import CheckFile, load_checks
 from .expect import check_gpus, parse_expect_options
 from .run import BUILD_HINT, REPORT_HINT, inventory, judge_report, known
 from .run import verify as run_verify
@@ -52,8 +53,9 @@ def verify(*, image: str, options: VerifyOptions, outputs: Outputs = Outputs(),
     """Judge one image and keep the verdict as its ticket; every output asked for is
     written whatever the verdict. With `candidates`, `image` is the matrix's tag of an
     image an earlier job staged: that digest is judged."""
+    declared = load_checks(options.checks) if options.checks else None   # bad file: exit 2
     engine, subject = resolve(image, options, candidates, retry_for, hint_for(from_report))
-    verdict = judge(engine, subject, options, from_report)
+    verdict = judge(engine, subject, options, from_report, declared=declared)
     keep_ticket(verdict, options.expect)
     return written(verdict, outputs)
 
@@ -66,8 +68,9 @@ def attest(*, image: str, options: VerifyOptions, signer: Signer, outputs: Outpu
     if remote_ref(image) is None and candidates is None:
         raise UsageError(f"attest needs a registry reference, not {image!r}",
                          hint="e.g. imgkit attest registry.example.com/ml/paddle@sha256:...")
+    declared = load_checks(options.checks) if options.checks else None   # bad file: exit 2
     engine, subject = resolve(image, options, candidates, retry_for, hint_for(from_report))
-    verdict = judge(engine, subject, options, from_report, with_inventory=True)
+    verdict = judge(engine, subject, options, from_report, with_inventory=True, declared=declared)
     document = keep_ticket(verdict, options.expect)
     if subject.remote is not None:
         attach(engine, subject, verdict, document, signer, retry_for)
@@ -138,16 +141,26 @@ def hint_for(from_report: Path | None) -> str:
 
 
 def judge(engine: Engine, subject: Subject, options: VerifyOptions, from_report: Path | None,
-          with_inventory: bool = False) -> Verdict:
+          with_inventory: bool = False, declared: CheckFile | None = None) -> Verdict:
     """The verdict of one probe run (here, or a Job's report), with the inventory of what
-    is installed when asked (for the SBOM)."""
+    is installed when asked (for the SBOM), and the team's declared checks when given."""
     if from_report is not None:                               # a Job ran the probe elsewhere
         verdict = judge_report(engine, subject.ref, report_text(from_report), options,
                                info=subject.info)
     else:
         verdict = run_verify(engine, subject.ref, options, info=subject.info,
                              with_inventory=with_inventory)
+    if declared is not None:
+        verdict = with_declared(engine, verdict, declared, options.timeout)
     return with_updates(engine, verdict) if options.updates else verdict
+
+
+def with_declared(engine: Engine, verdict: Verdict, declared: CheckFile, timeout: int) -> Verdict:
+    """The verdict with the team's declared checks of the very image it judged."""
+    from .declared import declared_checks
+    checks = declared_checks(engine, verdict.image_id, engine.config(verdict.image_id), declared,
+                             timeout)
+    return replace(verdict, checks=verdict.checks + tuple(checks))
 
 
 def keep_ticket(verdict: Verdict, expect: tuple[str, ...]) -> VerdictRecord:
@@ -213,7 +226,6 @@ def written(verdict: Verdict, outputs: Outputs) -> int:
 def with_updates(engine: Engine, verdict: Verdict) -> Verdict:
     """The verdict and an informational line: the security updates that wait for the image
     (they never fail it: `imgkit outdated` is the gate for that)."""
-    from dataclasses import replace
 
     from .outdated import ask_image
     from .verdict import INFO, Check

@@ -1,0 +1,147 @@
+"""A team's declared checks, read in container-structure-test's own format (schemaVersion
+2.0.0), so the file a team already keeps for CST works unmodified: commandTests,
+fileExistenceTests, fileContentTests and metadataTest, with globalEnvVars. What imgkit does
+not run yet (setup and teardown commands, licenseTests, containerRunOptions) is refused
+naming the key, never skipped in silence. Every problem of the file is said at once, with
+its line (the family files' way). Pure: declared.py runs the checks."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from .. import yamlload
+from ..errors import SpecError, every_problem
+from ..matrix.problems import key_of, line_of
+
+SCHEMA_VERSION = "2.0.0"
+NOT_YET = {"setup": "setup commands", "teardown": "teardown commands",
+           "licenseTests": "license tests", "containerRunOptions": "container run options"}
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+
+class EnvVar(Strict):
+    key: str
+    value: str = ""
+    is_regex: bool = Field(False, alias="isRegex")
+
+
+class CommandTest(Strict):
+    name: str
+    command: str
+    args: list[str] = []
+    env_vars: list[EnvVar] = Field([], alias="envVars")
+    expected_output: list[str] = Field([], alias="expectedOutput")
+    excluded_output: list[str] = Field([], alias="excludedOutput")
+    expected_error: list[str] = Field([], alias="expectedError")
+    excluded_error: list[str] = Field([], alias="excludedError")
+    exit_code: int = Field(0, alias="exitCode")
+
+
+class FileExistenceTest(Strict):
+    name: str
+    path: str
+    should_exist: bool = Field(True, alias="shouldExist")
+    permissions: str | None = None
+    uid: int | None = None
+    gid: int | None = None
+    is_executable_by: str | None = Field(None, alias="isExecutableBy",
+                                         pattern="^(owner|group|other|any)$")
+
+
+class FileContentTest(Strict):
+    name: str
+    path: str
+    expected_contents: list[str] = Field([], alias="expectedContents")
+    excluded_contents: list[str] = Field([], alias="excludedContents")
+
+
+class MetadataTest(Strict):
+    env_vars: list[EnvVar] = Field([], alias="envVars")
+    labels: list[EnvVar] = []
+    exposed_ports: list[str] = Field([], alias="exposedPorts")
+    unexposed_ports: list[str] = Field([], alias="unexposedPorts")
+    volumes: list[str] = []
+    unmounted_volumes: list[str] = Field([], alias="unmountedVolumes")
+    entrypoint: list[str] | None = None
+    cmd: list[str] | None = None
+    workdir: str | None = None
+    user: str | None = None
+
+
+class CheckFile(Strict):
+    schema_version: str = Field(alias="schemaVersion")
+    global_env_vars: list[EnvVar] = Field([], alias="globalEnvVars")
+    command_tests: list[CommandTest] = Field([], alias="commandTests")
+    file_existence_tests: list[FileExistenceTest] = Field([], alias="fileExistenceTests")
+    file_content_tests: list[FileContentTest] = Field([], alias="fileContentTests")
+    metadata_test: MetadataTest | None = Field(None, alias="metadataTest")
+
+    @property
+    def count(self) -> int:
+        return (len(self.command_tests) + len(self.file_existence_tests)
+                + len(self.file_content_tests) + (self.metadata_test is not None))
+
+
+def _not_yet(raw: Any, lines: dict[tuple[Any, ...], int], file: str) -> list[SpecError]:
+    """The CST keys imgkit does not run, each said where it is."""
+    found = []
+    top = raw if isinstance(raw, dict) else {}
+    places: list[tuple[Any, ...]] = [(k,) for k in top if k in NOT_YET]
+    for i, test in enumerate(top.get("commandTests") or []):
+        if isinstance(test, dict):
+            places += [("commandTests", i, k) for k in test if k in NOT_YET]
+    for loc in places:
+        found.append(SpecError(file, key_of(loc), f"imgkit does not run {NOT_YET[loc[-1]]} yet",
+                               hint="remove it, or run that part with container-structure-test",
+                               line=line_of(loc, lines)))
+    return found
+
+
+def _stripped(raw: Any) -> Any:
+    """The file without the keys _not_yet names (said once, not twice as unknown)."""
+    if not isinstance(raw, dict):
+        return raw
+    out = {k: v for k, v in raw.items() if k not in NOT_YET}
+    if isinstance(out.get("commandTests"), list):
+        out["commandTests"] = [{k: v for k, v in t.items() if k not in NOT_YET}
+                               if isinstance(t, dict) else t for t in out["commandTests"]]
+    return out
+
+
+def load_checks(path: Path) -> CheckFile:
+    """The check file at `path`, or every problem of it as one error (exit 2)."""
+    file = str(path)
+    if not path.is_file():
+        raise SpecError(file, "(file)", "no such check file",
+                        hint="a container-structure-test YAML file (schemaVersion: 2.0.0)")
+    raw, lines = yamlload.read_with_lines(path)
+    found = _not_yet(raw, lines, file)
+    try:
+        checks = CheckFile.model_validate(_stripped(raw))
+    except ValidationError as error:
+        found += [SpecError(file, key_of(e["loc"]), _reason(e), line=line_of(e["loc"], lines))
+                  for e in error.errors()]
+        raise every_problem(sorted(found, key=lambda p: p.line or 0)) from None
+    if checks.schema_version != SCHEMA_VERSION:
+        found.append(SpecError(file, "schemaVersion", f"{checks.schema_version!r} is not a "
+                               "schema imgkit reads", hint=f"schemaVersion: {SCHEMA_VERSION}",
+                               line=line_of(("schemaVersion",), lines)))
+    if found:
+        raise every_problem(found)
+    if not checks.count:
+        raise SpecError(file, "(top)", "declares no test",
+                        hint="commandTests, fileExistenceTests, fileContentTests or metadataTest")
+    return checks
+
+
+def _reason(error: Any) -> str:
+    if error["type"] == "extra_forbidden":
+        return "not a key of container-structure-test's schema 2.0.0"
+    if error["type"] == "missing":
+        return "required"
+    return str(error["msg"])[:1].lower() + str(error["msg"])[1:]

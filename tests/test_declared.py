@@ -1,0 +1,113 @@
+"""Declared checks in container-structure-test's format: the file is read as CST writes it
+(every problem at once, with its line; what imgkit does not run refused by name), and file
+and metadata tests are judged from what the image holds. Command tests, and the whole path
+through verify, against the real engine: test_docker_declared.py."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from imgkit.engine import FileEntry
+from imgkit.errors import SpecError, SpecErrors
+from imgkit.verify.cst import load_checks
+from imgkit.verify.declared import _content, _existence, metadata_checks
+
+# the kind of file a team keeps for container-structure-test, unmodified
+TEAM_CST = """\
+schemaVersion: 2.0.0
+globalEnvVars:
+  - key: PYTHONUNBUFFERED
+    value: "1"
+commandTests:
+  - name: "python answers"
+    command: "python3"
+    args: ["-c", "print('ok')"]
+    expectedOutput: ["^ok$"]
+fileExistenceTests:
+  - name: "the CA bundle"
+    path: "/etc/ssl/certs/ca-certificates.crt"
+    shouldExist: true
+    permissions: "-rw-r--r--"
+    uid: 0
+  - name: "no ssh keys"
+    path: "/root/.ssh/id_rsa"
+    shouldExist: false
+fileContentTests:
+  - name: "debian sources"
+    path: "/etc/apt/sources.list"
+    expectedContents: ["deb .* bookworm"]
+    excludedContents: ["testing"]
+metadataTest:
+  envVars:
+    - key: PATH
+      value: ".*/opt/venv/bin.*"
+      isRegex: true
+  labels:
+    - key: org.imgkit.layer
+      value: cuda
+  exposedPorts: ["8888"]
+  user: imgkit
+  workdir: /workspace
+"""
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "checks.yaml"
+    path.write_text(text)
+    return path
+
+
+def test_a_teams_cst_file_is_read_as_it_is(tmp_path: Path) -> None:
+    checks = load_checks(write(tmp_path, TEAM_CST))
+    assert checks.count == 5
+    assert checks.command_tests[0].args == ["-c", "print('ok')"]
+    assert checks.file_existence_tests[1].should_exist is False
+    assert checks.metadata_test is not None and checks.metadata_test.env_vars[0].is_regex
+
+
+def test_every_problem_of_a_check_file_is_said_with_its_line(tmp_path: Path) -> None:
+    broken = TEAM_CST.replace('    command: "python3"\n', '    command: "python3"\n    setup: [["true"]]\n')
+    broken = broken.replace("    shouldExist: false\n", "    shouldExist: false\n    colour: red\n")
+    broken = broken.replace('  - name: "debian sources"\n', '  - nam: "debian sources"\n')
+    with pytest.raises(SpecErrors) as caught:
+        load_checks(write(tmp_path, broken))
+    said = {(p.key, p.line) for p in caught.value.problems}
+    assert ("commandTests[0].setup", 8) in said                        # not run yet, by name
+    assert ("fileExistenceTests[1].colour", 20) in said
+    assert ("fileContentTests[0].name", 22) in said                     # required, where it goes
+    assert "imgkit does not run setup commands yet" in str(caught.value)
+    with pytest.raises(SpecError, match="is not a schema imgkit reads"):
+        load_checks(write(tmp_path, TEAM_CST.replace("2.0.0", "1.0.0")))
+    with pytest.raises(SpecError, match="declares no test"):
+        load_checks(write(tmp_path, "schemaVersion: 2.0.0\n"))
+    with pytest.raises(SpecError, match="no such check file"):
+        load_checks(tmp_path / "nope.yaml")
+
+
+def test_file_tests_judge_what_the_filesystem_holds(tmp_path: Path) -> None:
+    checks = load_checks(write(tmp_path, TEAM_CST))
+    ca, ssh = checks.file_existence_tests
+    assert _existence(ca, FileEntry("-rw-r--r--", 0, 0, b"")).verdict == "pass"
+    wrong = _existence(ca, FileEntry("-rw-rw-rw-", 1000, 0, b""))
+    assert wrong.verdict == "fail" and "mode -rw-rw-rw-, not -rw-r--r--" in wrong.diagnosis
+    assert "uid 1000, not 0" in wrong.diagnosis and wrong.name == "check: the CA bundle"
+    assert _existence(ssh, None).verdict == "pass"
+    assert _existence(ssh, FileEntry("-rw-------", 0, 0, b"k")).verdict == "fail"
+    sources = checks.file_content_tests[0]
+    assert _content(sources, FileEntry("-rw-r--r--", 0, 0, b"deb http://x bookworm main\n")).verdict == "pass"
+    failed = _content(sources, FileEntry("-rw-r--r--", 0, 0, b"deb http://x testing main\n"))
+    assert failed.verdict == "fail" and "/testing/ found" in failed.diagnosis
+    assert _content(sources, None).verdict == "fail"
+
+
+def test_the_metadata_test_names_every_difference(tmp_path: Path) -> None:
+    test = load_checks(write(tmp_path, TEAM_CST)).metadata_test
+    assert test is not None
+    config = {"Env": ["PATH=/opt/venv/bin:/usr/bin"], "Labels": {"org.imgkit.layer": "cuda"},
+              "ExposedPorts": {"8888/tcp": {}}, "User": "imgkit", "WorkingDir": "/workspace"}
+    [ok] = metadata_checks(test, config)
+    assert ok.verdict == "pass"
+    [bad] = metadata_checks(test, {**config, "User": "root", "ExposedPorts": {}})
+    assert bad.verdict == "fail"
+    assert "port 8888 not exposed" in bad.diagnosis and "user 'root', not 'imgkit'" in bad.diagnosis
