@@ -31,25 +31,44 @@ def family(images: Path, ref: str, cuda: str, name: str = "golden") -> None:
                                          f"axes:\n  cuda: [\"{cuda}\"]\n")
 
 
-def test_a_family_builds_on_its_own_base_by_digest(engine, base_image, namespace, registry,  # type: ignore[no-untyped-def]
-                                                  tmp_path):
+def nvidia_style_base(engine, base_image: str, mini: str, ref: str) -> None:  # type: ignore[no-untyped-def]
+    """Debian with a CUDA 11.8 runtime as NVIDIA's images lay it out: the real libcudart
+    (taken from the mini image's wheel) in /usr/local/cuda-11.8/lib64 under its full
+    version, the soname link, the toolkit's version.json, /usr/local/cuda pointing at it,
+    the loader told of the folder, and the ENV NVIDIA writes."""
+    wheel = "/opt/venv/lib/python3.11/site-packages/nvidia/cuda_runtime/lib/libcudart.so.11.0"
+    tree = "/usr/local/cuda-11.8"
+    build_from_files(engine, ref, {
+        "version.json": b'{"cuda": {"version": "11.8.0"}, "cuda_cudart": {"version": "11.8.89"}}',
+        "Dockerfile": (
+            f"FROM {mini} AS wheel\n"
+            f"FROM {base_image}\n"
+            f"COPY --from=wheel {wheel} {tree}/lib64/libcudart.so.11.8.89\n"
+            f"COPY version.json {tree}/version.json\n"
+            f"RUN ln -s libcudart.so.11.8.89 {tree}/lib64/libcudart.so.11.0 \\\n"
+            f" && ln -s {tree} /usr/local/cuda \\\n"
+            " && echo /usr/local/cuda/lib64 > /etc/ld.so.conf.d/000_cuda.conf && ldconfig\n"
+            "ENV CUDA_VERSION=11.8.0 NVIDIA_REQUIRE_CUDA=cuda>=11.8\n").encode()})
+
+
+def test_a_family_builds_on_its_own_base_by_digest(engine, base_image, mini, namespace,  # type: ignore[no-untyped-def]
+                                                  registry, tmp_path):
     run = uuid.uuid4().hex[:8]
-    ref = f"{registry.address}/golden/cuda:12.4-runtime-{run}"
-    build_from_files(engine, ref, {"Dockerfile": (
-        f"FROM {base_image}\n"
-        "RUN mkdir -p /usr/local/cuda/lib64 && : > /usr/local/cuda/lib64/libcudart.so.12.4.127\n"
-        "ENV CUDA_VERSION=12.4.1 NVIDIA_REQUIRE_CUDA=cuda>=12.4\n").encode()})
+    ref = f"{registry.address}/golden/cuda:11.8-runtime-{run}"
+    nvidia_style_base(engine, base_image, mini, ref)
     try:
         digest = engine.push(ref, credentials=(USER, registry.password))
         pinned = f"{registry.address}/golden/cuda@{digest}"
         images, cache = tmp_path / "images", tmp_path / "cache"
-        family(images, ref, "12.4")
+        family(images, ref, "11.8")
         listed = imgkit("list", "--images", str(images), "--namespace", namespace, "--json",
-                        cache=cache)
+                        str(tmp_path / "plan.json"), cache=cache)
         assert listed.returncode == 0, listed.stderr
-        root, cuda = json.loads(listed.stdout)["targets"]
-        name = f"cuda-12.4-runtime-{run}"
+        root, cuda = json.loads((tmp_path / "plan.json").read_text())["images"]
+        name = f"cuda-11.8-runtime-{run}"
         assert root["tag"] == f"{namespace}/python:3.11-{name}" and root["base"] == pinned
+        # the base's own cudart is the layer's: pinned as the base holds it, not installed
+        assert cuda["packages"] == [] and cuda["components"]["cudart"] == "11.8.89"
         assert list((cache / "bases").glob("*.json"))      # what it read is kept
 
         built = imgkit("build", "--images", str(images), "--namespace", namespace, cache=cache)
@@ -58,20 +77,21 @@ def test_a_family_builds_on_its_own_base_by_digest(engine, base_image, namespace
         assert made is not None and made.layers[:len(base.layers)] == base.layers   # on the base
         labels = engine.image(root["tag"]).labels
         assert labels["org.opencontainers.image.base.name"] == pinned
-        said = engine.client.containers.run(cuda["tag"], ["-c", "python3 --version; id -un; "
-                                                          "ls /usr/local/cuda/lib64"],
+        said = engine.client.containers.run(cuda["tag"], ["-c", "python3 --version; id -un"],
                                             entrypoint="/bin/sh", remove=True).decode().split()
-        assert said == ["Python", said[1], "imgkit", "libcudart.so.12.4.127"]
-        assert said[1].startswith("3.11.")
+        assert said[0] == "Python" and said[1].startswith("3.11.") and said[2] == "imgkit"
         verified = imgkit("verify", cuda["tag"], "--gpus", "none", cache=cache)
         assert verified.returncode == 0, verified.stdout + verified.stderr
+        # one copy, the base's, read through its toolkit's version.json; none of imgkit's
+        assert "pass  cudart.version  expected: 11.8" in verified.stdout
+        assert "single-copy" not in verified.stdout
 
         # the same base under a family that asks for CUDA 12.8: refused, nothing built
         other = tmp_path / "other"
         family(other, ref, "12.8", name="wrong")
         refused = imgkit("build", "--images", str(other), "--namespace", namespace, cache=cache)
         assert refused.returncode == 2, refused.stdout + refused.stderr
-        assert "holds the CUDA 12.4.1 runtime; the family asks for CUDA 12.8" in refused.stderr
+        assert "holds the CUDA 11.8.0 runtime; the family asks for CUDA 12.8" in refused.stderr
         assert "Traceback" not in refused.stderr
     finally:
         engine.remove_image(ref)

@@ -77,6 +77,7 @@ commandTests:
 
 def verify(image: str, checks: Path, tmp_path: Path, *extra: str) -> tuple[int, dict, str]:  # type: ignore[type-arg]
     out = tmp_path / "verdict.json"
+    out.unlink(missing_ok=True)
     done = subprocess.run([sys.executable, "-m", "imgkit", "verify", image, "--gpus", "none",
                            "--checks", str(checks), "--json", str(out),
                            "--junit", str(tmp_path / "junit.xml"), *extra],

@@ -22,8 +22,11 @@ version=24.04
 pretty=Ubuntu 24.04.1 LTS
 glibc=glibc 2.39
 python=
-cudart=/usr/local/cuda/lib64/libcudart.so.12
-cudart=/usr/local/cuda/lib64/libcudart.so.12.4.127
+lib=/usr/local/cuda/lib64/libcudart.so.12
+lib=/usr/local/cuda/lib64/libcudart.so.12.4.127
+lib=/usr/local/cuda/lib64/libcublasLt.so.12.4.5.8
+lib=/usr/local/cuda/lib64/libcublas.so.12.4.5.8
+lib=/usr/local/cuda/lib64/libnpps.so.12.2.5.30
 """
 
 
@@ -49,6 +52,7 @@ def test_what_the_image_holds_is_read_from_its_answers() -> None:
     assert (found.os_id, found.codename, found.version, found.glibc) == ("ubuntu", "noble", "24.04", "2.39")
     assert found.python is None
     assert found.cuda == "12.4.127"                    # the library's own version, most exact name
+    assert found.cuda_libs == (("cublas", "12.4.5.8"), ("cudart", "12.4.127"))   # npp: not a layer's
     assert facts(cuda_env="12.4.1").cuda == "12.4.1"   # NVIDIA's ENV, where it is set, first
 
 
@@ -92,6 +96,12 @@ def test_a_family_on_its_own_base_plans_layers_named_after_it(tmp_path: Path) ->
     assert root.tag == "imgkit/python:3.12-cuda-12.4-runtime" and root.parent is None
     assert root.base == f"registry.example.com/golden/cuda@{DIGEST}"      # by digest
     assert cuda.tag == "imgkit/cuda:12.4-cudart-py3.12-cuda-12.4-runtime"
+    # the base's own cudart is the layer's: pinned as the base holds it, not installed again
+    assert cuda.packages == () and cuda.component_map["cudart"] == "12.4.127"
+    bare = facts(ref, probe="\n".join(line for line in NOBLE_PROBE.splitlines()
+                                      if not line.startswith("lib=")))
+    [_, on_bare] = planned(family_dir(tmp_path), {ref: bare}).targets
+    assert on_bare.packages == ("nvidia-cuda-runtime-cu12==12.4.127",)   # a base without CUDA
 
 
 def test_a_family_asking_for_another_cuda_than_its_base_holds_is_refused(tmp_path: Path) -> None:

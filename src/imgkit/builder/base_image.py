@@ -21,9 +21,9 @@ echo "id=$ID"; echo "like=$ID_LIKE"; echo "codename=$VERSION_CODENAME"
 echo "version=$VERSION_ID"; echo "pretty=$PRETTY_NAME"
 echo "glibc=$(getconf GNU_LIBC_VERSION 2>/dev/null)"
 echo "python=$(python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null)"
-for f in /usr/local/cuda/lib64/libcudart.so.* /usr/local/cuda/targets/*/lib/libcudart.so.* \
-         /usr/lib/*/libcudart.so.* /usr/lib64/libcudart.so.*; do
-  [ -e "$f" ] && echo "cudart=$f"
+for f in /usr/local/cuda/lib64/lib*.so.* /usr/local/cuda/targets/*/lib/lib*.so.* \
+         /usr/lib/*/libcu*.so.* /usr/lib/*/libnv*.so.* /usr/lib64/libcu*.so.*; do
+  [ -e "$f" ] && echo "lib=$f"
 done
 exit 0
 """
@@ -35,9 +35,11 @@ def _cached(ref: str) -> Path:
 
 def _from_cache(ref: str) -> BaseFacts | None:
     try:
-        return BaseFacts(**json.loads(_cached(ref).read_text()))
-    except (OSError, ValueError, TypeError):
-        return None
+        kept = json.loads(_cached(ref).read_text())
+        libs = tuple((str(name), str(version)) for name, version in kept.pop("cuda_libs"))
+        return BaseFacts(**kept, cuda_libs=libs)
+    except (OSError, ValueError, TypeError, KeyError):
+        return None                     # none yet, or written by an imgkit that read less
 
 
 def _pinned(ref: str, digests: tuple[str, ...]) -> str:

@@ -114,11 +114,13 @@ class Containers(Client):
         stat = json.loads(base64.b64decode(header)) if header else {}
         return PathStat(size=int(stat.get("size", -1)))
 
-    def read_paths(self, image: str, paths: list[str],
+    def read_paths(self, image: str, paths: dict[str, bool],
                    limit: int = 1 << 20) -> dict[str, FileEntry | None]:
         """Each path as `image`'s filesystem has it (None: no such path): its type and
-        permissions, owner, and a regular file's first `limit` bytes; read from a container
-        that is created but never started (no command of the image runs), then removed."""
+        permissions, owner, and a regular file's first `limit` bytes; a path whose flag is
+        True is followed through symbolic links (a file's contents), the others are the
+        link itself. Read from a container that is created but never started (no command
+        of the image runs), then removed."""
         import docker.errors
         try:
             cid = self.api.create_container(image, entrypoint=["/nonexistent"],
@@ -126,9 +128,20 @@ class Containers(Client):
         except docker.errors.APIError as exc:
             raise ContainerFailed(str(exc.explanation or exc))
         try:
-            return {path: self._entry(cid, path, limit) for path in paths}
+            return {path: self._followed(cid, path, limit) if follow else self._entry(cid, path, limit)
+                    for path, follow in paths.items()}
         finally:
             self.remove_container(cid)
+
+    def _followed(self, cid: str, path: str, limit: int) -> FileEntry | None:
+        """The entry a path's symbolic links lead to (at most 16 of them)."""
+        import posixpath
+        for _ in range(16):
+            entry = self._entry(cid, path, limit)
+            if entry is None or entry.link is None:
+                return entry
+            path = posixpath.normpath(posixpath.join(posixpath.dirname(path), entry.link))
+        return None
 
     def _entry(self, cid: str, path: str, limit: int) -> FileEntry | None:
         """The first member of the path's archive: the path itself (a folder's contents
@@ -152,7 +165,7 @@ class Containers(Client):
                     content = read.read(limit) if read is not None else b""
                 kind = "d" if member.isdir() else "L" if member.issym() else "-"
                 return FileEntry(mode=kind + _rwx(member.mode), uid=member.uid, gid=member.gid,
-                                 content=content)
+                                 content=content, link=member.linkname if member.issym() else None)
         finally:
             stream.close()
 

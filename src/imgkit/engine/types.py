@@ -66,6 +66,7 @@ class FileEntry:
     uid: int
     gid: int
     content: bytes | None = None   # a regular file's first bytes (up to the reader's limit)
+    link: str | None = None        # a symbolic link's target, as written
 
 
 @dataclass(frozen=True)

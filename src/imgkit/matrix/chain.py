@@ -86,13 +86,17 @@ def _cuda_target(family: Family, combo: Combo, compat: Compat, rel: CudaRelease,
     missing = [c for c in libs if c not in known]
     if missing:
         raise CompatError(f"CUDA {combo.cuda} has no {', '.join(missing)}")
-    pins = [(c, v) for c, v in rel.components if c in libs]
+    # a team's own base may hold some of them: those are its own, not installed again
+    # (a second copy on the loader path is what verify fails)
+    held = dict(root.os_release.cuda_libs) if root.os_release else {}
+    pins = [(c, held.get(c, v)) for c, v in rel.components if c in libs]
     flavour = "runtime" if family.cuda_libs is None else "-".join(libs)
     return Target(tag=f"{settings.namespace}/cuda:{combo.cuda}-{flavour}-{_suffix(root)}",
                   layer="cuda", family=family.name, parent=root.tag, base=None, os=combo.os,
                   python=root.python, cuda=combo.cuda,
                   components=root.components + (("cuda", combo.cuda),) + tuple(pins),
-                  packages=tuple(f"{compat.package(c, combo.cuda)}=={v}" for c, v in pins))
+                  packages=tuple(f"{compat.package(c, combo.cuda)}=={v}" for c, v in pins
+                                 if c not in held))
 
 
 def _library_targets(family: Family, combo: Combo, compat: Compat, build: FrameworkBuild | None,

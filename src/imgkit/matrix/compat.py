@@ -77,6 +77,7 @@ class OsRelease:
     components: tuple[str, ...]  # archive components its images use
     glibc: str | None = None     # the libc6 it ships: which manylinux wheels it takes
     cuda: str | None = None      # a team's own base: the CUDA runtime it already holds
+    cuda_libs: tuple[tuple[str, str], ...] = ()   # and its CUDA libraries: name, version
     given: bool = False          # a team's own base (`base:`): pulled as `image`, never made
 
     @property

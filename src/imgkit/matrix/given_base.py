@@ -28,6 +28,7 @@ class BaseFacts:
     glibc: str | None        # getconf GNU_LIBC_VERSION's number
     python: str | None       # python3's major.minor; None when it has none
     cuda: str | None         # the CUDA runtime it holds: CUDA_VERSION, else libcudart's version
+    cuda_libs: tuple[tuple[str, str], ...] = ()   # the CUDA libraries it holds: name, version
 
 
 def base_name(ref: str) -> str:
@@ -41,35 +42,44 @@ def base_name(ref: str) -> str:
     return re.sub(r"[^a-z0-9.]+", "-", f"{name}-{label}".lower()).strip("-.")[:64]
 
 
-def parse_probe(output: str) -> dict[str, str]:
-    """The base probe's `key=value` lines (base_image.PROBE); the last of a key wins, but
-    libcudart keeps its longest (most exact) file name."""
+# a CUDA library file's name -> the CUDA runtime layer's library it is (cuda_libs' names)
+LIBRARY_FILES = {"libcudart": "cudart", "libnvrtc": "nvrtc", "libcublas": "cublas",
+                 "libcufft": "cufft", "libcurand": "curand", "libcusolver": "cusolver",
+                 "libcusparse": "cusparse", "libnvJitLink": "nvjitlink"}
+
+
+def parse_probe(output: str) -> tuple[dict[str, str], dict[str, str]]:
+    """The base probe's `key=value` lines (base_image.PROBE), and the CUDA libraries its
+    `lib=` lines name: library -> its most exact version (libcudart.so.12.4.127 over
+    libcudart.so.12)."""
     found: dict[str, str] = {}
+    libs: dict[str, str] = {}
     for line in output.splitlines():
         key, sep, value = line.partition("=")
         if not sep or not value.strip():
             continue
-        if key == "cudart" and len(value) <= len(found.get(key, "")):
+        if key == "lib":
+            match = re.search(r"/(lib\w+)\.so\.(\d+(?:\.\d+)*)$", value.strip())
+            name = LIBRARY_FILES.get(match.group(1)) if match else None
+            if match and name and len(match.group(2)) > len(libs.get(name, "")):
+                libs[name] = match.group(2)
             continue
         found[key.strip()] = value.strip()
-    return found
-
-
-def _cudart_version(path: str) -> str | None:
-    """libcudart.so.12.4.127 -> 12.4.127 (libcudart.so.12 alone says too little)."""
-    found = re.search(r"libcudart\.so\.(\d+\.\d+(?:\.\d+)*)$", path)
-    return found.group(1) if found else None
+    return found, libs
 
 
 def facts_from(ref: str, pinned: str, image_id: str, env: dict[str, str],
-               probe: dict[str, str]) -> BaseFacts:
+               probed: tuple[dict[str, str], dict[str, str]]) -> BaseFacts:
     """What the image holds, from its config's ENV and what the probe printed in it."""
-    cuda = env.get("CUDA_VERSION") or _cudart_version(probe.get("cudart", ""))
+    probe, libs = probed
+    cudart = libs.get("cudart", "")
+    cuda = env.get("CUDA_VERSION") or (cudart if cudart.count(".") >= 1 else None)
     return BaseFacts(ref=ref, pinned=pinned, image_id=image_id, os_id=probe.get("id", ""),
                      os_like=probe.get("like", ""), codename=probe.get("codename", ""),
                      version=probe.get("version", ""), pretty=probe.get("pretty", "") or ref,
                      glibc=probe.get("glibc", "").removeprefix("glibc ") or None,
-                     python=probe.get("python") or None, cuda=cuda or None)
+                     python=probe.get("python") or None, cuda=cuda or None,
+                     cuda_libs=tuple(sorted(libs.items())))
 
 
 def os_release_of(facts: BaseFacts, known: dict[str, OsRelease]) -> OsRelease:
@@ -90,7 +100,7 @@ def os_release_of(facts: BaseFacts, known: dict[str, OsRelease]) -> OsRelease:
                      release=facts.version, python=python, image=facts.pinned, keyring="",
                      script="", components=(), glibc=facts.glibc or (release.glibc if release
                                                                       else None),
-                     cuda=facts.cuda, given=True)
+                     cuda=facts.cuda, cuda_libs=facts.cuda_libs, given=True)
 
 
 def check_cuda(os_release: OsRelease, cuda: str) -> None:

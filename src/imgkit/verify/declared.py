@@ -30,11 +30,14 @@ def declared_checks(engine: Engine, image_id: str, config: dict[str, Any],
     env = {v.key: v.value for v in checks.global_env_vars}
     limit = min(timeout, COMMAND_TIMEOUT)
     found = [_command(engine, image_id, test, env, limit) for test in checks.command_tests]
-    wanted = [t.path for t in checks.file_existence_tests] + [
-        t.path for t in checks.file_content_tests]
-    entries = engine.read_paths(image_id, list(dict.fromkeys(wanted))) if wanted else {}
+    # a file's contents through its links, as a command reading it would see them; an
+    # existence test the path itself (a link is there even when its target is not)
+    entries = engine.read_paths(image_id, {t.path: False for t in checks.file_existence_tests}
+                                ) if checks.file_existence_tests else {}
+    contents = engine.read_paths(image_id, {t.path: True for t in checks.file_content_tests}
+                                 ) if checks.file_content_tests else {}
     found += [_existence(test, entries[test.path]) for test in checks.file_existence_tests]
-    found += [_content(test, entries[test.path]) for test in checks.file_content_tests]
+    found += [_content(test, contents[test.path]) for test in checks.file_content_tests]
     if checks.metadata_test is not None:
         found += metadata_checks(checks.metadata_test, config)
     return found
