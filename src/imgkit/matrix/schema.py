@@ -66,8 +66,14 @@ What is refused, each at the family's `base:` or axes, with the reason:
 
 The layers imgkit tags on the base carry its name where an OS name would be: the base
 `nvcr.io/nvidia/cuda:12.8.1-runtime-ubuntu24.04` gives `imgkit/python:3.12-cuda-12.8.1-runtime-ubuntu24.04`,
-and `{os}` in a tag is that name too. imgkit still installs its own CUDA libraries (the
-exact wheels the compat data pins) on a base that holds a CUDA runtime: verify proves those.
+and `{os}` in a tag is that name too.
+
+The CUDA libraries the base already holds (cudart, cuBLAS, cuFFT, ... found under
+`/usr/local/cuda*` or the system library folders) are the CUDA layer's: it pins the versions
+the base holds and installs only the libraries the base lacks, so the loader finds one copy
+of each (verify fails two). cuDNN and NCCL come as imgkit's wheels, as on any base. A
+framework whose wheel brings its own CUDA runtime (PyTorch's) still adds a second copy on
+such a base; build those on a base without CUDA.
 """
 
 
