@@ -5,7 +5,8 @@ from __future__ import annotations
 import base64
 import json
 import time
-from typing import Any
+from contextlib import contextmanager
+from typing import Any, Iterator
 
 from .. import labels
 from ..errors import ContainerFailed, EngineUnavailable, first_line
@@ -87,9 +88,10 @@ class Containers(Client):
             stream.close()
         return kept.decode(errors="replace"), False
 
-    def stat_files(self, image: str, paths: list[str]) -> dict[str, PathStat | None]:
-        """Each path as `image`'s filesystem has it (None: no such file), read through the
-        engine from a container that is created but never started, then removed."""
+    @contextmanager
+    def _unstarted(self, image: str) -> Iterator[str]:
+        """A container of `image` that is created but never started (its filesystem, read
+        through the engine; no command of the image runs), removed on every path."""
         import docker.errors
         try:
             cid = self.api.create_container(image, entrypoint=["/nonexistent"],
@@ -97,12 +99,17 @@ class Containers(Client):
         except docker.errors.APIError as exc:
             raise ContainerFailed(str(exc.explanation or exc))
         try:
+            yield cid
+        finally:
+            self.remove_container(cid)
+
+    def stat_files(self, image: str, paths: list[str]) -> dict[str, PathStat | None]:
+        """Each path as `image`'s filesystem has it (None: no such file)."""
+        with self._unstarted(image) as cid:
             # imported here: concurrent.futures brings logging, ~4 ms a no-op build never needs
             from concurrent.futures import ThreadPoolExecutor
             with ThreadPoolExecutor(max_workers=8) as pool:  # one HEAD request per path
                 return dict(zip(paths, pool.map(lambda path: self._stat(cid, path), paths)))
-        finally:
-            self.remove_container(cid)
 
     def _stat(self, cid: str, path: str) -> PathStat | None:
         response = self.api.head(self.api._url("/containers/{0}/archive", cid),
@@ -119,19 +126,10 @@ class Containers(Client):
         """Each path as `image`'s filesystem has it (None: no such path): its type and
         permissions, owner, and a regular file's first `limit` bytes; a path whose flag is
         True is followed through symbolic links (a file's contents), the others are the
-        link itself. Read from a container that is created but never started (no command
-        of the image runs), then removed."""
-        import docker.errors
-        try:
-            cid = self.api.create_container(image, entrypoint=["/nonexistent"],
-                                            labels={labels.ROLE: labels.ROLE_VERIFY})["Id"]
-        except docker.errors.APIError as exc:
-            raise ContainerFailed(str(exc.explanation or exc))
-        try:
+        link itself."""
+        with self._unstarted(image) as cid:
             return {path: self._followed(cid, path, limit) if follow else self._entry(cid, path, limit)
                     for path, follow in paths.items()}
-        finally:
-            self.remove_container(cid)
 
     def _followed(self, cid: str, path: str, limit: int) -> FileEntry | None:
         """The entry a path's symbolic links lead to (at most 16 of them)."""
