@@ -514,3 +514,27 @@ def test_the_release_branch_is_a_setting(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["ci", "github", "--registry", "r.example.com/ml",
                                       "--release-branch", "main..x", "--out", str(out)])
     assert result.exit_code == 2 and "not a branch name" in result.output
+
+
+@pytest.mark.parametrize("platform", ["github", "gitlab"])
+def test_a_familys_declared_checks_reach_its_verify_jobs_only(platform: str) -> None:
+    """paddle-jupyter declares a CST file (checks:): its verify job judges it in the same
+    signed verdict; the other images' jobs pass none; the path is from the repository's root."""
+    found = pipeline_jobs(platform, generated(platform))
+    jupyter = "verify-paddle-jupyter-2-6-2-gpu-cuda11-8-cudnn8"
+    [attest] = found[jupyter]["commands"]
+    assert "--checks images/checks/paddle-jupyter.yaml" in attest
+    assert not any("--checks" in c for name, job in found.items() if name != jupyter
+                   for c in job["commands"])
+
+
+def test_a_declared_checks_file_that_is_not_there_is_said_at_its_key(tmp_path: Path) -> None:
+    images = tmp_path / "images"
+    shutil.copytree(ROOT / "images", images)
+    text = (images / "paddle-jupyter.yaml").read_text().replace("checks/paddle-jupyter.yaml",
+                                                                "checks/missing.yaml")
+    (images / "paddle-jupyter.yaml").write_text(text)
+    from imgkit.errors import SpecError
+    with pytest.raises(SpecError) as caught:
+        load_plan(Selection(images))
+    assert caught.value.key == "checks" and "missing.yaml is not a file" in str(caught.value)

@@ -125,6 +125,7 @@ class CiSettings:
     locks: str = ""                    # the matrix's locks folder when it has locks ("": none)
     selection_args: tuple[str, ...] = ()  # --cuda/--only of the pipeline
     release_branch: str = ""           # whose pushes promote; "": main (GitHub), the default (GitLab)
+    root: Path | None = None           # the repository's root, where jobs run (None: here)
 
     @property
     def install_command(self) -> str:

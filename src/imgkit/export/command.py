@@ -76,6 +76,7 @@ def ci(selection: Selection, *, platform: str, registry: str | None, staging: st
                           cpu_runner=cpu_runner, arm64_runner=arm64_runner,
                           emulate_arm64=emulate_arm64, install=install,
                           release_branch=release_branch,
+                          root=selection.project.parent if selection.project else None,
                           verify_gpus=check_gpus(verify_gpus),
                           matrix_args=selection.matrix_args(), signing_key=signing_key,
                           trusted_key=trusted_key, locks=_locks_folder(selection),

@@ -29,11 +29,14 @@ and so rebuilds, verifies and promotes what moved.
 """
 from __future__ import annotations
 
+import os
 import re
 import shlex
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Literal
 
+from ..errors import UsageError
 from ..matrix.plan import Plan, Target
 from ..options import CiSettings
 from ..render.bake import slug
@@ -101,8 +104,10 @@ def expand(line: str, values: dict[str, str]) -> str:
 
 def _values(**values: str) -> tuple[tuple[str, str], ...]:
     bad = [w for v in values.values() for w in v.split() if not SAFE_WORD.match(w)]
-    if bad:    # tags and paths never hold these; a shell would read them
-        raise ValueError(f"not a word the shell leaves alone: {bad[0]!r}")
+    if bad:    # tags never hold these; a path might (a folder with a space)
+        raise UsageError(f"{bad[0]!r} cannot be passed to a pipeline's jobs as a word",
+                         hint="keep the matrix and its files under paths of letters, digits "
+                              "and . _ - / only")
     return tuple(values.items())
 
 
@@ -234,9 +239,11 @@ def _build_job(plan: Plan, group: Group, settings: CiSettings, split: dict[str, 
         hands_over=out)
 
 
-def _verify_job(tag: str, build: str, settings: CiSettings, platform: str = "") -> Job:
+def _verify_job(tag: str, build: str, settings: CiSettings, platform: str = "",
+                checks: str | None = None) -> Job:
     """One platform's image of `tag` (a staged index resolves to it), judged on a runner of
-    that platform; linux/amd64, the default runners' platform, needs no --platform."""
+    that platform; linux/amd64, the default runners' platform, needs no --platform;
+    `checks`: the family's declared checks, judged in the same verdict."""
     suffix = _arch_suffix(platform)
     other = bool(suffix)
     name = f"verify-{slug(tag)}{suffix}"
@@ -247,12 +254,18 @@ def _verify_job(tag: str, build: str, settings: CiSettings, platform: str = "") 
         reads=(build,),
         script=(SPLIT_ON_PURPOSE,
                 "imgkit attest $IMAGE "
-                + _cmd("--candidates", CANDIDATES) + " $PLATFORM_ARGS "
+                + _cmd("--candidates", CANDIDATES) + " $PLATFORM_ARGS $CHECKS_ARGS "
                 + _cmd(*_signing(settings), "--gpus", settings.verify_gpus, "--junit")
                 + f" ${REPORT_VARIABLE}",),
         values=_values(IMAGE=tag, PLATFORM_ARGS=f"--platform {platform}" if other else "",
+                       CHECKS_ARGS=f"--checks {_from_root(checks, settings)}" if checks else "",
                        **{REPORT_VARIABLE: report}),
         gpu=True, platform=platform or "linux/amd64", keeps=report)
+
+
+def _from_root(path: str, settings: CiSettings) -> str:
+    """`path` as a job in the repository's checkout names it: from its root."""
+    return os.path.relpath(Path(path).resolve(), (settings.root or Path.cwd()).resolve())
 
 
 def _promote_commands(plan: Plan, settings: CiSettings,
@@ -307,7 +320,7 @@ def jobs(plan: Plan, settings: CiSettings) -> list[Job]:
     def builder(tag: str, platform: str) -> str:
         group = group_of(plan.get(tag))
         return build_job_name(group, platform if split[group] else "")
-    verify = [_verify_job(tag, builder(tag, platform), settings, platform)
+    verify = [_verify_job(tag, builder(tag, platform), settings, platform, plan.get(tag).checks)
               for tag in plan.finals for platform in plan.get(tag).platforms]
     verify = [replace(v, wave="verify-" + wave[v.needs[0]].removeprefix("build-"))
               for v in verify]

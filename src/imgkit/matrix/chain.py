@@ -135,6 +135,7 @@ def _framework_target(family: Family, build: FrameworkBuild, parent: Target) -> 
         cuda=parent.cuda, components=parent.components + (
             ("framework", build.name), ("framework_version", build.version)) + claims + pins,
         packages=(build.pip, *family.pip), apt=tuple(dict.fromkeys((*build.apt, *family.apt))),
+        checks=family.checks,
         framework=build, custom=family.custom,
         user=family.custom.user.name if family.custom.user else DEFAULT_USER,
         env=tuple(sorted(tf32.ENV[build.name][family.tf32].items())) if family.tf32 else ())

@@ -195,6 +195,16 @@ class Packages(Strict):
         examples=[["libgl1"]])
 
 
+class Declared(Strict):
+    """What a family's images must hold beyond imgkit's own checks."""
+
+    checks: Source | None = Field(
+        None, description="a container-structure-test file beside the family file (schema "
+        "2.0.0): its tests are judged in each image's verdict (`imgkit ci` passes it to the "
+        "verify jobs; locally: `imgkit verify IMAGE --checks FILE`)",
+        examples=["checks/pytorch.yaml"])
+
+
 class StackFamily(Named):
     """A CUDA stack: python, the CUDA runtime, cuDNN and NCCL, each a layer imgkit tags."""
 
@@ -224,7 +234,7 @@ class StackFamily(Named):
                   "nvcr.io/nvidia/cuda:12.8.1-runtime-ubuntu24.04"])
 
 
-class FrameworkFamily(Custom, Packages, StackFamily):
+class FrameworkFamily(Custom, Packages, Declared, StackFamily):
     """A framework (torch, paddle, jax) on a CUDA stack, tagged as you say."""
 
     framework: Name = Field(description="the framework built on the stack; the compat data "
@@ -241,7 +251,7 @@ class FrameworkFamily(Custom, Packages, StackFamily):
                                examples=["on", "off"])
 
 
-class ExtensionFamily(Custom, Packages, Named):
+class ExtensionFamily(Custom, Packages, Declared, Named):
     """Packages, files and settings added on top of every image of another family."""
 
     extends: Extends = Field(description="the family extended, optionally narrowed by axis",

@@ -138,6 +138,7 @@ def _extended(family: Family, parent: Target, by_tag: dict[str, Target], compat:
                   cuda=parent.cuda, components=parent.components + (("extension", family.name),)
                   + pins, packages=extension.pip, framework=parent.framework, aliases=aliases,
                   extension=extension, platforms=parent.platforms, custom=family.custom,
+                  checks=family.checks,
                   user=family.custom.user.name if family.custom.user else parent.user)
 
 

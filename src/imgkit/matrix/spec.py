@@ -70,6 +70,7 @@ class Family:
     custom: Custom = Custom()               # user, entrypoint, labels... of the images it names
     base: str | None = None                 # the team's own base image (`base:`), as written
     pip: tuple[str, ...] = ()               # a framework family's own pinned packages
+    checks: str | None = None               # its declared checks' file (CST), as a path
     apt: tuple[str, ...] = ()               # and its Debian packages
 
 
@@ -181,7 +182,20 @@ def _stack_family(file: str, raw: dict[str, Any], model: StackFamily) -> Family:
         combos=_combos(raw, model), tf32=named.tf32 if named else None,
         max_base_age=int(model.max_base_age[:-1]) if model.max_base_age else None,
         custom=to_custom(named) if named else Custom(), base=model.base,
-        pip=tuple(named.pip) if named else (), apt=tuple(named.apt) if named else ())
+        pip=tuple(named.pip) if named else (), apt=tuple(named.apt) if named else (),
+        checks=_checks_path(file, named.checks) if named else None)
+
+
+def _checks_path(file: str, checks: str | None) -> str | None:
+    """The declared checks' file, beside the family file."""
+    return str(Path(file).parent / checks) if checks else None
+
+
+def _checks_problems(file: str, checks: str | None) -> list[SpecError]:
+    path = _checks_path(file, checks)
+    return ([SpecError(file, "checks", f"{path} is not a file",
+                       hint="a container-structure-test YAML file beside the family file")]
+            if path is not None and not Path(path).is_file() else [])
 
 
 def _extension_family(file: str, model: ExtensionFamily) -> Family:
@@ -189,7 +203,7 @@ def _extension_family(file: str, model: ExtensionFamily) -> Family:
                   repository=model.repository, framework=None, tag_template=model.tag,
                   alias_templates=tuple(model.aliases), size_budget=model.size_budget,
                   cuda_libs=None, combos=(), extension=to_extension(file, model),
-                  custom=to_custom(model))
+                  custom=to_custom(model), checks=_checks_path(file, model.checks))
 
 
 def _family(file: str, raw: Any, lines: Lines) -> tuple[Family | None, list[SpecError]]:
@@ -208,12 +222,14 @@ def _family(file: str, raw: Any, lines: Lines) -> tuple[Family | None, list[Spec
                             key=lambda p: p.line or 0)
     family: Family | None = None
     if isinstance(model, ExtensionFamily):
-        found = extension_problems(file, model) + custom_problems(file, model)
+        found = (extension_problems(file, model) + custom_problems(file, model)
+                 + _checks_problems(file, model.checks))
         family = None if found else _extension_family(file, model)
     elif isinstance(model, StackFamily):
         found = list(beyond)
         if isinstance(model, FrameworkFamily):
-            found += custom_problems(file, model) + pinned_twice(file, model.pip)
+            found += (custom_problems(file, model) + pinned_twice(file, model.pip)
+                      + _checks_problems(file, model.checks))
         family = None if found else _stack_family(file, raw, model)
         if family is not None and not family.combos:
             found, family = [SpecError(file, "exclude", "excludes every combination")], None

@@ -62,6 +62,7 @@ class Target:
     custom: Custom | None = None   # what a framework or extension family sets on its images
     user: str = DEFAULT_USER       # who the image runs as (an extension keeps its parent's)
     apt: tuple[str, ...] = ()      # a framework layer's Debian packages: the build's, the family's
+    checks: str | None = None      # the declared checks' file of the family that names it
 
     @property
     def component_map(self) -> dict[str, str]:
