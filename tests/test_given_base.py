@@ -139,3 +139,27 @@ def test_a_base_that_is_not_an_image_reference_is_refused(tmp_path: Path) -> Non
     with pytest.raises(SpecError) as caught:
         load_spec(images)
     assert caught.value.key == "base" and "image reference" in str(caught.value)
+
+
+def test_the_base_digest_is_in_every_lock_and_provenance_on_it(tmp_path: Path) -> None:
+    """A lock on a team's base names it by digest and goes stale when the base moves; the
+    provenance lists the base among what the image was built from."""
+    import json
+
+    from imgkit.lock.files import inputs_digest, render_lock
+    from imgkit.matrix.targets import given_base
+    from imgkit.publish.provenance import Source, predicate
+    ref = "registry.example.com/golden/cuda:12.4-runtime"
+    plan = planned(family_dir(tmp_path), {ref: facts(ref, cuda_env="12.4.1")})
+    root, cuda = plan.targets
+    pinned = f"registry.example.com/golden/cuda@{DIGEST}"
+    assert given_base(cuda, plan) == given_base(root, plan) == pinned
+    assert f"# base: {pinned}" in render_lock(root, "a" * 64, [], "2.39", base=pinned)
+    moved = facts(ref, cuda_env="12.4.1")
+    moved = BaseFacts(**{**moved.__dict__, "pinned": "registry.example.com/golden/cuda@sha256:" + "cd" * 32})
+    other = planned(family_dir(tmp_path), {ref: moved})
+    assert inputs_digest(root, plan, None) != inputs_digest(other.targets[0], other, None)
+    document = json.loads(predicate(Source(tmp_path, tmp_path, (), None), cuda.tag, "sha256:" + "1" * 64,
+                                    "h", root.tag, base=pinned))
+    assert {"uri": "oci://registry.example.com/golden/cuda", "name": "base image",
+            "digest": {"sha256": "ab" * 32}} in document["buildDefinition"]["resolvedDependencies"]

@@ -14,6 +14,7 @@ from ..matrix.compat import OsRelease
 from ..matrix.extension import canonical
 from ..matrix.load import load_plan
 from ..matrix.plan import Plan, Target, lineage
+from ..matrix.targets import given_base
 from ..selection import Selection
 from .apt import simulate
 from .files import (
@@ -86,7 +87,7 @@ def lock(selection: Selection, *, index_url: str | None = None, write: bool = Tr
         # the inputs digest is of the parent's lock as written: this run's or the file
         parent_lock = made.get(target.parent or "") or _file(selection, target.parent)
         text = render_lock(target, inputs_digest(target, plan, parent_lock), pinned, glibc,
-                           apt.get(target.tag))
+                           apt.get(target.tag), base=given_base(target, plan))
         path = lock_path(selection.images, target.tag)
         old = path.read_bytes() if path.is_file() else None
         made[target.tag] = text.encode()

@@ -15,6 +15,7 @@ from typing import Mapping, Sequence
 
 from ..errors import SpecError
 from ..matrix.plan import Plan, Target, lineage
+from ..matrix.targets import given_base
 
 FORMAT = "imgkit-lock-1"
 LOCKS_DIR = "locks"                 # beside the matrix files
@@ -72,16 +73,22 @@ def inputs_digest(target: Target, plan: Plan, parent_lock: bytes | None) -> str:
     digest.update("\0".join(requirements(target)).encode() + b"\0")
     digest.update("\0".join(apt_requests(target)).encode() + b"\0")
     digest.update(parent_lock or b"(no parent lock)")
+    base = given_base(target, plan)
+    if base:      # a team's own base, by digest: a new one makes every lock on it stale
+        digest.update(f"\0base:{base}".encode())
     return digest.hexdigest()
 
 
+
 def render_lock(target: Target, inputs: str, pinned: Sequence[Pinned], glibc: str,
-                apt: Mapping[str, str] | None = None) -> str:
+                apt: Mapping[str, str] | None = None, base: str | None = None) -> str:
     lines = [f"# imgkit lock of {target.tag} ({target.layer} layer): what its apt and pip steps",
              f"# install, resolved for CPython {target.python} on {', '.join(target.platforms)} "
              f"(manylinux, glibc {glibc}).",
              "# Written by `imgkit lock`; do not edit: change the matrix and lock again.",
              f"# inputs: {inputs}"]
+    if base:
+        lines.append(f"# base: {base}")
     # apt's pins are comments to pip, which reads this file as its requirements
     lines += [f"# apt: {name}={version}" for name, version in sorted((apt or {}).items())]
     for pin in sorted(pinned, key=lambda p: p.name.lower()):

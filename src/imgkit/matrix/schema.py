@@ -52,8 +52,10 @@ what it read in its cache by image id, so later runs read nothing again (and `im
 works with the engine down). The family's layers are built on the base **by digest**
 (`FROM REPO@sha256:...`, the digest the engine knows the image by; a base built here and
 never pushed is used by its name), so a new base is a new digest, which rebuilds what
-stands on it. imgkit does not pull a tag it already has: `docker pull` a moved tag, or write
-the new digest in the file.
+stands on it. The digest is also written into every lock on the base (`# base:`; a new base
+makes those locks stale) and into the signed provenance (a resolved dependency). imgkit does
+not pull a tag it already has: `docker pull` a moved tag, or write the new digest in the
+file.
 
 What is refused, each at the family's `base:` or axes, with the reason:
 

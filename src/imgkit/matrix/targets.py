@@ -91,6 +91,12 @@ def lineage(target: Target, by_tag: Mapping[str, Target]) -> Iterator[Target]:
         at = by_tag.get(at.parent) if at.parent else None
 
 
+def given_base(target: Target, plan: Plan) -> str | None:
+    """The team's own base image (`base:`) `target` stands on, as built on (by digest)."""
+    root = list(lineage(target, {t.tag: t for t in plan.targets}))[-1]
+    return root.base if root.os_release is not None and root.os_release.given else None
+
+
 def base_ref(os_release: OsRelease, settings: Settings) -> str:
     return f"{settings.namespace}/{os_release.distro}:{os_release.name}"
 

@@ -14,6 +14,7 @@ from ..errors import EXIT_FAILED, EXIT_OK, UsageError
 from ..interrupts import terminate_interrupts
 from ..matrix.load import load_plan
 from ..matrix.plan import select
+from ..matrix.targets import given_base
 from ..options import PublishOptions
 from ..registry import published
 from ..registry.candidates import lookup
@@ -122,7 +123,7 @@ def provenance_of(engine: Engine, selection: Selection,
     if not options.signer.signs or not selection.images.is_dir():
         return None
     plan = load_plan(selection)
-    rendered = {c.target.tag: (c.input_hash, c.target.parent)
+    rendered = {c.target.tag: (c.input_hash, c.target.parent, given_base(c.target, plan))
                 for c in render_selection(selection, plan)}
     source = read_source(selection.images, selection.templates_dir)
 
@@ -130,12 +131,12 @@ def provenance_of(engine: Engine, selection: Selection,
         info = engine.image(image_id)
         if ref not in rendered or info is None:
             return None
-        input_hash, parent = rendered[ref]
+        input_hash, parent, base = rendered[ref]
         if info.labels.get(labels.INPUT_HASH) != input_hash:
             stderr_line(f"no provenance for {ref}: it was built from other inputs than "
                         "this checkout's")
             return None
-        return predicate(source, ref, image_id, input_hash, parent)
+        return predicate(source, ref, image_id, input_hash, parent, base)
     return made
 
 

@@ -56,10 +56,15 @@ def read_source(matrix: Path, templates: Path) -> Source:
 
 
 def predicate(source: Source, tag: str, image_id: str, input_hash: str,
-              parent: str | None) -> bytes:
-    """The SLSA v1 provenance predicate of image `tag` (id `image_id`)."""
+              parent: str | None, base: str | None = None) -> bytes:
+    """The SLSA v1 provenance predicate of image `tag` (id `image_id`); `base`: the team's
+    own base image it stands on, by digest (REPO@sha256:...)."""
     dependencies: list[dict[str, Any]] = [
         {"name": name, "digest": {"sha256": digest}} for name, digest in source.files]
+    if base and "@sha256:" in base:
+        repository, digest = base.split("@sha256:", 1)
+        dependencies.append({"uri": f"oci://{repository}", "name": "base image",
+                             "digest": {"sha256": digest}})
     if source.git is not None:
         remote, commit, dirty = source.git
         dependencies.insert(0, {"uri": f"git+{remote}" if remote else "git+file://" + str(
