@@ -64,11 +64,13 @@ def test_version() -> None:
     assert result.exit_code == 0 and result.output.startswith(f"imgkit {version()} ")
 
 
-def test_verify_proves_and_nothing_else_with_thirteen_options_at_most() -> None:
-    """Twelve, and --checks: a team's own checks are part of what verify proves."""
+def test_verify_proves_and_nothing_else_with_twelve_options_at_most() -> None:
+    """--checks came in (a team's own checks are part of what verify proves); --candidates
+    went to attest, whose verify jobs judge what a pipeline staged."""
     verify = dict(commands())["verify"]
     names = {o for p in visible_options(verify) for o in p.opts}
-    assert len(visible_options(verify)) <= 13, sorted(names)
+    assert len(visible_options(verify)) <= 12, sorted(names)
+    assert "--checks" in names and "--candidates" not in names
     assert not names & {"--attest", "--require-signed", "--signing-key", "--trusted-key", "--key"}
 
 
@@ -182,3 +184,10 @@ def test_bad_combinations_exit_2_naming_the_option(args: list[str], said: str) -
                                                       "DOCKER_HOST": "unix:///nonexistent.sock"})
     assert result.returncode == 2, result.stdout + result.stderr
     assert said in " ".join(result.stderr.split()) and "Traceback" not in result.stderr
+
+
+def test_verify_candidates_still_works_one_release_and_says_where_it_went() -> None:
+    done = rewrite(["verify", "paddle:1", "--candidates", "candidates"])
+    assert done.args == ["verify", "paddle:1", "--candidates", "candidates"]   # taken as it is
+    [note] = done.notes
+    assert "imgkit attest TAG --candidates DIR" in note and "0.3" in note

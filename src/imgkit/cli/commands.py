@@ -125,7 +125,7 @@ def build(selection: Selection, jobs: flags.Jobs = BUILD_DEFAULTS.jobs,
 def verify(image: flags.Image, gpus: flags.Gpus = DEFAULTS.gpus, expect: flags.Expect = [],
            min_: flags.Min = [], platform: flags.ImagePlatform = None,
            timeout: flags.Timeout = DEFAULTS.timeout, shm_size: flags.ShmSize = DEFAULTS.shm_size,
-           candidates: flags.Candidates = None, from_report: flags.FromReport = None,
+           candidates: flags.VerifyCandidates = None, from_report: flags.FromReport = None,
            retry_for: flags.RetryFor = PUBLISH_DEFAULTS.retry_for, json_file: flags.Json = None,
            junit: flags.Junit = None, markdown: flags.Markdown = None,
            checks: flags.Checks = None, updates: flags.Updates = False) -> int:

@@ -9,6 +9,7 @@ argv; the root command (cli/framework.py) applies them.
 - `promote --key PUB`, `export policy --key F`  -> `--trusted-key`
 - `list --builders N`, `list --gpus N`          -> `--farm N`, `--gpu-pool N`
 - `verify --updates` still works, and says `imgkit outdated IMAGE` is the way now
+- `verify --candidates DIR` still works, and says `imgkit attest TAG --candidates DIR` is the way
 """
 from __future__ import annotations
 
@@ -29,7 +30,8 @@ RENAMED = {
 }
 
 # (command, flag) -> what to use instead: still taken as it is, with a deprecation line
-NOTED = {("verify", "--updates"): "imgkit outdated IMAGE"}
+NOTED = {("verify", "--updates"): "imgkit outdated IMAGE",
+         ("verify", "--candidates"): "imgkit attest TAG --candidates DIR"}
 
 
 @dataclass(frozen=True)

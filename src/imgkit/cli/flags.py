@@ -71,6 +71,10 @@ Json = Annotated[Optional[Path], typer.Option(
 Candidates = Annotated[Optional[Path], typer.Option(
     "--candidates", metavar="DIR", help="The `imgkit publish --candidate --json` files of "
     "earlier CI jobs: an image they staged is taken by its staged digest.")]
+# verify's own: judging what a pipeline staged is attest's (its verify jobs); kept one release
+VerifyCandidates = Annotated[Optional[Path], typer.Option(
+    "--candidates", metavar="DIR", hidden=True, help="Deprecated: `imgkit attest TAG "
+    "--candidates DIR` judges what earlier jobs staged.")]
 RetryFor = Annotated[float, typer.Option(
     "--retry-for", metavar="SECONDS", min=0, help="How long to keep retrying a registry "
     "failure that may heal (timeouts, 5xx, 429); a refused connection or an unknown host "
