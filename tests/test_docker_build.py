@@ -35,6 +35,9 @@ def build(engine, project: Path, namespace: str, **kw):  # type: ignore[no-untyp
 
 
 def test_build_skip_force_and_reproduce(engine, base_image, project, namespace, tmp_path):  # type: ignore[no-untyped-def]
+    # a namespace of its own: the session's (the mini fixture's) may hold these images already
+    namespace = f"{namespace}-fresh"
+    engine.tag(engine.image(base_image).id, f"{namespace}/debian:bookworm")
     contexts, results = build(engine, project, namespace)
     assert {r.status for r in results.values()} == {BUILT}, results
     leaf = contexts[-1]
