@@ -145,3 +145,24 @@ def test_the_registry_and_the_package_index_are_project_settings(
     (tmp_path / "imgkit.toml").write_text("registry = 7\n")
     result = runner.invoke(app, ["list"])
     assert result.exit_code == 2 and "registry: not a setting, or not of its type" in result.output
+
+
+def test_a_second_package_index_is_a_project_setting(tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """extra_index_url (or IMGKIT_EXTRA_INDEX_URL): served to every build's pip steps beside
+    the index, and asked by `imgkit lock`'s resolver too."""
+    from imgkit.builder.buildenv import build_env
+    from imgkit.lock.resolve import pip_command
+    from imgkit.project import setting_or
+    monkeypatch.delenv("IMGKIT_EXTRA_INDEX_URL", raising=False)
+    (tmp_path / "imgkit.toml").write_text('extra_index_url = "http://10.0.0.5:8080/simple"\n')
+    monkeypatch.chdir(tmp_path)
+    extra = setting_or(None, "extra_index_url")
+    assert extra == "http://10.0.0.5:8080/simple"
+    assert build_env("none", None, extra).files() == {"extra-index-url": extra.encode()}
+    command = pip_command(["six==1.16.0"], tmp_path / "c.txt", tmp_path / "r.json", "3.11",
+                          "linux/amd64", "2.36", tmp_path / "t", None, extra)
+    at = command.index("--extra-index-url")
+    assert command[at + 1] == extra and "--trusted-host" in command       # plain http
+    monkeypatch.setenv("IMGKIT_EXTRA_INDEX_URL", "https://env.example/simple")
+    assert setting_or(None, "extra_index_url") == "https://env.example/simple"

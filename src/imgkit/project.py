@@ -10,13 +10,14 @@ theirs. Every command run anywhere inside the project then sees the same matrix.
     namespace = "ml"                    # the shared layers' repository prefix
     registry = "registry.example.com/ml"   # where `imgkit ci`'s pipeline promotes to
     index_url = "https://pypi.example.com/simple"   # the package index builds and locks use
+    extra_index_url = "https://pypi.example.com/team/simple"   # and one more beside it
     [select]                            # what a command works on when no --cuda, --only or
     cuda = "12.8"                       # --platform is given
     only = ["ml/pytorch:*"]
 
 A setting comes from, first to last: the command line, an IMGKIT_* variable (IMGKIT_IMAGES,
-IMGKIT_TEMPLATES, IMGKIT_COMPAT, IMGKIT_NAMESPACE, IMGKIT_REGISTRY, IMGKIT_INDEX_URL), the
-project file, imgkit's default.
+IMGKIT_TEMPLATES, IMGKIT_COMPAT, IMGKIT_NAMESPACE, IMGKIT_REGISTRY, IMGKIT_INDEX_URL,
+IMGKIT_EXTRA_INDEX_URL), the project file, imgkit's default.
 Standard library only: the no-op build's fast path reads it too."""
 from __future__ import annotations
 
@@ -36,11 +37,11 @@ else:  # pragma: no cover - Python 3.10
 
 PROJECT_FILE = "imgkit.toml"
 PATHS = ("images", "templates", "compat")
-TEXTS = ("namespace", "registry", "index_url")
+TEXTS = ("namespace", "registry", "index_url", "extra_index_url")
 SELECT = {"cuda": str, "only": list, "platforms": list}
 ENV = {"images": "IMGKIT_IMAGES", "templates": "IMGKIT_TEMPLATES", "compat": "IMGKIT_COMPAT",
        "namespace": "IMGKIT_NAMESPACE", "registry": "IMGKIT_REGISTRY",
-       "index_url": "IMGKIT_INDEX_URL"}
+       "index_url": "IMGKIT_INDEX_URL", "extra_index_url": "IMGKIT_EXTRA_INDEX_URL"}
 
 
 @dataclass(frozen=True)

@@ -52,9 +52,12 @@ class BuildEnv:
         return out
 
 
-def build_env(ca_bundle: str | None, index_url: str | None) -> BuildEnv:
-    """The build's settings from --ca-bundle and --index-url; a bad CA bundle is exit 2 now."""
-    env = BuildEnv(ca_bundle=default_ca_bundle(ca_bundle), index_url=index_url)
+def build_env(ca_bundle: str | None, index_url: str | None,
+              extra_index_url: str | None = None) -> BuildEnv:
+    """The build's settings from --ca-bundle and --index-url (and the project's
+    extra_index_url); a bad CA bundle is exit 2 now."""
+    env = BuildEnv(ca_bundle=default_ca_bundle(ca_bundle), index_url=index_url,
+                   extra_index_url=extra_index_url)
     env.files()
     return env
 

@@ -16,6 +16,7 @@ from ..matrix.compat import OsRelease
 from ..matrix.load import load_plan
 from ..matrix.plan import Plan, split_given
 from ..options import PUBLISH_DEFAULTS, BuildOptions
+from ..project import setting_or
 from ..registry import published
 from ..registry.candidates import Candidate, Staged, load_staged
 from ..registry.destination import Destination
@@ -45,7 +46,7 @@ def build(selection: Selection, *, options: BuildOptions, verbose: bool = False,
     `candidates`: images staged by earlier CI jobs are pulled by digest, never rebuilt.
     `reuse_from`: images production holds built from the same inputs are pulled, not built."""
     started = time.monotonic()
-    env = build_env(ca_bundle, index_url)                     # bad --ca-bundle: exit 2
+    env = build_env(ca_bundle, index_url, setting_or(None, "extra_index_url"))   # bad CA: exit 2
     mirror_map = parse_mirrors(mirrors or [])                 # bad --mirror: exit 2
     key = plancache.plan_key(selection)
     answer = not (options.force or options.dry_run or candidates or options.refresh_base

@@ -15,6 +15,7 @@ from ..matrix.extension import canonical
 from ..matrix.load import load_plan
 from ..matrix.plan import Plan, Target, lineage
 from ..matrix.targets import given_base
+from ..project import setting_or
 from ..selection import Selection
 from .apt import simulate
 from .files import (
@@ -65,6 +66,7 @@ def lock(selection: Selection, *, index_url: str | None = None, write: bool = Tr
     if not write and check_locks(selection) != EXIT_OK:
         return EXIT_FAILED
     plan = load_plan(selection)
+    indexes = (index_url, setting_or(None, "extra_index_url"))   # and the project's second
     apt = resolve_apt(plan, make_base)                        # the engine and the mirror
     by_tag = {t.tag: t for t in plan.targets}
     made: dict[str, bytes] = {}
@@ -79,10 +81,7 @@ def lock(selection: Selection, *, index_url: str | None = None, write: bool = Tr
         if wanted:
             below = [p for t in list(lineage(target, by_tag))[1:]
                      for p in pins.get(t.tag, _locked(selection, t.tag))]
-            pinned = _merged(target, [resolve(wanted, [p for p in below if _applies(p, platform)],
-                                              python=target.python, platform=platform,
-                                              glibc=glibc, index_url=index_url, what=target.tag)
-                                      for platform in target.platforms])
+            pinned = _resolved(target, wanted, below, glibc, indexes)
         pins[target.tag] = pinned
         # the inputs digest is of the parent's lock as written: this run's or the file
         parent_lock = made.get(target.parent or "") or _file(selection, target.parent)
@@ -107,6 +106,18 @@ def lock(selection: Selection, *, index_url: str | None = None, write: bool = Tr
                 "locks resolve as written" + ("; run `imgkit lock` and review the diff"
                                                      if moved else ""))
     return EXIT_FAILED if moved else EXIT_OK
+
+
+def _resolved(target: Target, wanted: tuple[str, ...], below: list[Pinned], glibc: str,
+              indexes: tuple[str | None, str | None]) -> list[Pinned]:
+    """The image's pins, resolved for each of its platforms on its parents' (`below`),
+    from the index and the extra index."""
+    index_url, extra_index_url = indexes
+    return _merged(target, [resolve(wanted, [p for p in below if _applies(p, platform)],
+                                    python=target.python, platform=platform, glibc=glibc,
+                                    index_url=index_url, extra_index_url=extra_index_url,
+                                    what=target.tag)
+                            for platform in target.platforms])
 
 
 def what_moved(old: bytes | None, new: str) -> str:

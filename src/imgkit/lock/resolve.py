@@ -36,7 +36,8 @@ def wheel_platforms(platform: str, glibc: str) -> list[str]:
 
 
 def pip_command(wanted: Sequence[str], constraints: Path, report: Path, python: str,
-                platform: str, glibc: str, target: Path, index_url: str | None) -> list[str]:
+                platform: str, glibc: str, target: Path, index_url: str | None,
+                extra_index_url: str | None = None) -> list[str]:
     command = [sys.executable, "-m", "pip", "install", "--dry-run", "--quiet",
                "--ignore-installed", "--only-binary=:all:", "--use-feature=fast-deps",
                "--disable-pip-version-check", "--no-input", "--report", str(report),
@@ -46,6 +47,8 @@ def pip_command(wanted: Sequence[str], constraints: Path, report: Path, python: 
         command += ["--platform", tag]
     if index_url:
         command += ["--index-url", index_url, *trusted_host(index_url)]
+    if extra_index_url:
+        command += ["--extra-index-url", extra_index_url, *trusted_host(extra_index_url)]
     return [*command, *wanted]
 
 
@@ -59,7 +62,8 @@ def trusted_host(index_url: str) -> list[str]:
 
 
 def resolve(wanted: Sequence[str], below: Sequence[Pinned], *, python: str, platform: str,
-            glibc: str, index_url: str | None = None, what: str = "") -> list[Pinned]:
+            glibc: str, index_url: str | None = None, what: str = "",
+            extra_index_url: str | None = None) -> list[Pinned]:
     """Every distribution `wanted` needs on top of `below` (the parents' pins, kept)."""
     with tempfile.TemporaryDirectory(prefix="imgkit-lock-") as tmp:
         constraints = Path(tmp, "constraints.txt")
@@ -67,7 +71,8 @@ def resolve(wanted: Sequence[str], below: Sequence[Pinned], *, python: str, plat
         report = Path(tmp, "report.json")
         try:
             done = subprocess.run(pip_command(wanted, constraints, report, python, platform,
-                                              glibc, Path(tmp, "target"), index_url),
+                                              glibc, Path(tmp, "target"), index_url,
+                                              extra_index_url),
                                   capture_output=True, text=True, timeout=1800)
         except subprocess.TimeoutExpired:
             raise HostError(f"{what}: pip did not resolve in 30 minutes")
