@@ -17,6 +17,7 @@ from .. import labels, platforms
 from ..engine import Engine
 from ..errors import HostError, UsageError
 from ..matrix.compat import OsRelease
+from .base_image import pull_base
 
 REGISTRY_PROBE = ("registry-1.docker.io", 443)
 
@@ -99,9 +100,7 @@ def ensure_base(engine: Engine, ref: str, os_release: OsRelease, *, source: str 
         return "present"
     if os_release.given:      # a team's own base: pulled as named, never made in its place
         log(f"pulling {ref}")
-        if not engine.pull(ref):
-            raise HostError(f"the base {ref} is not here and could not be pulled",
-                            hint="check the name, and `docker login` to its registry")
+        pull_base(engine, ref)
         return "pulled"
     if platform is not None and platform != platforms.host():
         if source == "pull":

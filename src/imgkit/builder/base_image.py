@@ -51,13 +51,18 @@ def _pinned(ref: str, digests: tuple[str, ...]) -> str:
     return next((d for d in digests if d.split("@", 1)[0] == repository), ref)
 
 
+def pull_base(engine: Engine, ref: str) -> None:
+    """A team's own base, pulled as named (imgkit never makes one in its place)."""
+    if not engine.pull(ref):
+        raise HostError(f"the base {ref} is not here and could not be pulled",
+                        hint="check the name, and `docker login` to its registry")
+
+
 def read_base(engine: Engine, ref: str) -> BaseFacts:
     """What `ref` holds: from the cache when the engine's image is the one read before."""
     info = engine.image(ref)
     if info is None:
-        if not engine.pull(ref):
-            raise HostError(f"the base {ref} is not here and could not be pulled",
-                            hint="check the name, and `docker login` to its registry")
+        pull_base(engine, ref)
         info = engine.image(ref)
         if info is None:
             raise HostError(f"{ref} was pulled, but the engine does not show it")
