@@ -182,14 +182,13 @@ def _layer_kind(plan: Plan, group: Group) -> str:
     return "python" if layers == {"python"} else "stacks"
 
 
-def waves(plan: Plan, every: list[Group], built: list[Job]) -> dict[str, str]:
+def waves(plan: Plan, built: list[tuple[Group, Job]]) -> dict[str, str]:
     """build job -> its wave, named after what it builds (build-stacks): the build jobs
     after the same number of others, which GitHub runs as one matrix job once the wave
-    before it is done."""
-    kind = {build_job_name(g.name, p): _layer_kind(plan, g) for g in every
-            for p in (*{j.platform for j in built}, "")}
+    before it is done. `built`: each build job with the group it builds, parents first."""
+    kind = {job.name: _layer_kind(plan, group) for group, job in built}
     depth: dict[str, int] = {}
-    for job in built:                      # parents first
+    for _, job in built:
         above = [depth[n] for n in job.needs if n in depth]
         depth[job.name] = 1 + max(above) if above else 0
     names: dict[int, str] = {}
@@ -310,10 +309,10 @@ def jobs(plan: Plan, settings: CiSettings) -> list[Job]:
     gate = _lock_jobs(settings)
     every = groups(plan)
     split = {g.name: split_platforms(plan, g, settings) for g in every}
-    built = [_build_job(plan, group, settings, split, platform) for group in every
-             for platform in split[group.name] or ("",)]
-    wave = waves(plan, every, built)
-    built = [replace(b, wave=wave[b.name]) for b in built]
+    made = [(group, _build_job(plan, group, settings, split, platform)) for group in every
+            for platform in split[group.name] or ("",)]
+    wave = waves(plan, made)
+    built = [replace(b, wave=wave[b.name]) for _, b in made]
     if gate:          # the first builds wait for the gate, or the relock (the rest for them)
         built = [replace(b, needs=b.needs or ("lock-check", "relock")) for b in built]
 
