@@ -35,6 +35,7 @@ OWNERS = {
     "cyclonedx": {"verify/sbom.py"},
     "packageurl": {"verify/sbom.py"},
     "pynvml": {"verify/run.py"},
+    "prometheus_client": {"verify/metrics.py"},              # the verdict as metrics
 }
 
 

@@ -128,7 +128,8 @@ def verify(image: flags.Image, gpus: flags.Gpus = DEFAULTS.gpus, expect: flags.E
            candidates: flags.VerifyCandidates = None, from_report: flags.FromReport = None,
            retry_for: flags.RetryFor = PUBLISH_DEFAULTS.retry_for, json_file: flags.Json = None,
            junit: flags.Junit = None, markdown: flags.Markdown = None,
-           checks: flags.Checks = None, updates: flags.Updates = False) -> int:
+           metrics: flags.Metrics = None, checks: flags.Checks = None,
+           updates: flags.Updates = False) -> int:
     """Prove an image's stack matches its tag and that the GPU really computes.
 
     A registry reference is pulled by digest first. The verdict is kept as the ticket of the
@@ -141,7 +142,7 @@ def verify(image: flags.Image, gpus: flags.Gpus = DEFAULTS.gpus, expect: flags.E
         gpus=gpus, expect=tuple(expect), thresholds=thresholds_of(min_),
         platform=platform_of(platform), timeout=timeout,
         shm_size=docker_size("--shm-size", shm_size), updates=updates, checks=checks),
-        outputs=Outputs(json_file, junit, markdown), candidates=candidates,
+        outputs=Outputs(json_file, junit, markdown, metrics), candidates=candidates,
         from_report=from_report, retry_for=retry_for)
 
 
@@ -154,7 +155,7 @@ def attest(image: flags.RemoteImage, signing_key: flags.SigningKey = None,
            candidates: flags.Candidates = None, from_report: flags.FromReport = None,
            retry_for: flags.RetryFor = PUBLISH_DEFAULTS.retry_for, json_file: flags.Json = None,
            junit: flags.Junit = None, markdown: flags.Markdown = None,
-           checks: flags.Checks = None) -> int:
+           metrics: flags.Metrics = None, checks: flags.Checks = None) -> int:
     """Verify a registry image and attach its verdict and SBOM next to the digest judged,
     signed with cosign (what `imgkit promote` and admission policies check).
 
@@ -166,7 +167,7 @@ def attest(image: flags.RemoteImage, signing_key: flags.SigningKey = None,
         gpus=gpus, expect=tuple(expect), thresholds=thresholds_of(min_),
         platform=platform_of(platform), timeout=timeout,
         shm_size=docker_size("--shm-size", shm_size), checks=checks),
-        outputs=Outputs(json_file, junit, markdown), candidates=candidates,
+        outputs=Outputs(json_file, junit, markdown, metrics), candidates=candidates,
         from_report=from_report, retry_for=retry_for,
         signer=signer_of(signing_key, keyless, tlog))
 

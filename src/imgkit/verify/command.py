@@ -36,6 +36,7 @@ class Outputs:
     json: Path | None = None
     junit: Path | None = None
     markdown: Path | None = None
+    metrics: str | None = None      # a file (Prometheus' text format) or a Pushgateway's URL
 
 
 @dataclass(frozen=True)
@@ -57,7 +58,7 @@ def verify(*, image: str, options: VerifyOptions, outputs: Outputs = Outputs(),
     engine, subject = resolve(image, options, candidates, retry_for, hint_for(from_report))
     verdict = judge(engine, subject, options, from_report, declared=declared)
     keep_ticket(verdict, options.expect)
-    return written(verdict, outputs)
+    return written(verdict, outputs, subject)
 
 
 def attest(*, image: str, options: VerifyOptions, signer: Signer, outputs: Outputs = Outputs(),
@@ -74,7 +75,7 @@ def attest(*, image: str, options: VerifyOptions, signer: Signer, outputs: Outpu
     document = keep_ticket(verdict, options.expect)
     if subject.remote is not None:
         attach(engine, subject, verdict, document, signer, retry_for)
-    return written(verdict, outputs)
+    return written(verdict, outputs, subject)
 
 
 def check_signed(*, image: str, trust: Trust, allow_gpu_unverified: bool = False,
@@ -214,13 +215,25 @@ def sbom_of(engine: Engine, subject: Subject, verdict: Verdict) -> bytes:
                      facts.inventory).encode()
 
 
-def written(verdict: Verdict, outputs: Outputs) -> int:
+def written(verdict: Verdict, outputs: Outputs, subject: Subject) -> int:
     """Print the verdict and write the files asked for; the exit code it means."""
     report.write_verdict(verdict, json_file=outputs.json, junit_file=outputs.junit,
                          markdown_file=outputs.markdown)
+    if outputs.metrics is not None:
+        from . import metrics  # prometheus_client: only when asked
+        metrics.send_metrics(outputs.metrics, verdict, metrics.Subject(
+            digest_of(subject), subject.info.platform, metrics.node_name()))
     if verdict.host_failure:
         return EXIT_HOST
     return EXIT_FAILED if verdict.failed else EXIT_OK
+
+
+def digest_of(subject: Subject) -> str:
+    """The registry digest judged: the one pulled by, else one the engine knows the image
+    by (pushed before); "" for an image never pushed."""
+    if subject.remote is not None:
+        return subject.remote.digest
+    return next((d.partition("@")[2] for d in subject.info.digests), "")
 
 
 def with_updates(engine: Engine, verdict: Verdict) -> Verdict:

@@ -30,6 +30,16 @@ def peak_for(name: str) -> dict[str, Any] | None:
     return None
 
 
+def peak_and_scale(report: Report) -> tuple[dict[str, Any] | None, float]:
+    """The peak table's row for the first GPU, and the share of its SMs the probe's device
+    has (a MIG slice has fewer): what a throughput is measured against."""
+    names = [d.name for d in report.gpu.nvml.devices]
+    work = report.gpu.work
+    device = work.devices[0] if work and work.devices else None
+    peak = peak_for(names[0]) if names else None
+    return peak, device.sm_count / peak["sms"] if peak and peak.get("sms") and device else 1.0
+
+
 def gpu_checks(report: Report, exp: Expectations, thresholds: Thresholds) -> list[Check]:
     gpu = report.gpu
     count = gpu.device_count
@@ -51,9 +61,7 @@ def gpu_checks(report: Report, exp: Expectations, thresholds: Thresholds) -> lis
     work = gpu.work
     if work is None:
         return checks
-    device = work.devices[0] if work.devices else None
-    peak = peak_for(names[0]) if names else None
-    scale = device.sm_count / peak["sms"] if peak and peak.get("sms") and device else 1.0
+    peak, scale = peak_and_scale(report)
     checks += _tf32_checks(report)
     for dtype, result in sorted(work.gemm.items()):
         checks.append(_throughput_check(f"gemm.{dtype}", result, peak, dtype, scale, thresholds.gemm))

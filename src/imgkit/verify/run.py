@@ -154,7 +154,8 @@ def verify(engine: Engine, ref: str, options: VerifyOptions, *, info: ImageInfo 
     except ContainerFailed as exc:
         return _not_started(ref, info.id, exc.explanation, host)
     warm.join()
-    return judge_run(engine, ref, info, exp, probe.run, options, host, token=probe.token)
+    verdict = judge_run(engine, ref, info, exp, probe.run, options, host, token=probe.token)
+    return replace(verdict, probe_seconds=probe.run.seconds)
 
 
 BUILD_HINT = "build it (imgkit build) or pull it first"

@@ -43,6 +43,7 @@ class Verdict:
     checks: tuple[Check, ...]
     gpu_checked: bool = False   # whether the GPU checks ran (not --gpus none)
     facts: Report | None = None
+    probe_seconds: float | None = None   # how long the probe's container ran (None: judged elsewhere)
 
     @property
     def failed(self) -> list[Check]:

@@ -1,0 +1,213 @@
+"""A verdict as metrics, in Prometheus' text format: what node_exporter's textfile collector
+and a Pushgateway read (and promtool's `check metrics` lints).
+
+Names follow Prometheus' conventions (base units in the name, `_ratio` for a share, `_info`
+for identity); identity that changes with every build (digest, versions) is on the `_info`
+series and the verdict only, so a rebuilt image does not multiply the other series. The
+GPU labels are spelt as DCGM exporter spells them (`gpu`, `Hostname`, `DCGM_FI_DRIVER_VERSION`),
+so a query can join a verdict to the node's health; its camelCase `modelName` is `model_name`
+here, as promtool's lint requires."""
+from __future__ import annotations
+
+import os
+import socket
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from prometheus_client import CollectorRegistry, Gauge, push_to_gateway, write_to_textfile
+from prometheus_client.exposition import generate_latest
+
+from ..errors import HostError
+from ..probe.gpu import TF32_ERROR_BOUNDARY
+from .gpu_checks import peak_and_scale
+from .precision import OPS
+from .verdict import FAIL, PASS, WARN, Verdict
+
+if TYPE_CHECKING:
+    from .facts import Report
+
+PREFIX = "imgkit_verify"
+JOB = "imgkit_verify"    # the Pushgateway's job: one group per image and node below it
+# the probe measures GEMM and convolution throughput on the first device it sees
+CONV_PRECISION = "fp16"
+NAMES = {"gemm": "GEMM", "conv": "cuDNN convolution"}
+
+
+@dataclass(frozen=True)
+class Subject:
+    """Who the numbers are about, besides the verdict: the registry digest judged (or the
+    image id of a local image), its platform, and the node it ran on."""
+    digest: str
+    platform: str = ""
+    hostname: str = ""
+
+
+def node_name() -> str:
+    """The node a verdict was made on: NODE_NAME where Kubernetes' downward API sets it (a
+    pod's own hostname is the pod's), else this host's name."""
+    return os.environ.get("NODE_NAME") or socket.gethostname()
+
+
+def fault(verdict: Verdict) -> str:
+    """Who must act: "none" when it passed, else "host" or "image" (as the verdict says)."""
+    if verdict.passed:
+        return "none"
+    return "host" if verdict.host_failure else "image"
+
+
+class Series:
+    """Gauges in a registry of their own (no process metrics): one family per name, made
+    on first use, with one sample per label set."""
+
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry()
+        self._gauges: dict[str, Gauge] = {}
+
+    def set(self, name: str, help_text: str, labels: dict[str, str], value: float) -> None:
+        gauge = self._gauges.get(name)
+        if gauge is None:
+            gauge = self._gauges[name] = Gauge(name, help_text, tuple(labels),
+                                               registry=self.registry)
+        gauge.labels(**labels).set(value)
+
+
+def registry_of(verdict: Verdict, subject: Subject, *, now: float | None = None) -> CollectorRegistry:
+    """Every series of one verdict."""
+    series = Series()
+    gauge = series.set
+    facts = verdict.facts
+    # only what was judged: a report made with --gpus none says nothing of a GPU
+    gpu = _gpu_labels(facts if verdict.gpu_checked else None, subject.hostname)
+    image = {"image": verdict.image}
+    gauge(f"{PREFIX}_passed", "1 when every required check passed; fault names who must act "
+          "when not (host or image)",
+          {**image, "digest": subject.digest, "platform": subject.platform, **gpu,
+           "fault": fault(verdict)}, float(verdict.passed))
+    gauge(f"{PREFIX}_gpu_verified", "1 when the GPU checks ran and passed (0 with --gpus none)",
+          {**image, "Hostname": gpu["Hostname"]}, float(verdict.gpu_verified))
+    gauge(f"{PREFIX}_timestamp_seconds", "When the verdict was made (Unix time)",
+          {**image, "Hostname": gpu["Hostname"]}, now if now is not None else time.time())
+    if verdict.probe_seconds is not None:
+        gauge(f"{PREFIX}_probe_duration_seconds", "How long the probe's container ran",
+              {**image, "Hostname": gpu["Hostname"]}, verdict.probe_seconds)
+    for check in verdict.checks:
+        if check.verdict in (PASS, WARN, FAIL):
+            gauge(f"{PREFIX}_check_passed", "1 when the check passed (a warning passes), 0 "
+                  "when it failed; skipped and informational checks are left out",
+                  {**image, "check": check.name, "required": str(check.required).lower(),
+                   "Hostname": gpu["Hostname"]}, float(check.verdict != FAIL))
+    if facts is not None:
+        _info(series, verdict, subject, facts)
+        if verdict.gpu_checked:
+            _throughput(series, image, gpu, facts)
+            _tf32(series, image, gpu, facts)
+    return series.registry
+
+
+def metrics_text(verdict: Verdict, subject: Subject, *, now: float | None = None) -> str:
+    return generate_latest(registry_of(verdict, subject, now=now)).decode()
+
+
+def is_pushgateway(where: str) -> bool:
+    return where.startswith(("http://", "https://"))
+
+
+def send_metrics(where: str, verdict: Verdict, subject: Subject) -> None:
+    """To a Pushgateway (an http(s) URL) or into a file."""
+    if is_pushgateway(where):
+        push_metrics(where, verdict, subject)
+    else:
+        write_metrics(Path(where), verdict, subject)
+
+
+def write_metrics(path: Path, verdict: Verdict, subject: Subject) -> None:
+    """The file, replaced whole (a textfile collector never reads half of it)."""
+    try:
+        write_to_textfile(str(path), registry_of(verdict, subject))
+    except OSError as exc:
+        raise HostError(f"cannot write the metrics to {path}: {exc.strerror or exc}",
+                        hint="give --metrics a file in a folder that exists and can be written")
+
+
+def push_metrics(url: str, verdict: Verdict, subject: Subject, timeout: float = 30) -> None:
+    """Replace this image's group on this node in the Pushgateway at `url` (PUT: series the
+    new verdict lacks go too), grouped by job, image and Hostname."""
+    try:
+        push_to_gateway(url, job=JOB, registry=registry_of(verdict, subject), timeout=timeout,
+                        grouping_key={"image": verdict.image, "Hostname": subject.hostname})
+    except OSError as exc:    # urllib's URLError and HTTPError are OSErrors
+        said = getattr(exc, "reason", None) or exc
+        raise HostError(f"the verdict ({'passed' if verdict.passed else 'FAILED'}) could not be "
+                        f"pushed to the Pushgateway at {url}: {said}",
+                        hint="check that the Pushgateway runs and this host reaches it; the "
+                             "verdict itself stands (its ticket is kept)")
+
+
+def _gpu_labels(facts: Report | None, hostname: str) -> dict[str, str]:
+    """DCGM exporter's names for the GPU measured (the first the container sees)."""
+    nvml = facts.gpu.nvml if facts else None
+    devices = nvml.devices if nvml else ()
+    work = facts.gpu.work if facts else None
+    index = work.devices[0].index if work and work.devices else (devices[0].index if devices else None)
+    return {"gpu": "" if index is None else str(index),
+            "model_name": devices[0].name if devices else "",
+            "Hostname": hostname,
+            "DCGM_FI_DRIVER_VERSION": (nvml.driver or "") if nvml else ""}
+
+
+def _info(series: Series, verdict: Verdict, subject: Subject, facts: Report) -> None:
+    libraries = facts.libraries
+    frameworks = sorted((name, fw.version or "") for name, fw in facts.frameworks.items()
+                        if fw.imported)
+    labels = {"image": verdict.image, "digest": subject.digest, "platform": subject.platform,
+              "image_id": verdict.image_id, "python": facts.system.python,
+              "cuda": libraries.version("cudart") or "", "cudnn": libraries.version("cudnn") or "",
+              "nccl": libraries.version("nccl") or "",
+              "framework": ",".join(f"{name} {version}".strip() for name, version in frameworks)}
+    series.set(f"{PREFIX}_image_info", "The image judged and its stack, as the probe read it "
+               "from the libraries (not the tag)", labels, 1)
+
+
+def _throughput(series: Series, image: dict[str, str], gpu: dict[str, str],
+                facts: Report) -> None:
+    work = facts.gpu.work
+    if work is None:
+        return
+    peak, scale = peak_and_scale(facts)
+    where = {**image, "gpu": gpu["gpu"], "model_name": gpu["model_name"], "Hostname": gpu["Hostname"]}
+    measured = [("gemm", precision, timing) for precision, timing in sorted(work.gemm.items())]
+    if work.conv is not None:
+        measured.append(("conv", CONV_PRECISION, work.conv))
+    for kind, precision, timing in measured:
+        if timing.tflops is None:
+            continue
+        labels = {**where, "precision": precision}
+        series.set(f"{PREFIX}_{kind}_flops_per_second", f"{NAMES[kind]} throughput the probe "
+                   "measured (on the first GPU the container sees)", labels, timing.tflops * 1e12)
+        top = peak.get(precision) if peak else None
+        if top:
+            series.set(f"{PREFIX}_{kind}_peak_ratio", f"{NAMES[kind]} throughput as a share of "
+                       "the GPU's dense peak (scaled to the SMs visible)", labels,
+                       timing.tflops / (top * scale))
+    nccl = work.nccl
+    if nccl is not None and nccl.busbw_gbs is not None:
+        labels = {**where, "gpus": str(nccl.gpus)}
+        series.set(f"{PREFIX}_nccl_bus_bandwidth_bytes_per_second", "NCCL all-reduce bus "
+                   "bandwidth", labels, nccl.busbw_gbs * 1e9)
+
+
+def _tf32(series: Series, image: dict[str, str], gpu: dict[str, str],
+          facts: Report) -> None:
+    """Whether each framework's default FP32 matmul and convolution ran as TF32 (the error
+    signature the probe measured), whatever was claimed: a change is what an alert wants."""
+    for name, fw in sorted(facts.frameworks.items()):
+        for op, _key, field in OPS:
+            error = getattr(fw, field)
+            if error is None:
+                continue
+            labels = {**image, "framework": name, "op": op, "Hostname": gpu["Hostname"]}
+            series.set(f"{PREFIX}_tf32_in_effect", "1 when the framework's default FP32 math "
+                       "ran as TF32 (its error signature), 0 when as full FP32", labels,
+                       float(error > TF32_ERROR_BOUNDARY))
