@@ -339,6 +339,16 @@ def export_policy(out: flags.ExportOut, registry: flags.PolicyRegistries = [],
         kinds=tuple(k for k, on in (("kyverno", kyverno), ("sigstore", sigstore)) if on))
 
 
+@export_command("monitoring")
+def export_monitoring(out: flags.ExportOut, margin: flags.Margin = 0.1,
+                      period: flags.Period = "1d") -> None:
+    """Write Prometheus alerting rules and a Grafana dashboard for the verdicts `imgkit
+    verify --metrics` sends: an image no longer verifies, its throughput dropped, its TF32
+    state changed, no verdict for two periods."""
+    from ..export.command import export_monitoring as run
+    run(out=out, margin=margin, period_seconds=int(seconds_of("--period", period) or 0))
+
+
 @export_command("k8s")
 @selects()
 def export_k8s(selection: Selection, out: flags.ExportOut, registry: flags.ClusterRegistry,

@@ -317,6 +317,12 @@ CiTrustedKey = Annotated[str, typer.Option(
 # export
 ExportOut = Annotated[Path, typer.Option("--out", metavar="DIR",
                                          help="The folder to write the files into.")]
+Margin = Annotated[float, typer.Option(
+    "--margin", metavar="SHARE", min=0.01, max=0.9, help="Alert when a throughput falls more "
+    "than this share under the best the same image reached on the same GPU model (0.1: 10%).")]
+Period = Annotated[str, typer.Option(
+    "--period", metavar="DURATION", help="How often each node sends a verdict (the fleet "
+    "check's schedule), e.g. 6h or 1d: no verdict for two periods alerts.")]
 BakeRegistry = Annotated[Optional[str], typer.Option(
     "--registry", metavar="REGISTRY[/NAMESPACE]", help="Tag the images in this registry, what "
                                                        "`bake --push` pushes (default: local names).")]

@@ -174,6 +174,22 @@ def export_k8s(selection: Selection, *, out: Path, registry: str, candidates: Pa
                 "report.json; imgkit verify --from-report report.json IMAGE`")
 
 
+def export_monitoring(*, out: Path, margin: float, period_seconds: int) -> None:
+    """Alerting rules and a dashboard for the verdicts as metrics."""
+    from .monitoring import MonitoringSettings, dashboard, rules
+    if period_seconds < 60:
+        raise UsageError(f"--period: {period_seconds} s is shorter than a minute",
+                         hint="give the fleet check's schedule, e.g. 6h or 1d")
+    settings = MonitoringSettings(margin=margin, period_seconds=period_seconds)
+    written = {"imgkit-alerts.yml": rules(settings), "imgkit-dashboard.json": dashboard(settings)}
+    out.mkdir(parents=True, exist_ok=True)
+    for name, text in written.items():
+        (out / name).write_text(text)
+    stderr_line(f"wrote {out}/imgkit-alerts.yml (load it as a Prometheus rule file; check it "
+                f"with `promtool check rules`) and {out}/imgkit-dashboard.json (import it into "
+                "Grafana)")
+
+
 def export_policy(*, out: Path, registries: list[str], key: Path | None, identity: str | None,
                   issuer: str | None, require_gpu: bool, tlog: bool,
                   kinds: tuple[str, ...]) -> None:
