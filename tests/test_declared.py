@@ -111,3 +111,22 @@ def test_the_metadata_test_names_every_difference(tmp_path: Path) -> None:
     [bad] = metadata_checks(test, {**config, "User": "root", "ExposedPorts": {}})
     assert bad.verdict == "fail"
     assert "port 8888 not exposed" in bad.diagnosis and "user 'root', not 'imgkit'" in bad.diagnosis
+
+
+def test_service_tests_are_imgkits_own_kind_beside_csts(tmp_path: Path) -> None:
+    text = TEAM_CST + ("serviceTests:\n"
+                       "  - name: jupyter answers\n"
+                       "    port: 8888\n"
+                       "    path: /api\n"
+                       "    expectedStatus: 200\n")
+    checks = load_checks(write(tmp_path, text))
+    assert checks.count == 6
+    [service] = checks.service_tests
+    assert (service.port, service.path, service.expected_status, service.timeout) == (8888, "/api", 200, 60)
+    bad = text.replace("port: 8888", "port: 88888").replace("path: /api", "path: api")
+    with pytest.raises(SpecErrors) as caught:
+        load_checks(write(tmp_path, bad))
+    keys = {p.key for p in caught.value.problems}
+    assert keys == {"serviceTests[0].port", "serviceTests[0].path"}, keys
+    assert load_checks(write(tmp_path, "schemaVersion: 2.0.0\nserviceTests:\n"
+                                       "  - {name: up, port: 80}\n")).count == 1

@@ -126,3 +126,76 @@ def test_a_hanging_check_is_stopped_and_a_broken_file_refused(engine, mini, tmp_
     code, verdict, said = verify(mini, tmp_path / "broken.yaml", tmp_path)
     assert code == 2 and "broken.yaml:5: commandTests[0].setup" in said, said
     assert "Traceback" not in said and verdict == {}
+
+
+SERVICES = """\
+schemaVersion: 2.0.0
+serviceTests:
+  - name: the listing is served
+    port: 8000
+    path: /
+    expectedOutput: ["Directory listing"]
+    timeout: 30
+  - name: a bare port is enough
+    port: 8000
+  - name: a page that is not there
+    port: 8000
+    path: /missing
+    timeout: 30
+  - name: asked as another command, on another port
+    port: 8001
+    path: /
+    command: ["python3", "-m", "http.server", "8001"]
+    expectedStatus: 200
+"""
+QUIET = """\
+schemaVersion: 2.0.0
+serviceTests:
+  - name: never answers
+    port: 8000
+    timeout: 4
+"""
+
+
+@pytest.fixture(scope="module")
+def servers(engine, mini_stack, namespace):  # type: ignore[no-untyped-def]
+    """Three images of the mini python stack: one serving HTTP on 8000 as a non-root user,
+    one whose server exits at once, one that never listens."""
+    from .conftest import build_from_files
+    made = {}
+    for name, cmd in (("serves", '["python3", "-m", "http.server", "8000"]'),
+                      ("exits", '["python3", "-c", "import sys; print(\\"port taken\\"); sys.exit(4)"]'),
+                      ("quiet", '["sleep", "600"]')):
+        dockerfile = (f"FROM {mini_stack.python}\nWORKDIR /tmp\nUSER 1000\nCMD {cmd}\n").encode()
+        made[name] = build_from_files(engine, f"{namespace}/service:{name}", {"Dockerfile": dockerfile})
+    yield made
+    for ref in made.values():
+        engine.client.images.remove(ref, force=True)
+
+
+def test_a_service_must_answer_as_declared(engine, servers, tmp_path):  # type: ignore[no-untyped-def]
+    (tmp_path / "services.yaml").write_text(SERVICES)
+    code, verdict, said = verify(servers["serves"], tmp_path / "services.yaml", tmp_path)
+    assert code == 1, said
+    found = declared(verdict)
+    assert [c["verdict"] for c in found.values()] == ["pass", "pass", "fail", "pass"], found
+    assert "HTTP 200" in found["check: the listing is served"]["measured"]
+    assert "a connection" in found["check: a bare port is enough"]["measured"]
+    assert "HTTP 404" in found["check: a page that is not there"]["diagnosis"]
+    assert 'name="check: the listing is served"' in (tmp_path / "junit.xml").read_text()
+    assert not no_verify_containers(engine)
+
+
+def test_a_server_that_exits_or_never_answers_fails_and_is_cleaned_up(engine, servers, tmp_path):  # type: ignore[no-untyped-def]
+    (tmp_path / "services.yaml").write_text(SERVICES)
+    code, verdict, said = verify(servers["exits"], tmp_path / "services.yaml", tmp_path)
+    assert code == 1, said
+    first = declared(verdict)["check: the listing is served"]
+    assert "the server exited with code 4" in first["measured"], first
+    assert "port taken" in first["diagnosis"]
+    (tmp_path / "quiet.yaml").write_text(QUIET)
+    code, verdict, said = verify(servers["quiet"], tmp_path / "quiet.yaml", tmp_path)
+    assert code == 1, said
+    [quiet] = declared(verdict).values()
+    assert quiet["measured"] == "no answer on port 8000 within 4 s", quiet
+    assert not no_verify_containers(engine)                 # both containers gone

@@ -104,7 +104,8 @@ JUPYTER = "paddle-jupyter:2.6.2-gpu-cuda11.8-cudnn8"
 
 def test_the_jupyter_extension_works_as_non_root_and_demands_its_token(engine, slice_built, tmp_path):  # type: ignore[no-untyped-def]
     """The bundled extension: built on the Paddle layers, cv2/jupyterlab/paddle import as the
-    non-root user, verify passes it (pip check and the parent's stack included), and
+    non-root user, verify passes it (pip check, the parent's stack and the family's declared
+    checks included: its server answers /api on 8888), and
     JupyterLab answers its API with the token (200) and refuses it without (403)."""
     import urllib.error
     import urllib.request
@@ -119,10 +120,14 @@ def test_the_jupyter_extension_works_as_non_root_and_demands_its_token(engine, s
         engine.image(PADDLE).layers                               # on the Paddle layers
     assert imgkit("verify", PADDLE, "--gpus", "none").returncode == 0   # the parent's record
     report = tmp_path / "v.json"
-    result = imgkit("verify", JUPYTER, "--gpus", "none", "--json", str(report))
+    result = imgkit("verify", JUPYTER, "--gpus", "none", "--json", str(report),
+                    "--checks", str(ROOT / "images" / "checks" / "paddle-jupyter.yaml"))
     assert result.returncode == 0, result.stdout
     checks = {c["name"]: c["verdict"] for c in json.loads(report.read_text())["checks"]}
     assert checks["pip.check"] == "pass" and checks["parent-stack"] == "pass"
+    # the family's own declared checks, its service test included: JupyterLab answers
+    assert checks["check: jupyterlab answers on 8888"] == "pass", checks
+    assert [v for n, v in checks.items() if n.startswith("check: ")] == ["pass"] * 5, checks
 
     port = free_port()
     container = engine.client.containers.run(JUPYTER, detach=True, ports={"8888/tcp": port},

@@ -1,5 +1,5 @@
-"""Throwaway containers: run one to its end or deadline, always removed; read files of an
-image without starting anything."""
+"""Throwaway containers: run one to its end or deadline, always removed; start one running
+the image's own service and stop it; read files of an image without starting anything."""
 from __future__ import annotations
 
 import base64
@@ -11,7 +11,7 @@ from typing import Any, Iterator
 from .. import labels
 from ..errors import ContainerFailed, EngineUnavailable, first_line
 from .client import START_HINT, Client
-from .types import ContainerRun, FileEntry, PathStat, RunSpec
+from .types import ContainerRun, FileEntry, PathStat, RunSpec, ServiceState
 
 
 class Containers(Client):
@@ -30,7 +30,8 @@ class Containers(Client):
             cap_drop=["ALL"], security_opt=["no-new-privileges"], read_only=not spec.writable,
             tmpfs={"/tmp": "rw,exec,nosuid,size=1g"}, mem_limit=spec.memory,
             pids_limit=spec.pids_limit, shm_size=spec.shm_size,
-            network_mode="bridge" if spec.network else "none",
+            network_mode=(f"container:{spec.join}" if spec.join else
+                          "bridge" if spec.network else "none"),
             device_requests=_device_requests(spec.gpus) or None,
             log_config=docker.types.LogConfig(type="json-file", config={
                 "max-size": f"{megabytes}m", "max-file": "2"}))
@@ -38,7 +39,8 @@ class Containers(Client):
         try:
             cid = api.create_container(
                 spec.image, entrypoint=list(spec.entrypoint), command=list(spec.command),
-                host_config=host_config, network_disabled=not spec.network, labels=spec.labels,
+                host_config=host_config, network_disabled=not (spec.network or spec.join),
+                labels=spec.labels,
                 environment=spec.environment, user=spec.user or None,
                 platform=spec.platform or None)["Id"]
         except docker.errors.APIError as exc:
@@ -166,6 +168,49 @@ class Containers(Client):
                                  content=content, link=member.linkname if member.issym() else None)
         finally:
             stream.close()
+
+    @contextmanager
+    def service(self, image: str, *, command: tuple[str, ...] = (),
+                environment: dict[str, str] | None = None, memory: str = "8g",
+                stop_after: float = 2.0) -> Iterator[str]:
+        """A container of `image` running its own command (ENTRYPOINT and CMD, or `command`
+        instead), on no network but its own loopback (containers that join it reach it
+        there), with its user, every capability dropped and a writable layer of its own;
+        stopped (SIGTERM, then SIGKILL after `stop_after` s) and removed on every path."""
+        import docker.errors
+        import docker.types
+        api = self.api
+        host_config = api.create_host_config(
+            cap_drop=["ALL"], security_opt=["no-new-privileges"], network_mode="none",
+            tmpfs={"/tmp": "rw,exec,nosuid,size=1g"}, mem_limit=memory, pids_limit=1024,
+            log_config=docker.types.LogConfig(type="json-file", config={"max-size": "1m",
+                                                                        "max-file": "2"}))
+        try:
+            cid = api.create_container(
+                image, entrypoint=list(command[:1]) or None, command=list(command[1:]) or None,
+                host_config=host_config, environment=environment or {},
+                labels={labels.ROLE: labels.ROLE_VERIFY})["Id"]
+        except docker.errors.APIError as exc:
+            raise ContainerFailed(str(exc.explanation or exc))
+        try:
+            try:
+                api.start(cid)
+            except docker.errors.APIError as exc:
+                raise ContainerFailed(str(exc.explanation or exc))
+            yield cid
+        finally:
+            try:
+                api.stop(cid, timeout=int(stop_after))
+            except docker.errors.APIError:
+                pass        # gone already; removed below either way
+            self.remove_container(cid)
+
+    def service_state(self, cid: str, tail: int = 20) -> ServiceState:
+        """Whether a service still runs, its exit code once stopped, and its last lines."""
+        state = self.api.inspect_container(cid)["State"]
+        log = self.api.logs(cid, stdout=True, stderr=True, tail=tail).decode(errors="replace")
+        running = bool(state.get("Running"))
+        return ServiceState(running, None if running else int(state.get("ExitCode", -1)), log)
 
     def remove_container(self, container_id: str) -> None:
         import docker.errors

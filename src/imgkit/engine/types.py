@@ -44,6 +44,15 @@ class RunSpec:
     user: str = ""                 # "" = the image's own default user
     platform: str = ""             # "" = the image's own; linux/arm64 runs under emulation here
     writable: bool = False         # the image's filesystem writable (a team's command may write)
+    join: str = ""                 # a container whose network namespace it shares ("" = its own)
+
+
+@dataclass(frozen=True)
+class ServiceState:
+    """A started container as the engine sees it now."""
+    running: bool
+    exit_code: int | None          # once it stopped
+    log: str                       # the last of what it printed (both streams)
 
 
 @dataclass(frozen=True)

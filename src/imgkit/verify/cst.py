@@ -1,6 +1,7 @@
 """A team's declared checks, read in container-structure-test's own format (schemaVersion
 2.0.0), so the file a team already keeps for CST works unmodified: commandTests,
-fileExistenceTests, fileContentTests and metadataTest, with globalEnvVars. What imgkit does
+fileExistenceTests, fileContentTests and metadataTest, with globalEnvVars; and, where CST
+has no word, imgkit's serviceTests (the image's own server must answer on a port). What imgkit does
 not run yet (setup and teardown commands, licenseTests, containerRunOptions) is refused
 naming the key, never skipped in silence. Every problem of the file is said at once, with
 its line (the family files' way). Pure: declared.py runs the checks."""
@@ -73,6 +74,19 @@ class MetadataTest(Strict):
     user: str | None = None
 
 
+class ServiceTest(Strict):
+    """imgkit's, not CST's: the image's own command (or `command`) must answer on `port`
+    within `timeout` seconds: a connection, or with `path` an HTTP GET of that path."""
+    name: str
+    port: int = Field(ge=1, le=65535)
+    path: str | None = Field(None, pattern="^/")
+    command: list[str] = []           # instead of the image's ENTRYPOINT and CMD
+    env_vars: list[EnvVar] = Field([], alias="envVars")
+    expected_status: int | None = Field(None, alias="expectedStatus", ge=100, le=599)
+    expected_output: list[str] = Field([], alias="expectedOutput")   # searched in the body
+    timeout: int = Field(60, ge=1, le=600)
+
+
 class CheckFile(Strict):
     schema_version: str = Field(alias="schemaVersion")
     global_env_vars: list[EnvVar] = Field([], alias="globalEnvVars")
@@ -80,11 +94,13 @@ class CheckFile(Strict):
     file_existence_tests: list[FileExistenceTest] = Field([], alias="fileExistenceTests")
     file_content_tests: list[FileContentTest] = Field([], alias="fileContentTests")
     metadata_test: MetadataTest | None = Field(None, alias="metadataTest")
+    service_tests: list[ServiceTest] = Field([], alias="serviceTests")
 
     @property
     def count(self) -> int:
         return (len(self.command_tests) + len(self.file_existence_tests)
-                + len(self.file_content_tests) + (self.metadata_test is not None))
+                + len(self.file_content_tests) + (self.metadata_test is not None)
+                + len(self.service_tests))
 
 
 def _not_yet(raw: Any, lines: dict[tuple[Any, ...], int], file: str) -> list[SpecError]:
@@ -135,7 +151,8 @@ def load_checks(path: Path) -> CheckFile:
         raise every_problem(found)
     if not checks.count:
         raise SpecError(file, "(top)", "declares no test",
-                        hint="commandTests, fileExistenceTests, fileContentTests or metadataTest")
+                        hint="commandTests, fileExistenceTests, fileContentTests, metadataTest "
+                             "or serviceTests")
     return checks
 
 

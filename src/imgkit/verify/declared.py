@@ -6,7 +6,8 @@ failed one fails the verdict.
 As container-structure-test runs them: a command test in a container of its own (the
 image's user and environment, plus the file's variables; no network, no capabilities,
 stopped at its timeout); file tests read the filesystem without starting the image;
-metadata from the image's config."""
+metadata from the image's config; a service test runs the image's own server and asks it
+(service.py)."""
 from __future__ import annotations
 
 import re
@@ -40,6 +41,9 @@ def declared_checks(engine: Engine, image_id: str, config: dict[str, Any],
     found += [_content(test, contents[test.path]) for test in checks.file_content_tests]
     if checks.metadata_test is not None:
         found += metadata_checks(checks.metadata_test, config)
+    if checks.service_tests:
+        from .service import service_check
+        found += [service_check(engine, image_id, test, env) for test in checks.service_tests]
     return found
 
 
