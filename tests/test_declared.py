@@ -130,3 +130,57 @@ def test_service_tests_are_imgkits_own_kind_beside_csts(tmp_path: Path) -> None:
     assert keys == {"serviceTests[0].port", "serviceTests[0].path"}, keys
     assert load_checks(write(tmp_path, "schemaVersion: 2.0.0\nserviceTests:\n"
                                        "  - {name: up, port: 80}\n")).count == 1
+
+
+GPU_TESTS = """\
+schemaVersion: 2.0.0
+gpuTests:
+  - name: prints its answer
+    run: |
+      import os, sys
+      print("answer", 6 * 7)
+      hidden = ("IMGKIT_REPORT_MARK", "IMGKIT_PROBE", "IMGKIT_GPU_TESTS")
+      print("token seen" if any(k in os.environ for k in hidden) else "no token")
+    expectedOutput: ["^answer 42$"]
+    excludedOutput: ["token seen"]
+  - name: raises
+    run: raise SystemExit("no GPU here")
+  - name: hangs
+    run: import time; time.sleep(60)
+    timeout: 2
+"""
+
+
+def test_gpu_tests_run_in_the_probe_after_its_gpu_work_and_are_judged(tmp_path: Path) -> None:
+    """The zipped probe, started as verify starts it, runs each snippet in an interpreter of
+    its own (here on this host's CPU: the mechanics; docs/gpu.md says where they ran on a
+    GPU) without the report channel's token; the judge reads the results from the report."""
+    import os
+    from dataclasses import replace
+
+    from imgkit.verify.declared import gpu_environment, gpu_test_checks
+    from imgkit.verify.facts import parse_report
+
+    from .gpu_host import probe_host
+    from .test_evaluate import GOOD, run
+
+    checks = load_checks(write(tmp_path, GPU_TESTS))
+    assert checks.count == 3 and checks.gpu_tests[2].timeout == 2
+    report = probe_host(gemm_size=256, env={**os.environ, **gpu_environment(checks.gpu_tests)})
+    ran = {r["name"]: r for r in report["declared"]}
+    assert ran["prints its answer"]["exit_code"] == 0
+    assert "no token" in ran["prints its answer"]["stdout"]
+    assert ran["raises"]["exit_code"] == 1 and "no GPU here" in ran["raises"]["stderr"]
+    assert ran["hangs"]["timed_out"] and ran["hangs"]["seconds"] < 10
+
+    facts = parse_report({**GOOD, "declared": report["declared"]})
+    judged = {c.name: c for c in gpu_test_checks(checks.gpu_tests, replace(run(GOOD), facts=facts))}
+    assert judged["check: prints its answer"].verdict == "pass"
+    assert "answer 42" in judged["check: prints its answer"].measured
+    assert judged["check: raises"].verdict == "fail" and "no GPU here" in judged["check: raises"].measured
+    assert "still running after 2 s" in judged["check: hangs"].diagnosis
+    # without a GPU they are not run: skipped, never passed; a report without them fails
+    skipped = gpu_test_checks(checks.gpu_tests, run(GOOD, gpu=False))
+    assert {(c.verdict, c.required) for c in skipped} == {("skip", False)}
+    missing = gpu_test_checks(checks.gpu_tests, run(GOOD))
+    assert {c.verdict for c in missing} == {"fail"} and "no result" in missing[0].measured

@@ -199,3 +199,13 @@ def test_a_server_that_exits_or_never_answers_fails_and_is_cleaned_up(engine, se
     [quiet] = declared(verdict).values()
     assert quiet["measured"] == "no answer on port 8000 within 4 s", quiet
     assert not no_verify_containers(engine)                 # both containers gone
+
+
+def test_gpu_tests_without_a_gpu_are_skipped_not_passed(engine, mini, tmp_path):  # type: ignore[no-untyped-def]
+    (tmp_path / "gpu.yaml").write_text("schemaVersion: 2.0.0\ngpuTests:\n"
+                                       "  - name: cuda is there\n    run: import ctypes\n")
+    code, verdict, said = verify(mini, tmp_path / "gpu.yaml", tmp_path)
+    assert code == 0, said                                   # GPU-unverified, like imgkit's own
+    [skipped] = declared(verdict).values()
+    assert (skipped["verdict"], skipped["required"]) == ("skip", False), skipped
+    assert not verdict["gpu_verified"]

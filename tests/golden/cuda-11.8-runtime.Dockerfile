@@ -30,4 +30,4 @@ ENV CUDA_VERSION=11.8.89 \
     NVIDIA_DRIVER_CAPABILITIES=compute,utility \
     NVIDIA_REQUIRE_CUDA="cuda>=11.8"
 USER imgkit
-LABEL org.imgkit.input-hash="a8b76a0188303f344cb0c389fde69c9e"
+LABEL org.imgkit.input-hash="8e76dde9e1873eff998fb71cdf4e6e8a"

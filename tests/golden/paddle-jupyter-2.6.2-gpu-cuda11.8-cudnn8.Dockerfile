@@ -38,4 +38,4 @@ RUN imgkit-build-env pip install --no-cache-dir --constraint /opt/imgkit/constra
 EXPOSE 8888
 USER imgkit
 CMD ["jupyter", "lab"]
-LABEL org.imgkit.input-hash="3daffe783ab33c537708993b04fb4b31"
+LABEL org.imgkit.input-hash="5bdd680c782d7a9a410d36085331c152"

@@ -9,7 +9,7 @@ import os
 import platform
 from concurrent.futures import ThreadPoolExecutor
 
-from . import PROBE_VERSION, channel, frameworks, inventory, libs, priority, requirements
+from . import PROBE_VERSION, channel, declared, frameworks, inventory, libs, priority, requirements
 
 # The environment the report carries: what the NVIDIA runtime and the loader need, and the
 # variables that switch a framework's TF32 use.
@@ -108,6 +108,9 @@ def main(argv=None):
               "bare_names": bare_names, "frameworks": found, "pip_check": pip,
               "args": {"no_gpu": args.no_gpu}}
     report["gpu"] = gpu_facts(args, libraries)
+    snippets = declared.wanted()
+    if snippets:      # the team's gpuTests, once the GPU work is done
+        report["declared"] = declared.run_all(snippets)
     if args.inventory:
         report["inventory"] = inventory.collect()
     text = json.dumps(report, indent=1, sort_keys=True, default=str)

@@ -149,8 +149,12 @@ def judge(engine: Engine, subject: Subject, options: VerifyOptions, from_report:
         verdict = judge_report(engine, subject.ref, report_text(from_report), options,
                                info=subject.info)
     else:
+        snippets = {}
+        if declared is not None and options.gpus != "none":    # the team's gpuTests ride along
+            from .declared import gpu_environment
+            snippets = gpu_environment(declared.gpu_tests)
         verdict = run_verify(engine, subject.ref, options, info=subject.info,
-                             with_inventory=with_inventory)
+                             with_inventory=with_inventory, environment=snippets)
     if declared is not None:
         verdict = with_declared(engine, verdict, declared, options.timeout)
     return with_updates(engine, verdict) if options.updates else verdict
@@ -158,9 +162,10 @@ def judge(engine: Engine, subject: Subject, options: VerifyOptions, from_report:
 
 def with_declared(engine: Engine, verdict: Verdict, declared: CheckFile, timeout: int) -> Verdict:
     """The verdict with the team's declared checks of the very image it judged."""
-    from .declared import declared_checks
+    from .declared import declared_checks, gpu_test_checks
     checks = declared_checks(engine, verdict.image_id, engine.config(verdict.image_id), declared,
                              timeout)
+    checks += gpu_test_checks(declared.gpu_tests, verdict)
     return replace(verdict, checks=verdict.checks + tuple(checks))
 
 

@@ -1,7 +1,8 @@
 """A team's declared checks, read in container-structure-test's own format (schemaVersion
 2.0.0), so the file a team already keeps for CST works unmodified: commandTests,
 fileExistenceTests, fileContentTests and metadataTest, with globalEnvVars; and, where CST
-has no word, imgkit's serviceTests (the image's own server must answer on a port). What imgkit does
+has no word, imgkit's serviceTests (the image's own server must answer on a port) and
+gpuTests (Python run by the probe's interpreter with the GPU visible). What imgkit does
 not run yet (setup and teardown commands, licenseTests, containerRunOptions) is refused
 naming the key, never skipped in silence. Every problem of the file is said at once, with
 its line (the family files' way). Pure: declared.py runs the checks."""
@@ -87,6 +88,16 @@ class ServiceTest(Strict):
     timeout: int = Field(60, ge=1, le=600)
 
 
+class GpuTest(Strict):
+    """imgkit's, not CST's: Python run by the image's python3 with the GPU visible, after
+    the probe's GPU work; it passes when it exits 0 (and prints what is expected)."""
+    name: str
+    run: str = Field(min_length=1)
+    expected_output: list[str] = Field([], alias="expectedOutput")
+    excluded_output: list[str] = Field([], alias="excludedOutput")
+    timeout: int = Field(300, ge=1, le=1800)
+
+
 class CheckFile(Strict):
     schema_version: str = Field(alias="schemaVersion")
     global_env_vars: list[EnvVar] = Field([], alias="globalEnvVars")
@@ -95,12 +106,13 @@ class CheckFile(Strict):
     file_content_tests: list[FileContentTest] = Field([], alias="fileContentTests")
     metadata_test: MetadataTest | None = Field(None, alias="metadataTest")
     service_tests: list[ServiceTest] = Field([], alias="serviceTests")
+    gpu_tests: list[GpuTest] = Field([], alias="gpuTests")
 
     @property
     def count(self) -> int:
         return (len(self.command_tests) + len(self.file_existence_tests)
                 + len(self.file_content_tests) + (self.metadata_test is not None)
-                + len(self.service_tests))
+                + len(self.service_tests) + len(self.gpu_tests))
 
 
 def _not_yet(raw: Any, lines: dict[tuple[Any, ...], int], file: str) -> list[SpecError]:
@@ -151,8 +163,8 @@ def load_checks(path: Path) -> CheckFile:
         raise every_problem(found)
     if not checks.count:
         raise SpecError(file, "(top)", "declares no test",
-                        hint="commandTests, fileExistenceTests, fileContentTests, metadataTest "
-                             "or serviceTests")
+                        hint="commandTests, fileExistenceTests, fileContentTests, metadataTest, "
+                             "serviceTests or gpuTests")
     return checks
 
 

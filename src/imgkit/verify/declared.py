@@ -10,15 +10,18 @@ metadata from the image's config; a service test runs the image's own server and
 (service.py)."""
 from __future__ import annotations
 
+import base64
+import json
 import re
 import time
-from typing import Any
+from typing import Any, Sequence
 
 from .. import labels
 from ..engine import Engine, FileEntry, RunSpec
 from ..errors import ContainerFailed
-from .cst import CheckFile, CommandTest, EnvVar, FileContentTest, FileExistenceTest, MetadataTest
-from .verdict import FAIL, PASS, Check
+from ..probe.declared import ENV as GPU_TESTS_ENV
+from .cst import CheckFile, CommandTest, EnvVar, FileContentTest, FileExistenceTest, GpuTest, MetadataTest
+from .verdict import FAIL, PASS, SKIP, Check, Verdict
 
 COMMAND_TIMEOUT = 120     # seconds a declared command may run (at most verify's --timeout)
 SHOWN = 3                 # lines of what a command printed, kept as evidence
@@ -164,3 +167,49 @@ def metadata_checks(test: MetadataTest, config: dict[str, Any]) -> list[Check]:
     return [Check("check: metadata", FAIL if problems else PASS, "as declared",
                   "; ".join(problems) or "as declared",
                   f"the declared metadata test failed: {'; '.join(problems)}" if problems else "")]
+
+
+def gpu_environment(tests: Sequence[GpuTest]) -> dict[str, str]:
+    """The probe's container's variable carrying the gpuTests ({} for none)."""
+    if not tests:
+        return {}
+    payload = [{"name": t.name, "run": t.run, "timeout": t.timeout} for t in tests]
+    return {GPU_TESTS_ENV: base64.b64encode(json.dumps(payload).encode()).decode()}
+
+
+def gpu_test_checks(tests: Sequence[GpuTest], verdict: Verdict) -> list[Check]:
+    """Each gpuTest judged from the probe's report: skipped without a GPU (not verified,
+    like imgkit's own GPU checks); a test the report has no result for fails."""
+    ran = {r.name: r for r in verdict.facts.declared} if verdict.facts else {}
+    found = []
+    for test in tests:
+        name = f"check: {test.name}"
+        expected = "exit 0" + "".join(f", /{p}/" for p in test.expected_output)
+        run = ran.get(test.name)
+        if not verdict.gpu_checked:
+            found.append(Check(name, SKIP, expected, "not run (--gpus none)",
+                               "the declared GPU test needs the GPU", required=False))
+        elif run is None:
+            found.append(Check(name, FAIL, expected, "no result", f"the declared GPU test "
+                               f"{test.name!r} did not run: the probe's report has no result "
+                               "for it (a report made without --checks?)"))
+        else:
+            found.append(_gpu_test(test, run, expected))
+    return found
+
+
+def _gpu_test(test: GpuTest, run: Any, expected: str) -> Check:
+    name = f"check: {test.name}"
+    seconds = f"{run.seconds:.1f} s" if run.seconds is not None else "?"
+    if run.timed_out or run.error:
+        said = f"still running after {test.timeout} s: stopped" if run.timed_out else run.error
+        return Check(name, FAIL, expected, said, f"the declared GPU test {test.name!r} failed: {said}")
+    problems = [f"exit {run.exit_code}"] if run.exit_code != 0 else []
+    problems += [f"no /{p}/ in its output" for p in _matching(test.expected_output, run.stdout, True)]
+    problems += [f"/{p}/ in its output" for p in _matching(test.excluded_output, run.stdout, False)]
+    printed = _shown(run.stdout) if not problems else (_shown(run.stderr) or _shown(run.stdout))
+    measured = f"exit {run.exit_code} in {seconds}" + (f": {printed}" if printed else "")
+    if problems:
+        return Check(name, FAIL, expected, measured,
+                     f"the declared GPU test {test.name!r} failed: {'; '.join(problems)}")
+    return Check(name, PASS, expected, measured)

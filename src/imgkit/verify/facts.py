@@ -214,6 +214,17 @@ class PipCheck(Fact):
     error: Optional[Text] = None
 
 
+class DeclaredRun(Fact):
+    """One of the team's gpuTests as the probe ran it."""
+    name: Text
+    exit_code: Optional[int] = None
+    timed_out: bool = False
+    seconds: Optional[float] = None
+    stdout: Text = ""
+    stderr: Text = ""
+    error: Optional[Text] = None
+
+
 class ProbeArgs(Fact):
     """How the probe was asked to run (a report read back from a Kubernetes Job says so)."""
     no_gpu: bool = False
@@ -229,6 +240,7 @@ class Report(Fact):
     inventory: Optional[Inventory] = None
     pip_check: Optional[PipCheck] = None
     args: Optional[ProbeArgs] = None
+    declared: tuple[DeclaredRun, ...] = Field(default=(), max_length=200)
 
 
 class InvalidReport(Exception):

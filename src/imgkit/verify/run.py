@@ -112,17 +112,19 @@ def _foreign(platform: str) -> str:
 
 
 def run_probe(engine: Engine, image_id: str, options: VerifyOptions,
-              extra: tuple[str, ...] = (), platform: str = "") -> ProbeRun:
+              extra: tuple[str, ...] = (), platform: str = "",
+              environment: dict[str, str] | None = None) -> ProbeRun:
     """The probe in a throwaway, locked-down container of exactly the image judged, as
-    `platform` (runnable_platform's answer; "": the image's own)."""
+    `platform` (runnable_platform's answer; "": the image's own), with `environment` added
+    (the team's gpuTests)."""
     args: tuple[str, ...] = (("--no-gpu",) if options.gpus == "none"
                              else ("--gemm-size", str(options.gemm_size)))
     args += extra
     token = channel.new_token()
     return ProbeRun(engine.run_container(RunSpec(
         image=image_id, entrypoint=("python3", "-c", BOOT), command=args,
-        environment={"IMGKIT_PROBE": base64.b64encode(probe_zip()).decode(), "HOME": "/tmp",
-                     channel.MARK_ENV: token},
+        environment={**(environment or {}), "HOME": "/tmp", channel.MARK_ENV: token,
+                     "IMGKIT_PROBE": base64.b64encode(probe_zip()).decode()},
         gpus=options.gpus, timeout=options.timeout, memory=options.memory, shm_size=options.shm_size,
         labels={labels.ROLE: labels.ROLE_VERIFY}, stdout_limit=REPORT_LIMIT,
         platform=_foreign(platform))), token)
@@ -137,7 +139,7 @@ def import_judges() -> None:
 
 
 def verify(engine: Engine, ref: str, options: VerifyOptions, *, info: ImageInfo | None = None,
-           with_inventory: bool = False) -> Verdict:
+           with_inventory: bool = False, environment: dict[str, str] | None = None) -> Verdict:
     """The verdict of one probe run in a container of `ref` (`info`: what the engine said of
     it, when the caller asked already). With `with_inventory`, the report also lists what
     is installed (its SBOM), read in that same run."""
@@ -150,7 +152,7 @@ def verify(engine: Engine, ref: str, options: VerifyOptions, *, info: ImageInfo 
     warm.start()
     try:
         probe = run_probe(engine, info.id, options, ("--inventory",) if with_inventory else (),
-                          platform=platform)
+                          platform=platform, environment=environment)
     except ContainerFailed as exc:
         return _not_started(ref, info.id, exc.explanation, host)
     warm.join()
