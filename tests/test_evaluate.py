@@ -301,12 +301,12 @@ def test_device_count_knows_mig(devices: list[dict[str, Any]], cuda_count: int, 
     ("535.104.05", "12.4", "warn", "minor-version compatibility"),
     ("470.82.01", "12.4", "fail", "too old for CUDA 12.4"),
     ("450.80.02", "11.8", "warn", "minor-version compatibility"),
-    ("440.33.01", "11.8", "fail", "upgrade to >= 520.61.05"),
+    ("440.33.01", "11.8", "fail", "the image needs driver >= 520.61.05"),
     ("580.159.04", None, "info", ""),
     ("not-a-version", "12.4", "info", ""),
     ("580.159.04", "13.2", "warn", "minor-version compatibility"),   # 13.2 wants 595.58.03
     ("580.159.04", "13.5", "pass", "toolkit's own driver is not in imgkit's data"),
-    ("575.57.08", "13.5", "fail", "upgrade to >= 580"),
+    ("575.57.08", "13.5", "fail", "needs driver >= 580"),
 ])
 def test_the_host_driver_against_the_images_cuda(driver: str, cuda: str | None, verdict: str,
                                                  says: str) -> None:
@@ -314,6 +314,29 @@ def test_the_host_driver_against_the_images_cuda(driver: str, cuda: str | None, 
     from imgkit.verify.run import driver_check
     check = driver_check(driver, cuda, load())
     assert check.verdict == verdict and says in check.diagnosis and check.scope == "host"
+
+
+@pytest.mark.parametrize("env, cuda, said", [
+    ({"NVIDIA_REQUIRE_CUDA": "cuda>=12.4 brand=tesla,driver>=470,driver<471", "CUDA_VERSION": "12.4.1"},
+     "12.4", "NVIDIA_REQUIRE_CUDA says cuda>=12.4"),
+    ({"CUDA_VERSION": "11.8.0"}, "11.8", "CUDA_VERSION is 11.8.0"),
+    ({}, None, ""),
+])
+def test_an_nvidia_style_image_names_the_cuda_its_host_must_run(env: dict[str, str], cuda: str | None,
+                                                                said: str) -> None:
+    """Without imgkit's labels or a tag that says it, the image's own environment names
+    the CUDA the host's driver is held to, and a driver too old for it says which is needed."""
+    from imgkit.matrix.compat import load
+    from imgkit.verify.run import cuda_needed, driver_check
+    needed, source = cuda_needed(expectations("nvcr.io/nvidia/pytorch:24.05-py3", {}, []), env)
+    assert (needed, said in source) == (cuda, True)
+    tagged = cuda_needed(expectations("x:1", {}, ["cuda=12.8"]), env)
+    assert tagged == ("12.8", "")                                   # the tag's claim comes first
+    if cuda == "12.4":
+        check = driver_check("470.82.01", needed, load(), source)
+        assert check.verdict == "fail" and check.scope == "host"
+        assert "(the image's NVIDIA_REQUIRE_CUDA says cuda>=12.4)" in check.diagnosis
+        assert "needs driver >= 550" in check.diagnosis, check.diagnosis
 
 
 # -- dependencies and the parent's stack (extension images) -----------------------------------

@@ -40,8 +40,25 @@ os._exit(0)   # the report is out: the interpreter's teardown is no part of the 
 """
 REPORT_LIMIT = 8 << 20   # a real report is tens of KB
 
-def host_driver_checks(exp: Expectations) -> list[Check]:
-    """The host driver, read through NVML (nvidia-ml-py), against what the CUDA needs."""
+REQUIRE_CUDA = re.compile(r"cuda>=\s*(\d+\.\d+)")
+
+
+def cuda_needed(exp: Expectations, env: dict[str, str]) -> tuple[str | None, str]:
+    """The CUDA the host's driver must run for this image, and who says so: the tag, the
+    labels or --expect; else the image's own NVIDIA_REQUIRE_CUDA (NVIDIA's and NGC's
+    images carry it), else its CUDA_VERSION."""
+    if exp.get("cuda"):
+        return exp.get("cuda"), ""
+    required = REQUIRE_CUDA.search(env.get("NVIDIA_REQUIRE_CUDA") or "")
+    if required:
+        return required.group(1), f"the image's NVIDIA_REQUIRE_CUDA says cuda>={required.group(1)}"
+    stated = versions.major_minor(env.get("CUDA_VERSION") or "")
+    return (stated, f"the image's CUDA_VERSION is {env['CUDA_VERSION']}") if stated else (None, "")
+
+
+def host_driver_checks(exp: Expectations, env: dict[str, str] | None = None) -> list[Check]:
+    """The host driver, read through NVML (nvidia-ml-py), against what the image's CUDA
+    needs (cuda_needed: `env` is the image's configured environment)."""
     try:
         import pynvml
         pynvml.nvmlInit()
@@ -52,11 +69,13 @@ def host_driver_checks(exp: Expectations) -> list[Check]:
         return [Check("host.driver", INFO, "", f"not readable on this host ({type(exc).__name__})",
                       "the container launch will tell", scope=HOST, required=False)]
     from ..matrix import compat  # the GPU path's only: a plain --gpus none needs no data
-    return [driver_check(driver, exp.get("cuda"), compat.load())]
+    cuda, source = cuda_needed(exp, env or {})
+    return [driver_check(driver, cuda, compat.load(), source)]
 
 
-def driver_check(driver: str, cuda: str | None, data: Compat) -> Check:
-    """A driver version against the minimum drivers of `cuda` (pure logic)."""
+def driver_check(driver: str, cuda: str | None, data: Compat, source: str = "") -> Check:
+    """A driver version against the minimum drivers of `cuda` (pure logic); `source`: who
+    named that CUDA, when not the tag or labels."""
     if versions.parse(driver) is None:
         return Check("host.driver", INFO, "", f"{driver} (not a version imgkit can compare)",
                      scope=HOST, required=False)
@@ -67,8 +86,10 @@ def driver_check(driver: str, cuda: str | None, data: Compat) -> Check:
     toolkit, minor = data.min_driver(cuda)
     if not versions.at_least(driver, minor):
         return Check("host.driver", FAIL, f">= {minor} for CUDA {cuda}", driver,
-                     f"driver {driver} is too old for CUDA {cuda} (it supports CUDA "
-                     f"{supported}); upgrade to >= {toolkit or minor}", scope=HOST)
+                     f"driver {driver} is too old for CUDA {cuda}"
+                     + (f" ({source})" if source else "") + f": it supports CUDA {supported}; "
+                     f"the image needs driver >= {toolkit or minor}: upgrade the host's driver "
+                     f"or run an image of an older CUDA", scope=HOST)
     if not toolkit:     # the data knows the floor of its major, not this toolkit's own driver
         return Check("host.driver", PASS, f">= {minor} for CUDA {cuda} (minor-version "
                      "compatibility)", driver, "the toolkit's own driver is not in imgkit's "
@@ -147,7 +168,7 @@ def verify(engine: Engine, ref: str, options: VerifyOptions, *, info: ImageInfo 
     platform = runnable_platform(ref, info, options)
     exp = expectations(ref, info.labels, list(options.expect))
     use_gpu = options.gpus != "none"
-    host = tuple(host_driver_checks(exp)) if use_gpu else ()
+    host = tuple(host_driver_checks(exp, dict(info.env))) if use_gpu else ()
     warm = threading.Thread(target=import_judges, daemon=True)
     warm.start()
     try:
