@@ -52,3 +52,26 @@ def test_a_claimed_library_the_image_lacks_fails() -> None:
 
 def test_no_claims_no_checks() -> None:
     assert by_name({"PATH": "/usr/bin", "CUDA_VERSION": "", "NCCL_VERSION": "not-a-version"}) == {}
+
+
+def test_imgkits_own_layers_write_nvidias_variables_that_verify_holds_them_to() -> None:
+    """What the CUDA, cuDNN and NCCL layers write (chain.nvidia_env) is NVIDIA's spelling,
+    and an image holding those versions passes every claim it makes."""
+    from imgkit.matrix.chain import nvidia_env
+    from imgkit.matrix.compat import load
+    from imgkit.verify.claims import claim_checks
+    from imgkit.verify.facts import parse_report
+
+    from .test_evaluate import GOOD
+    data = load()
+    for cuda, release in data.cuda.items():
+        env = dict(nvidia_env("cuda", dict(release.components), cuda, release.driver_minor_compat))
+        assert env["NVIDIA_REQUIRE_CUDA"] == f"cuda>={cuda} driver>={release.driver_minor_compat}"
+    written = {**dict(nvidia_env("cuda", {"cudart": "12.4.127", "cublas": "12.4.5.8"}, "12.4",
+                                 "525.60.13")),
+               **dict(nvidia_env("cudnn", {"cudnn": "9.1.0.70"}, "12.4")),
+               **dict(nvidia_env("nccl", {"nccl": "2.21.5"}, "12.4"))}
+    checks = claim_checks(parse_report(GOOD), written)
+    assert {c.name for c in checks} == {"env CUDA_VERSION", "env NV_LIBCUBLAS_VERSION",
+                                        "env CUDNN_VERSION", "env NCCL_VERSION"}
+    assert all(c.verdict == "pass" for c in checks), checks

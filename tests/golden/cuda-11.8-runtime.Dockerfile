@@ -25,9 +25,11 @@ LABEL org.opencontainers.image.title="imgkit/cuda:11.8-runtime-py3.11-bookworm" 
 USER root
 RUN imgkit-build-env pip install --no-cache-dir nvidia-cuda-runtime-cu11==11.8.89 nvidia-cuda-nvrtc-cu11==11.8.89 nvidia-cublas-cu11==11.11.3.6 nvidia-cufft-cu11==10.9.0.58 nvidia-curand-cu11==10.3.0.86 nvidia-cusolver-cu11==11.4.1.48 nvidia-cusparse-cu11==11.7.5.86 \
  && imgkit-link-libs
-ENV CUDA_VERSION=11.8.89 \
-    NVIDIA_VISIBLE_DEVICES=all \
-    NVIDIA_DRIVER_CAPABILITIES=compute,utility \
-    NVIDIA_REQUIRE_CUDA="cuda>=11.8"
+# What this layer holds, in the variables NVIDIA's own images use (verify holds them to the libraries).
+ENV CUDA_VERSION="11.8.89" \
+    NV_LIBCUBLAS_VERSION="11.11.3.6" \
+    NVIDIA_VISIBLE_DEVICES="all" \
+    NVIDIA_DRIVER_CAPABILITIES="compute,utility" \
+    NVIDIA_REQUIRE_CUDA="cuda>=11.8 driver>=450.80.02"
 USER imgkit
-LABEL org.imgkit.input-hash="8e76dde9e1873eff998fb71cdf4e6e8a"
+LABEL org.imgkit.input-hash="ef9a86a5bc609308d42e3f2851756348"

@@ -96,7 +96,26 @@ def _cuda_target(family: Family, combo: Combo, compat: Compat, rel: CudaRelease,
                   python=root.python, cuda=combo.cuda,
                   components=root.components + (("cuda", combo.cuda),) + tuple(pins),
                   packages=tuple(f"{compat.package(c, combo.cuda)}=={v}" for c, v in pins
-                                 if c not in held))
+                                 if c not in held),
+                  env=nvidia_env("cuda", dict(pins), combo.cuda, rel.driver_minor_compat))
+
+
+# What NVIDIA's own images say in their environment, written the same way by each layer, so
+# tools that read NVIDIA's conventions (and verify, which holds them to the libraries) know
+# what the image holds. NVIDIA_REQUIRE_CUDA's space-separated terms are alternatives to
+# the NVIDIA container runtime: the CUDA release, or a driver of at least the floor of
+# minor-version compatibility (which runs this runtime too).
+def nvidia_env(layer: str, pins: dict[str, str], cuda: str,
+               driver_floor: str = "") -> tuple[tuple[str, str], ...]:
+    if layer == "cudnn":
+        return (("CUDNN_VERSION", pins["cudnn"]),)
+    if layer == "nccl":
+        return (("NCCL_VERSION", pins["nccl"]),)
+    require = f"cuda>={cuda}" + (f" driver>={driver_floor}" if driver_floor else "")
+    env = [("CUDA_VERSION", pins["cudart"])] if "cudart" in pins else []
+    env += [("NV_LIBCUBLAS_VERSION", pins["cublas"])] if "cublas" in pins else []
+    return (*env, ("NVIDIA_VISIBLE_DEVICES", "all"),
+            ("NVIDIA_DRIVER_CAPABILITIES", "compute,utility"), ("NVIDIA_REQUIRE_CUDA", require))
 
 
 def _library_targets(family: Family, combo: Combo, compat: Compat, build: FrameworkBuild | None,
@@ -117,7 +136,8 @@ def _library_targets(family: Family, combo: Combo, compat: Compat, build: Framew
             tag=f"{parent.tag.removesuffix(suffix)}-{layer}{short_version(pin)}{suffix}",
             layer=layer, family=family.name, parent=parent.tag, base=None, os=combo.os,
             python=cuda.python, cuda=combo.cuda, components=parent.components + ((layer, pin),),
-            packages=(f"{compat.package(layer, combo.cuda)}=={pin}",)))
+            packages=(f"{compat.package(layer, combo.cuda)}=={pin}",),
+            env=nvidia_env(layer, {layer: pin}, combo.cuda)))
     return made
 
 
