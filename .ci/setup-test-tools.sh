@@ -2,7 +2,7 @@
 # What the tests need beyond the engine (.ci/setup-host.sh): QEMU's user-mode emulation
 # (arm64 images on an x86-64 machine), a registry (Debian's docker-registry, distribution
 # 2.8), skopeo (copies by digest), Prometheus, promtool and a Pushgateway (verdicts as
-# metrics), cosign (signed verdicts) and gitlab-ci-local (a real
+# metrics), Chromium and its driver (the site's pages), cosign (signed verdicts) and gitlab-ci-local (a real
 # GitLab runner for the generated pipeline). `make test` runs it; `make build` does not.
 # Idempotent: does nothing that is already done. Needs root (or sudo).
 set -euo pipefail
@@ -17,6 +17,8 @@ command -v npm >/dev/null 2>&1 || missing+=(nodejs npm)
 command -v g++ >/dev/null 2>&1 || missing+=(g++ make)          # gitlab-ci-local's native module (re2)
 command -v promtool >/dev/null 2>&1 || missing+=(prometheus)          # metrics: lint, rules, scrape
 command -v prometheus-pushgateway >/dev/null 2>&1 || missing+=(prometheus-pushgateway)
+command -v chromium >/dev/null 2>&1 || missing+=(chromium)               # the site, as a person sees it
+command -v chromedriver >/dev/null 2>&1 || missing+=(chromium-driver)
 [ -x /usr/bin/qemu-aarch64-static ] || missing+=(qemu-user-static)   # arm64 images, emulated
 command -v update-binfmts >/dev/null 2>&1 || missing+=(binfmt-support)
 if [ "${#missing[@]}" -gt 0 ]; then

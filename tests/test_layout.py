@@ -11,7 +11,7 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "src" / "imgkit"
 # The stages, in the order data flows through them: each may import only those before it.
-STAGES = ("matrix", "lock", "render", "builder", "verify", "publish", "export")
+STAGES = ("matrix", "lock", "render", "builder", "verify", "publish", "export", "site")
 LAYERS = ("engine", "registry")   # below every stage; the registry may use the engine only
 # Third-party library -> the modules (or folders) that own it; nothing else imports it.
 OWNERS = {
@@ -21,14 +21,15 @@ OWNERS = {
     "stamina": {"registry/client.py"},
     "typer": {"cli/"},
     "rich": {"console.py"},
-    "jinja2": {"render/contexts.py"},
+    "jinja2": {"render/contexts.py", "site/pages.py"},        # Dockerfiles; the site's pages
     "yaml": {"yamlload.py"},
     "pydantic": {"matrix/compat_file.py", "verify/facts.py",   # the schemas of what users, images,
                  "verify/attestation.py",                   # signed attestations and earlier
                  "registry/candidates.py",                  # CI jobs hand us; family files:
                  "matrix/family_model.py", "matrix/fields.py", "matrix/problems.py",
                  "matrix/spec.py", "matrix/schema.py",
-                 "verify/cst.py"},                          # the declared checks' file (CST's)
+                 "verify/cst.py",                           # the declared checks' file (CST's)
+                 "site/inputs.py"},                         # verify --json files, from anywhere
     "pydantic_core": {"matrix/fields.py"},                   # the refusals in imgkit's own words
     "tomli": {"project.py"},                                 # tomllib before Python 3.11
     "packaging": {"versions.py", "matrix/"},                 # version rules: the host's and the matrix's

@@ -368,6 +368,16 @@ def export_k8s(selection: Selection, out: flags.ExportOut, registry: flags.Clust
 
 
 @command()
+@selects()
+def site(selection: Selection, verdicts: flags.Verdicts, out: flags.SiteOut) -> int:
+    """Write a static site of the matrix's verdicts: a grid of every image by platform
+    (passed, failed and why, GPU not verified, no verdict) with filters, and a page per
+    image with its stack and checks. Self-contained: open index.html from disk or host it."""
+    from ..site.command import site as run
+    return run(selection, verdicts=verdicts, out=out)
+
+
+@command()
 def probe(no_gpu: flags.NoGpu = False, gemm_size: flags.GemmSize = 8192) -> None:
     """Run the probe on this host (no container) and print its JSON facts."""
     from ..probe.__main__ import main as probe_main

@@ -317,6 +317,11 @@ CiTrustedKey = Annotated[str, typer.Option(
 # export
 ExportOut = Annotated[Path, typer.Option("--out", metavar="DIR",
                                          help="The folder to write the files into.")]
+Verdicts = Annotated[Path, typer.Option(
+    "--verdicts", metavar="DIR", help="The folder of `imgkit verify --json` files (searched "
+    "recursively); the newest verdict of each image and platform is shown.")]
+SiteOut = Annotated[Path, typer.Option("--out", metavar="DIR", help="The folder to write the "
+                                                                      "site into (index.html).")]
 Margin = Annotated[float, typer.Option(
     "--margin", metavar="SHARE", min=0.01, max=0.9, help="Alert when a throughput falls more "
     "than this share under the best the same image reached on the same GPU model (0.1: 10%).")]

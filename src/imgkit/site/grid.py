@@ -1,0 +1,98 @@
+"""The grid, as plain data: one row per image of the matrix, one cell per platform, each
+the newest verdict of that image there (pure logic: the plan and the verdicts in, rows out).
+An image with no verdict is shown as such, never as passed."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..matrix.targets import Plan, Target
+from ..verify.gpu_checks import peak_and_scale
+from .inputs import Found, VerdictFile
+
+PASSED, UNVERIFIED, FAILED, NONE = "passed", "gpu-unverified", "failed", "none"
+ABSENT = "absent"        # the image is not made for that platform
+
+
+@dataclass(frozen=True)
+class Cell:
+    platform: str
+    state: str                     # PASSED, UNVERIFIED, FAILED, NONE or ABSENT
+    said: str                      # the state in words (readable without colour)
+    fault: str = ""                # a failed verdict: who must act, "host" or "image"
+    gpu: str = ""                  # the GPU it ran on
+    tf32: str = ""                 # GEMM share of peak, e.g. "71%"
+    fp16: str = ""
+    verdict: VerdictFile | None = None
+
+
+@dataclass(frozen=True)
+class Row:
+    tag: str
+    slug: str
+    family: str
+    layer: str
+    cuda: str
+    framework: str
+    cells: tuple[Cell, ...]
+
+    @property
+    def failed(self) -> int:
+        return sum(c.state == FAILED for c in self.cells)
+
+
+def matches(verdict: VerdictFile, tag: str) -> bool:
+    """Whether a verdict is of the matrix image `tag`: named by it, or by it under a
+    registry (REGISTRY[/NAMESPACE]/TAG)."""
+    return verdict.image == tag or verdict.image.endswith("/" + tag)
+
+
+def rows(plan: Plan, found: list[Found]) -> list[Row]:
+    platforms = sorted({p for t in plan.targets for p in t.platforms})
+    newest: dict[tuple[str, str], Found] = {}
+    for target in plan.targets:
+        for item in found:
+            if matches(item.verdict, target.tag):
+                key = (target.tag, item.verdict.platform or target.platforms[0])
+                if key not in newest or item.written > newest[key].written:
+                    newest[key] = item
+    return [_row(t, platforms, newest) for t in plan.targets]
+
+
+def _row(target: Target, platforms: list[str], newest: dict[tuple[str, str], Found]) -> Row:
+    components = target.component_map
+    framework = " ".join(filter(None, (components.get("framework"), components.get("framework_version"))))
+    cells = tuple(cell(p, newest[(target.tag, p)].verdict) if (target.tag, p) in newest
+                  else Cell(p, NONE, "no verdict") if p in target.platforms
+                  else Cell(p, ABSENT, "not built")
+                  for p in platforms)
+    return Row(target.tag, slug(target.tag), target.family, target.layer, target.cuda or "",
+               framework, cells)
+
+
+def cell(platform: str, verdict: VerdictFile) -> Cell:
+    gpu, tf32, fp16 = _throughput(verdict)
+    if verdict.failed:
+        first = verdict.failed[0]
+        who = "host" if verdict.host_failure else "image"
+        return Cell(platform, FAILED, f"failed: {first.name}", who, gpu, tf32, fp16, verdict)
+    if not verdict.gpu_verified:
+        return Cell(platform, UNVERIFIED, "passed, GPU not verified", "", gpu, tf32, fp16, verdict)
+    return Cell(platform, PASSED, "passed", "", gpu, tf32, fp16, verdict)
+
+
+def _throughput(verdict: VerdictFile) -> tuple[str, str, str]:
+    facts = verdict.facts
+    if facts is None or not verdict.gpu_checked or facts.gpu.work is None:
+        return "", "", ""
+    devices = facts.gpu.nvml.devices
+    peak, scale = peak_and_scale(facts)
+    shares = []
+    for precision in ("tf32", "fp16"):
+        timing = facts.gpu.work.gemm.get(precision)
+        top = peak.get(precision) if peak else None
+        shares.append(f"{timing.tflops / (top * scale):.0%}" if timing and timing.tflops and top else "")
+    return (devices[0].name if devices else ""), shares[0], shares[1]
+
+
+def slug(tag: str) -> str:
+    return "".join(c if c.isalnum() or c in "-." else "_" for c in tag)

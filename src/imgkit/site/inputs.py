@@ -1,0 +1,74 @@
+"""What the site is made from: the verdicts `imgkit verify --json` wrote, read as a model
+(they come from other jobs and machines: untrusted, checked), and the newest verdict of each
+image and platform. A file that cannot be read is named and skipped; the rest go on."""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from ..verify.facts import Report
+
+MACHINES = {"x86_64": "linux/amd64", "aarch64": "linux/arm64"}   # uname -m -> platform
+
+
+class CheckRecord(BaseModel):
+    model_config = ConfigDict(extra="ignore", frozen=True)
+    name: str
+    verdict: str
+    expected: str = ""
+    measured: str = ""
+    diagnosis: str = ""
+    scope: str = "image"
+    required: bool = True
+
+
+class VerdictFile(BaseModel):
+    """One `imgkit verify --json` document."""
+    model_config = ConfigDict(extra="ignore", frozen=True)
+    image: str
+    image_id: str
+    passed: bool
+    gpu_checked: bool = False
+    gpu_verified: bool = False
+    host_failure: bool = False
+    checks: tuple[CheckRecord, ...] = Field(default=(), max_length=2000)
+    facts: Optional[Report] = None
+
+    @property
+    def platform(self) -> str:
+        machine = self.facts.system.machine if self.facts else None
+        return MACHINES.get(machine or "", "")
+
+    @property
+    def failed(self) -> list[CheckRecord]:
+        return [c for c in self.checks if c.verdict == "fail" and c.required]
+
+
+@dataclass(frozen=True)
+class Found:
+    verdict: VerdictFile
+    file: Path
+    written: float           # the file's modification time: the newest verdict wins
+
+
+def read_verdicts(folder: Path) -> tuple[list[Found], list[str]]:
+    """Every verdict file in `folder` (recursively, *.json), and a line per file skipped."""
+    found, skipped = [], []
+    for path in sorted(folder.rglob("*.json")):
+        try:
+            document = json.loads(path.read_text())
+            found.append(Found(VerdictFile.model_validate(document), path, path.stat().st_mtime))
+        except (OSError, ValueError) as exc:     # ValidationError is a ValueError
+            reason = (f"not a verdict ({exc.error_count()} problem(s): "
+                      f"{_first(exc)})" if isinstance(exc, ValidationError) else str(exc)[:200])
+            skipped.append(f"{path}: {reason}")
+    return found, skipped
+
+
+def _first(error: ValidationError) -> str:
+    first = error.errors()[0]
+    return f"{'.'.join(str(p) for p in first['loc']) or 'document'}: {first['msg']}"

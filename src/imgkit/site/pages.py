@@ -1,0 +1,43 @@
+"""The site's pages, rendered with Jinja from the grid's rows: index.html (the grid with
+its filters) and images/<image>.html. Self-contained: styles and the filters' script are
+inline, nothing is fetched, so the pages work from file:// and any static host."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import jinja2
+
+from ..registry.cosign import VERDICT_TYPE
+from ..shipped import PACKAGE_DIR, version
+from .grid import ABSENT, FAILED, NONE, PASSED, UNVERIFIED, Row
+
+MARKS = {PASSED: "[ok]", UNVERIFIED: "[~]", FAILED: "[X]", NONE: "[ ]", ABSENT: "-"}
+
+
+def _environment() -> jinja2.Environment:
+    return jinja2.Environment(loader=jinja2.FileSystemLoader(str(PACKAGE_DIR.joinpath("site/templates"))),
+                              autoescape=True, trim_blocks=True, lstrip_blocks=True,
+                              undefined=jinja2.StrictUndefined)
+
+
+def write_site(out: Path, rows: list[Row], *, verdicts: int, skipped: list[str]) -> list[Path]:
+    """Every page of the site under `out`; the files written."""
+    env = _environment()
+    platforms = [c.platform for c in rows[0].cells] if rows else []
+    states = [c.state for r in rows for c in r.cells]
+    counts = {"passed": states.count(PASSED), "unverified": states.count(UNVERIFIED),
+              "failed": states.count(FAILED), "none": states.count(NONE)}
+    filters = {key: sorted({getattr(r, key) for r in rows if getattr(r, key)})
+               for key in ("family", "cuda", "framework")}
+    (out / "images").mkdir(parents=True, exist_ok=True)
+    index = out / "index.html"
+    index.write_text(env.get_template("index.html.j2").render(
+        rows=rows, platforms=platforms, counts=counts, filters=filters, marks=MARKS,
+        verdicts=verdicts, skipped=skipped, version=version()))
+    written = [index]
+    page = env.get_template("image.html.j2")
+    for row in rows:
+        path = out / "images" / f"{row.slug}.html"
+        path.write_text(page.render(row=row, marks=MARKS, verdict_type=VERDICT_TYPE))
+        written.append(path)
+    return written

@@ -1,0 +1,111 @@
+"""imgkit site, pure: the grid from a plan and verify --json files (the newest verdict of
+each image and platform, an image without one shown as such, a broken file named and left
+out), the pages self-contained, and a matrix of 500 images under 1 MB. The browser tests
+(tests/test_site_browser.py) open these pages in Chromium."""
+from __future__ import annotations
+
+import copy
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from imgkit.matrix.targets import Plan, Target
+from imgkit.site.grid import ABSENT, FAILED, NONE, PASSED, UNVERIFIED, rows
+from imgkit.site.inputs import read_verdicts
+from imgkit.site.pages import write_site
+from imgkit.verify.report import verdict_json
+from imgkit.verify.verdict import Verdict
+
+from .test_evaluate import GOOD, run
+
+FAMILIES = (("imgkit/cuda:12.4-runtime-py3.11-bookworm", "cuda", "cuda", ""),
+            ("torch:2.5.1-cuda12.4", "torch", "framework", "2.5.1"),
+            ("torch-notebook:2.5.1-cuda12.4", "notebook", "extension", "2.5.1"),
+            ("jax:0.4-cuda12.4", "jax", "framework", "0.4"),
+            ("imgkit/python:3.11-bookworm", "cuda", "python", ""))
+
+
+def plan_of(count: int = 0) -> Plan:
+    """The five images above (or `count` made-up ones), two platforms for the framework."""
+    made = FAMILIES if not count else tuple((f"team/model-{i}:1.{i}-cuda12.4", f"family-{i % 20}",
+                                             "framework", f"1.{i}") for i in range(count))
+    return Plan(targets=tuple(Target(
+        tag=tag, layer=layer, family=family, parent=None, base=None, os="bookworm", python="3.11",
+        cuda=None if layer == "python" else "12.4",
+        components=(("framework", family), ("framework_version", version)) if version else (),
+        platforms=("linux/amd64", "linux/arm64") if tag.startswith("torch:") else ("linux/amd64",))
+        for tag, family, layer, version in made))
+
+
+def slow() -> dict[str, Any]:
+    report = copy.deepcopy(GOOD)
+    report["gpu"]["work"]["gemm"]["bf16"]["tflops"] = 100.0
+    return report
+
+
+def write_verdict(folder: Path, name: str, image: str, verdict: Verdict, age: float = 0) -> Path:
+    path = folder / f"{name}.json"
+    path.write_text(verdict_json(Verdict(image, verdict.image_id, verdict.checks,
+                                         verdict.gpu_checked, verdict.facts)))
+    stamp = path.stat().st_mtime - age
+    os.utime(path, (stamp, stamp))
+    return path
+
+
+def verdicts(folder: Path) -> Path:
+    """A GPU pass of the CUDA image, a failed torch (an older pass of it too), a notebook
+    judged without a GPU under a registry's name, JAX with none, a file that is no verdict."""
+    folder.mkdir(parents=True, exist_ok=True)
+    write_verdict(folder, "cuda", FAMILIES[0][0], run(GOOD))
+    write_verdict(folder, "torch-old", FAMILIES[1][0], run(GOOD), age=3600)
+    write_verdict(folder, "torch", FAMILIES[1][0], run(slow()))
+    write_verdict(folder, "notebook", "registry.example.com/ml/" + FAMILIES[2][0], run(GOOD, gpu=False))
+    (folder / "broken.json").write_text('{"image": "x"}')
+    (folder / "notes.json").write_text("not json")
+    return folder
+
+
+def test_the_grid_shows_each_images_newest_verdict_and_never_passes_a_missing_one(tmp_path: Path) -> None:
+    found, skipped = read_verdicts(verdicts(tmp_path / "v"))
+    assert len(found) == 4 and len(skipped) == 2
+    assert any("broken.json: not a verdict" in s for s in skipped)
+    grid = {r.tag: r for r in rows(plan_of(), found)}
+    cuda, torch, notebook, jax, python = (grid[t[0]] for t in FAMILIES)
+    assert [c.platform for c in cuda.cells] == ["linux/amd64", "linux/arm64"]
+    first = cuda.cells[0]
+    assert (first.state, first.tf32, first.gpu) == (PASSED, "71%", "NVIDIA H100 80GB HBM3")
+    assert (cuda.cells[1].state, cuda.cells[1].said) == (ABSENT, "not built")
+    failed = torch.cells[0]
+    assert (failed.state, failed.said, failed.fault) == (FAILED, "failed: gemm.bf16", "image")
+    assert (torch.cells[1].state, torch.cells[1].said) == (NONE, "no verdict")     # arm64: none
+    assert notebook.cells[0].state == UNVERIFIED and notebook.cells[0].said == "passed, GPU not verified"
+    assert jax.cells[0].state == NONE and python.cells[0].state == NONE
+
+
+def test_the_pages_are_self_contained_and_say_the_state_in_words(tmp_path: Path) -> None:
+    found, skipped = read_verdicts(verdicts(tmp_path / "v"))
+    written = write_site(tmp_path / "site", rows(plan_of(), found), verdicts=len(found), skipped=skipped)
+    assert len(written) == 1 + len(FAMILIES)
+    index = (tmp_path / "site" / "index.html").read_text()
+    assert "5 images on 2 platform(s): 1 passed, 1 passed without a GPU, 1 failed, 3 with no verdict" in index
+    assert "[X]</span> failed: gemm.bf16" in index and "(fix the image)" in index
+    assert "broken.json: not a verdict" in index
+    for page in written:
+        text = page.read_text()
+        assert not re.search(r"""(src|href)=["']?(https?:)?//""", text), page    # nothing fetched
+        assert "<link" not in text and "@import" not in text
+    torch = (tmp_path / "site" / "images" / "torch_2.5.1-cuda12.4.html").read_text()
+    assert "failed: gemm.bf16" in torch and "imgkit check-signed REGISTRY/torch@sha256:DIGEST" in torch
+
+
+def test_five_hundred_images_make_a_grid_under_a_megabyte(tmp_path: Path) -> None:
+    plan = plan_of(500)
+    folder = tmp_path / "v"
+    folder.mkdir()
+    for i, target in enumerate(plan.targets):
+        write_verdict(folder, f"v{i}", target.tag, run(GOOD if i % 7 else slow()))
+    found, skipped = read_verdicts(folder)
+    write_site(tmp_path / "site", rows(plan, found), verdicts=len(found), skipped=skipped)
+    size = (tmp_path / "site" / "index.html").stat().st_size
+    assert size < 1 << 20, size
