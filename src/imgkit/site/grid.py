@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..matrix.targets import Plan, Target
-from ..verify.gpu_checks import peak_and_scale
+from ..verify.gpu_checks import peak_of
 from .inputs import Found, VerdictFile
 
 PASSED, UNVERIFIED, FAILED, NONE = "passed", "gpu-unverified", "failed", "none"
@@ -85,12 +85,12 @@ def _throughput(verdict: VerdictFile) -> tuple[str, str, str]:
     if facts is None or not verdict.gpu_checked or facts.gpu.work is None:
         return "", "", ""
     devices = facts.gpu.nvml.devices
-    peak, scale = peak_and_scale(facts)
+    peak = peak_of(facts)
     shares = []
     for precision in ("tf32", "fp16"):
         timing = facts.gpu.work.gemm.get(precision)
-        top = peak.get(precision) if peak else None
-        shares.append(f"{timing.tflops / (top * scale):.0%}" if timing and timing.tflops and top else "")
+        share = peak.share(precision, timing.tflops) if peak and timing and timing.tflops else None
+        shares.append(f"{share:.0%}" if share is not None else "")
     return (devices[0].name if devices else ""), shares[0], shares[1]
 
 

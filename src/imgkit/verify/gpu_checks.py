@@ -5,6 +5,7 @@ visible). Pure logic over the probe's facts."""
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
@@ -30,14 +31,34 @@ def peak_for(name: str) -> dict[str, Any] | None:
     return None
 
 
-def peak_and_scale(report: Report) -> tuple[dict[str, Any] | None, float]:
-    """The peak table's row for the first GPU, and the share of its SMs the probe's device
-    has (a MIG slice has fewer): what a throughput is measured against."""
+PRECISIONS = ("fp32", "tf32", "fp16", "bf16")
+
+
+@dataclass(frozen=True)
+class Peak:
+    """A GPU's dense peak TFLOPS per precision, scaled to the SMs the probe's device has (a
+    MIG slice has fewer); a precision the GPU has no rate for is left out."""
+    name: str
+    rates: tuple[tuple[str, float], ...]
+
+    def rate(self, precision: str) -> float | None:
+        return dict(self.rates).get(precision)
+
+    def share(self, precision: str, tflops: float) -> float | None:
+        top = self.rate(precision)
+        return tflops / top if top else None
+
+
+def peak_of(report: Report) -> Peak | None:
+    """The peak of the first GPU the probe saw (verify/data/gpus.yaml), None when unknown."""
     names = [d.name for d in report.gpu.nvml.devices]
+    row = peak_for(names[0]) if names else None
+    if row is None:
+        return None
     work = report.gpu.work
     device = work.devices[0] if work and work.devices else None
-    peak = peak_for(names[0]) if names else None
-    return peak, device.sm_count / peak["sms"] if peak and peak.get("sms") and device else 1.0
+    scale = device.sm_count / row["sms"] if row.get("sms") and device else 1.0
+    return Peak(str(row["name"]), tuple((p, float(row[p]) * scale) for p in PRECISIONS if row.get(p)))
 
 
 def gpu_checks(report: Report, exp: Expectations, thresholds: Thresholds) -> list[Check]:
@@ -61,13 +82,12 @@ def gpu_checks(report: Report, exp: Expectations, thresholds: Thresholds) -> lis
     work = gpu.work
     if work is None:
         return checks
-    peak, scale = peak_and_scale(report)
+    peak = peak_of(report)
     checks += _tf32_checks(report)
     for dtype, result in sorted(work.gemm.items()):
-        checks.append(_throughput_check(f"gemm.{dtype}", result, peak, dtype, scale, thresholds.gemm))
+        checks.append(_throughput_check(f"gemm.{dtype}", result, peak, dtype, thresholds.gemm))
     if work.conv is not None:
-        checks.append(_throughput_check("cudnn.conv-fp16", work.conv, peak, "fp16", scale,
-                                        thresholds.conv))
+        checks.append(_throughput_check("cudnn.conv-fp16", work.conv, peak, "fp16", thresholds.conv))
     nccl = work.nccl
     if nccl is not None:
         if nccl.error:
@@ -151,21 +171,20 @@ def _tf32_checks(report: Report) -> list[Check]:
     return checks
 
 
-def _throughput_check(name: str, result: Timing, peak: dict[str, Any] | None,
-                      dtype: str, scale: float, threshold: float) -> Check:
+def _throughput_check(name: str, result: Timing, peak: Peak | None, dtype: str,
+                      threshold: float) -> Check:
     if result.error or result.tflops is None:
         text = result.error or "no result"
         diag = diagnose(text)
         return Check(name, FAIL, "runs", text, diag.advice if diag else "",
                      scope=diag.scope if diag else IMAGE)
     tflops = result.tflops
-    top = peak.get(dtype) if peak else None
-    if not peak or not top:
+    top = peak.rate(dtype) if peak else None
+    if peak is None or not top:
         return Check(name, INFO, "no peak known for this GPU", f"{tflops:.1f} TFLOPS",
                      required=False)
-    share = tflops / (top * scale)
+    share = tflops / top
     ok = share >= threshold
-    return Check(name, PASS if ok else FAIL, f">= {threshold:.0%} of {top * scale:.0f} TFLOPS",
+    return Check(name, PASS if ok else FAIL, f">= {threshold:.0%} of {top:.0f} TFLOPS",
                  f"{tflops:.1f} TFLOPS ({share:.0%})",
-                 "" if ok else f"{name} reaches only {share:.0%} of the {peak['name']} peak")
-
+                 "" if ok else f"{name} reaches only {share:.0%} of the {peak.name} peak")

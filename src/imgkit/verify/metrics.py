@@ -21,7 +21,7 @@ from prometheus_client.exposition import generate_latest
 
 from ..errors import HostError
 from ..probe.gpu import TF32_ERROR_BOUNDARY
-from .gpu_checks import peak_and_scale
+from .gpu_checks import peak_of
 from .precision import OPS
 from .verdict import FAIL, PASS, WARN, Verdict
 
@@ -175,7 +175,7 @@ def _throughput(series: Series, image: dict[str, str], gpu: dict[str, str],
     work = facts.gpu.work
     if work is None:
         return
-    peak, scale = peak_and_scale(facts)
+    peak = peak_of(facts)
     where = {**image, "gpu": gpu["gpu"], "model_name": gpu["model_name"], "Hostname": gpu["Hostname"]}
     measured = [("gemm", precision, timing) for precision, timing in sorted(work.gemm.items())]
     if work.conv is not None:
@@ -186,11 +186,10 @@ def _throughput(series: Series, image: dict[str, str], gpu: dict[str, str],
         labels = {**where, "precision": precision}
         series.set(f"{PREFIX}_{kind}_flops_per_second", f"{NAMES[kind]} throughput the probe "
                    "measured (on the first GPU the container sees)", labels, timing.tflops * 1e12)
-        top = peak.get(precision) if peak else None
-        if top:
+        share = peak.share(precision, timing.tflops) if peak else None
+        if share is not None:
             series.set(f"{PREFIX}_{kind}_peak_ratio", f"{NAMES[kind]} throughput as a share of "
-                       "the GPU's dense peak (scaled to the SMs visible)", labels,
-                       timing.tflops / (top * scale))
+                       "the GPU's dense peak (scaled to the SMs visible)", labels, share)
     nccl = work.nccl
     if nccl is not None and nccl.busbw_gbs is not None:
         labels = {**where, "gpus": str(nccl.gpus)}
