@@ -44,22 +44,35 @@ def slow() -> dict[str, Any]:
     return report
 
 
-def write_verdict(folder: Path, name: str, image: str, verdict: Verdict, age: float = 0) -> Path:
+def write_verdict(folder: Path, name: str, image: str, verdict: Verdict, age: float = 0,
+                  image_id: str = "") -> Path:
     path = folder / f"{name}.json"
-    path.write_text(verdict_json(Verdict(image, verdict.image_id, verdict.checks,
+    path.write_text(verdict_json(Verdict(image, image_id or verdict.image_id, verdict.checks,
                                          verdict.gpu_checked, verdict.facts)))
     stamp = path.stat().st_mtime - age
     os.utime(path, (stamp, stamp))
     return path
 
 
+def listed(report: dict[str, Any], numpy: str, libssl: str, *extra: str) -> dict[str, Any]:
+    """`report` with the packages an attest run lists (its inventory)."""
+    out = copy.deepcopy(report)
+    out["inventory"] = {"dpkg": [{"name": "libssl3", "version": libssl}],
+                        "python": [{"name": "numpy", "version": numpy, "location": "/opt/venv"},
+                                   *({"name": e, "version": "1.0", "location": "/opt/venv"}
+                                     for e in extra)]}
+    return out
+
+
 def verdicts(folder: Path) -> Path:
-    """A GPU pass of the CUDA image, a failed torch (an older pass of it too), a notebook
-    judged without a GPU under a registry's name, JAX with none, a file that is no verdict."""
+    """A GPU pass of the CUDA image, a failed torch (an older pass of another build of it
+    too, with other packages), a notebook judged without a GPU under a registry's name, JAX
+    with none, a file that is no verdict."""
     folder.mkdir(parents=True, exist_ok=True)
     write_verdict(folder, "cuda", FAMILIES[0][0], run(GOOD))
-    write_verdict(folder, "torch-old", FAMILIES[1][0], run(GOOD), age=3600)
-    write_verdict(folder, "torch", FAMILIES[1][0], run(slow()))
+    write_verdict(folder, "torch-old", FAMILIES[1][0], run(listed(GOOD, "1.26.4", "3.0.11")),
+                  age=3600, image_id="sha256:" + "1" * 64)
+    write_verdict(folder, "torch", FAMILIES[1][0], run(listed(slow(), "2.0.1", "3.0.13", "requests")))
     write_verdict(folder, "notebook", "registry.example.com/ml/" + FAMILIES[2][0], run(GOOD, gpu=False))
     (folder / "broken.json").write_text('{"image": "x"}')
     (folder / "notes.json").write_text("not json")
@@ -109,3 +122,19 @@ def test_five_hundred_images_make_a_grid_under_a_megabyte(tmp_path: Path) -> Non
     write_site(tmp_path / "site", rows(plan, found), verdicts=len(found), skipped=skipped)
     size = (tmp_path / "site" / "index.html").stat().st_size
     assert size < 1 << 20, size
+
+
+def test_what_changed_since_the_build_before(tmp_path: Path) -> None:
+    found, _ = read_verdicts(verdicts(tmp_path / "v"))
+    grid = {r.tag: r for r in rows(plan_of(), found)}
+    changed = grid[FAMILIES[1][0]].cells[0].changes
+    assert changed is not None and changed.packages_compared
+    assert changed.before.image_id == "sha256:" + "1" * 64
+    moved = {(m.kind, m.name): (m.before, m.after) for m in changed.moved}
+    assert moved[("pip", "numpy")] == ("1.26.4", "2.0.1")
+    assert moved[("pip", "requests")] == ("", "1.0")                  # added
+    assert moved[("apt", "libssl3")] == ("3.0.11", "3.0.13")
+    assert moved[("throughput", "GEMM BF16 of peak")] == ("71%", "10%")    # BF16 fell
+    assert ("throughput", "GEMM TF32 of peak") not in moved                # TF32 did not
+    assert ("library", "cudart") not in moved                          # the stack stayed
+    assert grid[FAMILIES[0][0]].cells[0].changes is None               # one build: nothing to compare

@@ -1,6 +1,7 @@
 """The site as a person sees it, in a real headless Chromium (Debian's, driven by selenium
 and chromedriver): the red cells are the failed verdicts, a filter hides the other
-families, an image's link opens its page, and no request leaves file://. Screenshots go to
+families, an image's link opens its page and says what moved since the build before, and no
+request leaves file://. Screenshots go to
 $IMGKIT_ARTIFACTS/site when that is set (CI keeps them), else to the test's folder."""
 from __future__ import annotations
 
@@ -86,6 +87,10 @@ def test_the_grid_as_a_person_sees_it(browser: Any, site: Path, tmp_path: Path) 
     browser.find_element(By.LINK_TEXT, "torch:2.5.1-cuda12.4").click()
     assert browser.title == "torch:2.5.1-cuda12.4"
     assert "failed: gemm.bf16" in browser.find_element(By.TAG_NAME, "body").text
+    moved = {tuple(cell.text for cell in row.find_elements(By.TAG_NAME, "td"))
+             for row in browser.find_elements(By.CSS_SELECTOR, "table.changes tbody tr")}
+    assert ("pip", "numpy", "1.26.4", "2.0.1") in moved               # the diff names what moved
+    assert ("throughput", "GEMM BF16 of peak", "71%", "10%") in moved
     browser.save_screenshot(str(shots(tmp_path) / "image.png"))
     urls = requested(browser)
     assert urls and all(u.startswith("file://") for u in urls), urls     # nothing left the page

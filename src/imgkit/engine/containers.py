@@ -6,12 +6,14 @@ import base64
 import json
 import time
 from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator, TypeVar
 
 from .. import labels
 from ..errors import ContainerFailed, EngineUnavailable, first_line
 from .client import START_HINT, Client
 from .types import ContainerRun, FileEntry, PathStat, RunSpec, ServiceState
+
+T = TypeVar("T")
 
 
 class Containers(Client):
@@ -36,20 +38,13 @@ class Containers(Client):
             log_config=docker.types.LogConfig(type="json-file", config={
                 "max-size": f"{megabytes}m", "max-file": "2"}))
         started = time.monotonic()
+        cid: str = _or_failed(lambda: api.create_container(
+            spec.image, entrypoint=list(spec.entrypoint), command=list(spec.command),
+            host_config=host_config, network_disabled=not (spec.network or spec.join),
+            labels=spec.labels, environment=spec.environment, user=spec.user or None,
+            platform=spec.platform or None)["Id"])
         try:
-            cid = api.create_container(
-                spec.image, entrypoint=list(spec.entrypoint), command=list(spec.command),
-                host_config=host_config, network_disabled=not (spec.network or spec.join),
-                labels=spec.labels,
-                environment=spec.environment, user=spec.user or None,
-                platform=spec.platform or None)["Id"]
-        except docker.errors.APIError as exc:
-            raise ContainerFailed(str(exc.explanation or exc))
-        try:
-            try:
-                api.start(cid)
-            except docker.errors.APIError as exc:
-                raise ContainerFailed(str(exc.explanation or exc))
+            _or_failed(lambda: api.start(cid))
             code = self._wait(cid, spec.timeout)
             out, truncated = self._logs(cid, "stdout", spec.stdout_limit)
             err, _ = self._logs(cid, "stderr", spec.stderr_limit)
@@ -185,18 +180,12 @@ class Containers(Client):
             tmpfs={"/tmp": "rw,exec,nosuid,size=1g"}, mem_limit=memory, pids_limit=1024,
             log_config=docker.types.LogConfig(type="json-file", config={"max-size": "1m",
                                                                         "max-file": "2"}))
+        cid: str = _or_failed(lambda: api.create_container(
+            image, entrypoint=list(command[:1]) or None, command=list(command[1:]) or None,
+            host_config=host_config, environment=environment or {},
+            labels={labels.ROLE: labels.ROLE_VERIFY})["Id"])
         try:
-            cid = api.create_container(
-                image, entrypoint=list(command[:1]) or None, command=list(command[1:]) or None,
-                host_config=host_config, environment=environment or {},
-                labels={labels.ROLE: labels.ROLE_VERIFY})["Id"]
-        except docker.errors.APIError as exc:
-            raise ContainerFailed(str(exc.explanation or exc))
-        try:
-            try:
-                api.start(cid)
-            except docker.errors.APIError as exc:
-                raise ContainerFailed(str(exc.explanation or exc))
+            _or_failed(lambda: api.start(cid))
             yield cid
         finally:
             try:
@@ -218,6 +207,15 @@ class Containers(Client):
             self.api.remove_container(container_id, force=True, v=True)
         except docker.errors.NotFound:
             pass
+
+
+def _or_failed(call: Callable[[], T]) -> T:
+    """The engine's answer to `call`, or ContainerFailed saying what it refused."""
+    import docker.errors
+    try:
+        return call()
+    except docker.errors.APIError as exc:
+        raise ContainerFailed(str(exc.explanation or exc))
 
 
 def _rwx(mode: int) -> str:

@@ -3,10 +3,11 @@ the newest verdict of that image there (pure logic: the plan and the verdicts in
 An image with no verdict is shown as such, never as passed."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..matrix.targets import Plan, Target
 from ..verify.gpu_checks import peak_of
+from .changes import Changes, changes
 from .inputs import Found, VerdictFile
 
 PASSED, UNVERIFIED, FAILED, NONE = "passed", "gpu-unverified", "failed", "none"
@@ -23,6 +24,7 @@ class Cell:
     tf32: str = ""                 # GEMM share of peak, e.g. "71%"
     fp16: str = ""
     verdict: VerdictFile | None = None
+    changes: Changes | None = None     # since the verdict before it (of another image id)
 
 
 @dataclass(frozen=True)
@@ -48,25 +50,34 @@ def matches(verdict: VerdictFile, tag: str) -> bool:
 
 def rows(plan: Plan, found: list[Found]) -> list[Row]:
     platforms = sorted({p for t in plan.targets for p in t.platforms})
-    newest: dict[tuple[str, str], Found] = {}
+    history: dict[tuple[str, str], list[Found]] = {}
     for target in plan.targets:
         for item in found:
             if matches(item.verdict, target.tag):
                 key = (target.tag, item.verdict.platform or target.platforms[0])
-                if key not in newest or item.written > newest[key].written:
-                    newest[key] = item
-    return [_row(t, platforms, newest) for t in plan.targets]
+                history.setdefault(key, []).append(item)
+    for items in history.values():
+        items.sort(key=lambda item: item.written, reverse=True)     # newest first
+    return [_row(t, platforms, history) for t in plan.targets]
 
 
-def _row(target: Target, platforms: list[str], newest: dict[tuple[str, str], Found]) -> Row:
+def _row(target: Target, platforms: list[str], history: dict[tuple[str, str], list[Found]]) -> Row:
     components = target.component_map
     framework = " ".join(filter(None, (components.get("framework"), components.get("framework_version"))))
-    cells = tuple(cell(p, newest[(target.tag, p)].verdict) if (target.tag, p) in newest
+    cells = tuple(_cell_of(history[(target.tag, p)], p) if (target.tag, p) in history
                   else Cell(p, NONE, "no verdict") if p in target.platforms
                   else Cell(p, ABSENT, "not built")
                   for p in platforms)
     return Row(target.tag, slug(target.tag), target.family, target.layer, target.cuda or "",
                framework, cells)
+
+
+def _cell_of(items: list[Found], platform: str) -> Cell:
+    """The newest verdict's cell, with what changed since the newest one of another image."""
+    newest = items[0].verdict
+    before = next((i.verdict for i in items[1:] if i.verdict.image_id != newest.image_id), None)
+    found = cell(platform, newest)
+    return replace(found, changes=changes(before, newest)) if before is not None else found
 
 
 def cell(platform: str, verdict: VerdictFile) -> Cell:

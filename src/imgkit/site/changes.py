@@ -1,0 +1,72 @@
+"""What changed between two verdicts of one image and platform (the newest and the one
+before it, of another image id): the stack as the libraries report it, the frameworks,
+every pip and apt package when both reports listed them (`imgkit attest` does), and the
+GEMM throughput against peak. docker-stacks' manifest diff, with the GPU numbers beside it.
+Pure logic."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..verify.facts import Report
+from ..verify.gpu_checks import peak_of
+from .inputs import VerdictFile
+
+FAMILIES = ("cudart", "cublas", "cudnn", "nccl")
+
+
+@dataclass(frozen=True)
+class Moved:
+    kind: str          # "library", "framework", "pip", "apt" or "throughput"
+    name: str
+    before: str        # "" when added
+    after: str         # "" when removed
+
+
+@dataclass(frozen=True)
+class Changes:
+    before: VerdictFile
+    moved: tuple[Moved, ...]
+    packages_compared: bool      # both reports listed their packages
+
+
+def changes(before: VerdictFile, after: VerdictFile) -> Changes:
+    old, new = before.facts, after.facts
+    if old is None or new is None:
+        return Changes(before, (), False)
+    moved = _diff("library", _libraries(old), _libraries(new))
+    moved += _diff("framework", _frameworks(old), _frameworks(new))
+    compared = old.inventory is not None and new.inventory is not None
+    if old.inventory is not None and new.inventory is not None:
+        moved += _diff("pip", {d.name: d.version for d in old.inventory.python},
+                       {d.name: d.version for d in new.inventory.python})
+        moved += _diff("apt", {p.name: p.version for p in old.inventory.dpkg},
+                       {p.name: p.version for p in new.inventory.dpkg})
+    moved += _diff("throughput", _shares(before), _shares(after))
+    return Changes(before, tuple(moved), compared)
+
+
+def _diff(kind: str, old: dict[str, str], new: dict[str, str]) -> list[Moved]:
+    return [Moved(kind, name, old.get(name, ""), new.get(name, ""))
+            for name in sorted(old.keys() | new.keys()) if old.get(name) != new.get(name)]
+
+
+def _libraries(report: Report) -> dict[str, str]:
+    return {f: v for f in FAMILIES if (v := report.libraries.version(f))}
+
+
+def _frameworks(report: Report) -> dict[str, str]:
+    return {name: fw.version or "?" for name, fw in report.frameworks.items() if fw.imported}
+
+
+def _shares(verdict: VerdictFile) -> dict[str, str]:
+    """Each GEMM precision as a share of the GPU's peak, of a verdict made on a GPU."""
+    facts = verdict.facts
+    if facts is None or not verdict.gpu_checked or facts.gpu.work is None:
+        return {}
+    peak = peak_of(facts)
+    out = {}
+    for precision, timing in sorted(facts.gpu.work.gemm.items()):
+        share = peak.share(precision, timing.tflops) if peak and timing.tflops else None
+        if share is not None:
+            out[f"GEMM {precision.upper()} of peak"] = f"{share:.0%}"
+    return out
