@@ -8,7 +8,11 @@ With --baseline DIR (a checkout of another commit, e.g. `git worktree add /tmp/b
 that commit's verify runs in the same rounds, with this Python, so a change is measured
 against what it changes, not against another hour's noise.
 
+With --checks FILE, verify runs the team's declared checks too (issue 34: five command
+tests must keep verify within 1.2x of the same floor).
+
 Usage: python bench/verify_bench.py [IMAGE] [--framework paddle] [--rounds 7] [--baseline DIR]
+                                    [--checks FILE]
 """
 from __future__ import annotations
 
@@ -42,8 +46,11 @@ def main() -> None:
     parser.add_argument("--framework", default="paddle")
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--baseline", type=Path, help="a checkout of another commit to run alongside")
+    parser.add_argument("--checks", type=Path, help="a declared-checks file verify runs too")
     args = parser.parse_args()
     verify_args = ["verify", args.image, "--gpus", "none"]
+    if args.checks is not None:
+        verify_args += ["--checks", str(args.checks)]
     # (label, command, accepted exit codes, environment)
     sides: list[tuple[str, list[str], tuple[int, ...], dict[str, str] | None]] = [
         ("imgkit verify --gpus none", [str(Path(sys.executable).parent / "imgkit")] + verify_args,

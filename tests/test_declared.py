@@ -158,15 +158,15 @@ def test_gpu_tests_run_in_the_probe_after_its_gpu_work_and_are_judged(tmp_path: 
     import os
     from dataclasses import replace
 
-    from imgkit.verify.declared import gpu_environment, gpu_test_checks
     from imgkit.verify.facts import parse_report
+    from imgkit.verify.in_probe import gpu_test_checks, probe_environment
 
     from .gpu_host import probe_host
     from .test_evaluate import GOOD, run
 
     checks = load_checks(write(tmp_path, GPU_TESTS))
     assert checks.count == 3 and checks.gpu_tests[2].timeout == 2
-    report = probe_host(gemm_size=256, env={**os.environ, **gpu_environment(checks.gpu_tests)})
+    report = probe_host(gemm_size=256, env={**os.environ, **probe_environment(checks, gpu=True, timeout=600)})
     ran = {r["name"]: r for r in report["declared"]}
     assert ran["prints its answer"]["exit_code"] == 0
     assert "no token" in ran["prints its answer"]["stdout"]
@@ -184,3 +184,49 @@ def test_gpu_tests_run_in_the_probe_after_its_gpu_work_and_are_judged(tmp_path: 
     assert {(c.verdict, c.required) for c in skipped} == {("skip", False)}
     missing = gpu_test_checks(checks.gpu_tests, run(GOOD))
     assert {c.verdict for c in missing} == {"fail"} and "no result" in missing[0].measured
+
+
+def test_command_tests_run_in_the_probes_own_container_and_are_judged_from_its_report(
+        tmp_path: Path) -> None:
+    """One container start for them all: the zipped probe (started as verify starts it)
+    runs each command as CST would (no shell, the test's variables added), a hung one
+    stopped at its timeout alone; the judge reads them from the report as it judges a
+    command run in a container of its own."""
+    import os
+
+    from imgkit.verify.facts import parse_report
+    from imgkit.verify.in_probe import commands_from_report, extra_seconds, probe_environment
+
+    from .gpu_host import probe_host
+    from .test_evaluate import GOOD
+    checks = load_checks(write(tmp_path, """\
+schemaVersion: 2.0.0
+globalEnvVars: [{key: GREETING, value: hello}]
+commandTests:
+  - name: greets
+    command: sh
+    args: ["-c", "echo $GREETING $WHO"]
+    envVars: [{key: WHO, value: team}]
+    expectedOutput: ["^hello team$"]
+  - name: exits badly
+    command: sh
+    args: ["-c", "echo oops >&2; exit 3"]
+  - name: no such program
+    command: /nonexistent
+  - name: hangs
+    command: sleep
+    args: ["60"]
+"""))
+    riders = probe_environment(checks, gpu=False, timeout=3)
+    assert extra_seconds(checks, gpu=False, timeout=3) == 4 * 3
+    report = probe_host(gemm_size=256, env={**os.environ, **riders})
+    ran = parse_report({**GOOD, "commands": report["commands"]}).commands
+    assert ran is not None
+    judged = {c.name: c for c in commands_from_report(checks.command_tests, ran)}
+    assert judged["check: greets"].verdict == "pass" and "hello team" in judged["check: greets"].measured
+    assert "exit 3, not 0" in judged["check: exits badly"].diagnosis
+    assert "oops" in judged["check: exits badly"].measured
+    assert judged["check: no such program"].verdict == "fail"
+    assert "hung and was stopped" in judged["check: hangs"].diagnosis
+    missing = commands_from_report(checks.command_tests, ())
+    assert {c.verdict for c in missing} == {"fail"} and "no result" in missing[0].diagnosis

@@ -178,9 +178,9 @@ def test_declared_gpu_tests_run_with_the_gpu_visible() -> None:
     """A team's gpuTests as `imgkit verify --checks` sends them: run by the probe after its
     GPU work, with the GPU visible; a forward pass on the GPU passes, a bad device fails."""
     from imgkit.verify.cst import CheckFile
-    from imgkit.verify.declared import gpu_environment, gpu_test_checks
     from imgkit.verify.evaluate import evaluate
     from imgkit.verify.facts import parse_report
+    from imgkit.verify.in_probe import gpu_test_checks, probe_environment
 
     from .gpu_host import loader_env
     checks = CheckFile.model_validate({"schemaVersion": "2.0.0", "gpuTests": [
@@ -188,7 +188,7 @@ def test_declared_gpu_tests_run_with_the_gpu_visible() -> None:
          "run": "import torch\nm = torch.nn.Linear(64, 8).cuda()\ny = m(torch.randn(4, 64, "
                 "device='cuda'))\nprint(y.device, torch.cuda.get_device_name(0))"},
         {"name": "a device that is not there", "run": "import torch; torch.zeros(1, device='cuda:99')"}]})
-    report = probe_host(gemm_size=1024, env=loader_env(**gpu_environment(checks.gpu_tests)))
+    report = probe_host(gemm_size=1024, env=loader_env(**probe_environment(checks, gpu=True, timeout=600)))
     verdict = evaluate("host", "host", parse_report(report), Expectations((), ()), gpu=True,
                        thresholds=Thresholds())
     judged = {c.name: c for c in gpu_test_checks(checks.gpu_tests, verdict)}

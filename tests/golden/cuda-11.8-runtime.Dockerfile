@@ -32,4 +32,4 @@ ENV CUDA_VERSION="11.8.89" \
     NVIDIA_DRIVER_CAPABILITIES="compute,utility" \
     NVIDIA_REQUIRE_CUDA="cuda>=11.8 driver>=450.80.02"
 USER imgkit
-LABEL org.imgkit.input-hash="ef9a86a5bc609308d42e3f2851756348"
+LABEL org.imgkit.input-hash="ddf3a05335627b203f124b61c475fe1d"

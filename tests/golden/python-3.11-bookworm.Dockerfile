@@ -43,4 +43,4 @@ ENV PATH=/opt/venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/
     LD_LIBRARY_PATH=/opt/imgkit/lib
 WORKDIR /workspace
 USER imgkit
-LABEL org.imgkit.input-hash="e533ef878413e7385e2bd9dc12b632c5"
+LABEL org.imgkit.input-hash="b5ee59cb38fd6cd3e62e6bcdb52e8e7c"

@@ -108,9 +108,11 @@ def main(argv=None):
               "bare_names": bare_names, "frameworks": found, "pip_check": pip,
               "args": {"no_gpu": args.no_gpu}}
     report["gpu"] = gpu_facts(args, libraries)
-    snippets = declared.wanted()
+    snippets, commands = declared.wanted(), declared.wanted(declared.COMMANDS_ENV)
     if snippets:      # the team's gpuTests, once the GPU work is done
         report["declared"] = declared.run_all(snippets)
+    if commands:      # its commandTests, in this same container
+        report["commands"] = declared.run_commands(commands)
     if args.inventory:
         report["inventory"] = inventory.collect()
     text = json.dumps(report, indent=1, sort_keys=True, default=str)

@@ -149,12 +149,16 @@ def judge(engine: Engine, subject: Subject, options: VerifyOptions, from_report:
         verdict = judge_report(engine, subject.ref, report_text(from_report), options,
                                info=subject.info)
     else:
-        snippets = {}
-        if declared is not None and options.gpus != "none":    # the team's gpuTests ride along
-            from .declared import gpu_environment
-            snippets = gpu_environment(declared.gpu_tests)
-        verdict = run_verify(engine, subject.ref, options, info=subject.info,
-                             with_inventory=with_inventory, environment=snippets)
+        riders: dict[str, str] = {}
+        probe_options = options
+        if declared is not None:          # the team's tests that run in the probe's container
+            from .in_probe import extra_seconds, probe_environment
+            gpu = options.gpus != "none"
+            riders = probe_environment(declared, gpu=gpu, timeout=options.timeout)
+            probe_options = replace(options, timeout=options.timeout + extra_seconds(
+                declared, gpu=gpu, timeout=options.timeout))
+        verdict = run_verify(engine, subject.ref, probe_options, info=subject.info,
+                             with_inventory=with_inventory, environment=riders)
     if declared is not None:
         verdict = with_declared(engine, verdict, declared, options.timeout)
     return with_updates(engine, verdict) if options.updates else verdict
@@ -162,9 +166,11 @@ def judge(engine: Engine, subject: Subject, options: VerifyOptions, from_report:
 
 def with_declared(engine: Engine, verdict: Verdict, declared: CheckFile, timeout: int) -> Verdict:
     """The verdict with the team's declared checks of the very image it judged."""
-    from .declared import declared_checks, gpu_test_checks
+    from .declared import declared_checks
+    from .in_probe import gpu_test_checks
+    ran = verdict.facts.commands if verdict.facts is not None else None
     checks = declared_checks(engine, verdict.image_id, engine.config(verdict.image_id), declared,
-                             timeout)
+                             timeout, ran=ran)
     checks += gpu_test_checks(declared.gpu_tests, verdict)
     return replace(verdict, checks=verdict.checks + tuple(checks))
 

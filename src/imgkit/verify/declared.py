@@ -10,8 +10,6 @@ metadata from the image's config; a service test runs the image's own server and
 (service.py)."""
 from __future__ import annotations
 
-import base64
-import json
 import re
 import time
 from typing import Any, Sequence
@@ -19,21 +17,28 @@ from typing import Any, Sequence
 from .. import labels
 from ..engine import Engine, FileEntry, RunSpec
 from ..errors import ContainerFailed
-from ..probe.declared import ENV as GPU_TESTS_ENV
-from .cst import CheckFile, CommandTest, EnvVar, FileContentTest, FileExistenceTest, GpuTest, MetadataTest
-from .verdict import FAIL, PASS, SKIP, Check, Verdict
+from .cst import CheckFile, CommandTest, EnvVar, FileContentTest, FileExistenceTest, MetadataTest
+from .facts import DeclaredRun
+from .verdict import FAIL, PASS, Check
 
 COMMAND_TIMEOUT = 120     # seconds a declared command may run (at most verify's --timeout)
 SHOWN = 3                 # lines of what a command printed, kept as evidence
 
 
 def declared_checks(engine: Engine, image_id: str, config: dict[str, Any],
-                    checks: CheckFile, timeout: int = COMMAND_TIMEOUT) -> list[Check]:
+                    checks: CheckFile, timeout: int = COMMAND_TIMEOUT,
+                    ran: Sequence[DeclaredRun] | None = None) -> list[Check]:
     """Every declared test of `checks` against the image, in the file's order by kind; a
-    command still running after `timeout` seconds (at most COMMAND_TIMEOUT) is stopped."""
+    command still running after `timeout` seconds (at most COMMAND_TIMEOUT) is stopped.
+    `ran`: the command tests as the probe ran them in its own container (in_probe.py);
+    None: each runs here in a container of its own."""
     env = {v.key: v.value for v in checks.global_env_vars}
     limit = min(timeout, COMMAND_TIMEOUT)
-    found = [_command(engine, image_id, test, env, limit) for test in checks.command_tests]
+    if ran is None:
+        found = [_command(engine, image_id, test, env, limit) for test in checks.command_tests]
+    else:
+        from .in_probe import commands_from_report
+        found = commands_from_report(checks.command_tests, ran)
     # a file's contents through its links, as a command reading it would see them; an
     # existence test the path itself (a link is there even when its target is not)
     entries = engine.read_paths(image_id, {t.path: False for t in checks.file_existence_tests}
@@ -50,12 +55,12 @@ def declared_checks(engine: Engine, image_id: str, config: dict[str, Any],
     return found
 
 
-def _shown(text: str) -> str:
+def shown(text: str) -> str:
     lines = [line for line in text.strip().splitlines() if line.strip()]
     return " | ".join(lines[:SHOWN]) + (f" (+{len(lines) - SHOWN} lines)" if len(lines) > SHOWN else "")
 
 
-def _matching(patterns: list[str], text: str, wanted: bool) -> list[str]:
+def matching(patterns: list[str], text: str, wanted: bool) -> list[str]:
     """The patterns that do not hold: each a regular expression searched in `text` (as
     container-structure-test does), wanted there or not."""
     return [p for p in patterns if bool(re.search(p, text, re.M)) != wanted]
@@ -63,7 +68,7 @@ def _matching(patterns: list[str], text: str, wanted: bool) -> list[str]:
 
 def _command(engine: Engine, image_id: str, test: CommandTest, env: dict[str, str],
              limit: int) -> Check:
-    name = f"check: {test.name}"
+    """A command test in a container of its own (a report made elsewhere has no results)."""
     started = time.monotonic()
     try:
         run = engine.run_container(RunSpec(
@@ -72,20 +77,29 @@ def _command(engine: Engine, image_id: str, test: CommandTest, env: dict[str, st
             timeout=limit, memory="4g", writable=True, stdout_limit=1 << 20,
             labels={labels.ROLE: labels.ROLE_VERIFY}))
     except ContainerFailed as exc:
-        return Check(name, FAIL, f"{test.command} runs", "did not start",
-                     f"the declared check {test.name!r} could not start: {exc.explanation[:200]}")
-    seconds = f"{time.monotonic() - started:.1f} s"
-    if run.timed_out:
+        return command_check(test, error=f"could not start: {exc.explanation[:200]}")
+    return command_check(test, run.exit_code, run.stdout, run.stderr, time.monotonic() - started)
+
+
+def command_check(test: CommandTest, exit_code: int | None = None, stdout: str = "",
+                  stderr: str = "", seconds: float | None = None, error: str = "") -> Check:
+    """A command test judged from how it ran (here, or in the probe's container): its exit
+    code (None: still running at its timeout, so stopped) and what it printed."""
+    name = f"check: {test.name}"
+    if error:
+        return Check(name, FAIL, f"{test.command} runs", "did not run",
+                     f"the declared check {test.name!r} {error}")
+    if exit_code is None:
         return Check(name, FAIL, f"done within {COMMAND_TIMEOUT} s", "still running: stopped",
                      f"the declared check {test.name!r} hung and was stopped at its timeout")
-    problems = ([f"exit {run.exit_code}, not {test.exit_code}"] if run.exit_code != test.exit_code
-                else [])
-    problems += [f"no /{p}/ in its output" for p in _matching(test.expected_output, run.stdout, True)]
-    problems += [f"/{p}/ in its output" for p in _matching(test.excluded_output, run.stdout, False)]
-    problems += [f"no /{p}/ in its errors" for p in _matching(test.expected_error, run.stderr, True)]
-    problems += [f"/{p}/ in its errors" for p in _matching(test.excluded_error, run.stderr, False)]
-    printed = _shown(run.stdout) or _shown(run.stderr)
-    measured = f"exit {run.exit_code} in {seconds}" + (f": {printed}" if printed else "")
+    problems = [f"exit {exit_code}, not {test.exit_code}"] if exit_code != test.exit_code else []
+    problems += [f"no /{p}/ in its output" for p in matching(test.expected_output, stdout, True)]
+    problems += [f"/{p}/ in its output" for p in matching(test.excluded_output, stdout, False)]
+    problems += [f"no /{p}/ in its errors" for p in matching(test.expected_error, stderr, True)]
+    problems += [f"/{p}/ in its errors" for p in matching(test.excluded_error, stderr, False)]
+    printed = shown(stdout) or shown(stderr)
+    took = f" in {seconds:.1f} s" if seconds is not None else ""
+    measured = f"exit {exit_code}{took}" + (f": {printed}" if printed else "")
     expected = f"exit {test.exit_code}" + "".join(f", /{p}/" for p in test.expected_output)
     if problems:
         return Check(name, FAIL, expected, measured,
@@ -127,10 +141,10 @@ def _content(test: FileContentTest, entry: FileEntry | None) -> Check:
         return Check(name, FAIL, f"{test.path}, a file", "absent" if entry is None else entry.mode,
                      f"the declared check {test.name!r} failed: {test.path} is not a file")
     text = entry.content.decode(errors="replace")
-    problems = [f"no /{p}/" for p in _matching(test.expected_contents, text, True)]
-    problems += [f"/{p}/ found" for p in _matching(test.excluded_contents, text, False)]
+    problems = [f"no /{p}/" for p in matching(test.expected_contents, text, True)]
+    problems += [f"/{p}/ found" for p in matching(test.excluded_contents, text, False)]
     return Check(name, FAIL if problems else PASS, "".join(f"/{p}/ " for p in test.expected_contents)
-                 .strip() or "its contents", _shown(text) or "(empty)",
+                 .strip() or "its contents", shown(text) or "(empty)",
                  f"the declared check {test.name!r} failed: {test.path}: {'; '.join(problems)}"
                  if problems else "")
 
@@ -167,49 +181,3 @@ def metadata_checks(test: MetadataTest, config: dict[str, Any]) -> list[Check]:
     return [Check("check: metadata", FAIL if problems else PASS, "as declared",
                   "; ".join(problems) or "as declared",
                   f"the declared metadata test failed: {'; '.join(problems)}" if problems else "")]
-
-
-def gpu_environment(tests: Sequence[GpuTest]) -> dict[str, str]:
-    """The probe's container's variable carrying the gpuTests ({} for none)."""
-    if not tests:
-        return {}
-    payload = [{"name": t.name, "run": t.run, "timeout": t.timeout} for t in tests]
-    return {GPU_TESTS_ENV: base64.b64encode(json.dumps(payload).encode()).decode()}
-
-
-def gpu_test_checks(tests: Sequence[GpuTest], verdict: Verdict) -> list[Check]:
-    """Each gpuTest judged from the probe's report: skipped without a GPU (not verified,
-    like imgkit's own GPU checks); a test the report has no result for fails."""
-    ran = {r.name: r for r in verdict.facts.declared} if verdict.facts else {}
-    found = []
-    for test in tests:
-        name = f"check: {test.name}"
-        expected = "exit 0" + "".join(f", /{p}/" for p in test.expected_output)
-        run = ran.get(test.name)
-        if not verdict.gpu_checked:
-            found.append(Check(name, SKIP, expected, "not run (--gpus none)",
-                               "the declared GPU test needs the GPU", required=False))
-        elif run is None:
-            found.append(Check(name, FAIL, expected, "no result", f"the declared GPU test "
-                               f"{test.name!r} did not run: the probe's report has no result "
-                               "for it (a report made without --checks?)"))
-        else:
-            found.append(_gpu_test(test, run, expected))
-    return found
-
-
-def _gpu_test(test: GpuTest, run: Any, expected: str) -> Check:
-    name = f"check: {test.name}"
-    seconds = f"{run.seconds:.1f} s" if run.seconds is not None else "?"
-    if run.timed_out or run.error:
-        said = f"still running after {test.timeout} s: stopped" if run.timed_out else run.error
-        return Check(name, FAIL, expected, said, f"the declared GPU test {test.name!r} failed: {said}")
-    problems = [f"exit {run.exit_code}"] if run.exit_code != 0 else []
-    problems += [f"no /{p}/ in its output" for p in _matching(test.expected_output, run.stdout, True)]
-    problems += [f"/{p}/ in its output" for p in _matching(test.excluded_output, run.stdout, False)]
-    printed = _shown(run.stdout) if not problems else (_shown(run.stderr) or _shown(run.stdout))
-    measured = f"exit {run.exit_code} in {seconds}" + (f": {printed}" if printed else "")
-    if problems:
-        return Check(name, FAIL, expected, measured,
-                     f"the declared GPU test {test.name!r} failed: {'; '.join(problems)}")
-    return Check(name, PASS, expected, measured)

@@ -215,7 +215,7 @@ class PipCheck(Fact):
 
 
 class DeclaredRun(Fact):
-    """One of the team's gpuTests as the probe ran it."""
+    """One of the team's gpuTests or commandTests as the probe ran it."""
     name: Text
     exit_code: Optional[int] = None
     timed_out: bool = False
@@ -241,6 +241,7 @@ class Report(Fact):
     pip_check: Optional[PipCheck] = None
     args: Optional[ProbeArgs] = None
     declared: tuple[DeclaredRun, ...] = Field(default=(), max_length=200)
+    commands: Optional[tuple[DeclaredRun, ...]] = Field(default=None, max_length=200)
 
 
 class InvalidReport(Exception):

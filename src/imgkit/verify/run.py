@@ -148,7 +148,8 @@ def run_probe(engine: Engine, image_id: str, options: VerifyOptions,
                      "IMGKIT_PROBE": base64.b64encode(probe_zip()).decode()},
         gpus=options.gpus, timeout=options.timeout, memory=options.memory, shm_size=options.shm_size,
         labels={labels.ROLE: labels.ROLE_VERIFY}, stdout_limit=REPORT_LIMIT,
-        platform=_foreign(platform))), token)
+        platform=_foreign(platform),
+        writable=bool(environment))), token)   # a team's tests may write (a throwaway layer)
 
 
 def import_judges() -> None:
