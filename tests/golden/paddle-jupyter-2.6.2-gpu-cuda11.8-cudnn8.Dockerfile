@@ -38,4 +38,4 @@ RUN imgkit-build-env pip install --no-cache-dir --constraint /opt/imgkit/constra
 EXPOSE 8888
 USER imgkit
 CMD ["jupyter", "lab"]
-LABEL org.imgkit.input-hash="8b5c207a7b78f60195dad576a22b56e1"
+LABEL org.imgkit.input-hash="7facec762168b9434fbdaffd2410b36d"

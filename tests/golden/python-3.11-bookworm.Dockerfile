@@ -43,4 +43,4 @@ ENV PATH=/opt/venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/
     LD_LIBRARY_PATH=/opt/imgkit/lib
 WORKDIR /workspace
 USER imgkit
-LABEL org.imgkit.input-hash="b5ee59cb38fd6cd3e62e6bcdb52e8e7c"
+LABEL org.imgkit.input-hash="f08702325e3c85054632d5bc98981ebd"

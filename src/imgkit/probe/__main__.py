@@ -94,25 +94,29 @@ def main(argv=None):
     # framework step shares the GPU with its measurements.
     # Two frameworks' GPU steps (their AMP timings above all) must not share the GPU either,
     # so with a GPU wanted they run one after the other.
-    with ThreadPoolExecutor(max_workers=len(present) + 2) as pool:
+    with ThreadPoolExecutor(max_workers=len(present) + 3) as pool:
         if args.no_gpu:
             runs = {name: pool.submit(frameworks.run, name, False) for name in present}
         else:
             one_by_one = pool.submit(lambda: {name: frameworks.run(name, True) for name in present})
         pip_run = pool.submit(requirements.pip_check)
+        # the team's commandTests use no GPU: they run while the frameworks import
+        commands = declared.wanted(declared.COMMANDS_ENV)
+        commands_run = pool.submit(declared.run_commands, commands) if commands else None
         libraries, bare_names = pool.submit(examine_libraries, names).result()
         found = ({name: run.result() for name, run in runs.items()} if args.no_gpu
                  else one_by_one.result())
         pip = pip_run.result()
+        ran_commands = commands_run.result() if commands_run is not None else None
     report = {"probe_version": PROBE_VERSION, "system": system_facts(), "libraries": libraries,
               "bare_names": bare_names, "frameworks": found, "pip_check": pip,
               "args": {"no_gpu": args.no_gpu}}
+    if ran_commands is not None:     # the team's commandTests, in this same container
+        report["commands"] = ran_commands
     report["gpu"] = gpu_facts(args, libraries)
-    snippets, commands = declared.wanted(), declared.wanted(declared.COMMANDS_ENV)
+    snippets = declared.wanted()
     if snippets:      # the team's gpuTests, once the GPU work is done
         report["declared"] = declared.run_all(snippets)
-    if commands:      # its commandTests, in this same container
-        report["commands"] = declared.run_commands(commands)
     if args.inventory:
         report["inventory"] = inventory.collect()
     text = json.dumps(report, indent=1, sort_keys=True, default=str)

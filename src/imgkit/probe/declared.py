@@ -1,7 +1,7 @@
 """A team's declared tests (`imgkit verify --checks FILE`) that run in the probe's own
-container, after its GPU work (so none shares the GPU with a measurement): gpuTests, each
-snippet of Python in an interpreter of its own, and commandTests, each command as
-container-structure-test runs it (no shell, the image's user and environment plus the
+container: gpuTests after its GPU work (so none shares the GPU with a measurement), each
+snippet of Python in an interpreter of its own; commandTests (no GPU) while the frameworks
+import, each command as container-structure-test runs it (no shell, the image's user and environment plus the
 test's). What each printed, its exit code and its time go into the report; imgkit judges
 them. They come as base64-encoded JSON in IMGKIT_GPU_TESTS and IMGKIT_COMMAND_TESTS, and
 never see the report channel's token."""

@@ -169,8 +169,7 @@ def with_declared(engine: Engine, verdict: Verdict, declared: CheckFile, timeout
     from .declared import declared_checks
     from .in_probe import gpu_test_checks
     ran = verdict.facts.commands if verdict.facts is not None else None
-    checks = declared_checks(engine, verdict.image_id, engine.config(verdict.image_id), declared,
-                             timeout, ran=ran)
+    checks = declared_checks(engine, verdict.image_id, declared, timeout, ran=ran)
     checks += gpu_test_checks(declared.gpu_tests, verdict)
     return replace(verdict, checks=verdict.checks + tuple(checks))
 

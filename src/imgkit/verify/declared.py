@@ -25,8 +25,8 @@ COMMAND_TIMEOUT = 120     # seconds a declared command may run (at most verify's
 SHOWN = 3                 # lines of what a command printed, kept as evidence
 
 
-def declared_checks(engine: Engine, image_id: str, config: dict[str, Any],
-                    checks: CheckFile, timeout: int = COMMAND_TIMEOUT,
+def declared_checks(engine: Engine, image_id: str, checks: CheckFile,
+                    timeout: int = COMMAND_TIMEOUT,
                     ran: Sequence[DeclaredRun] | None = None) -> list[Check]:
     """Every declared test of `checks` against the image, in the file's order by kind; a
     command still running after `timeout` seconds (at most COMMAND_TIMEOUT) is stopped.
@@ -48,7 +48,7 @@ def declared_checks(engine: Engine, image_id: str, config: dict[str, Any],
     found += [_existence(test, entries[test.path]) for test in checks.file_existence_tests]
     found += [_content(test, contents[test.path]) for test in checks.file_content_tests]
     if checks.metadata_test is not None:
-        found += metadata_checks(checks.metadata_test, config)
+        found += metadata_checks(checks.metadata_test, engine.config(image_id))  # asked only here
     if checks.service_tests:
         from .service import service_check
         found += [service_check(engine, image_id, test, env) for test in checks.service_tests]
