@@ -1,8 +1,9 @@
 """The declared tests that ride in the probe's own container (one container start for
-them all): commandTests always, gpuTests when the GPU is used. They go in as variables of
-that container (probe/declared.py runs them after the probe's GPU work) and come back in
-its report, where they are judged. A report made elsewhere (a Kubernetes Job's) has no
-command results: their commands then run here, each in a container of its own."""
+them all): commandTests always (probe/declared.py runs them while the frameworks import),
+gpuTests when the GPU is used (after the probe's GPU work). They go in as variables of that
+container and come back in its report, where they are judged. A report made elsewhere (a
+Kubernetes Job's) has no command results: their commands then run here, each in a container
+of its own."""
 from __future__ import annotations
 
 import base64
