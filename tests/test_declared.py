@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from imgkit.engine import FileEntry
+from imgkit.engine import FileEntry, ImageConfig
 from imgkit.errors import SpecError, SpecErrors
 from imgkit.verify.cst import load_checks
 from imgkit.verify.declared import _content, _existence, metadata_checks
@@ -106,9 +106,9 @@ def test_the_metadata_test_names_every_difference(tmp_path: Path) -> None:
     assert test is not None
     config = {"Env": ["PATH=/opt/venv/bin:/usr/bin"], "Labels": {"org.imgkit.layer": "cuda"},
               "ExposedPorts": {"8888/tcp": {}}, "User": "imgkit", "WorkingDir": "/workspace"}
-    [ok] = metadata_checks(test, config)
+    [ok] = metadata_checks(test, ImageConfig.of(config))
     assert ok.verdict == "pass"
-    [bad] = metadata_checks(test, {**config, "User": "root", "ExposedPorts": {}})
+    [bad] = metadata_checks(test, ImageConfig.of({**config, "User": "root", "ExposedPorts": {}}))
     assert bad.verdict == "fail"
     assert "port 8888 not exposed" in bad.diagnosis and "user 'root', not 'imgkit'" in bad.diagnosis
 

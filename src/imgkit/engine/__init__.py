@@ -9,10 +9,10 @@ from .build import Builds
 from .client import Client
 from .containers import Containers
 from .images import Images
-from .types import ContainerRun, FileEntry, ImageInfo, PathStat, RunSpec, ServiceState, Step
+from .types import ContainerRun, FileEntry, ImageConfig, ImageInfo, PathStat, RunSpec, ServiceState, Step
 
-__all__ = ["Client", "ContainerRun", "Engine", "FileEntry", "ImageInfo", "PathStat", "RunSpec",
-           "ServiceState", "Step", "connect"]
+__all__ = ["Client", "ContainerRun", "Engine", "FileEntry", "ImageConfig", "ImageInfo", "PathStat",
+           "RunSpec", "ServiceState", "Step", "connect"]
 
 
 class Engine(Images, Builds, Containers, Registries):

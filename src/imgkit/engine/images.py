@@ -3,12 +3,11 @@ from __future__ import annotations
 
 import io
 from pathlib import Path
-from typing import Any
 from urllib.parse import quote
 
 from ..errors import ImgkitError
 from .client import Client
-from .types import ImageInfo, Step
+from .types import ImageConfig, ImageInfo, Step
 
 
 class Images(Client):
@@ -34,14 +33,14 @@ class Images(Client):
                                    (str(e).partition("=") for e in config.get("Env") or ())),
                          digests=tuple(attrs.get("RepoDigests") or ()))
 
-    def config(self, ref: str) -> dict[str, Any]:
-        """The image's config as the engine reports it (Env, Entrypoint, Cmd, User,
-        WorkingDir, ExposedPorts, Volumes, Labels); {} for an image it does not hold."""
+    def config(self, ref: str) -> ImageConfig:
+        """The image's config as the engine reports it (env, entrypoint, cmd, user, workdir,
+        exposed ports, volumes, labels); empty for an image it does not hold."""
         import docker.errors
         try:
-            return dict(self.api.inspect_image(ref).get("Config") or {})
+            return ImageConfig.of(self.api.inspect_image(ref).get("Config") or {})
         except docker.errors.ImageNotFound:
-            return {}
+            return ImageConfig()
 
     def tag(self, image_id: str, ref: str) -> None:
         """Point `ref` at `image_id`; the image it pointed at before is removed if nothing

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any, Mapping
 
 
 @dataclass(frozen=True)
@@ -45,6 +46,30 @@ class RunSpec:
     platform: str = ""             # "" = the image's own; linux/arm64 runs under emulation here
     writable: bool = False         # the image's filesystem writable (a team's command may write)
     join: str = ""                 # a container whose network namespace it shares ("" = its own)
+
+
+@dataclass(frozen=True)
+class ImageConfig:
+    """What an image's config says it runs as and with (what a metadata test reads)."""
+    env: tuple[tuple[str, str], ...] = ()
+    labels: tuple[tuple[str, str], ...] = ()
+    exposed_ports: tuple[str, ...] = ()     # "8888/tcp"
+    volumes: tuple[str, ...] = ()
+    entrypoint: tuple[str, ...] = ()
+    cmd: tuple[str, ...] = ()
+    workdir: str = ""
+    user: str = ""
+
+    @classmethod
+    def of(cls, config: Mapping[str, Any]) -> ImageConfig:
+        """From the engine's `Config` of an image (absent keys as empty)."""
+        pairs = (str(e).partition("=") for e in config.get("Env") or [])
+        return cls(env=tuple((name, value) for name, _, value in pairs),
+                   labels=tuple((str(k), str(v)) for k, v in (config.get("Labels") or {}).items()),
+                   exposed_ports=tuple(config.get("ExposedPorts") or {}),
+                   volumes=tuple(config.get("Volumes") or {}),
+                   entrypoint=tuple(config.get("Entrypoint") or ()), cmd=tuple(config.get("Cmd") or ()),
+                   workdir=str(config.get("WorkingDir") or ""), user=str(config.get("User") or ""))
 
 
 @dataclass(frozen=True)

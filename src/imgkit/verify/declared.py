@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import re
 import time
-from typing import Any, Sequence
+from typing import Sequence
 
 from .. import labels
-from ..engine import Engine, FileEntry, RunSpec
+from ..engine import Engine, FileEntry, ImageConfig, RunSpec
 from ..errors import ContainerFailed
 from .cst import CheckFile, CommandTest, EnvVar, FileContentTest, FileExistenceTest, MetadataTest
 from .facts import DeclaredRun
@@ -161,21 +161,19 @@ def _pairs(wanted: list[EnvVar], have: dict[str, str], what: str) -> list[str]:
     return out
 
 
-def metadata_checks(test: MetadataTest, config: dict[str, Any]) -> list[Check]:
+def metadata_checks(test: MetadataTest, config: ImageConfig) -> list[Check]:
     """The metadata test against the image's config, one check naming every difference."""
-    env = dict(str(e).partition("=")[::2] for e in config.get("Env") or [])
-    ports = {p.split("/")[0] for p in (config.get("ExposedPorts") or {})}
-    volumes = set(config.get("Volumes") or {})
-    problems = _pairs(test.env_vars, env, "env") + _pairs(test.labels, config.get("Labels") or {},
-                                                          "label")
+    ports = {p.split("/")[0] for p in config.exposed_ports}
+    volumes = set(config.volumes)
+    problems = _pairs(test.env_vars, dict(config.env), "env") + _pairs(test.labels,
+                                                                        dict(config.labels), "label")
     problems += [f"port {p} not exposed" for p in test.exposed_ports if p not in ports]
     problems += [f"port {p} exposed" for p in test.unexposed_ports if p in ports]
     problems += [f"no volume {v}" for v in test.volumes if v not in volumes]
     problems += [f"volume {v}" for v in test.unmounted_volumes if v in volumes]
-    for key, want, have in (("entrypoint", test.entrypoint, config.get("Entrypoint") or []),
-                            ("cmd", test.cmd, config.get("Cmd") or []),
-                            ("workdir", test.workdir, config.get("WorkingDir") or ""),
-                            ("user", test.user, config.get("User") or "")):
+    for key, want, have in (("entrypoint", test.entrypoint, list(config.entrypoint)),
+                            ("cmd", test.cmd, list(config.cmd)), ("workdir", test.workdir, config.workdir),
+                            ("user", test.user, config.user)):
         if want is not None and want != have:
             problems.append(f"{key} {have!r}, not {want!r}")
     return [Check("check: metadata", FAIL if problems else PASS, "as declared",
