@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN     = $(VENV)/bin
 CUDA   ?= 11.8
 
-.PHONY: setup setup-test host test-tools buildkit build test test-fast lint docs bench bench-cold bench-engines bench-verify render clean-venv
+.PHONY: setup setup-test host test-tools buildkit build test test-fast lint docs bench bench-cold bench-engines bench-verify bench-site render clean-venv
 
 $(BIN)/imgkit: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -54,6 +54,9 @@ docs: setup           ## docs/cli.md, docs/matrix.md, the family files' and the 
 
 bench: setup          ## builder benchmark: no-op rebuild vs docker's cache check (docs/benchmarks.md)
 	$(BIN)/python bench/build_bench.py
+
+bench-site: setup-test  ## imgkit site for 500 images: seconds and the grid page's size (docs/benchmarks.md)
+	$(BIN)/python bench/site_bench.py
 
 bench-cold: setup     ## also the cold shared-vs-independent build (slow: ~20 min, ~40 GB)
 	$(BIN)/python bench/build_bench.py --cold
