@@ -369,7 +369,7 @@ def export_k8s(selection: Selection, out: flags.ExportOut, registry: flags.Clust
 
 @command()
 @selects()
-def site(selection: Selection, verdicts: flags.Verdicts, out: flags.SiteOut) -> int:
+def site(selection: Selection, out: flags.SiteOut, verdicts: flags.Verdicts = None) -> int:
     """Write a static site of the matrix's verdicts: a grid of every image by platform
     (passed, failed and why, GPU not verified, no verdict) with filters, and a page per
     image with its stack and checks. Self-contained: open index.html from disk or host it."""

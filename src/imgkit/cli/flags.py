@@ -317,9 +317,11 @@ CiTrustedKey = Annotated[str, typer.Option(
 # export
 ExportOut = Annotated[Path, typer.Option("--out", metavar="DIR",
                                          help="The folder to write the files into.")]
-Verdicts = Annotated[Path, typer.Option(
+Verdicts = Annotated[Optional[Path], typer.Option(
     "--verdicts", metavar="DIR", help="The folder of `imgkit verify --json` files (searched "
-    "recursively); the newest verdict of each image and platform is shown.")]
+    "recursively); the newest verdict of each image and platform is shown. Default: the "
+    "verdicts recorded on this machine, each image judged by the one of the image id its tag "
+    "points at now.")]
 SiteOut = Annotated[Path, typer.Option("--out", metavar="DIR", help="The folder to write the "
                                                                       "site into (index.html).")]
 Margin = Annotated[float, typer.Option(

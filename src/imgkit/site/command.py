@@ -6,24 +6,44 @@ from pathlib import Path
 from ..console import stderr_line
 from ..errors import UsageError
 from ..matrix.load import load_plan
+from ..matrix.targets import Plan
 from ..selection import Selection
 from .grid import rows
-from .inputs import read_verdicts
+from .inputs import Found, from_record, read_verdicts
 from .pages import write_site
 
 
-def site(selection: Selection, *, verdicts: Path, out: Path) -> int:
-    """The site of the selection's images from the verify --json files under `verdicts`;
-    a file that cannot be read is named and left out, never counted as a pass."""
-    if not verdicts.is_dir():
+def site(selection: Selection, *, verdicts: Path | None, out: Path) -> int:
+    """The site of the selection's images from the verify --json files under `verdicts`
+    (a file that cannot be read is named and left out, never counted as a pass), or else
+    from the verdicts this machine recorded."""
+    if verdicts is not None and not verdicts.is_dir():
         raise UsageError(f"--verdicts {verdicts}: no such folder",
                          hint="give the folder the `imgkit verify --json FILE` files are in")
     plan = load_plan(selection)
-    found, skipped = read_verdicts(verdicts)
+    found, skipped = read_verdicts(verdicts) if verdicts is not None else recorded(plan)
     for line in skipped:
         stderr_line(f"skipped {line}")
     laid_out = rows(plan, found)
     written = write_site(out, laid_out, verdicts=len(found), skipped=skipped)
-    stderr_line(f"wrote {len(written)} pages to {out} ({len(laid_out)} images, {len(found)} "
-                f"verdict file(s)); open {out / 'index.html'}")
+    where = f"{len(found)} verdict file(s)" if verdicts is not None else \
+        f"{len(found)} verdict(s) recorded here"
+    stderr_line(f"wrote {len(written)} pages to {out} ({len(laid_out)} images, {where}); "
+                f"open {out / 'index.html'}")
     return 0
+
+
+def recorded(plan: Plan) -> tuple[list[Found], list[str]]:
+    """Each image's verdict as publishing would see it: the one recorded for the image id
+    its tag points at now in the engine (a tag rebuilt since its verify has none)."""
+    from ..engine import connect
+    from ..verify import tickets
+    engine = connect()
+    found = []
+    for target in plan.targets:
+        info = engine.image(target.tag)
+        record = tickets.document(info.id) if info is not None else None
+        if info is not None and record is not None:
+            found.append(Found(from_record(record, info.platform), tickets.path_of(info.id),
+                               record.recorded_at))
+    return found, []

@@ -1,6 +1,6 @@
 """What the site is made from: the verdicts `imgkit verify --json` wrote, read as a model
-(they come from other jobs and machines: untrusted, checked), and the newest verdict of each
-image and platform. A file that cannot be read is named and skipped; the rest go on."""
+(they come from other jobs and machines: untrusted, checked), or the verdicts this machine
+recorded (tickets.py). A file that cannot be read is named and skipped; the rest go on."""
 from __future__ import annotations
 
 import json
@@ -10,6 +10,7 @@ from typing import Optional
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from ..verify.attestation import VerdictRecord
 from ..verify.facts import Report
 
 MACHINES = {"x86_64": "linux/amd64", "aarch64": "linux/arm64"}   # uname -m -> platform
@@ -37,11 +38,12 @@ class VerdictFile(BaseModel):
     host_failure: bool = False
     checks: tuple[CheckRecord, ...] = Field(default=(), max_length=2000)
     facts: Optional[Report] = None
+    platform_seen: str = ""       # when the facts are not there: the image's own platform
 
     @property
     def platform(self) -> str:
         machine = self.facts.system.machine if self.facts else None
-        return MACHINES.get(machine or "", "")
+        return MACHINES.get(machine or "", "") or self.platform_seen
 
     @property
     def failed(self) -> list[CheckRecord]:
@@ -67,6 +69,15 @@ def read_verdicts(folder: Path) -> tuple[list[Found], list[str]]:
                       f"{_first(exc)})" if isinstance(exc, ValidationError) else str(exc)[:200])
             skipped.append(f"{path}: {reason}")
     return found, skipped
+
+
+def from_record(record: VerdictRecord, platform: str) -> VerdictFile:
+    """A verdict this machine recorded (its ticket: the checks, not the probe's facts)."""
+    return VerdictFile(image=record.image, image_id=record.image_id, passed=record.passed,
+                       gpu_checked=record.gpu_checked,
+                       gpu_verified=record.gpu_checked and record.passed,
+                       host_failure=record.host_failure, platform_seen=platform,
+                       checks=tuple(CheckRecord.model_validate(c.model_dump()) for c in record.checks))
 
 
 def _first(error: ValidationError) -> str:
