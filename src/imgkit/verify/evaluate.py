@@ -11,7 +11,7 @@ from ..matrix import compat
 from ..matrix.compat import Compat
 from ..options import Thresholds
 from .diagnose import IMAGE, diagnose
-from .expect import Expectations
+from .expect import Expectations, required_cuda
 from .facts import LibraryCopy, Report
 from .gpu_checks import gpu_checks
 from .verdict import FAIL, INFO, PASS, SKIP, WARN, Check, Verdict
@@ -203,16 +203,16 @@ def environment_checks(report: Report, exp: Expectations, shm_size: str | None =
                         required=False))
     require = env.get("NVIDIA_REQUIRE_CUDA") or ""
     cudart = report.libraries.version("cudart")
-    match = re.search(r"cuda>=\s*(\d+\.\d+)", require)
+    required = required_cuda(require)
     claim = exp.get("cuda")
-    if match and claim:
-        ok = match.group(1) == versions.major_minor(claim)
+    if required and claim:
+        ok = required == versions.major_minor(claim)
         checks.append(Check("env NVIDIA_REQUIRE_CUDA", PASS if ok else FAIL, f"cuda>={claim}",
-                            require, "" if ok else f"NVIDIA_REQUIRE_CUDA says cuda>={match.group(1)}, "
+                            require, "" if ok else f"NVIDIA_REQUIRE_CUDA says cuda>={required}, "
                             f"the tag/labels say CUDA {claim}: hosts are checked against the "
                             "wrong version"))
-    elif match and cudart:
-        ok = match.group(1) == versions.major_minor(cudart)
+    elif required and cudart:
+        ok = required == versions.major_minor(cudart)
         checks.append(Check("env NVIDIA_REQUIRE_CUDA", PASS if ok else FAIL, f"cuda>={cudart}",
                             require, "" if ok else "NVIDIA_REQUIRE_CUDA disagrees with the "
                             "image's CUDA runtime: hosts are checked against the wrong version"))

@@ -12,6 +12,13 @@ KEYS = ("cuda", "cudnn", "nccl", "cublas", "python", "framework", "framework_ver
 FRAMEWORK_NAMES = {"paddle": "paddle", "paddlepaddle": "paddle", "torch": "torch",
                    "pytorch": "torch", "jax": "jax"}
 VALUE = re.compile(r"^[A-Za-z0-9_.+-]{1,40}$")
+REQUIRE_CUDA = re.compile(r"cuda>=\s*(\d+\.\d+)")
+
+
+def required_cuda(require: str) -> str | None:
+    """The CUDA release an NVIDIA_REQUIRE_CUDA value names ("cuda>=12.4 brand=..." -> 12.4)."""
+    found = REQUIRE_CUDA.search(require)
+    return found.group(1) if found else None
 
 
 @dataclass(frozen=True)

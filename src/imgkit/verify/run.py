@@ -18,7 +18,7 @@ from ..options import VerifyOptions
 from ..probe import channel, priority
 from ..shipped import probe_zip
 from .diagnose import HOST, IMAGE, diagnose
-from .expect import Expectations, expectations
+from .expect import Expectations, expectations, required_cuda
 from .verdict import FAIL, INFO, PASS, WARN, Check, Verdict, failure
 
 if TYPE_CHECKING:
@@ -40,18 +40,15 @@ os._exit(0)   # the report is out: the interpreter's teardown is no part of the 
 """
 REPORT_LIMIT = 8 << 20   # a real report is tens of KB
 
-REQUIRE_CUDA = re.compile(r"cuda>=\s*(\d+\.\d+)")
-
-
 def cuda_needed(exp: Expectations, env: dict[str, str]) -> tuple[str | None, str]:
     """The CUDA the host's driver must run for this image, and who says so: the tag, the
     labels or --expect; else the image's own NVIDIA_REQUIRE_CUDA (NVIDIA's and NGC's
     images carry it), else its CUDA_VERSION."""
     if exp.get("cuda"):
         return exp.get("cuda"), ""
-    required = REQUIRE_CUDA.search(env.get("NVIDIA_REQUIRE_CUDA") or "")
+    required = required_cuda(env.get("NVIDIA_REQUIRE_CUDA") or "")
     if required:
-        return required.group(1), f"the image's NVIDIA_REQUIRE_CUDA says cuda>={required.group(1)}"
+        return required, f"the image's NVIDIA_REQUIRE_CUDA says cuda>={required}"
     stated = versions.major_minor(env.get("CUDA_VERSION") or "")
     return (stated, f"the image's CUDA_VERSION is {env['CUDA_VERSION']}") if stated else (None, "")
 
