@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..verify.facts import Report
-from ..verify.gpu_checks import peak_of
+from ..verify.gpu_checks import gemm_shares
 from .inputs import VerdictFile
 
 FAMILIES = ("cudart", "cublas", "cudnn", "nccl")
@@ -35,8 +35,9 @@ def changes(before: VerdictFile, after: VerdictFile) -> Changes:
         return Changes(before, (), False)
     moved = _diff("library", _libraries(old), _libraries(new))
     moved += _diff("framework", _frameworks(old), _frameworks(new))
-    compared = old.inventory is not None and new.inventory is not None
+    compared = False
     if old.inventory is not None and new.inventory is not None:
+        compared = True
         moved += _diff("pip", {d.name: d.version for d in old.inventory.python},
                        {d.name: d.version for d in new.inventory.python})
         moved += _diff("apt", {p.name: p.version for p in old.inventory.dpkg},
@@ -60,13 +61,6 @@ def _frameworks(report: Report) -> dict[str, str]:
 
 def _shares(verdict: VerdictFile) -> dict[str, str]:
     """Each GEMM precision as a share of the GPU's peak, of a verdict made on a GPU."""
-    facts = verdict.facts
-    if facts is None or not verdict.gpu_checked or facts.gpu.work is None:
+    if verdict.facts is None or not verdict.gpu_checked:
         return {}
-    peak = peak_of(facts)
-    out = {}
-    for precision, timing in sorted(facts.gpu.work.gemm.items()):
-        share = peak.share(precision, timing.tflops) if peak and timing.tflops else None
-        if share is not None:
-            out[f"GEMM {precision.upper()} of peak"] = f"{share:.0%}"
-    return out
+    return {f"GEMM {p.upper()} of peak": f"{share:.0%}" for p, share in gemm_shares(verdict.facts).items()}

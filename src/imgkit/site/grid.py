@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from ..matrix.targets import Plan, Target
-from ..verify.gpu_checks import peak_of
+from ..verify.gpu_checks import gemm_shares
 from .changes import Changes, changes
 from .inputs import Found, VerdictFile
 
@@ -92,17 +92,14 @@ def cell(platform: str, verdict: VerdictFile) -> Cell:
 
 
 def _throughput(verdict: VerdictFile) -> tuple[str, str, str]:
+    """The GPU a verdict made on a GPU ran on, and its GEMM TF32 and FP16 shares of peak."""
     facts = verdict.facts
     if facts is None or not verdict.gpu_checked or facts.gpu.work is None:
         return "", "", ""
     devices = facts.gpu.nvml.devices
-    peak = peak_of(facts)
-    shares = []
-    for precision in ("tf32", "fp16"):
-        timing = facts.gpu.work.gemm.get(precision)
-        share = peak.share(precision, timing.tflops) if peak and timing and timing.tflops else None
-        shares.append(f"{share:.0%}" if share is not None else "")
-    return (devices[0].name if devices else ""), shares[0], shares[1]
+    shares = gemm_shares(facts)
+    tf32, fp16 = (f"{shares[p]:.0%}" if p in shares else "" for p in ("tf32", "fp16"))
+    return (devices[0].name if devices else ""), tf32, fp16
 
 
 def slug(tag: str) -> str:

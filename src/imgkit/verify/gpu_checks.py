@@ -61,6 +61,16 @@ def peak_of(report: Report) -> Peak | None:
     return Peak(str(row["name"]), tuple((p, float(row[p]) * scale) for p in PRECISIONS if row.get(p)))
 
 
+def gemm_shares(report: Report) -> dict[str, float]:
+    """Each GEMM precision the probe timed, as a share of its GPU's peak ({} when either is
+    unknown): what the site shows and compares between builds."""
+    work, peak = report.gpu.work, peak_of(report)
+    if work is None or peak is None:
+        return {}
+    shares = {p: peak.share(p, t.tflops) for p, t in sorted(work.gemm.items()) if t.tflops}
+    return {p: share for p, share in shares.items() if share is not None}
+
+
 def gpu_checks(report: Report, exp: Expectations, thresholds: Thresholds) -> list[Check]:
     gpu = report.gpu
     count = gpu.device_count
