@@ -66,6 +66,13 @@ def matching(patterns: list[str], text: str, wanted: bool) -> list[str]:
     return [p for p in patterns if bool(re.search(p, text, re.M)) != wanted]
 
 
+def stream_problems(expected: list[str], excluded: list[str], text: str, stream: str) -> list[str]:
+    """What a command's stream (`stream`: "output", "errors"...) lacks of `expected` and
+    holds of `excluded`, in words."""
+    return ([f"no /{p}/ in its {stream}" for p in matching(expected, text, True)]
+            + [f"/{p}/ in its {stream}" for p in matching(excluded, text, False)])
+
+
 def _command(engine: Engine, image_id: str, test: CommandTest, env: dict[str, str],
              limit: int) -> Check:
     """A command test in a container of its own (a report made elsewhere has no results)."""
@@ -93,10 +100,8 @@ def command_check(test: CommandTest, exit_code: int | None = None, stdout: str =
         return Check(name, FAIL, f"done within {COMMAND_TIMEOUT} s", "still running: stopped",
                      f"the declared check {test.name!r} hung and was stopped at its timeout")
     problems = [f"exit {exit_code}, not {test.exit_code}"] if exit_code != test.exit_code else []
-    problems += [f"no /{p}/ in its output" for p in matching(test.expected_output, stdout, True)]
-    problems += [f"/{p}/ in its output" for p in matching(test.excluded_output, stdout, False)]
-    problems += [f"no /{p}/ in its errors" for p in matching(test.expected_error, stderr, True)]
-    problems += [f"/{p}/ in its errors" for p in matching(test.excluded_error, stderr, False)]
+    problems += stream_problems(test.expected_output, test.excluded_output, stdout, "output")
+    problems += stream_problems(test.expected_error, test.excluded_error, stderr, "errors")
     printed = shown(stdout) or shown(stderr)
     took = f" in {seconds:.1f} s" if seconds is not None else ""
     measured = f"exit {exit_code}{took}" + (f": {printed}" if printed else "")

@@ -14,7 +14,7 @@ from typing import Any
 from ..probe.declared import COMMANDS_ENV
 from ..probe.declared import ENV as GPU_TESTS_ENV
 from .cst import CheckFile, CommandTest, GpuTest
-from .declared import COMMAND_TIMEOUT, command_check, matching, shown
+from .declared import COMMAND_TIMEOUT, command_check, shown, stream_problems
 from .facts import DeclaredRun
 from .verdict import FAIL, PASS, SKIP, Check, Verdict
 
@@ -90,8 +90,7 @@ def _gpu_test(test: GpuTest, run: DeclaredRun, expected: str) -> Check:
         said = f"still running after {test.timeout} s: stopped" if run.timed_out else str(run.error)
         return Check(name, FAIL, expected, said, f"the declared GPU test {test.name!r} failed: {said}")
     problems = [f"exit {run.exit_code}"] if run.exit_code != 0 else []
-    problems += [f"no /{p}/ in its output" for p in matching(test.expected_output, run.stdout, True)]
-    problems += [f"/{p}/ in its output" for p in matching(test.excluded_output, run.stdout, False)]
+    problems += stream_problems(test.expected_output, test.excluded_output, run.stdout, "output")
     printed = shown(run.stdout) if not problems else (shown(run.stderr) or shown(run.stdout))
     measured = f"exit {run.exit_code} in {seconds}" + (f": {printed}" if printed else "")
     if problems:

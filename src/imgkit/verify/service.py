@@ -6,13 +6,13 @@ published on the host, so it works as well when the engine is on another machine
 containers are stopped and removed on every path."""
 from __future__ import annotations
 
-import re
 import time
 
 from .. import labels
 from ..engine import Engine, RunSpec
 from ..errors import ContainerFailed
 from .cst import ServiceTest
+from .declared import stream_problems
 from .verdict import FAIL, PASS, Check
 
 ROUND = 5.0       # seconds one asking container keeps trying before imgkit looks at the server
@@ -114,8 +114,7 @@ def _judged(name: str, test: ServiceTest, expected: str, answer: str, seconds: f
         wanted = test.expected_status
         if (wanted is not None and status != wanted) or (wanted is None and status >= 400):
             problems.append(f"HTTP {status}" + (f", not {wanted}" if wanted else ""))
-    problems += [f"no /{p}/ in its answer" for p in test.expected_output
-                 if not re.search(p, body, re.M)]
+    problems += stream_problems(test.expected_output, [], body, "answer")
     measured = (f"HTTP {status}" if test.path else "a connection") + f" after {seconds:.1f} s"
     shown = _shown(body, first=True)
     if shown:
