@@ -15,7 +15,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from imgkit.errors import HostError
-from imgkit.verify.metrics import Subject, metrics_text, push_metrics, write_metrics
+from imgkit.verify.metrics import Identity, metrics_text, push_metrics, write_metrics
 from imgkit.verify.verdict import FAIL, Check, Verdict, failure
 
 from .monitoring import need_tools, prometheus, promtool, pushgateway, query, query_until
@@ -23,7 +23,7 @@ from .registry import free_port
 from .test_evaluate import GOOD, run
 
 DIGEST = "sha256:" + "d" * 64
-SUBJECT = Subject(DIGEST, "linux/amd64", "gpu-node-7")
+SUBJECT = Identity(DIGEST, "linux/amd64", "gpu-node-7")
 
 
 def samples(text: str) -> dict[tuple[str, frozenset[tuple[str, str]]], float]:
@@ -99,7 +99,7 @@ def test_without_a_gpu_the_gpu_is_not_verified_and_no_throughput_is_made_up() ->
 
 
 def test_a_verdict_without_a_report_still_says_it_failed() -> None:
-    text = metrics_text(verdicts()["crashed"], Subject("", "", "node"))
+    text = metrics_text(verdicts()["crashed"], Identity("", "", "node"))
     assert value(text, "imgkit_verify_passed", fault="image", digest="") == 0
     assert value(text, "imgkit_verify_check_passed", check="probe") == 0
     assert not any(n == "imgkit_verify_image_info" for n, _ in samples(text))
@@ -138,7 +138,7 @@ def test_pushed_verdicts_reach_prometheus(tmp_path: Path) -> None:
             verdict = run(report)
             push_metrics(gateway, Verdict(image, verdict.image_id, verdict.checks, True,
                                           verdict.facts), SUBJECT)
-        push_metrics(gateway, run(GOOD), Subject(DIGEST, "linux/amd64", "gpu-node-8"))
+        push_metrics(gateway, run(GOOD), Identity(DIGEST, "linux/amd64", "gpu-node-8"))
         result = query_until(prom, "imgkit_verify_passed", 4)
         seen = {(r["metric"]["image"], r["metric"]["Hostname"]): (r["value"][1], r["metric"]["fault"])
                 for r in result}

@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from imgkit.cli import app
-from imgkit.verify.metrics import Subject, push_metrics
+from imgkit.verify.metrics import Identity, push_metrics
 
 from .monitoring import need_tools, prometheus, promtool, pushgateway, query
 from .test_evaluate import GOOD, run
@@ -129,9 +129,9 @@ def test_the_dashboard_is_a_grafana_model_whose_queries_answer(tmp_path: Path) -
                                              for p in model["panels"])
     with pushgateway(tmp_path / "pg") as gateway, \
             prometheus(tmp_path / "prom", gateway, rules=tmp_path / ALERTS) as prom:
-        push_metrics(gateway, run(GOOD), Subject("", "linux/amd64", "n1"))
+        push_metrics(gateway, run(GOOD), Identity("", "linux/amd64", "n1"))
         broken = run(no_device())
-        push_metrics(gateway, broken, Subject("", "linux/amd64", "n2"))
+        push_metrics(gateway, broken, Identity("", "linux/amd64", "n2"))
         exprs = [t["expr"].replace("$image", ".*").replace("$node", ".*")
                  for p in model["panels"] for t in p["targets"]]
         deadline = time.monotonic() + 30

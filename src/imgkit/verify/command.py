@@ -231,7 +231,7 @@ def written(verdict: Verdict, outputs: Outputs, subject: Subject) -> int:
                          markdown_file=outputs.markdown)
     if outputs.metrics is not None:
         from . import metrics  # prometheus_client: only when asked
-        metrics.send_metrics(outputs.metrics, verdict, metrics.Subject(
+        metrics.send_metrics(outputs.metrics, verdict, metrics.Identity(
             digest_of(subject), subject.info.platform, metrics.node_name()))
     if verdict.host_failure:
         return EXIT_HOST

@@ -36,9 +36,10 @@ NAMES = {"gemm": "GEMM", "conv": "cuDNN convolution"}
 
 
 @dataclass(frozen=True)
-class Subject:
-    """Who the numbers are about, besides the verdict: the registry digest judged (or the
-    image id of a local image), its platform, and the node it ran on."""
+class Identity:
+    """Who the numbers are about, besides the verdict: the registry digest judged ("" for
+    an image never pushed; the `_info` series carries its image id), its platform, and the
+    node it ran on."""
     digest: str
     platform: str = ""
     hostname: str = ""
@@ -73,17 +74,17 @@ class Series:
         gauge.labels(**labels).set(value)
 
 
-def registry_of(verdict: Verdict, subject: Subject, *, now: float | None = None) -> CollectorRegistry:
+def registry_of(verdict: Verdict, identity: Identity, *, now: float | None = None) -> CollectorRegistry:
     """Every series of one verdict."""
     series = Series()
     gauge = series.set
     facts = verdict.facts
     # only what was judged: a report made with --gpus none says nothing of a GPU
-    gpu = _gpu_labels(facts if verdict.gpu_checked else None, subject.hostname)
+    gpu = _gpu_labels(facts if verdict.gpu_checked else None, identity.hostname)
     image = {"image": verdict.image}
     gauge(f"{PREFIX}_passed", "1 when every required check passed; fault names who must act "
           "when not (host or image)",
-          {**image, "digest": subject.digest, "platform": subject.platform, **gpu,
+          {**image, "digest": identity.digest, "platform": identity.platform, **gpu,
            "fault": fault(verdict)}, float(verdict.passed))
     gauge(f"{PREFIX}_gpu_verified", "1 when the GPU checks ran and passed (0 with --gpus none)",
           {**image, "Hostname": gpu["Hostname"]}, float(verdict.gpu_verified))
@@ -99,44 +100,44 @@ def registry_of(verdict: Verdict, subject: Subject, *, now: float | None = None)
                   {**image, "check": check.name, "required": str(check.required).lower(),
                    "Hostname": gpu["Hostname"]}, float(check.verdict != FAIL))
     if facts is not None:
-        _info(series, verdict, subject, facts)
+        _info(series, verdict, identity, facts)
         if verdict.gpu_checked:
             _throughput(series, image, gpu, facts)
             _tf32(series, image, gpu, facts)
     return series.registry
 
 
-def metrics_text(verdict: Verdict, subject: Subject, *, now: float | None = None) -> str:
-    return generate_latest(registry_of(verdict, subject, now=now)).decode()
+def metrics_text(verdict: Verdict, identity: Identity, *, now: float | None = None) -> str:
+    return generate_latest(registry_of(verdict, identity, now=now)).decode()
 
 
 def is_pushgateway(where: str) -> bool:
     return where.startswith(("http://", "https://"))
 
 
-def send_metrics(where: str, verdict: Verdict, subject: Subject) -> None:
+def send_metrics(where: str, verdict: Verdict, identity: Identity) -> None:
     """To a Pushgateway (an http(s) URL) or into a file."""
     if is_pushgateway(where):
-        push_metrics(where, verdict, subject)
+        push_metrics(where, verdict, identity)
     else:
-        write_metrics(Path(where), verdict, subject)
+        write_metrics(Path(where), verdict, identity)
 
 
-def write_metrics(path: Path, verdict: Verdict, subject: Subject) -> None:
+def write_metrics(path: Path, verdict: Verdict, identity: Identity) -> None:
     """The file, replaced whole (a textfile collector never reads half of it)."""
     try:
-        write_to_textfile(str(path), registry_of(verdict, subject))
+        write_to_textfile(str(path), registry_of(verdict, identity))
     except OSError as exc:
         raise HostError(f"cannot write the metrics to {path}: {exc.strerror or exc}",
                         hint="give --metrics a file in a folder that exists and can be written")
 
 
-def push_metrics(url: str, verdict: Verdict, subject: Subject, timeout: float = 30) -> None:
+def push_metrics(url: str, verdict: Verdict, identity: Identity, timeout: float = 30) -> None:
     """Replace this image's group on this node in the Pushgateway at `url` (PUT: series the
     new verdict lacks go too), grouped by job, image and Hostname."""
     try:
-        push_to_gateway(url, job=JOB, registry=registry_of(verdict, subject), timeout=timeout,
-                        grouping_key={"image": verdict.image, "Hostname": subject.hostname})
+        push_to_gateway(url, job=JOB, registry=registry_of(verdict, identity), timeout=timeout,
+                        grouping_key={"image": verdict.image, "Hostname": identity.hostname})
     except OSError as exc:    # urllib's URLError and HTTPError are OSErrors
         said = getattr(exc, "reason", None) or exc
         raise HostError(f"the verdict ({'passed' if verdict.passed else 'FAILED'}) could not be "
@@ -157,11 +158,11 @@ def _gpu_labels(facts: Report | None, hostname: str) -> dict[str, str]:
             "DCGM_FI_DRIVER_VERSION": (nvml.driver or "") if nvml else ""}
 
 
-def _info(series: Series, verdict: Verdict, subject: Subject, facts: Report) -> None:
+def _info(series: Series, verdict: Verdict, identity: Identity, facts: Report) -> None:
     libraries = facts.libraries
     frameworks = sorted((name, fw.version or "") for name, fw in facts.frameworks.items()
                         if fw.imported)
-    labels = {"image": verdict.image, "digest": subject.digest, "platform": subject.platform,
+    labels = {"image": verdict.image, "digest": identity.digest, "platform": identity.platform,
               "image_id": verdict.image_id, "python": facts.system.python,
               "cuda": libraries.version("cudart") or "", "cudnn": libraries.version("cudnn") or "",
               "nccl": libraries.version("nccl") or "",
