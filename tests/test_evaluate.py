@@ -216,8 +216,9 @@ def test_peak_table_covers_the_named_gpus() -> None:
                  "NVIDIA H200", "NVIDIA L4", "NVIDIA L40S", "NVIDIA A10", "Tesla T4",
                  "Tesla V100-SXM2-16GB", "NVIDIA GeForce RTX 4090"):
         assert peak_for(name) is not None, name
-    assert peak_for("NVIDIA H100 PCIe")["name"] == "H100 PCIe"
-    assert peak_for("Tesla T4")["tf32"] is None
+    h100, t4 = peak_for("NVIDIA H100 PCIe"), peak_for("Tesla T4")
+    assert h100 is not None and h100.name == "H100 PCIe" and h100.rate("tf32") == 378
+    assert t4 is not None and t4.rate("tf32") is None and t4.rate("fp16") == 65
 
 
 def test_nccl_reports_bandwidth_only_when_there_is_traffic() -> None:

@@ -5,6 +5,7 @@ that owns it."""
 from __future__ import annotations
 
 import ast
+import re
 import sys
 from functools import lru_cache
 from pathlib import Path
@@ -225,3 +226,54 @@ def test_modules_and_functions_stay_small() -> None:
                 long_functions.append(f"{path.relative_to(PACKAGE)}:{node.name}")
     assert not long_modules and not long_functions, (long_modules, long_functions)
     assert len((PACKAGE / "cli" / "commands.py").read_text().splitlines()) < 400
+
+
+UNTYPED = re.compile(r"\b(?:dict|Dict|Mapping|MutableMapping)\[str, *Any\]")
+# parsers of raw input: what they take is the untyped JSON they turn into a typed value
+RAW_INPUT_PARSERS = {"engine/types.py:ImageConfig.of"}    # the engine's `Config` JSON
+
+
+def _crossings(path: Path, imported: set[str]) -> list[str]:
+    """The names in `path` whose signature or field type says dict[str, Any] and that
+    another module can reach: public ones, and private ones some other module imports."""
+    text = path.read_text()
+    tree = ast.parse(text)
+
+    def untyped(node: ast.AST) -> bool:
+        return bool(UNTYPED.search(ast.get_source_segment(text, node) or ""))
+
+    def signature_untyped(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+        arguments = [*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs,
+                     *(a for a in (fn.args.vararg, fn.args.kwarg) if a is not None)]
+        annotations = [a.annotation for a in arguments if a.annotation is not None]
+        return any(untyped(a) for a in [*annotations, *([fn.returns] if fn.returns else [])])
+
+    def reachable(name: str) -> bool:
+        return not name.startswith("_") or name in imported
+
+    where = str(path.relative_to(PACKAGE))
+    found = []
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and reachable(node.name) \
+                and signature_untyped(node):
+            found.append(f"{where}:{node.name}")
+        if isinstance(node, ast.ClassDef) and reachable(node.name):
+            for member in node.body:
+                if isinstance(member, (ast.FunctionDef, ast.AsyncFunctionDef)) and \
+                        not member.name.startswith("_") and signature_untyped(member):
+                    found.append(f"{where}:{node.name}.{member.name}")
+                if isinstance(member, ast.AnnAssign) and isinstance(member.target, ast.Name) \
+                        and not member.target.id.startswith("_") and untyped(member.annotation):
+                    found.append(f"{where}:{node.name}.{member.target.id}")
+    return [f for f in found if f not in RAW_INPUT_PARSERS]
+
+
+def test_no_dict_of_any_crosses_a_module_boundary() -> None:
+    """What one module hands another is typed (a model, a dataclass, a TypedDict, a JSON
+    document type), never dict[str, Any]; the probe, a stdlib script inside images, aside."""
+    imported = {alias.name for path in PACKAGE.rglob("*.py")
+                for node in ast.walk(ast.parse(path.read_text()))
+                if isinstance(node, ast.ImportFrom) for alias in node.names}
+    crossing = [c for path in PACKAGE.rglob("*.py") if "probe" not in path.parts
+                for c in _crossings(path, imported)]
+    assert not crossing, crossing

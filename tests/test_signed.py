@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from imgkit.registry.cosign import statement_of
 from imgkit.verify import attestation
 from imgkit.verify.signed import refusal
 
@@ -30,7 +31,7 @@ def statement(digest: str = DIGEST, **changes: Any) -> dict[str, Any]:
 
 def judged(statements: list[dict[str, Any]], **options: Any) -> str | None:
     settings = {"allow_gpu_unverified": False, "max_age": None, "now": 2000.0, **options}
-    return refusal(statements, "r/x@" + DIGEST, DIGEST, IMAGE, **settings)
+    return refusal([statement_of(s) for s in statements], "r/x@" + DIGEST, DIGEST, IMAGE, **settings)
 
 
 def test_a_passing_verdict_about_this_digest_and_image_lets_it_through() -> None:

@@ -23,9 +23,8 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
 
 from .errors import UsageError
 from .selection import DEFAULT_IMAGES, DEFAULT_NAMESPACE, Selection
@@ -38,27 +37,52 @@ else:  # pragma: no cover - Python 3.10
 PROJECT_FILE = "imgkit.toml"
 PATHS = ("images", "templates", "compat")
 TEXTS = ("namespace", "registry", "index_url", "extra_index_url")
-SELECT = {"cuda": str, "only": list, "platforms": list}
 ENV = {"images": "IMGKIT_IMAGES", "templates": "IMGKIT_TEMPLATES", "compat": "IMGKIT_COMPAT",
        "namespace": "IMGKIT_NAMESPACE", "registry": "IMGKIT_REGISTRY",
        "index_url": "IMGKIT_INDEX_URL", "extra_index_url": "IMGKIT_EXTRA_INDEX_URL"}
 
 
 @dataclass(frozen=True)
+class Settings:
+    """What a project file sets (None: not set); paths as a user in this folder names them.
+    Plain dataclasses, not pydantic: the no-op build's fast path reads this file too."""
+    images: Path | None = None
+    templates: Path | None = None
+    compat: Path | None = None
+    namespace: str | None = None
+    registry: str | None = None
+    index_url: str | None = None
+    extra_index_url: str | None = None
+
+    def given(self) -> frozenset[str]:
+        return frozenset(f.name for f in fields(self) if getattr(self, f.name) is not None)
+
+
+@dataclass(frozen=True)
+class Select:
+    """The project's default selection (`[select]`): what a command works on when no
+    --cuda, --only or --platform is given."""
+    cuda: str | None = None
+    only: tuple[str, ...] = ()
+    platforms: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class Project:
     file: Path | None                          # None: no project file was found
-    settings: dict[str, Any] = field(default_factory=dict)   # paths made absolute
-    select: dict[str, Any] = field(default_factory=dict)
+    settings: Settings = field(default_factory=Settings)
+    select: Select = field(default_factory=Select)
 
-    def setting(self, name: str) -> Any:
+    def setting(self, name: str) -> Path | str | None:
         """A setting from its IMGKIT_* variable, else the project file, else None."""
         from_env = os.environ.get(ENV[name]) if name in ENV else None
         if from_env:
             return Path(from_env) if name in PATHS else from_env
-        return self.settings.get(name)
+        value: Path | str | None = getattr(self.settings, name)
+        return value
 
 
-def _table(path: Path) -> dict[str, Any] | None:
+def _table(path: Path) -> dict[str, object] | None:
     """The settings table of a project file, or None when it is not one."""
     try:
         text = path.read_text()
@@ -76,23 +100,27 @@ def _table(path: Path) -> dict[str, Any] | None:
     return table if isinstance(table, dict) else None
 
 
-def _checked(path: Path, table: dict[str, Any]) -> Project:
+def _checked(path: Path, table: dict[str, object]) -> Project:
     """The project a table declares, every key checked (file and key named)."""
     where = path.parent
-    settings: dict[str, Any] = {}
-    select: dict[str, Any] = {}
+    paths: dict[str, Path] = {"images": _shown(where / "images")}   # a project's matrix: its images/
+    texts: dict[str, str] = {}
+    select = Select()
     for key, value in table.items():
         if key in PATHS and isinstance(value, str) and value:
-            settings[key] = _shown(where / value)
+            paths[key] = _shown(where / value)
         elif key in TEXTS and isinstance(value, str) and value:
-            settings[key] = value
+            texts[key] = value
         elif key == "select" and isinstance(value, dict):
             select = _selection(path, value)
         else:
             known = ", ".join((*PATHS, *TEXTS, "select"))
             raise UsageError(f"{path}: {key}: not a setting, or not of its type ({value!r})",
                              hint=f"settings: {known} (docs/your-matrix.md#the-project-file)")
-    settings.setdefault("images", _shown(where / "images"))   # a project's matrix: its images/
+    settings = Settings(images=paths["images"], templates=paths.get("templates"),
+                        compat=paths.get("compat"), namespace=texts.get("namespace"),
+                        registry=texts.get("registry"), index_url=texts.get("index_url"),
+                        extra_index_url=texts.get("extra_index_url"))
     return Project(file=path, settings=settings, select=select)
 
 
@@ -105,20 +133,24 @@ def _shown(path: Path) -> Path:
         return path
 
 
-def _selection(path: Path, table: dict[str, Any]) -> dict[str, Any]:
+def _selection(path: Path, table: dict[str, object]) -> Select:
     from .platforms import KNOWN
+    lists: dict[str, tuple[str, ...]] = {}
     for key, value in table.items():
-        kind = SELECT.get(key)
-        if kind is None or not isinstance(value, kind) or (
-                kind is list and not all(isinstance(v, str) for v in value)):
+        if key in ("only", "platforms") and isinstance(value, list) and all(
+                isinstance(v, str) for v in value):
+            lists[key] = tuple(value)
+        elif key != "cuda" or not isinstance(value, str):
             raise UsageError(f"{path}: select.{key}: not a selection setting, or not of its "
                              f"type ({value!r})", hint="select: cuda = \"X.Y\", only = [GLOB, "
                              "...], platforms = [PLATFORM, ...]")
-    unknown = [p for p in table.get("platforms", []) if p not in KNOWN]
+    unknown = [p for p in lists.get("platforms", ()) if p not in KNOWN]
     if unknown:
         raise UsageError(f"{path}: select.platforms: {unknown[0]!r} is not one of "
                          f"{', '.join(KNOWN)}")
-    return dict(table)
+    cuda = table.get("cuda")
+    return Select(cuda=cuda if isinstance(cuda, str) else None, only=lists.get("only", ()),
+                  platforms=tuple(dict.fromkeys(lists.get("platforms", ()))))
 
 
 def find_project(start: Path | None = None) -> Project:
@@ -156,15 +188,18 @@ def selection_from(images: Path | None = None, templates: Path | None = None,
     it gave nothing), else the IMGKIT_* variables, else the project file, else defaults."""
     project = find_project(start)
     given = {"images": images, "templates": templates, "compat": compat, "namespace": namespace}
-    taken: dict[str, Any] = {name: value if value is not None else project.setting(name)
-                             for name, value in given.items()}
+    taken = {name: value if value is not None else project.setting(name)
+             for name, value in given.items()}
+    in_file = project.settings.given()
     from_project = frozenset(n for n, v in given.items()
-                             if v is None and n in project.settings and not os.environ.get(ENV[n]))
+                             if v is None and n in in_file and not os.environ.get(ENV[n]))
     if cuda is None and not only and not platforms:
-        cuda = project.select.get("cuda")
-        only = tuple(project.select.get("only", ()))
-        platforms = tuple(dict.fromkeys(project.select.get("platforms", ())))
-    return Selection(images=taken["images"] or DEFAULT_IMAGES,
-                     namespace=taken["namespace"] or DEFAULT_NAMESPACE, cuda=cuda, only=only,
-                     templates=taken["templates"], compat_file=taken["compat"],
+        cuda, only, platforms = project.select.cuda, project.select.only, project.select.platforms
+    return Selection(images=_path(taken["images"]) or DEFAULT_IMAGES,
+                     namespace=str(taken["namespace"] or DEFAULT_NAMESPACE), cuda=cuda, only=only,
+                     templates=_path(taken["templates"]), compat_file=_path(taken["compat"]),
                      platforms=platforms, project=project.file, from_project=from_project)
+
+
+def _path(value: Path | str | None) -> Path | None:
+    return Path(value) if value is not None else None

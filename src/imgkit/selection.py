@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Callable, Mapping
 
 from .errors import UsageError
 
@@ -26,7 +26,7 @@ class Selection:
     from_project: frozenset[str] = frozenset()  # settings it gave (another imgkit finds them too)
     # what a team's own base images hold (`base:`), read through the engine: the CLI hands
     # the builder's reader down, so the matrix stage itself never reaches the engine
-    read_bases: Callable[[list[str]], Mapping[str, Any]] | None = field(
+    read_bases: Callable[[list[str]], Mapping[str, object]] | None = field(
         default=None, compare=False, repr=False)
 
     @property

@@ -5,11 +5,16 @@ included). Writing (pipelines, manifests) keeps the document's key order, one li
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping, Sequence, Union
 
 import yaml
 
 from .errors import SpecError
+
+# A JSON value, and a document imgkit writes (a manifest, a policy, a schema): what crosses
+# from the module that builds one to the one that writes it, instead of dict[str, Any]
+Json = Union[str, int, float, bool, None, Sequence["Json"], Mapping[str, "Json"]]
+Document = Mapping[str, Json]
 
 SafeLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 YAMLError = yaml.YAMLError
@@ -87,7 +92,7 @@ _ScriptDumper.add_representer(str, _text)
 _ScriptDumper.add_representer(list, _list)
 
 
-def dump(document: Any, scripts: bool = False) -> str:
+def dump(document: Document, scripts: bool = False) -> str:
     """`document` as block-style YAML in its own key order, no line folded; `scripts`: text
     of several lines as literal blocks."""
     return yaml.dump(document, Dumper=_ScriptDumper if scripts else yaml.SafeDumper,

@@ -132,7 +132,7 @@ SELECTION_FLAGS: dict[str, tuple[Any, Any]] = {   # parameter -> (its option, it
 NOT_ALWAYS = ("templates", "platforms")
 
 
-def read_bases(refs: list[str]) -> Mapping[str, Any]:
+def read_bases(refs: list[str]) -> Mapping[str, object]:
     """What each team's own base image holds (`base:`), read through the engine by the
     builder's reader, imported only when a matrix names one."""
     from ..builder.base_image import read_bases as read

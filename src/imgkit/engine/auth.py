@@ -7,7 +7,7 @@ import socket
 from typing import Any, Callable, Iterator
 
 from ..errors import EngineUnavailable, RegistryError, first_line
-from .client import START_HINT, Client, checked
+from .client import START_HINT, Chunk, Client, checked
 
 
 class Registries(Client):
@@ -107,7 +107,7 @@ def _streaming(registry: str, doing: str) -> Iterator[None]:
                                 f"{first_line(exc)}", hint=START_HINT)
 
 
-def _registry_stream(stream: Iterator[Any], registry: str) -> Iterator[dict[str, Any]]:
+def _registry_stream(stream: Iterator[Any], registry: str) -> Iterator[Chunk]:
     """A push or pull stream's chunks; one carrying an error (which docker-py does not
     raise) raises RegistryError with the engine's message."""
     for chunk in checked(stream):
@@ -117,7 +117,7 @@ def _registry_stream(stream: Iterator[Any], registry: str) -> Iterator[dict[str,
         yield chunk
 
 
-def _report_layer(chunk: dict[str, Any], sizes: dict[str, int],
+def _report_layer(chunk: Chunk, sizes: dict[str, int],
                   on_progress: Callable[[str, int, int], None]) -> None:
     """Uploads report {"id", "progressDetail": {"current", "total"}}; "Pushed" ends one."""
     layer, detail = chunk.get("id"), chunk.get("progressDetail") or {}

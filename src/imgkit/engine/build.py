@@ -10,7 +10,7 @@ from typing import Any, Callable
 
 from .. import labels
 from ..errors import BuildFailed, Cancelled, EngineUnavailable, first_line
-from .client import Client, checked
+from .client import Chunk, Client, checked
 
 LOG_TAIL = 25
 STEP = re.compile(r"^Step (\d+/\d+) : (.*)$")
@@ -31,7 +31,7 @@ class BuildLog:
         self.made: list[str] = []
         self.image_id: str | None = None
 
-    def take(self, chunk: dict[str, Any], cancelled: bool) -> None:
+    def take(self, chunk: Chunk, cancelled: bool) -> None:
         """One checked chunk. Once the build is cancelled the stream is read on to its end,
         unshown: the builder kills this build's step containers, and the build is over only
         when the daemon closes the stream (closing it here would leave a step that started

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import socket
 import threading
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator, TypedDict, cast
 
 from ..errors import EngineUnavailable, ImgkitError, first_line
 
@@ -97,7 +97,28 @@ class Client:
                                     hint=START_HINT)
 
 
-def checked(stream: Iterator[Any]) -> Iterator[dict[str, Any]]:
-    """A docker-py stream's chunks as dicts (a bare string becomes {"stream": ...})."""
+class Progress(TypedDict, total=False):
+    current: int
+    total: int
+
+
+class ErrorDetail(TypedDict, total=False):
+    message: str
+
+
+class Chunk(TypedDict, total=False):
+    """One chunk of the engine's JSON stream (build, push, pull) as the Engine API writes
+    it; read as untrusted all the same (each reader checks the types it relies on)."""
+    stream: str
+    status: str
+    id: str
+    progressDetail: Progress
+    aux: dict[str, object]
+    error: str
+    errorDetail: ErrorDetail
+
+
+def checked(stream: Iterator[Any]) -> Iterator[Chunk]:
+    """A docker-py stream's chunks (a bare string becomes {"stream": ...})."""
     for chunk in stream:
-        yield chunk if isinstance(chunk, dict) else {"stream": str(chunk)}
+        yield cast(Chunk, chunk) if isinstance(chunk, dict) else {"stream": str(chunk)}

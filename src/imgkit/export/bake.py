@@ -9,17 +9,17 @@ Pure: contexts in, a JSON document out.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..registry.destination import Destination, destination_ref
-from ..render.bake import CA_VARIABLE, bake_target, slug, target_name
+from ..render.bake import CA_VARIABLE, BakeTarget, bake_target, slug, target_name
 
 if TYPE_CHECKING:
     from ..matrix.plan import Plan
     from ..render.contexts import Context
 
 def _target(context: Context, base_images: dict[str, str],
-            registry: Destination | None) -> dict[str, Any]:
+            registry: Destination | None) -> BakeTarget:
     target = context.target
     if target.parent is not None:
         source = f"target:{target_name(target.parent)}"

@@ -15,6 +15,7 @@ from typing import Any
 from .. import yamlload
 from ..errors import UsageError
 from ..render.bake import slug
+from ..yamlload import Document
 
 PROBE_DIR = "/opt/imgkit-probe"
 # Runs the probe from the ConfigMap (not whatever copy the image holds); the Job's log holds
@@ -90,7 +91,7 @@ def _metadata(name: str, settings: JobSettings, **extra: Any) -> dict[str, Any]:
     return {**meta, **extra}
 
 
-def probe_configmap(probe: bytes, settings: JobSettings) -> dict[str, Any]:
+def probe_configmap(probe: bytes, settings: JobSettings) -> Document:
     return {"apiVersion": "v1", "kind": "ConfigMap",
             "metadata": _metadata(configmap_name(probe), settings),
             "immutable": True,
@@ -139,7 +140,7 @@ def _pod_spec(image: str, probe: bytes, settings: JobSettings, platform: str) ->
 
 
 def verify_job(tag: str, image: str, probe: bytes, settings: JobSettings,
-               platform: str = "linux/amd64", per_platform: bool = False) -> dict[str, Any]:
+               platform: str = "linux/amd64", per_platform: bool = False) -> Document:
     """The Job that runs the probe in `image` (tag's image, by digest where known) on a
     node of `platform`; `per_platform`: the image has several, one Job each (named apart)."""
     name = job_name(f"{tag}-{platform.split('/', 1)[1]}" if per_platform else tag)
@@ -158,5 +159,5 @@ def verify_job(tag: str, image: str, probe: bytes, settings: JobSettings,
     }
 
 
-def dump(document: dict[str, Any]) -> str:
+def dump(document: Document) -> str:
     return yamlload.dump(document)

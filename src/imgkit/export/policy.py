@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..registry.cosign import VERDICT_TYPE
+from ..yamlload import Document, Json
 
 NAME = "imgkit-verified-images"
 
@@ -37,8 +38,8 @@ def cue(settings: PolicySettings) -> str:
     return "\n".join(lines) + "\n"
 
 
-def kyverno(settings: PolicySettings) -> dict[str, Any]:
-    conditions = [{"key": "{{ passed }}", "operator": "Equals", "value": True},
+def kyverno(settings: PolicySettings) -> Document:
+    conditions: list[Json] = [{"key": "{{ passed }}", "operator": "Equals", "value": True},
                   {"key": "{{ host_failure }}", "operator": "Equals", "value": False}]
     if settings.require_gpu:
         conditions.append({"key": "{{ gpu_checked }}", "operator": "Equals", "value": True})
@@ -77,7 +78,7 @@ def kyverno(settings: PolicySettings) -> dict[str, Any]:
     }
 
 
-def cluster_image_policy(settings: PolicySettings) -> dict[str, Any]:
+def cluster_image_policy(settings: PolicySettings) -> Document:
     authority: dict[str, Any] = {"name": "imgkit-signer"}
     if settings.public_key:
         authority["key"] = {"data": settings.public_key, "hashAlgorithm": "sha256"}

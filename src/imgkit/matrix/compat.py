@@ -8,13 +8,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from ..errors import CompatError
 from ..shipped import PACKAGE_DIR
+
+if TYPE_CHECKING:
+    from .compat_file import CompatDocument
 
 SHIPPED = PACKAGE_DIR / "matrix" / "data" / "compat.yaml"
 
@@ -178,40 +181,40 @@ class Compat:
         return max(ok, key=version_key) if ok else None
 
 
-def _from_dict(raw: dict[str, Any]) -> Compat:
+def _from_document(raw: CompatDocument) -> Compat:
     cuda = {
         ver: CudaRelease(
             version=ver,
-            wheel_suffix=r["wheel_suffix"],
-            driver_toolkit=r["driver"].get("toolkit") or "",
-            driver_minor_compat=r["driver"]["minor_compat"],
-            components=tuple(r["components"].items()),
-            cudnn=tuple(r["cudnn"]),
-            nccl=tuple(r["nccl"]),
-            packages=tuple(sorted((r.get("packages") or {}).items())),
-            platforms=tuple(r.get("platforms") or ("linux/amd64",)),
+            wheel_suffix=r.wheel_suffix,
+            driver_toolkit=r.driver.toolkit or "",
+            driver_minor_compat=r.driver.minor_compat,
+            components=tuple(r.components.items()),
+            cudnn=tuple(r.cudnn),
+            nccl=tuple(r.nccl),
+            packages=tuple(sorted(r.packages.items())),
+            platforms=tuple(r.platforms),
             missing=frozenset((platform, layer, v)
-                              for platform, layers in (r.get("missing") or {}).items()
+                              for platform, layers in r.missing.items()
                               for layer, versions in layers.items() for v in versions),
         )
-        for ver, r in raw["cuda"].items()
+        for ver, r in raw.cuda.items()
     }
     frameworks = {
         name: {
-            ver: FrameworkBuild(name=name, version=ver, pip=b["pip"], cuda=b["cuda"],
-                                cudnn=b["cudnn"], nccl=b["nccl"], python=tuple(b["python"]),
-                                apt=tuple(b.get("apt", [])), dlopen=tuple(b.get("dlopen", [])),
-                                platforms=tuple(b.get("platforms") or ("linux/amd64",)))
+            ver: FrameworkBuild(name=name, version=ver, pip=b.pip, cuda=b.cuda,
+                                cudnn=b.cudnn, nccl=b.nccl, python=tuple(b.python),
+                                apt=tuple(b.apt), dlopen=tuple(b.dlopen),
+                                platforms=tuple(b.platforms))
             for ver, b in builds.items()
         }
-        for name, builds in raw["frameworks"].items()
+        for name, builds in raw.frameworks.items()
     }
-    return Compat(cuda=cuda, packages=dict(raw["packages"]),
-                  os={k: OsRelease(name=k, distro=v["distro"], release=v["release"],
-                                   python=v["python"], image=v["image"], keyring=v["keyring"],
-                                   script=v["script"], components=tuple(v["components"]),
-                                   glibc=v.get("glibc"))
-                      for k, v in raw["os"].items()},
+    return Compat(cuda=cuda, packages=dict(raw.packages),
+                  os={k: OsRelease(name=k, distro=v.distro, release=v.release,
+                                   python=v.python, image=v.image, keyring=v.keyring,
+                                   script=v.script, components=tuple(v.components),
+                                   glibc=v.glibc)
+                      for k, v in raw.os.items()},
                   frameworks=frameworks)
 
 
@@ -227,4 +230,4 @@ def load(overlay: str | None = None) -> Compat:
         compat_file.cross_check(data, compat_file.origins(Path(overlay), extra), str(SHIPPED))
     else:
         compat_file.cross_check(data, {}, str(SHIPPED))
-    return _from_dict(data)
+    return _from_document(data)

@@ -90,13 +90,13 @@ class CompatDocument(Strict):
     frameworks: dict[Name, dict[Dotted, FrameworkEntry]] = {}
 
 
-def read(path: Path) -> dict[str, Any]:
-    """A compat file, validated; returned as plain data (JSON-compatible)."""
+def read(path: Path) -> CompatDocument:
+    """A compat file, validated."""
     raw = yamlload.read_file(path)
     if raw is None:
         raw = {}
     try:
-        return CompatDocument.model_validate(raw).model_dump()
+        return CompatDocument.model_validate(raw)
     except ValidationError as exc:
         error = exc.errors()[0]
         key = ".".join(str(p) for p in error["loc"]) or "(top)"
@@ -115,43 +115,41 @@ def _reason(error: Any) -> str:
     return message.removeprefix("Value error, ")
 
 
-def merge(shipped: dict[str, Any], overlay: dict[str, Any]) -> dict[str, Any]:
+def merge(shipped: CompatDocument, overlay: CompatDocument) -> CompatDocument:
     """The overlay's entries replace or add to the shipped ones: a CUDA release, a package
     name, an OS, or one build of a framework."""
-    merged = {section: dict(shipped.get(section, {})) for section in ("cuda", "packages", "os")}
-    for section in merged:
-        merged[section].update(overlay.get(section, {}))
-    frameworks = {name: dict(builds) for name, builds in shipped.get("frameworks", {}).items()}
-    for name, builds in overlay.get("frameworks", {}).items():
+    frameworks = {name: dict(builds) for name, builds in shipped.frameworks.items()}
+    for name, builds in overlay.frameworks.items():
         frameworks.setdefault(name, {}).update(builds)
-    merged["frameworks"] = frameworks
-    return merged
+    return CompatDocument.model_construct(        # both sides were validated when read
+        cuda={**shipped.cuda, **overlay.cuda}, packages={**shipped.packages, **overlay.packages},
+        os={**shipped.os, **overlay.os}, frameworks=frameworks)
 
 
-def cross_check(data: dict[str, Any], origin: dict[str, str], default: str) -> None:
+def cross_check(data: CompatDocument, origin: dict[str, str], default: str) -> None:
     """What one entry says of another must exist: each framework build's CUDA, each CUDA
     component's package name. `origin`: the file each overlay entry came from; `default`:
     the file of every other entry."""
-    for name, builds in data["frameworks"].items():
+    for name, builds in data.frameworks.items():
         for version, build in builds.items():
-            if build["cuda"] not in data["cuda"]:
+            if build.cuda not in data.cuda:
                 raise SpecError(origin.get(f"frameworks.{name}.{version}", default),
                                 f"frameworks.{name}.{version}.cuda",
-                                f"CUDA {build['cuda']} is not in the compat data",
-                                hint=f"add a cuda.\"{build['cuda']}\" entry, or use one of: "
-                                     f"{', '.join(sorted(data['cuda']))}")
-    for cuda, release in data["cuda"].items():
-        for component in [*release["components"], "cudnn", "nccl"]:
-            if component not in data["packages"]:
+                                f"CUDA {build.cuda} is not in the compat data",
+                                hint=f"add a cuda.\"{build.cuda}\" entry, or use one of: "
+                                     f"{', '.join(sorted(data.cuda))}")
+    for cuda, release in data.cuda.items():
+        for component in [*release.components, "cudnn", "nccl"]:
+            if component not in data.packages:
                 raise SpecError(origin.get(f"cuda.{cuda}", default), f"cuda.{cuda}.components",
                                 f"no package name for {component!r}",
                                 hint=f"add packages.{component}: nvidia-...-{{suffix}}")
 
 
-def origins(overlay: Path, overlay_data: dict[str, Any]) -> dict[str, str]:
+def origins(overlay: Path, overlay_data: CompatDocument) -> dict[str, str]:
     """The overlay's entries, each mapped to the overlay file (for error messages)."""
-    found = {f"{section}.{key}": str(overlay) for section in ("cuda", "os")
-             for key in overlay_data.get(section, {})}
-    for name, builds in overlay_data.get("frameworks", {}).items():
+    found = {f"cuda.{key}": str(overlay) for key in overlay_data.cuda}
+    found |= {f"os.{key}": str(overlay) for key in overlay_data.os}
+    for name, builds in overlay_data.frameworks.items():
         found.update({f"frameworks.{name}.{v}": str(overlay) for v in builds})
     return found

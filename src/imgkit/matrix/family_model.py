@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 import string
-from typing import Annotated, Any
+from typing import Annotated, Any, Mapping
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
 
@@ -276,7 +276,7 @@ KIND_WORDS = {"stack": "a CUDA stack family (no `framework:` or `extends:`)",
               "extension": "an extension family (one with `extends:`)"}
 
 
-def kind_of(raw: dict[str, Any]) -> str:
+def kind_of(raw: Mapping[str, object]) -> str:
     """Which kind a family file is: `extends:` makes an extension, `framework:` a framework."""
     if "extends" in raw:
         return "extension"

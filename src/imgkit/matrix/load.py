@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import fnmatch
 from dataclasses import replace
-from typing import Any, Callable, Mapping
+from typing import Callable, Mapping
 
 from ..console import print_warning
 from ..errors import CompatError, ImgkitError, Inconsistent, SpecError, UsageError, every_problem
@@ -36,7 +36,7 @@ def load_plan(selection: Selection) -> Plan:
 
 
 def with_bases(spec: Spec, data: compat.Compat,
-               read: Callable[[list[str]], Mapping[str, Any]] | None = None,
+               read: Callable[[list[str]], Mapping[str, object]] | None = None,
                ) -> compat.Compat:
     """The compat data with each family's own base (`base:`) as an OS release of its own,
     read from the image (`read`: base_image.read_bases); every base that cannot be used is

@@ -9,6 +9,7 @@ from typing import Any
 
 from pydantic.json_schema import models_json_schema
 
+from ..yamlload import Document
 from .family_model import EXTENSION_FIELDS, KIND_WORDS, KINDS, TAG_FIELDS, Axes, Extends, Point, UserModel
 
 SCHEMA_FILE = "matrix.schema.json"   # where a project keeps it, beside images/
@@ -79,8 +80,12 @@ such a base; build those on a base without CUDA.
 """
 
 
-def family_schema() -> dict[str, Any]:
+def family_schema() -> Document:
     """One JSON Schema for every family file: the kind is told by its keys, as imgkit does."""
+    return _schema()
+
+
+def _schema() -> dict[str, Any]:
     _, top = models_json_schema([(model, "validation") for model in KINDS.values()],
                                 ref_template="#/$defs/{model}")
     names = {kind: model.__name__ for kind, model in KINDS.items()}
@@ -158,7 +163,7 @@ def _sub_table(model: Any, defs: dict[str, Any]) -> list[str]:
 
 def reference_page() -> str:
     """docs/matrix.md."""
-    defs = family_schema()["$defs"]
+    defs = _schema()["$defs"]
     lines = ["# Family files: the reference", "",
              "<!-- made by `make docs` from src/imgkit/matrix/family_model.py: do not edit -->", "",
              "A matrix is a folder of family files (`images/*.yaml`). A family file is one of "

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Callable
 
 from ..engine import Engine
 from ..errors import RegistryError, UsageError
@@ -20,6 +20,7 @@ from ..registry.client import Manifest, RegistryClient, endpoint_of
 from ..registry.destination import NAMESPACE, REGISTRY
 from ..registry.reference import is_registry_host, upper_case
 from ..verify import signed, tickets
+from ..verify.attestation import record_of
 from .push import Published, id_tag
 
 DIGEST_REF = re.compile(r"^(?P<registry>[^/]+)/(?P<repository>[^@:]+)@(?P<digest>sha256:[0-9a-f]{64})$")
@@ -208,12 +209,13 @@ class Promoter:
                                 f"not {digest}: digests must agree everywhere")
 
 
-def refusal(verdict: dict[str, Any], reference: str, image_id: str,
+def refusal(verdict: object, reference: str, image_id: str,
             allow_gpu_unverified: bool) -> str | None:
-    """Why an attached verdict does not allow promotion, or None when it does: it must have
-    judged this very image, and pass the same gate as a local ticket."""
-    if verdict.get("image_id") != image_id:
-        return (f"the attached verdict judged {verdict.get('image_id')}, not this image "
-                f"({image_id})")
-    return tickets.refusal(reference, image_id, tickets.ticket_of(verdict, image_id),
+    """Why an attached verdict (JSON, as read) does not allow promotion, or None when it
+    does: it must be a verdict that judged this very image, and pass the same gate as a
+    local ticket."""
+    record = record_of(verdict)
+    if record is not None and record.image_id != image_id:
+        return f"the attached verdict judged {record.image_id}, not this image ({image_id})"
+    return tickets.refusal(reference, image_id, tickets.ticket_of(record, image_id),
                            allow_gpu_unverified=allow_gpu_unverified)

@@ -125,14 +125,15 @@ def fetch(client: RegistryClient, repository: str, digest: str, kind: str,
 
 
 def read_verdict(client: RegistryClient, repository: str,
-                 digest: str) -> tuple[Artifact, dict[str, Any]] | None:
-    """The verdict attached to `repository@digest` and what it says, or None when there is
-    none. An artifact about another digest, or whose blobs do not match, is an error."""
+                 digest: str) -> tuple[Artifact, object] | None:
+    """The verdict attached to `repository@digest` and what it says (JSON, as read: its
+    schema is verify/attestation.py's), or None when there is none. An artifact about
+    another digest, or whose blobs do not match, is an error."""
     artifact = fetch(client, repository, digest, "verdict", VERDICT_TYPE)
     if artifact is None:
         return None
     body = json.loads(artifact.blobs[1])
-    if body.get("subject") != digest:
+    if not isinstance(body, dict) or body.get("subject") != digest:
         raise RegistryError(client.endpoint.registry, f"{client.endpoint.registry}/{repository}: "
                             "the verdict names another image")
     return artifact, body

@@ -19,8 +19,8 @@ import re
 import shutil
 import subprocess
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from ..errors import HostError, RegistryError, UsageError
 from ..options import Signer, Trust
@@ -33,6 +33,26 @@ PROVENANCE_TYPE = "slsaprovenance1"         # cosign's name for https://slsa.dev
 KMS_SCHEMES = ("env://", "awskms://", "gcpkms://", "azurekms://", "hashivault://", "k8s://",
                "pkcs11:")
 TIMEOUT = 300
+
+
+@dataclass(frozen=True)
+class Statement:
+    """An in-toto statement whose signature cosign verified: the digests it is about, and
+    its predicate as JSON (its schema is the reader's: verify/attestation.py for verdicts)."""
+    subject_digests: tuple[str, ...]
+    predicate: object
+
+
+def statement_of(document: object) -> Statement:
+    """The parts of a decoded in-toto statement a reader relies on; a subject without a
+    sha256 digest names none (it can then be about no image)."""
+    if not isinstance(document, dict):
+        return Statement((), None)
+    subjects = document.get("subject")
+    digests = tuple(f"sha256:{s['digest']['sha256']}" for s in (
+        subjects if isinstance(subjects, list) else [])
+        if isinstance(s, dict) and isinstance(s.get("digest"), dict) and "sha256" in s["digest"])
+    return Statement(digests, document.get("predicate"))
 
 
 class SignatureRefused(Exception):
@@ -70,7 +90,7 @@ def attest(endpoint: Endpoint, reference: str, predicate: bytes, predicate_type:
 
 
 def verified_statements(endpoint: Endpoint, reference: str, predicate_type: str,
-                        trust: Trust) -> list[dict[str, Any]]:
+                        trust: Trust) -> list[Statement]:
     """The in-toto statements of `predicate_type` attached to `reference` whose signatures
     verify against `trust`, as cosign checked them; SignatureRefused when none does."""
     command = ["cosign", "verify-attestation", "--type", predicate_type, "--output", "json"]
@@ -89,7 +109,7 @@ def verified_statements(endpoint: Endpoint, reference: str, predicate_type: str,
         if not line.strip().startswith("{"):
             continue
         envelope = json.loads(line)
-        statements.append(json.loads(base64.b64decode(envelope.get("payload", ""))))
+        statements.append(statement_of(json.loads(base64.b64decode(envelope.get("payload", "")))))
     return statements
 
 

@@ -3,7 +3,7 @@ parent or base comes from, the BuildKit secrets its pip steps mount. Shared by t
 export (a file for any builder) and `imgkit build --engine buildx`. Pure."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Sequence, TypedDict
 
 from .. import labels
 
@@ -30,8 +30,23 @@ def target_name(tag: str) -> str:
     return slug(tag)
 
 
+# what `imgkit build --engine buildx` adds to a target (bake's own spelling has dashes)
+_BuildOnly = TypedDict("_BuildOnly", {"no-cache": bool, "output": list[str]}, total=False)
+
+
+class BakeTarget(_BuildOnly):
+    """A target as bake's JSON file spells it."""
+    context: str
+    dockerfile: str
+    tags: list[str]
+    labels: dict[str, str]
+    platforms: list[str]
+    contexts: dict[str, str]
+    secret: list[str]
+
+
 def bake_target(context: Context, source: str, secrets: Sequence[str] = SECRETS,
-                tag: str | None = None) -> dict[str, Any]:
+                tag: str | None = None) -> BakeTarget:
     """One image as a bake target. `source`: what its parent or base named context points
     at (`target:NAME`, `docker-image://REF`); `tag`: where the image is tagged (its own name
     by default)."""

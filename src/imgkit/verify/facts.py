@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Annotated, Any, Literal, Optional, Union
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, StringConstraints, ValidationError
 
 from ..probe import PROBE_VERSION
 from ..probe.channel import unframe
@@ -106,7 +106,7 @@ class Framework(Fact):
     fp32_matmul_error: Optional[float] = None
     fp32_conv_error: Optional[float] = None
     amp: dict[str, AmpRun] = Field(default_factory=dict, max_length=8)
-    tf32_switches: dict[str, Any] = Field(default_factory=dict, max_length=64)
+    tf32_switches: dict[str, JsonValue] = Field(default_factory=dict, max_length=64)
     error: Optional[Text] = None
     missing_library: Optional[Text] = None
 

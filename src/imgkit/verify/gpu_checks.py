@@ -7,7 +7,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
 
 from .. import yamlload
 from ..options import Thresholds
@@ -18,20 +17,34 @@ from .expect import Expectations
 from .facts import Framework, Report, Timing
 from .verdict import FAIL, INFO, PASS, Check
 
+PRECISIONS = ("fp32", "tf32", "fp16", "bf16")
+
+
+@dataclass(frozen=True)
+class GpuModel:
+    """One row of verify/data/gpus.yaml: a GPU model's dense peak TFLOPS per precision
+    (None: it has no such rate) for its full chip of `sms` SMs."""
+    name: str
+    match: str                      # a case-insensitive regex on the NVML device name
+    sms: int | None
+    rates: tuple[tuple[str, float | None], ...]
+
+    def rate(self, precision: str) -> float | None:
+        return dict(self.rates).get(precision)
+
 
 @lru_cache(maxsize=1)
-def gpu_table() -> list[dict[str, Any]]:
-    return list(yamlload.safe_load(PACKAGE_DIR.joinpath("verify/data/gpus.yaml").read_text()))
+def gpu_table() -> tuple[GpuModel, ...]:
+    rows = yamlload.safe_load(PACKAGE_DIR.joinpath("verify/data/gpus.yaml").read_text())
+    return tuple(GpuModel(str(row["name"]), str(row["match"]), row.get("sms"),
+                          tuple((p, None if row.get(p) is None else float(row[p]))
+                                for p in PRECISIONS))
+                 for row in rows)
 
 
-def peak_for(name: str) -> dict[str, Any] | None:
-    for row in gpu_table():
-        if re.search(row["match"], name, re.I):
-            return row
-    return None
-
-
-PRECISIONS = ("fp32", "tf32", "fp16", "bf16")
+def peak_for(name: str) -> GpuModel | None:
+    """The first model whose pattern matches the NVML device name `name`."""
+    return next((row for row in gpu_table() if re.search(row.match, name, re.I)), None)
 
 
 @dataclass(frozen=True)
@@ -57,8 +70,8 @@ def peak_of(report: Report) -> Peak | None:
         return None
     work = report.gpu.work
     device = work.devices[0] if work and work.devices else None
-    scale = device.sm_count / row["sms"] if row.get("sms") and device else 1.0
-    return Peak(str(row["name"]), tuple((p, float(row[p]) * scale) for p in PRECISIONS if row.get(p)))
+    scale = device.sm_count / row.sms if row.sms and device else 1.0
+    return Peak(row.name, tuple((p, rate * scale) for p, rate in row.rates if rate))
 
 
 def gemm_shares(report: Report) -> dict[str, float]:

@@ -5,7 +5,6 @@ logic."""
 from __future__ import annotations
 
 import time
-from typing import Any
 
 from ..options import Trust
 from ..registry import cosign
@@ -35,28 +34,20 @@ def check(client: RegistryClient, repository: str, digest: str, image_id: str, t
                    allow_gpu_unverified=allow_gpu_unverified, max_age=max_age)
 
 
-def _subject_digests(statement: dict[str, Any]) -> list[str]:
-    subjects = statement.get("subject")
-    if not isinstance(subjects, list):
-        return []
-    return [f"sha256:{s['digest']['sha256']}" for s in subjects
-            if isinstance(s, dict) and isinstance(s.get("digest"), dict) and "sha256" in s["digest"]]
-
-
-def refusal(statements: list[dict[str, Any]], reference: str, digest: str, image_id: str, *,
+def refusal(statements: list[cosign.Statement], reference: str, digest: str, image_id: str, *,
             allow_gpu_unverified: bool, max_age: float | None,
             now: float | None = None) -> str | None:
     """Why the newest signed verdict about exactly `digest` (which holds `image_id`) does
     not allow promotion, or None when it does."""
-    about = [s for s in statements if digest in _subject_digests(s)]
+    about = [s for s in statements if digest in s.subject_digests]
     if not about:
-        others = sorted({d for s in statements for d in _subject_digests(s)})
+        others = sorted({d for s in statements for d in s.subject_digests})
         return (f"{reference}: the signed verdict attached to it is about another image "
                 f"({', '.join(d[:19] for d in others) or 'no subject'}), not {digest[:19]}: "
                 "an attestation moved from another digest")
     found: list[VerdictPredicate] = []
     for statement in about:
-        parsed = attestation.parse(statement.get("predicate"))
+        parsed = attestation.parse(statement.predicate)
         if isinstance(parsed, str):
             return f"{reference}: its signed verdict is not an imgkit verdict v1 ({parsed})"
         found.append(parsed)
