@@ -64,15 +64,13 @@ def test_version() -> None:
     assert result.exit_code == 0 and result.output.startswith(f"imgkit {version()} ")
 
 
-def test_verify_proves_and_nothing_else_with_thirteen_options_at_most() -> None:
-    """--checks came in (a team's own checks are part of what verify proves); --candidates
-    went to attest, whose verify jobs judge what a pipeline staged; --metrics came in as the
-    fourth form of the verdict (beside --json, --junit and --markdown), so the bar of 12 is
-    13: every visible option is one a user of verify reaches for."""
+def test_verify_proves_and_nothing_else_with_twelve_options_at_most() -> None:
+    """verify runs the probe: judging a report made elsewhere is `imgkit judge`, attaching
+    is `imgkit attest`, checking a signed verdict is `imgkit check-signed`."""
     verify = dict(commands())["verify"]
     names = {o for p in visible_options(verify) for o in p.opts}
-    assert len(visible_options(verify)) <= 13, sorted(names)
-    assert "--checks" in names and "--candidates" not in names
+    assert len(visible_options(verify)) <= 12, sorted(names)
+    assert "--checks" in names and "--candidates" not in names and "--from-report" not in names
     assert not names & {"--attest", "--require-signed", "--signing-key", "--trusted-key", "--key"}
 
 

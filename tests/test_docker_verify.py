@@ -348,7 +348,7 @@ def test_a_k8s_jobs_report_gives_the_verdict_of_a_local_run(  # type: ignore[no-
     assert proc.returncode == 0, proc.stderr
     (tmp_path / "log.txt").write_text("some kubelet noise\n" + run_job_command(engine, jobs, mini))
     remote, here = tmp_path / "remote.json", tmp_path / "here.json"
-    judged = subprocess.run([sys.executable, "-m", "imgkit", "verify", mini, "--from-report",
+    judged = subprocess.run([sys.executable, "-m", "imgkit", "judge", mini,
                              str(tmp_path / "log.txt"), "--json", str(remote)],
                             capture_output=True, text=True)
     local = subprocess.run([sys.executable, "-m", "imgkit", "verify", mini, "--gpus", "none",
@@ -360,6 +360,10 @@ def test_a_k8s_jobs_report_gives_the_verdict_of_a_local_run(  # type: ignore[no-
     assert checks(remote) == checks(here)
     assert json.loads(remote.read_text())["gpu_verified"] is False
     (tmp_path / "junk.txt").write_text("no report here")
-    junk = subprocess.run([sys.executable, "-m", "imgkit", "verify", mini, "--from-report",
+    junk = subprocess.run([sys.executable, "-m", "imgkit", "judge", mini,
                            str(tmp_path / "junk.txt")], capture_output=True, text=True)
     assert junk.returncode == 1 and "Traceback" not in junk.stderr
+    # the old spelling judges alike, and says what to write instead
+    old = subprocess.run([sys.executable, "-m", "imgkit", "verify", mini, "--from-report",
+                          str(tmp_path / "junk.txt")], capture_output=True, text=True)
+    assert old.returncode == 1 and "imgkit judge IMAGE FILE" in old.stderr, old.stderr

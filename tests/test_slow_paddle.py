@@ -156,7 +156,7 @@ def test_the_jupyter_extension_works_as_non_root_and_demands_its_token(engine, s
 
 def test_the_k8s_job_of_the_paddle_image_gives_the_verdict_of_a_local_run(engine, slice_built, tmp_path):  # type: ignore[no-untyped-def]
     """The Kubernetes export of the slice, its Paddle Job's own command run with plain
-    `docker run` (no GPU: --gpus 0), the log judged by --from-report: the same checks and
+    `docker run` (no GPU: --gpus 0), the log judged by `imgkit judge`: the same checks and
     exit code as `imgkit verify --gpus none`."""
     from .test_docker_verify import run_job_command
     jobs = tmp_path / "k8s"
@@ -164,7 +164,7 @@ def test_the_k8s_job_of_the_paddle_image_gives_the_verdict_of_a_local_run(engine
                     "--gpus", "0", "--out", str(jobs))
     assert result.returncode == 0, result.stderr
     (tmp_path / "log.txt").write_text(run_job_command(engine, jobs, slice_built))
-    remote = imgkit("verify", slice_built, "--from-report", str(tmp_path / "log.txt"), "--json",
+    remote = imgkit("judge", slice_built, str(tmp_path / "log.txt"), "--json",
                     str(tmp_path / "remote.json"))
     local = imgkit("verify", slice_built, "--gpus", "none", "--json", str(tmp_path / "here.json"))
     assert remote.returncode == local.returncode == 0, remote.stdout

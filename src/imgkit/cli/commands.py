@@ -2,7 +2,7 @@
 and makes one call into its stage, imported inside the command so start-up stays lazy.
 
 Where each command lives: init -> starter/; list, schema -> matrix/; lock -> lock/; render ->
-render/; build, size -> builder/; verify, attest, check-signed, sbom, outdated -> verify/;
+render/; build, size -> builder/; verify, judge, attest, check-signed, sbom, outdated -> verify/;
 publish, merge, promote -> publish/; ci, export -> export/; probe -> probe/."""
 from __future__ import annotations
 
@@ -125,7 +125,7 @@ def build(selection: Selection, jobs: flags.Jobs = BUILD_DEFAULTS.jobs,
 def verify(image: flags.Image, gpus: flags.Gpus = DEFAULTS.gpus, expect: flags.Expect = [],
            min_: flags.Min = [], platform: flags.ImagePlatform = None,
            timeout: flags.Timeout = DEFAULTS.timeout, shm_size: flags.ShmSize = DEFAULTS.shm_size,
-           candidates: flags.VerifyCandidates = None, from_report: flags.FromReport = None,
+           candidates: flags.VerifyCandidates = None, from_report: flags.VerifyFromReport = None,
            retry_for: flags.RetryFor = PUBLISH_DEFAULTS.retry_for, json_file: flags.Json = None,
            junit: flags.Junit = None, markdown: flags.Markdown = None,
            metrics: flags.Metrics = None, checks: flags.Checks = None,
@@ -144,6 +144,22 @@ def verify(image: flags.Image, gpus: flags.Gpus = DEFAULTS.gpus, expect: flags.E
         shm_size=docker_size("--shm-size", shm_size), updates=updates, checks=checks),
         outputs=Outputs(json_file, junit, markdown, metrics), candidates=candidates,
         from_report=from_report, retry_for=retry_for)
+
+
+@command()
+def judge(image: flags.Image, report: flags.Report, expect: flags.Expect = [],
+          min_: flags.Min = [], platform: flags.ReportPlatform = None, checks: flags.Checks = None,
+          retry_for: flags.RetryFor = PUBLISH_DEFAULTS.retry_for, json_file: flags.Json = None,
+          junit: flags.Junit = None, markdown: flags.Markdown = None,
+          metrics: flags.Metrics = None) -> int:
+    """Judge a probe's report made elsewhere (a Kubernetes Job's log) as `imgkit verify`
+    would have, running no probe: IMAGE (here, or pulled by digest) is what it is held to."""
+    from ..verify.command import Outputs
+    from ..verify.command import verify as run
+    return run(image=image, options=VerifyOptions(
+        expect=tuple(expect), thresholds=thresholds_of(min_), platform=platform_of(platform),
+        checks=checks), outputs=Outputs(json_file, junit, markdown, metrics),
+        from_report=report, retry_for=retry_for)
 
 
 @command()
@@ -324,8 +340,7 @@ def export_bake(selection: Selection, out: flags.ExportOut,
 
 @export_command("policy")
 def export_policy(out: flags.ExportOut, registry: flags.PolicyRegistries = [],
-                  trusted_key: flags.PublicKeyFile = None,
-                  certificate_identity: flags.Identity = None,
+                  trusted_key: flags.PublicKeyFile = None, certificate_identity: flags.Identity = None,
                   certificate_oidc_issuer: flags.Issuer = None, kyverno: flags.Kyverno = False,
                   sigstore: flags.Sigstore = False,
                   allow_gpu_unverified: flags.AllowGpuUnverified = False,
@@ -353,14 +368,12 @@ def export_monitoring(out: flags.ExportOut, margin: flags.Margin = 0.1,
 @selects()
 def export_k8s(selection: Selection, out: flags.ExportOut, registry: flags.ClusterRegistry,
                gpus: flags.JobGpus = 1, runtime_class: flags.RuntimeClass = "",
-               node_selector: flags.NodeSelector = [],
-               toleration: flags.Toleration = [],
+               node_selector: flags.NodeSelector = [], toleration: flags.Toleration = [],
                shm_size: flags.JobShmSize = "8Gi", deadline: flags.Deadline = 1800,
                ttl: flags.Ttl = 86400, k8s_namespace: flags.K8sNamespace = "",
                candidates: flags.Candidates = None) -> None:
     """Write a verification Job per image and the ConfigMap holding the probe; a Job's log
-    is the report: `kubectl logs job/NAME > r.json && imgkit verify --from-report r.json
-    IMAGE`."""
+    is the report: `kubectl logs job/NAME > r.json && imgkit judge IMAGE r.json`."""
     from ..export.command import export_k8s as run
     run(selection, out=out, registry=registry, candidates=candidates, gpus=gpus,
         runtime_class=runtime_class, node_selector=node_selector, tolerations=toleration,

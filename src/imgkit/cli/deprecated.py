@@ -10,6 +10,7 @@ argv; the root command (cli/framework.py) applies them.
 - `list --builders N`, `list --gpus N`          -> `--farm N`, `--gpu-pool N`
 - `verify --updates` still works, and says `imgkit outdated IMAGE` is the way now
 - `verify --candidates DIR` still works, and says `imgkit attest TAG --candidates DIR` is the way
+- `verify IMAGE --from-report FILE` still works, and says `imgkit judge IMAGE FILE` is the way
 """
 from __future__ import annotations
 
@@ -31,7 +32,8 @@ RENAMED = {
 
 # (command, flag) -> what to use instead: still taken as it is, with a deprecation line
 NOTED = {("verify", "--updates"): "imgkit outdated IMAGE",
-         ("verify", "--candidates"): "imgkit attest TAG --candidates DIR"}
+         ("verify", "--candidates"): "imgkit attest TAG --candidates DIR",
+         ("verify", "--from-report"): "imgkit judge IMAGE FILE"}
 
 
 @dataclass(frozen=True)

@@ -214,6 +214,9 @@ ImagePlatform = Annotated[Optional[str], typer.Option(
     "--platform", metavar="PLATFORM", help="The platform the image must be, linux/amd64 or "
     "linux/arm64 (default: whatever it is); another than the host's runs under QEMU, with "
     "--gpus none.")]
+ReportPlatform = Annotated[Optional[str], typer.Option(
+    "--platform", metavar="PLATFORM", help="The platform the report was made on, linux/amd64 "
+    "or linux/arm64: which image of a multi-platform reference it is held to (default: any).")]
 Timeout = Annotated[int, typer.Option(
     "--timeout", metavar="SECONDS", min=10, help="How long the probe may run.")]
 ShmSize = Annotated[Optional[str], typer.Option(
@@ -222,6 +225,13 @@ ShmSize = Annotated[Optional[str], typer.Option(
 FromReport = Annotated[Optional[Path], typer.Option(
     "--from-report", metavar="FILE", help="Judge the probe's report in FILE (the log of a Job "
                                           "of `imgkit export k8s`) instead of running it here.")]
+VerifyFromReport = Annotated[Optional[Path], typer.Option(
+    "--from-report", metavar="FILE", hidden=True, help="Deprecated: `imgkit judge IMAGE FILE` "
+                                                       "judges a report made elsewhere.")]
+Report = Annotated[Path, typer.Argument(
+    metavar="REPORT", show_default=False,
+    help="The probe's report: the log of a Job of `imgkit export k8s`, or what `imgkit probe` "
+         "printed inside the image (anything else the image printed around it is ignored).")]
 Junit = Annotated[Optional[Path], typer.Option(
     "--junit", metavar="FILE", help="Also write the verdict as JUnit XML to FILE.")]
 Markdown = Annotated[Optional[Path], typer.Option(

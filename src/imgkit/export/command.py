@@ -171,7 +171,7 @@ def export_k8s(selection: Selection, *, out: Path, registry: str, candidates: Pa
             jobs_written += 1
     stderr_line(f"wrote {out}/probe-configmap.yaml and {jobs_written} Jobs; then "
                 f"`kubectl apply -f {out}` and, per Job, `kubectl logs job/NAME > "
-                "report.json; imgkit verify --from-report report.json IMAGE`")
+                "report.json; imgkit judge IMAGE report.json`")
 
 
 def export_monitoring(*, out: Path, margin: float, period_seconds: int) -> None:

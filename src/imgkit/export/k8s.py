@@ -1,5 +1,5 @@
 """Verification as Kubernetes Jobs on a GPU fleet: one Job per image runs the probe on a GPU
-node (its log is the probe's JSON report, judged back home by `imgkit verify --from-report`),
+node (its log is the probe's JSON report, judged back home by `imgkit judge`),
 the probe shipped in an immutable ConfigMap. Locked down: non-root, read-only root
 filesystem, no service-account token, every capability dropped, a deadline, cleaned up
 after. Pure: settings in, manifests out.
