@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from imgkit.builder.buildenv import BuildEnv, SecretServer, default_ca_bundle
+from imgkit.builder.buildx import why_not_buildkit
 from imgkit.builder.scheduler import BUILT, FAILED, SKIPPED, UP_TO_DATE, Builder
 from imgkit.labels import INPUT_HASH as INPUT_HASH_LABEL
 from imgkit.options import BuildOptions
@@ -401,6 +402,10 @@ def test_an_image_over_its_size_budget_fails_the_build_naming_budget_and_layers(
 
     out = build_with_budget("5GB")
     assert out.returncode == 0, out.stdout + out.stderr
+    # --engine auto: BuildKit where it can build here, else the legacy builder, saying why
+    builder = json.loads((tmp_path / "b.json").read_text())["builder"]
+    assert builder == ("docker" if why_not_buildkit(engine, None) else "buildx")
+    assert ("legacy builder: " in out.stderr) == (builder == "docker"), out.stderr
     again = build_with_budget("5GB")                            # the no-op fast path
     assert again.returncode == 0 and "building" not in again.stderr
     images = {i["tag"]: i for i in json.loads((tmp_path / "b.json").read_text())["images"]}

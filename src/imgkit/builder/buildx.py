@@ -75,6 +75,31 @@ def driver_of(builder: str | None) -> str:
     raise HostError(f"`docker buildx inspect` named no driver:\n{done.stdout.strip()}")
 
 
+# the engine's own BuildKit builds named contexts (`target:` parents) from this release on
+# (it bundles BuildKit 0.11); 20.10's would have to pull a newer Dockerfile frontend
+NAMED_CONTEXTS_ENGINE = (23, 0)
+
+
+def why_not_buildkit(engine: Engine, builder: str | None) -> str | None:
+    """None when `docker buildx bake` can build the plan here; else why not, in words (what
+    `--engine auto` falls back to the engine's legacy builder for). A --builder that does
+    not exist is still an error."""
+    if shutil.which("docker") is None:
+        return "no docker CLI on PATH"
+    try:
+        driver = driver_of(builder)
+    except HostError:
+        return "no buildx plugin for the docker CLI"
+    if driver != "docker":
+        return None                 # a builder of its own (docker-container, remote, k8s)
+    version = engine.server_version()
+    numbers = tuple(int(n) for n in re.findall(r"\d+", version)[:2])
+    if numbers < NAMED_CONTEXTS_ENGINE:
+        return (f"engine {version.split('+')[0] or '(unknown)'}'s own BuildKit cannot build "
+                "named contexts (engine 23 or later can)")
+    return None
+
+
 @dataclass(frozen=True)
 class BakePlan:
     """What one bake builds: the targets (parents first), why each, and the document."""

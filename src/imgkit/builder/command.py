@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from contextlib import nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable, Collection
 
@@ -28,7 +28,7 @@ from ..selection import Selection
 from . import plancache, report
 from .base import ensure_base, parse_mirrors
 from .buildenv import BuildEnv, SecretServer, build_env
-from .buildx import BakeBuilder
+from .buildx import BakeBuilder, why_not_buildkit
 from .freshness import check_freshness
 from .hostlock import one_build_at_a_time
 from .noop import answer_if_up_to_date, summarize
@@ -54,13 +54,17 @@ def build(selection: Selection, *, options: BuildOptions, verbose: bool = False,
     if answer and answer_if_up_to_date(key, started, json_file):
         return EXIT_OK
     plan = load_plan(selection)                               # bad matrix: exit 2
-    bake = options.engine == "buildx"   # BuildKit takes the trust settings as secret mounts
     wanted = platforms_to_build(plan)                         # no emulation: exit 3
-    contexts = render_selection(selection, plan, buildkit_secrets=bake,
+    # BuildKit takes the trust settings as secret mounts: auto renders its form first
+    contexts = render_selection(selection, plan, buildkit_secrets=options.engine != "docker",
                                 platforms=wanted)             # stale lock: exit 2
     if answer and _answerable(plan, contexts):
         plancache.store(key, [c.stamp for c in contexts])
     engine = connect()                                        # unreachable: exit 3
+    if options.engine == "auto":
+        options = chosen_engine(engine, options)
+        contexts = contexts if options.engine == "buildx" else render_selection(
+            selection, plan, platforms=wanted)                # the legacy builder's form
     given: dict[str, Given] = {}
     if reuse_from is not None and not options.force:
         given.update(unchanged_in_production(engine, reuse_from, plan, contexts))
@@ -73,19 +77,39 @@ def build(selection: Selection, *, options: BuildOptions, verbose: bool = False,
     if not options.dry_run:
         replaced = make_bases(engine, contexts, base_source, mirror_map, options.refresh_base)
     forced = plan.named if options.keep_parents else None     # --force: which lose the cache
-    results = (run_bake(engine, contexts, env, options, verbose, forced) if bake
+    results = (run_bake(engine, contexts, env, options, verbose, forced)
+               if options.engine == "buildx"
                else run_builds(engine, contexts, env, options, verbose, forced))
     for old_base in replaced:          # its chain was rebuilt: nothing stands on it now
         engine.remove_if_unused(old_base)
+    return reported(engine, results, contexts, started, json_file, options.engine)
+
+
+def reported(engine: Engine, results: list[Result], contexts: list[Context], started: float,
+             json_file: Path | None, builder: str) -> int:
+    """The summary, each failure's story and the size budgets; the exit code they mean."""
     done = {r.tag for r in results}
     stamps = [c.stamp for c in contexts if c.target.tag in done]
-    results = summarize(engine, results, stamps, started, json_file)
+    results = summarize(engine, results, stamps, started, json_file, builder)
     for result in results:
         if result.error is not None:
             report.print_build_failure(result.error)
     over = over_budget(engine, results, stamps)
     return EXIT_FAILED if over or any(r.status in ("failed", "skipped", "cancelled")
                                       for r in results) else EXIT_OK
+
+
+def chosen_engine(engine: Engine, options: BuildOptions) -> BuildOptions:
+    """`--engine auto`: BuildKit (one `docker buildx bake`) where it can build the plan here,
+    else the engine's legacy builder, saying why once."""
+    why = why_not_buildkit(engine, options.builder)
+    if why is None:
+        return replace(options, engine="buildx")
+    if options.builder is not None:
+        raise HostError(f"--builder {options.builder}: BuildKit cannot build here: {why}")
+    stderr_line(f"building with the engine's legacy builder: {why} (BuildKit builds the "
+                "bundled slice in about 0.6 to 0.8x the time: docs/building.md)")
+    return replace(options, engine="docker")
 
 
 def platforms_to_build(plan: Plan) -> tuple[str, ...]:

@@ -32,7 +32,7 @@ def answer_if_up_to_date(key: str, started: float, json_file: Path | None = None
 
 
 def summarize(engine: Engine, results: list[Result], stamps: list[Stamp], started: float,
-              json_file: Path | None) -> list[Result]:
+              json_file: Path | None, builder: str | None = None) -> list[Result]:
     """The build's summary (with what each image adds to its parent) on stdout and, when
     asked, as JSON."""
     def size_of(ref: str) -> int | None:
@@ -42,5 +42,5 @@ def summarize(engine: Engine, results: list[Result], stamps: list[Stamp], starte
     seconds = time.monotonic() - started
     report.print_build_summary(results, seconds)
     if json_file is not None:
-        json_file.write_text(report.build_json(results, seconds))
+        json_file.write_text(report.build_json(results, seconds, builder))
     return results

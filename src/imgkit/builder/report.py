@@ -13,9 +13,10 @@ if TYPE_CHECKING:   # the weights need the engine's types: not on a no-op build'
     from .weights import Layer, Overrun
 
 
-def build_json(results: list[Result], seconds: float) -> str:
+def build_json(results: list[Result], seconds: float, builder: str | None = None) -> str:
+    """`builder`: what built (buildx, docker), None when nothing had to be."""
     import json
-    return json.dumps({"seconds": round(seconds, 2), "images": [
+    return json.dumps({"seconds": round(seconds, 2), "builder": builder, "images": [
         {"tag": r.tag, "id": r.image_id or None, "status": r.status, "size": r.size or None,
          "added": r.added or None,
          "seconds": round(r.seconds, 2) if r.seconds else None, "reason": r.reason or None}

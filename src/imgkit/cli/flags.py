@@ -138,12 +138,14 @@ Mirror = Annotated[Optional[list[str]], typer.Option(
     help="The distro mirror debootstrap makes a base from when no registry answers: URL, "
          "DISTRO=URL or DISTRO-security=URL (repeatable; default: the host's apt sources).")]
 BuildEngine = Annotated[str, typer.Option(
-    "--engine", metavar="docker|buildx",
-    help="docker: imgkit drives the engine's own builder; buildx: one `docker buildx bake` "
-         "on a BuildKit builder, the CA bundle and index as build secrets.")]
+    "--engine", metavar="auto|docker|buildx",
+    help="buildx: one `docker buildx bake` on a BuildKit builder, the CA bundle and index as "
+         "build secrets; docker: the engine's legacy builder, driven by imgkit; auto: buildx "
+         "wherever it can build here (the buildx plugin, and engine 23 or later for its own "
+         "builder), else docker.")]
 Builder = Annotated[Optional[str], typer.Option(
-    "--builder", metavar="NAME", help="With --engine buildx: the buildx builder (default: "
-                                      "buildx's current one).")]
+    "--builder", metavar="NAME", help="The buildx builder to build on (default: buildx's "
+                                      "current one).")]
 RefreshBase = Annotated[bool, typer.Option(
     "--refresh-base", help="Make each base OS image again, so the chain above it rebuilds on "
                            "today's packages (a family's max_base_age does it when the base "

@@ -84,6 +84,12 @@ class Client:
                               f"{body.decode(errors='replace').strip()[:300]}")
         return json.loads(body) if body.lstrip()[:1] in (b"{", b"[") else body.decode()
 
+    def server_version(self) -> str:
+        """The engine's release, as it says it ("26.1.5+dfsg1")."""
+        found = (self._get_local("/version") if self.socket_path is not None
+                 else self.client.version())
+        return str(found.get("Version", "")) if isinstance(found, dict) else ""
+
     def ping(self) -> None:
         if self.socket_path is not None:
             self._get_local("/_ping")
