@@ -7,12 +7,14 @@ noop: `imgkit build --cuda 11.8` with everything up to date, against docker's ow
 cold (--cold): the slice built cold with shared parents, against each image's full
       Dockerfile (its whole chain flattened) built independently with no cache: time and
       disk (each layer counted once). Slow: about 20 minutes and 40 GB free here.
+--max-base-age: the no-op with every stack family holding its base to an age (a copy of
+      images/ with `max_base_age: 3650d`), which the fast path answers by dating each base.
 engines (--engines): the slice built cold by each engine on one Docker engine that has
       both (DOCKER_HOST pointing at it, e.g. the one `make buildkit` starts): docker-py's
       legacy builder (`imgkit build`, default --jobs) and BuildKit (`--engine buildx`, with
       its build cache pruned first). Rounds alternate which goes first.
 
-Usage: python bench/build_bench.py [--rounds N] [--cold] [--engines] [--cuda 11.8]
+Usage: python bench/build_bench.py [--rounds N] [--max-base-age] [--cold] [--engines] [--cuda 11.8]
 """
 from __future__ import annotations
 
@@ -51,13 +53,28 @@ def docker_build(context: Path) -> list[str]:
     return ["docker", "build", "-q", "--force-rm", str(context)]
 
 
-def noop(cuda: str, rounds: int) -> None:
+def aged_matrix(folder: Path) -> Path:
+    """A copy of images/ whose stack families (neither `framework:` nor `extends:`) hold
+    their base to an age: the same images, the base's age looked at on every build."""
+    import shutil
+    shutil.copytree(ROOT / "images", folder)
+    for family in folder.glob("*.yaml"):
+        text = family.read_text()
+        if "\nframework:" not in text and "\nextends:" not in text and "\nfamily:" in "\n" + text:
+            family.write_text(text.rstrip("\n") + "\nmax_base_age: 3650d\n")
+    return folder
+
+
+def noop(cuda: str, rounds: int, aged: bool = False) -> None:
     plan = select(make_plan(load_spec(ROOT / "images"), compat.load()), cuda=cuda)
     contexts = render_plan(plan, ROOT / "templates")
     engine = connect()
     with tempfile.TemporaryDirectory() as tmp:
         dirs = [write_context(c, Path(tmp)) for c in contexts]
         imgkit = imgkit_command() + ["build", "--cuda", cuda]
+        if aged:
+            imgkit += ["--images", str(aged_matrix(Path(tmp) / "aged")),
+                       "--templates", str(ROOT / "templates")]
         subprocess.run(imgkit, check=True, capture_output=True)  # everything up to date first
         for ctx, path in zip(contexts, dirs):  # docker's check must be all cache hits
             out = subprocess.run(docker_build(path), check=True, capture_output=True, text=True)
@@ -72,7 +89,8 @@ def noop(cuda: str, rounds: int) -> None:
             ours.append(a)
             docker.append(b)
             ratios.append(a / b)
-    print(f"no-op rebuild of the CUDA {cuda} slice ({len(contexts)} images), {rounds} rounds")
+    print(f"no-op rebuild of the CUDA {cuda} slice ({len(contexts)} images), {rounds} rounds"
+          + (", every stack family with max_base_age" if aged else ""))
     print(f"  imgkit build (skip by input hash): median {statistics.median(ours):.3f} s")
     print(f"  docker build cache check:          median {statistics.median(docker):.3f} s")
     print(f"  ratio imgkit/docker: median {statistics.median(ratios):.3f} "
@@ -181,13 +199,15 @@ def main() -> None:
     parser.add_argument("--cuda", default="11.8")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--cold", action="store_true")
+    parser.add_argument("--max-base-age", action="store_true",
+                        help="the no-op with the stack families holding their base to an age")
     parser.add_argument("--engines", action="store_true",
                         help="only the cold build by each engine (--rounds rounds)")
     args = parser.parse_args()
     if args.engines:
         engines(args.cuda, args.rounds)
         return
-    noop(args.cuda, args.rounds)
+    noop(args.cuda, args.rounds, aged=args.max_base_age)
     if args.cold:
         cold(args.cuda)
 

@@ -132,6 +132,18 @@ def test_cli_noop_answers_from_the_plan_cache_yet_sees_every_change(  # type: ig
     statuses, _ = cli_build(project, namespace)
     assert statuses == {root: UP_TO_DATE, leaf: BUILT}
 
+    # a family that holds its base to an age is answered by the fast path too: the cache
+    # keeps the base's limit, and the no-op asks the engine how old the base is
+    (project / "images" / "mini.yaml").write_text(MINI_FAMILY + "max_base_age: 30d\n")
+    cli_build(project, namespace)
+    kept = [json.loads(p.read_text()) for p in (private_plan_cache / "plans").glob("*.json")]
+    ages = [entry["base_ages"] for entry in kept if entry["base_ages"]]
+    assert ages and list(ages[0].values()) == [30], kept
+    base = next(iter(ages[0]))
+    assert engine.made_at(base) is not None                     # dated by its history
+    statuses, stderr = cli_build(project, namespace)
+    assert set(statuses.values()) == {UP_TO_DATE} and "base:" not in stderr, stderr
+
 
 def test_ctrl_c_stops_a_silent_step_promptly_and_leaves_nothing(  # type: ignore[no-untyped-def]
         engine, base_image, project, namespace):
@@ -402,10 +414,6 @@ def test_an_image_over_its_size_budget_fails_the_build_naming_budget_and_layers(
 
     out = build_with_budget("5GB")
     assert out.returncode == 0, out.stdout + out.stderr
-    # --engine auto: BuildKit where it can build here, else the legacy builder, saying why
-    builder = json.loads((tmp_path / "b.json").read_text())["builder"]
-    assert builder == ("docker" if why_not_buildkit(engine, None) else "buildx")
-    assert ("legacy builder: " in out.stderr) == (builder == "docker"), out.stderr
     again = build_with_budget("5GB")                            # the no-op fast path
     assert again.returncode == 0 and "building" not in again.stderr
     images = {i["tag"]: i for i in json.loads((tmp_path / "b.json").read_text())["images"]}
@@ -532,6 +540,10 @@ def test_refresh_base_makes_the_base_again_and_the_chain_rebuilds_on_it(  # type
         assert new.labels.get("org.imgkit.base.release-date", "unknown") != "unknown"
         rows = json.loads((project / "r.json").read_text())["images"]
         assert {r["status"] for r in rows} == {BUILT}, rows
+        # --engine auto: BuildKit where it can build here, else the legacy builder, saying why
+        builder = json.loads((project / "r.json").read_text())["builder"]
+        assert builder == ("docker" if why_not_buildkit(engine, None) else "buildx")
+        assert ("legacy builder builds: " in refreshed.stderr) == (builder == "docker")
         again = subprocess.run(args, capture_output=True, text=True)
         assert again.returncode == 0 and "up-to-date" in again.stdout, again.stdout
         assert engine.image(base_image) is not None          # the shared base is still there

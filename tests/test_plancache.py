@@ -8,6 +8,7 @@ import pytest
 
 from imgkit.budget import Budget
 from imgkit.builder import plancache
+from imgkit.builder.noop import too_old
 from imgkit.cache import cache_dir
 from imgkit.render.stamp import Stamp
 
@@ -50,9 +51,32 @@ def test_store_then_lookup(tree: Path) -> None:
                     Budget(7_500_000_000, "images/cuda.yaml"))]
     k = key(tree)
     assert plancache.lookup(k) is None
-    plancache.store(k, stamps)
-    assert plancache.lookup(k) == stamps
+    plancache.store(k, stamps, {"ns/debian:bookworm": 30})
+    assert plancache.lookup(k) == plancache.Known(stamps, {"ns/debian:bookworm": 30})
     assert plancache.lookup(key(tree, cuda="12.4")) is None
+
+
+class DatedBases:
+    """An engine that knows when each base's filesystem was made (the first history step)."""
+    def __init__(self, made: dict[str, int]) -> None:
+        self.made = made
+
+    def made_at(self, ref: str) -> int | None:
+        return self.made.get(ref)
+
+
+def test_a_base_past_its_max_base_age_sends_the_no_op_down_the_full_path() -> None:
+    """The fast path answers families with max_base_age too: it looks at each base's age
+    (one engine call per base) and leaves a base past its limit, or one the engine cannot
+    date, to the full path, which makes it again."""
+    now, day = 1_000_000_000, 86400
+    engine = DatedBases({"ns/debian:bookworm": now - 10 * day, "ns/ubuntu:24.04": now - 31 * day})
+    assert not too_old(engine, {}, now)                                   # type: ignore[arg-type]
+    assert not too_old(engine, {"ns/debian:bookworm": 30}, now)           # type: ignore[arg-type]
+    assert not too_old(engine, {"ns/debian:bookworm": 10}, now)           # type: ignore[arg-type]
+    assert too_old(engine, {"ns/debian:bookworm": 9}, now)                # type: ignore[arg-type]
+    assert too_old(engine, {"ns/ubuntu:24.04": 30}, now)                  # type: ignore[arg-type]
+    assert too_old(engine, {"ns/gone:1": 30}, now)                        # type: ignore[arg-type]
 
 
 def test_a_damaged_entry_is_a_miss(tree: Path) -> None:

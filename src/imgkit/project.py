@@ -29,11 +29,6 @@ from pathlib import Path
 from .errors import UsageError
 from .selection import DEFAULT_IMAGES, DEFAULT_NAMESPACE, Selection
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10
-    import tomli as tomllib  # type: ignore[import-not-found, unused-ignore]
-
 PROJECT_FILE = "imgkit.toml"
 PATHS = ("images", "templates", "compat")
 TEXTS = ("namespace", "registry", "index_url", "extra_index_url")
@@ -90,6 +85,10 @@ def _table(path: Path) -> dict[str, object] | None:
         return None
     if path.name == "pyproject.toml" and "[tool.imgkit" not in text:
         return None
+    if sys.version_info >= (3, 11):   # imported only when there is a project file to read
+        import tomllib
+    else:  # pragma: no cover - Python 3.10
+        import tomli as tomllib  # type: ignore[import-not-found, unused-ignore]
     try:
         document = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

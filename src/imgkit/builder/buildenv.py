@@ -14,9 +14,6 @@ entry: no name is looked up, so nothing answering to a name through DNS is trust
 """
 from __future__ import annotations
 
-import hmac
-import secrets
-import threading
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -77,6 +74,7 @@ class SecretServer:
     def __init__(self, env: BuildEnv, bind_ip: str) -> None:
         self.files = env.files()
         self.bind_ip = bind_ip
+        import secrets  # here, not at the top: a no-op build reads this module for build_env
         self.token = secrets.token_hex(16)
         self._server: ThreadingHTTPServer | None = None
 
@@ -87,7 +85,9 @@ class SecretServer:
     def __enter__(self) -> "SecretServer":
         if not self.files:
             return self
-        import http.server  # only when something is built: no-op runs skip its import cost
+        import hmac  # only when something is built: no-op runs skip their import cost
+        import http.server
+        import threading
 
         files, wanted = self.files, f"Bearer {self.token}".encode()
 

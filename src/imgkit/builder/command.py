@@ -59,12 +59,11 @@ def build(selection: Selection, *, options: BuildOptions, verbose: bool = False,
     contexts = render_selection(selection, plan, buildkit_secrets=options.engine != "docker",
                                 platforms=wanted)             # stale lock: exit 2
     if answer and _answerable(plan, contexts):
-        plancache.store(key, [c.stamp for c in contexts])
+        plancache.store(key, [c.stamp for c in contexts], base_ages(contexts))
     engine = connect()                                        # unreachable: exit 3
-    if options.engine == "auto":
-        options = chosen_engine(engine, options)
-        contexts = contexts if options.engine == "buildx" else render_selection(
-            selection, plan, platforms=wanted)                # the legacy builder's form
+    options, legacy_why = chosen_engine(engine, options)      # auto: BuildKit where it can
+    if legacy_why:
+        contexts = render_selection(selection, plan, platforms=wanted)   # the legacy form
     given: dict[str, Given] = {}
     if reuse_from is not None and not options.force:
         given.update(unchanged_in_production(engine, reuse_from, plan, contexts))
@@ -79,7 +78,7 @@ def build(selection: Selection, *, options: BuildOptions, verbose: bool = False,
     forced = plan.named if options.keep_parents else None     # --force: which lose the cache
     results = (run_bake(engine, contexts, env, options, verbose, forced)
                if options.engine == "buildx"
-               else run_builds(engine, contexts, env, options, verbose, forced))
+               else run_builds(engine, contexts, env, options, verbose, forced, legacy_why))
     for old_base in replaced:          # its chain was rebuilt: nothing stands on it now
         engine.remove_if_unused(old_base)
     return reported(engine, results, contexts, started, json_file, options.engine)
@@ -99,17 +98,17 @@ def reported(engine: Engine, results: list[Result], contexts: list[Context], sta
                                       for r in results) else EXIT_OK
 
 
-def chosen_engine(engine: Engine, options: BuildOptions) -> BuildOptions:
+def chosen_engine(engine: Engine, options: BuildOptions) -> tuple[BuildOptions, str]:
     """`--engine auto`: BuildKit (one `docker buildx bake`) where it can build the plan here,
-    else the engine's legacy builder, saying why once."""
+    else the engine's legacy builder and why ("" when none was chosen for it)."""
+    if options.engine != "auto":
+        return options, ""
     why = why_not_buildkit(engine, options.builder)
     if why is None:
-        return replace(options, engine="buildx")
+        return replace(options, engine="buildx"), ""
     if options.builder is not None:
         raise HostError(f"--builder {options.builder}: BuildKit cannot build here: {why}")
-    stderr_line(f"building with the engine's legacy builder: {why} (BuildKit builds the "
-                "bundled slice in about 0.6 to 0.8x the time: docs/building.md)")
-    return replace(options, engine="docker")
+    return replace(options, engine="docker"), why
 
 
 def platforms_to_build(plan: Plan) -> tuple[str, ...]:
@@ -203,12 +202,20 @@ def take_given(engine: Engine, given: dict[str, Given], contexts: list[Context],
 
 
 def _answerable(plan: Plan, contexts: list[Context]) -> bool:
-    """Whether a later run may answer from the plan cache: not where a base's age must be
-    looked at, a team's own base may have been pulled anew (its tag naming another digest),
-    or a file was left out."""
+    """Whether a later run may answer from the plan cache: not where a team's own base may
+    have been pulled anew (its tag naming another digest), or a file was left out."""
     return not plan.left_out and not any(
-        c.target.max_base_age or (c.target.os_release and c.target.os_release.given)
-        for c in contexts)
+        c.target.os_release and c.target.os_release.given for c in contexts)
+
+
+def base_ages(contexts: list[Context]) -> dict[str, int]:
+    """Each base a family's max_base_age holds to an age: the youngest limit of those that
+    stand on it (what make_bases holds it to)."""
+    ages: dict[str, int] = {}
+    for c in contexts:
+        if c.target.base is not None and c.target.max_base_age is not None:
+            ages[c.target.base] = min(ages.get(c.target.base, 1 << 30), c.target.max_base_age)
+    return ages
 
 
 def make_bases(engine: Engine, contexts: list[Context], source: str,
@@ -257,14 +264,18 @@ def base_days(engine: Engine, ref: str) -> int | None:
 
 
 def run_builds(engine: Engine, contexts: list[Context], env: BuildEnv, options: BuildOptions,
-               verbose: bool, forced: Collection[str] | None = None) -> list[Result]:
+               verbose: bool, forced: Collection[str] | None = None,
+               legacy_why: str = "") -> list[Result]:
     """Every context through the scheduler, with the build-settings server up while
-    something is really built."""
+    something is really built (and, when auto chose this builder, why it did)."""
     freshness = check_freshness(engine, [c.stamp for c in contexts])
     builds = not options.dry_run and (options.force or not all(f.fresh for f in freshness.values()))
     with (one_build_at_a_time(stderr_line) if builds else nullcontext()), \
             SecretServer(env if builds else BuildEnv(),
                          engine.bridge_gateway() if builds else "") as server:
+        if builds and legacy_why:
+            stderr_line(f"the engine's legacy builder builds: {legacy_why} (BuildKit builds "
+                        "the bundled slice in 0.6 to 0.8x the time: docs/building.md)")
         if builds:  # holding the host's build lock, no other imgkit build runs beside this one
             stale = engine.remove_stale_build_steps([c.target.tag for c in contexts])
             if stale:

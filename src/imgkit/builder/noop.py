@@ -17,18 +17,29 @@ from .weights import overruns, with_added
 def answer_if_up_to_date(key: str, started: float, json_file: Path | None = None) -> bool:
     """The no-op path: when the plan cache knows this selection and the engine shows every
     image up to date, print the summary and return True; otherwise print nothing."""
-    stamps = plancache.lookup(key)
-    if stamps is None:
+    known = plancache.lookup(key)
+    if known is None:
         return False
+    stamps = known.stamps
     engine = connect()                                        # unreachable: exit 3
     freshness = check_freshness(engine, stamps)
-    if not all(f.fresh for f in freshness.values()):
+    if not all(f.fresh for f in freshness.values()) or too_old(engine, known.base_ages):
         return False
     results = [up_to_date(s.tag, freshness[s.tag]) for s in stamps]
     if overruns(results, stamps):
         return False                                          # the full path reports them
     summarize(engine, results, stamps, started, json_file)
     return True
+
+
+def too_old(engine: Engine, base_ages: dict[str, int], now: float | None = None) -> bool:
+    """Whether a base is older than its families' max_base_age allows (or cannot be dated):
+    then the full path makes it again."""
+    for ref, days in base_ages.items():
+        made = engine.made_at(ref)
+        if made is None or ((now or time.time()) - made) // 86400 > days:
+            return True
+    return False
 
 
 def summarize(engine: Engine, results: list[Result], stamps: list[Stamp], started: float,

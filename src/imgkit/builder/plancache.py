@@ -14,6 +14,7 @@ import hashlib
 import json
 import os
 import sys
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..budget import Budget
@@ -22,7 +23,7 @@ from ..render.stamp import Stamp
 from ..selection import Selection
 from ..shipped import PACKAGE_DIR, default_templates
 
-FORMAT = 2
+FORMAT = 3
 
 
 def _tree_files(root: Path) -> list[Path]:
@@ -78,21 +79,30 @@ def _entry(key: str) -> Path:
     return cache_dir() / "plans" / f"{key[:40]}.json"
 
 
-def lookup(key: str) -> list[Stamp] | None:
+@dataclass(frozen=True)
+class Known:
+    """What a plan amounted to: each image's stamp, and the bases a family's max_base_age
+    holds to an age (base tag -> days), which a no-op build must look at too."""
+    stamps: list[Stamp]
+    base_ages: dict[str, int] = field(default_factory=dict)
+
+
+def lookup(key: str) -> Known | None:
     try:
         raw = json.loads(_entry(key).read_text())
         if raw.get("format") != FORMAT or raw.get("key") != key:
             return None
-        return [Stamp(s["tag"], s["parent"], s["base"], s["input_hash"],
-                      Budget(*s["budget"]) if s["budget"] else None) for s in raw["stamps"]]
+        return Known([Stamp(s["tag"], s["parent"], s["base"], s["input_hash"],
+                            Budget(*s["budget"]) if s["budget"] else None) for s in raw["stamps"]],
+                     {str(ref): int(days) for ref, days in raw["base_ages"].items()})
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
 
 
-def store(key: str, stamps: list[Stamp]) -> None:
+def store(key: str, stamps: list[Stamp], base_ages: dict[str, int] | None = None) -> None:
     """Best effort: an unwritable cache only costs the next no-op its speed."""
     entry = _entry(key)
-    body = json.dumps({"format": FORMAT, "key": key, "stamps": [
+    body = json.dumps({"format": FORMAT, "key": key, "base_ages": base_ages or {}, "stamps": [
         {"tag": s.tag, "parent": s.parent, "base": s.base, "input_hash": s.input_hash,
          "budget": [s.budget.size, s.budget.file] if s.budget else None}
         for s in stamps]}, indent=1)
