@@ -2,6 +2,7 @@
 `reference()` is docs/cli.md, made from it."""
 from __future__ import annotations
 
+from . import exports  # noqa: F401 - registers the `imgkit export` commands
 from .commands import app
 from .reference import reference
 

@@ -148,18 +148,19 @@ def verify(image: flags.Image, gpus: flags.Gpus = DEFAULTS.gpus, expect: flags.E
 
 @command()
 def judge(image: flags.Image, report: flags.Report, expect: flags.Expect = [],
-          min_: flags.Min = [], platform: flags.ReportPlatform = None, checks: flags.Checks = None,
+          min_: flags.Min = [], reference: flags.Reference = None, margin: flags.JudgeMargin = 0.1,
+          platform: flags.ReportPlatform = None, checks: flags.Checks = None,
           retry_for: flags.RetryFor = PUBLISH_DEFAULTS.retry_for, json_file: flags.Json = None,
           junit: flags.Junit = None, markdown: flags.Markdown = None,
           metrics: flags.Metrics = None) -> int:
-    """Judge a probe's report made elsewhere (a Kubernetes Job's log) as `imgkit verify`
-    would have, running no probe: IMAGE (here, or pulled by digest) is what it is held to."""
+    """Judge a probe's report made elsewhere (a Kubernetes Job's or fleet check's) as verify
+    would, running no probe; with no engine, IMAGE's config is read from its registry."""
     from ..verify.command import Outputs
     from ..verify.command import verify as run
     return run(image=image, options=VerifyOptions(
         expect=tuple(expect), thresholds=thresholds_of(min_), platform=platform_of(platform),
         checks=checks), outputs=Outputs(json_file, junit, markdown, metrics),
-        from_report=report, retry_for=retry_for)
+        from_report=report, retry_for=retry_for, reference=reference, margin=margin)
 
 
 @command()
@@ -326,58 +327,6 @@ def ci(selection: Selection, platform: flags.CiPlatform, out: flags.PipelineOut,
         arm64_runner=arm64_runner, emulate_arm64=emulate_arm64, install=install,
         verify_gpus=verify_gpus, out=out, signing_key=signing_key, trusted_key=trusted_key,
         release_branch=release_branch)
-
-
-@export_command("bake")
-@selects("templates")
-def export_bake(selection: Selection, out: flags.ExportOut,
-                registry: flags.BakeRegistry = None) -> None:
-    """Write the build contexts and a docker-bake.json for `docker buildx bake`: a target
-    per image, parents reached as target contexts, the CA bundle and index as secrets."""
-    from ..export.command import export_bake as run
-    run(selection, out=out, registry=registry)
-
-
-@export_command("policy")
-def export_policy(out: flags.ExportOut, registry: flags.PolicyRegistries = [],
-                  trusted_key: flags.PublicKeyFile = None, certificate_identity: flags.Identity = None,
-                  certificate_oidc_issuer: flags.Issuer = None, kyverno: flags.Kyverno = False,
-                  sigstore: flags.Sigstore = False,
-                  allow_gpu_unverified: flags.AllowGpuUnverified = False,
-                  tlog: flags.DemandTlog = False) -> None:
-    """Write admission policies that admit only images with a signed, passing verdict: a
-    Kyverno ClusterPolicy, a sigstore ClusterImagePolicy, and the rule as CUE for `cosign
-    verify-attestation --policy`."""
-    from ..export.command import export_policy as run
-    run(out=out, registries=registry, key=trusted_key, identity=certificate_identity,
-        issuer=certificate_oidc_issuer, require_gpu=not allow_gpu_unverified, tlog=tlog,
-        kinds=tuple(k for k, on in (("kyverno", kyverno), ("sigstore", sigstore)) if on))
-
-
-@export_command("monitoring")
-def export_monitoring(out: flags.ExportOut, margin: flags.Margin = 0.1,
-                      period: flags.Period = "1d") -> None:
-    """Write Prometheus alerting rules and a Grafana dashboard for the verdicts `imgkit
-    verify --metrics` sends: an image no longer verifies, its throughput dropped, its TF32
-    state changed, no verdict for two periods."""
-    from ..export.command import export_monitoring as run
-    run(out=out, margin=margin, period_seconds=int(seconds_of("--period", period) or 0))
-
-
-@export_command("k8s")
-@selects()
-def export_k8s(selection: Selection, out: flags.ExportOut, registry: flags.ClusterRegistry,
-               gpus: flags.JobGpus = 1, runtime_class: flags.RuntimeClass = "",
-               node_selector: flags.NodeSelector = [], toleration: flags.Toleration = [],
-               shm_size: flags.JobShmSize = "8Gi", deadline: flags.Deadline = 1800,
-               ttl: flags.Ttl = 86400, k8s_namespace: flags.K8sNamespace = "",
-               candidates: flags.Candidates = None) -> None:
-    """Write a verification Job per image and the ConfigMap holding the probe; a Job's log
-    is the report: `kubectl logs job/NAME > r.json && imgkit judge IMAGE r.json`."""
-    from ..export.command import export_k8s as run
-    run(selection, out=out, registry=registry, candidates=candidates, gpus=gpus,
-        runtime_class=runtime_class, node_selector=node_selector, tolerations=toleration,
-        shm_size=shm_size, deadline=deadline, ttl=ttl, namespace=k8s_namespace)
 
 
 @command()

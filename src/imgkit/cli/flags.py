@@ -216,6 +216,14 @@ ImagePlatform = Annotated[Optional[str], typer.Option(
     "--platform", metavar="PLATFORM", help="The platform the image must be, linux/amd64 or "
     "linux/arm64 (default: whatever it is); another than the host's runs under QEMU, with "
     "--gpus none.")]
+Reference = Annotated[Optional[Path], typer.Option(
+    "--reference", metavar="FILE", help="Also hold the report to this verdict's numbers (the "
+    "`imgkit verify --json` of the verdict the image was promoted with): each throughput "
+    "within --margin of its share of peak, TF32 in effect where it was. A node that falls "
+    "short is the host's fault (exit 3).")]
+JudgeMargin = Annotated[float, typer.Option(
+    "--margin", metavar="SHARE", min=0.0, max=0.9, help="How far under the reference's "
+    "share of peak a throughput may fall (0.1: 10%).")]
 ReportPlatform = Annotated[Optional[str], typer.Option(
     "--platform", metavar="PLATFORM", help="The platform the report was made on, linux/amd64 "
     "or linux/arm64: which image of a multi-platform reference it is held to (default: any).")]
@@ -378,6 +386,29 @@ Ttl = Annotated[int, typer.Option("--ttl", metavar="SECONDS", min=0,
 K8sNamespace = Annotated[str, typer.Option(
     "--k8s-namespace", metavar="NAME", help="The Kubernetes namespace of the manifests "
                                             "(default: kubectl's current one).")]
+Fleet = Annotated[bool, typer.Option(
+    "--fleet", help="A fleet check instead of one Job: a CronJob per image whose pods, each on "
+                    "a node of its own, run the probe and then `imgkit judge` (in --judge-image), "
+                    "pushing each node's verdict to --pushgateway.")]
+JudgeImage = Annotated[Optional[str], typer.Option(
+    "--judge-image", metavar="IMAGE", help="With --fleet: imgkit's own image, which judges the "
+                                           "report in each pod (Dockerfile at the repository's "
+                                           "root).")]
+Pushgateway = Annotated[Optional[str], typer.Option(
+    "--pushgateway", metavar="URL", help="With --fleet: the Pushgateway each node's verdict is "
+                                         "pushed to, as `verify --metrics URL` pushes.")]
+Schedule = Annotated[str, typer.Option(
+    "--schedule", metavar="CRON", help="With --fleet: when the checks run (cron's five fields).")]
+Nodes = Annotated[int, typer.Option(
+    "--nodes", metavar="N", min=1, max=1000, help="With --fleet: nodes checked each run, a pod "
+                                                  "on each (no two on one node).")]
+FleetVerdicts = Annotated[Optional[Path], typer.Option(
+    "--verdicts", metavar="DIR", help="With --fleet: `imgkit verify --json` files of the "
+    "verdicts the images were promoted with, each node held to its image's (see judge "
+    "--reference).")]
+PullSecret = Annotated[str, typer.Option(
+    "--pull-secret", metavar="NAME", help="With --fleet: a kubernetes.io/dockerconfigjson "
+    "Secret to pull with, which the judge also reads the image's config with.")]
 
 # probe
 NoGpu = Annotated[bool, typer.Option("--no-gpu", help="Skip the GPU work.")]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from .auth import Registries
+from .auth import Registries, docker_credentials
 from .build import Builds
 from .client import Client
 from .containers import Containers
@@ -12,7 +12,7 @@ from .images import Images
 from .types import ContainerRun, FileEntry, ImageConfig, ImageInfo, PathStat, RunSpec, ServiceState, Step
 
 __all__ = ["Client", "ContainerRun", "Engine", "FileEntry", "ImageConfig", "ImageInfo", "PathStat",
-           "RunSpec", "ServiceState", "Step", "connect"]
+           "RunSpec", "ServiceState", "Step", "connect", "docker_credentials"]
 
 
 class Engine(Images, Builds, Containers, Registries):

@@ -48,19 +48,7 @@ class Registries(Client):
     def registry_credentials(self, registry: str) -> tuple[str, str] | None:
         """(username, password or identity token) for `registry` from Docker's own config
         and credential helpers (DOCKER_CONFIG honoured), or None when it has none."""
-        import docker.auth
-        import docker.errors
-        try:
-            entry = docker.auth.load_config().resolve_authconfig(registry)
-        except docker.errors.DockerException as exc:
-            raise RegistryError(registry, f"Docker's credential helper failed: {first_line(exc)}")
-        if not entry:
-            return None
-        secret = entry.get("IdentityToken") or entry.get("password") or entry.get("Password")
-        user = entry.get("username") or entry.get("Username") or ""
-        if entry.get("IdentityToken"):
-            user = "<token>"  # docker's marker: the secret is an OAuth2 refresh token
-        return (str(user), str(secret)) if secret else None
+        return docker_credentials(registry)
 
     def registry_is_secure(self, registry: str) -> bool:
         """The engine's own policy: False for a registry it treats as insecure (listed in
@@ -128,3 +116,21 @@ def _report_layer(chunk: Chunk, sizes: dict[str, int],
         on_progress(layer, int(detail.get("current") or 0), sizes[layer])
     elif chunk.get("status") == "Pushed" and layer in sizes:
         on_progress(layer, sizes[layer], sizes[layer])
+
+
+def docker_credentials(registry: str) -> tuple[str, str] | None:
+    """What `registry_credentials` says, with no engine: Docker's config file (DOCKER_CONFIG
+    honoured, as a Kubernetes pull secret mounted there is read) and credential helpers."""
+    import docker.auth
+    import docker.errors
+    try:
+        entry = docker.auth.load_config().resolve_authconfig(registry)
+    except docker.errors.DockerException as exc:
+        raise RegistryError(registry, f"Docker's credential helper failed: {first_line(exc)}")
+    if not entry:
+        return None
+    secret = entry.get("IdentityToken") or entry.get("password") or entry.get("Password")
+    user = entry.get("username") or entry.get("Username") or ""
+    if entry.get("IdentityToken"):
+        user = "<token>"  # docker's marker: the secret is an OAuth2 refresh token
+    return (str(user), str(secret)) if secret else None

@@ -23,6 +23,7 @@ from .bake import bake_file
 from .ci import PLATFORMS, RENDERERS
 from .jobs import CiSettings, jobs
 from .k8s import (
+    FleetSettings,
     JobSettings,
     check_quantity,
     dump,
@@ -144,8 +145,10 @@ def export_bake(selection: Selection, *, out: Path, registry: str | None = None)
 def export_k8s(selection: Selection, *, out: Path, registry: str, candidates: Path | None = None,
                gpus: int = 1, runtime_class: str = "", node_selector: list[str] | None = None,
                tolerations: list[str] | None = None, shm_size: str = "8Gi",
-               deadline: int = 1800, ttl: int = 86400, namespace: str = "") -> None:
-    """A ConfigMap with the probe and a verification Job per image the selection names."""
+               deadline: int = 1800, ttl: int = 86400, namespace: str = "",
+               fleet: FleetSettings | None = None, verdicts: Path | None = None) -> None:
+    """A ConfigMap with the probe and a verification Job per image the selection names;
+    with `fleet`, a fleet check's CronJob per image instead (held to `verdicts`)."""
     settings = JobSettings(
         gpus=gpus, runtime_class=runtime_class,
         node_selector=tuple(parse_selector(s) for s in node_selector or ()),
@@ -156,12 +159,24 @@ def export_k8s(selection: Selection, *, out: Path, registry: str, candidates: Pa
     plan = load_plan(selection)
     staged = load_candidates(candidates) if candidates is not None else {}
     probe = probe_zip()
+    images = {tag: staged[tag].reference if tag in staged else
+              f"{where.registry}/{where.repository(tag)}:{tag.rsplit(':', 1)[1]}"
+              for tag in plan.finals}
+    if fleet is not None:
+        from .fleet import references, write_fleet
+        held_to = references(plan, verdicts) if verdicts is not None else {}   # bad: exit 2
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "probe-configmap.yaml").write_text(dump(probe_configmap(probe, settings)))
+        count = write_fleet(plan, images, probe, settings, fleet, out, held_to)
+        stderr_line(f"wrote {out}/probe-configmap.yaml and {count} fleet-check CronJobs; then "
+                    f"`kubectl apply -f {out}`: each run pushes its nodes' verdicts to "
+                    f"{fleet.pushgateway}")
+        return
     out.mkdir(parents=True, exist_ok=True)
     (out / "probe-configmap.yaml").write_text(dump(probe_configmap(probe, settings)))
     jobs_written = 0
     for tag in plan.finals:
-        image = (staged[tag].reference if tag in staged else
-                 f"{where.registry}/{where.repository(tag)}:{tag.rsplit(':', 1)[1]}")
+        image = images[tag]
         platforms = plan.get(tag).platforms
         for platform in platforms:
             several = len(platforms) > 1

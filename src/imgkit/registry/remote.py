@@ -7,11 +7,11 @@ from dataclasses import replace
 from typing import Mapping
 
 from .. import platforms
-from ..engine import Engine, ImageInfo
+from ..engine import Engine, ImageInfo, docker_credentials
 from ..errors import RegistryError, UsageError
 from ..options import Signer
 from . import artifacts, cosign, index
-from .client import RegistryClient, classify_engine_error, endpoint_of, retrying
+from .client import Endpoint, Manifest, RegistryClient, classify_engine_error, endpoint_of, retrying
 from .reference import RemoteRef
 
 
@@ -26,17 +26,7 @@ def fetch(engine: Engine, remote: RemoteRef, *, retry_for: float,
     host's), whose digest is the one judged and attested. Returns the reference with its
     digest and local name, and what the engine says of the pulled image."""
     with _client(engine, remote.registry, retry_for) as client:
-        manifest = client.manifest(remote.repository, remote.reference)
-        if manifest is None:
-            raise UsageError(f"{remote} is not in the registry",
-                             hint=f"check the name, or list the tags: skopeo list-tags "
-                                  f"docker://{remote.registry}/{remote.repository}")
-        if index.is_index(manifest):
-            entry = index.pick(manifest, platform or platforms.host(), str(remote))
-            manifest = client.manifest(remote.repository, entry.digest)
-            if manifest is None:
-                raise RegistryError(remote.registry, f"{remote} names {entry.digest} for "
-                                    f"{entry.platform}, which the registry does not hold")
+        manifest = _image_manifest(client, remote, platform)
     by_digest = f"{remote.registry}/{remote.repository}@{manifest.digest}"
     credentials = client.endpoint.credentials
     retrying(lambda: classify_engine_error(lambda: engine.pull_checked(by_digest, credentials),
@@ -50,6 +40,54 @@ def fetch(engine: Engine, remote: RemoteRef, *, retry_for: float,
         local = f"{remote.registry}/{remote.repository}:{remote.reference}"
         engine.tag(info.id, local)
     return replace(remote, digest=manifest.digest, local_ref=local), info
+
+
+def offline_endpoint(registry: str) -> Endpoint:
+    """`registry` with no engine to ask (a judge in a pod): Docker's default policy (plain
+    HTTP on loopback only) and the credentials Docker's config file holds for it."""
+    host = registry.rsplit(":", 1)[0] if not registry.startswith("[") else registry
+    loopback = host in ("localhost", "[::1]") or host.startswith("127.")
+    return Endpoint(registry, not loopback, docker_credentials(registry))
+
+
+def facts(remote: RemoteRef, *, retry_for: float,
+          platform: str | None = None) -> tuple[RemoteRef, ImageInfo]:
+    """What the registry says of the image, pulling nothing and asking no engine: its config
+    (labels, environment, user, platform) and id, the image of `platform` in an index."""
+    import json
+    with RegistryClient(offline_endpoint(remote.registry), retry_for=retry_for) as client:
+        manifest = _image_manifest(client, remote, platform)
+        config_digest = manifest.config_digest or ""
+        document = json.loads(manifest.body)
+        config = json.loads(client.blob(remote.repository, config_digest))
+    by_digest = f"{remote.registry}/{remote.repository}@{manifest.digest}"
+    settings = config.get("config") or {}
+    info = ImageInfo(
+        id=config_digest, tags=(), labels=dict(settings.get("Labels") or {}),
+        layers=tuple((config.get("rootfs") or {}).get("diff_ids") or ()),
+        size=sum(int(layer.get("size") or 0) for layer in document.get("layers") or []),
+        user=str(settings.get("User") or ""),
+        platform="/".join(str(config[k]) for k in ("os", "architecture", "variant") if config.get(k)),
+        env=tuple((name, value) for name, _, value in
+                  (str(e).partition("=") for e in settings.get("Env") or ())),
+        digests=(by_digest,))
+    return replace(remote, digest=manifest.digest, local_ref=by_digest), info
+
+
+def _image_manifest(client: RegistryClient, remote: RemoteRef, platform: str | None) -> Manifest:
+    manifest = client.manifest(remote.repository, remote.reference)
+    if manifest is None:
+        raise UsageError(f"{remote} is not in the registry",
+                         hint=f"check the name, or list the tags: skopeo list-tags "
+                              f"docker://{remote.registry}/{remote.repository}")
+    if index.is_index(manifest):
+        entry = index.pick(manifest, platform or platforms.host(), str(remote))
+        found = client.manifest(remote.repository, entry.digest)
+        if found is None:
+            raise RegistryError(remote.registry, f"{remote} names {entry.digest} for "
+                                f"{entry.platform}, which the registry does not hold")
+        return found
+    return manifest
 
 
 def attach_verdict(engine: Engine, remote: RemoteRef, image_id: str, document: Mapping[str, object], *,

@@ -14,7 +14,16 @@ from typing import TYPE_CHECKING
 from .. import labels
 from ..console import stderr_line
 from ..engine import Engine, ImageInfo, connect
-from ..errors import EXIT_FAILED, EXIT_HOST, EXIT_OK, HostError, Inconsistent, RegistryError, UsageError
+from ..errors import (
+    EXIT_FAILED,
+    EXIT_HOST,
+    EXIT_OK,
+    EngineUnavailable,
+    HostError,
+    Inconsistent,
+    RegistryError,
+    UsageError,
+)
 from ..options import PUBLISH_DEFAULTS, Signer, Trust, VerifyOptions
 from ..registry.candidates import lookup
 from ..registry.reference import RemoteRef, remote_ref
@@ -50,13 +59,24 @@ class Subject:
 
 def verify(*, image: str, options: VerifyOptions, outputs: Outputs = Outputs(),
            candidates: Path | None = None, from_report: Path | None = None,
-           retry_for: float = PUBLISH_DEFAULTS.retry_for) -> int:
+           retry_for: float = PUBLISH_DEFAULTS.retry_for, reference: Path | None = None,
+           margin: float = 0.1) -> int:
     """Judge one image and keep the verdict as its ticket; every output asked for is
     written whatever the verdict. With `candidates`, `image` is the matrix's tag of an
-    image an earlier job staged: that digest is judged."""
+    image an earlier job staged: that digest is judged. With `reference` (a fleet check),
+    the report is also held to that verdict's numbers, within `margin`."""
     declared = load_checks(options.checks) if options.checks else None   # bad file: exit 2
-    engine, subject = resolve(image, options, candidates, retry_for, hint_for(from_report))
+    held_to = None
+    if reference is not None:
+        from .fleet import read_reference
+        held_to = read_reference(reference)                   # bad file: exit 2
+    engine, subject = resolve(image, options, candidates, retry_for, hint_for(from_report),
+                              engine_optional=from_report is not None and declared is None)
     verdict = judge(engine, subject, options, from_report, declared=declared)
+    if held_to is not None:
+        from .fleet import fleet_checks
+        verdict = replace(verdict, checks=verdict.checks + tuple(fleet_checks(
+            verdict, held_to, margin)))
     keep_ticket(verdict, options.expect)
     return written(verdict, outputs, subject)
 
@@ -73,7 +93,7 @@ def attest(*, image: str, options: VerifyOptions, signer: Signer, outputs: Outpu
     engine, subject = resolve(image, options, candidates, retry_for, hint_for(from_report))
     verdict = judge(engine, subject, options, from_report, with_inventory=True, declared=declared)
     document = keep_ticket(verdict, options.expect)
-    if subject.remote is not None:
+    if subject.remote is not None and engine is not None:    # resolve always gives attest one
         attach(engine, subject, verdict, document, signer, retry_for)
     return written(verdict, outputs, subject)
 
@@ -111,16 +131,23 @@ def check_signed(*, image: str, trust: Trust, allow_gpu_unverified: bool = False
 
 
 def resolve(image: str, options: VerifyOptions, candidates: Path | None, retry_for: float,
-            missing_hint: str = BUILD_HINT) -> tuple[Engine, Subject]:
+            missing_hint: str = BUILD_HINT, engine_optional: bool = False,
+            ) -> tuple[Engine | None, Subject]:
     """The image to judge, looked up once: a staged candidate or a registry reference is
     pulled by digest first. Bad options are refused before the engine is asked; a local
-    image the engine lacks is refused with `missing_hint`."""
+    image the engine lacks is refused with `missing_hint`. `engine_optional` (a report
+    judged elsewhere): with no engine, a registry reference is read from the registry."""
     check_gpus(options.gpus)                                  # bad --gpus: exit 2 first
     parse_expect_options(options.expect)                      # bad --expect: exit 2 first
     if candidates is not None:
         image = lookup(candidates, image, options.platform).reference   # not staged: exit 2
     remote = remote_ref(image)
-    engine = connect()
+    try:
+        engine = connect()
+    except EngineUnavailable:
+        if not engine_optional or remote is None:
+            raise
+        return None, from_registry(remote, options, retry_for)
     if remote is None:
         return engine, Subject(image, known(engine, image, missing_hint))
     from ..registry.remote import fetch  # requests and the registry client: only here
@@ -135,19 +162,37 @@ def resolve(image: str, options: VerifyOptions, candidates: Path | None, retry_f
     return engine, Subject(remote.local_ref, info, remote)
 
 
+def from_registry(remote: RemoteRef, options: VerifyOptions, retry_for: float) -> Subject:
+    """The image as its registry describes it (a judge with no engine, as in a fleet
+    check's pod): its config read, nothing pulled."""
+    from ..registry.remote import facts
+    try:
+        remote, info = facts(remote, retry_for=retry_for, platform=options.platform)
+    except RegistryError as exc:
+        if exc.exit_code != EXIT_FAILED:
+            raise
+        raise HostError(f"cannot read {remote} from its registry: {exc.message}",
+                        hint=exc.hint or "the registry kept failing; try again later")
+    return Subject(remote.local_ref, info, remote)
+
+
 def hint_for(from_report: Path | None) -> str:
     """What to do about a local image the engine lacks: judging a Job's report needs the
     image pulled; a run here, built or pulled."""
     return REPORT_HINT if from_report is not None else BUILD_HINT
 
 
-def judge(engine: Engine, subject: Subject, options: VerifyOptions, from_report: Path | None,
-          with_inventory: bool = False, declared: CheckFile | None = None) -> Verdict:
+def judge(engine: Engine | None, subject: Subject, options: VerifyOptions,
+          from_report: Path | None, with_inventory: bool = False,
+          declared: CheckFile | None = None) -> Verdict:
     """The verdict of one probe run (here, or a Job's report), with the inventory of what
-    is installed when asked (for the SBOM), and the team's declared checks when given."""
+    is installed when asked (for the SBOM), and the team's declared checks when given.
+    Only a report made elsewhere is judged with no engine (`engine` None)."""
     if from_report is not None:                               # a Job ran the probe elsewhere
         verdict = judge_report(engine, subject.ref, report_text(from_report), options,
                                info=subject.info)
+    elif engine is None:
+        raise Inconsistent(f"{subject.ref}: a probe run was asked for with no engine")
     else:
         riders: dict[str, str] = {}
         probe_options = options
@@ -159,9 +204,9 @@ def judge(engine: Engine, subject: Subject, options: VerifyOptions, from_report:
                 declared, gpu=gpu, timeout=options.timeout))
         verdict = run_verify(engine, subject.ref, probe_options, info=subject.info,
                              with_inventory=with_inventory, environment=riders)
-    if declared is not None:
+    if declared is not None and engine is not None:
         verdict = with_declared(engine, verdict, declared, options.timeout)
-    return with_updates(engine, verdict) if options.updates else verdict
+    return with_updates(engine, verdict) if options.updates and engine is not None else verdict
 
 
 def with_declared(engine: Engine, verdict: Verdict, declared: CheckFile, timeout: int) -> Verdict:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import labels, platforms, versions
 from ..engine import ContainerRun, Engine, ImageInfo, RunSpec
-from ..errors import ContainerFailed, HostError, ImageError, UsageError
+from ..errors import ContainerFailed, HostError, ImageError, Inconsistent, UsageError
 from ..options import VerifyOptions
 from ..probe import channel, priority
 from ..shipped import probe_zip
@@ -191,13 +191,17 @@ def known(engine: Engine, ref: str, hint: str = BUILD_HINT) -> ImageInfo:
     return info
 
 
-def judge_report(engine: Engine, ref: str, stdout: str, options: VerifyOptions, *,
+def judge_report(engine: Engine | None, ref: str, stdout: str, options: VerifyOptions, *,
                  info: ImageInfo | None = None) -> Verdict:
     """The verdict of a report the probe printed elsewhere (a Kubernetes Job), as if it had
-    run here: the GPU checks count when the probe was asked for GPU work. The image must be
-    here (its labels, its files, its user are checked against the report)."""
+    run here: the GPU checks count when the probe was asked for GPU work. The report is held
+    to the image's labels, user and environment (`info`), and, with an engine that holds
+    the image, to its files."""
     import json
-    info = info or known(engine, ref, REPORT_HINT)
+    if info is None:
+        if engine is None:
+            raise Inconsistent(f"{ref}: a report to judge with neither the image nor an engine")
+        info = known(engine, ref, REPORT_HINT)
     try:
         asked_gpu = not json.loads(channel.unframe(stdout) or "").get("args", {}).get("no_gpu", False)
     except (ValueError, AttributeError):
@@ -244,7 +248,7 @@ def _not_started(ref: str, image_id: str, text: str, host: tuple[Check, ...]) ->
     raise HostError(f"the container could not start: {text.strip()[:300]}")
 
 
-def judge_run(engine: Engine, ref: str, info: ImageInfo, exp: Expectations, run: ContainerRun,
+def judge_run(engine: Engine | None, ref: str, info: ImageInfo, exp: Expectations, run: ContainerRun,
               options: VerifyOptions, host: tuple[Check, ...] = (),
               token: str | None = None) -> Verdict:
     """Whatever the probe printed, a verdict: a report is parsed (the one framed with
@@ -263,21 +267,30 @@ def judge_run(engine: Engine, ref: str, info: ImageInfo, exp: Expectations, run:
         return failure(ref, info.id, Check(
             "probe.report", FAIL, "a valid imgkit probe report", "invalid",
             f"the image's python3 gave no usable report: {exc}"), before=host)
-    seen = (file_checks(report, lambda paths: engine.stat_files(info.id, paths)),
-            user_check(report, info.user), *claim_checks(report, dict(info.env)))
+    files = (file_checks(report, lambda paths: engine.stat_files(info.id, paths))
+             if engine is not None else NOT_CORROBORATED)
+    seen = (files, user_check(report, info.user), *claim_checks(report, dict(info.env)))
     return evaluate(ref, info.id, report, exp, gpu=options.gpus != "none",
                     thresholds=options.thresholds, before=host + seen, shm_size=options.shm_size,
                     parent=_parent_of_extension(engine, info), platform=info.platform)
 
 
-def _parent_of_extension(engine: Engine, info: ImageInfo) -> tuple[str, Any] | None:
+def _parent_of_extension(engine: Engine | None, info: ImageInfo) -> tuple[str, Any] | None:
     """For an extension image: its parent and the libraries the parent's verdict saw."""
     from . import tickets
-    if info.labels.get(labels.LAYER) != "extension" or not info.labels.get(labels.BASE_NAME):
+    if engine is None or info.labels.get(labels.LAYER) != "extension" or \
+            not info.labels.get(labels.BASE_NAME):
         return None
     parent = info.labels[labels.BASE_NAME]
     parent_info = engine.image(parent)
     return parent, tickets.libraries_of(parent_info.id) if parent_info else None
+
+
+# judged with no engine (a fleet check's pod): the report came from a pod of the very
+# digest, but its files are not looked up in the image here
+NOT_CORROBORATED = Check("report.matches-image", INFO, "files the image has", "not looked up",
+                         "judged without a Docker engine: the report's files were not checked "
+                         "against the image", required=False)
 
 
 def _broken_run(run: ContainerRun, timeout: int) -> Check | None:
