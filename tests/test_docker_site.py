@@ -4,6 +4,7 @@ mini stack's CUDA image verified here shows its true verdict, and its python par
 was recorded for it (none, unless an earlier test verified it)."""
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -39,5 +40,8 @@ def test_the_site_of_what_was_verified_here(mini_stack: MiniStack, namespace: st
             else "passed" if record.gpu_checked else "passed, GPU not verified")
     parent = index[index.index(f">{mini_stack.python}<"):]
     assert said in parent[:600], (said, parent[:600])
-    page = (tmp_path / "site" / "images").glob("*cuda*.html")
-    assert any("check: " not in p.read_text() and "cudart.version" in p.read_text() for p in page)
+    pages = [p.read_text() for p in (tmp_path / "site" / "images").glob("*cuda*.html")]
+    assert any("check: " not in p and "cudart.version" in p for p in pages)
+    # what the engine holds of it: its size on the grid, its layers drawn on its page
+    assert "not here" not in row[:600] and re.search(r'<td class="size">[0-9.]+ [MG]B</td>', row[:600])
+    assert any('<figure id="layers">' in p and "pip install" in p for p in pages)

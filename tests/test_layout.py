@@ -38,6 +38,7 @@ OWNERS = {
     "packageurl": {"verify/sbom.py"},
     "pynvml": {"verify/run.py"},
     "prometheus_client": {"verify/metrics.py"},              # the verdict as metrics
+    "pygal": {"site/plots.py"},                              # the site's charts
 }
 
 

@@ -116,12 +116,20 @@ def test_five_hundred_images_make_a_grid_under_a_megabyte(tmp_path: Path) -> Non
     plan = plan_of(500)
     folder = tmp_path / "v"
     folder.mkdir()
+    slow_tf32 = copy.deepcopy(GOOD)
+    slow_tf32["gpu"]["work"]["gemm"]["tf32"]["tflops"] = 100.0
     for i, target in enumerate(plan.targets):
-        write_verdict(folder, f"v{i}", target.tag, run(GOOD if i % 7 else slow()))
+        write_verdict(folder, f"v{i}", target.tag, run(GOOD if i % 7 else slow_tf32))
     found, skipped = read_verdicts(folder)
     write_site(tmp_path / "site", rows(plan, found), verdicts=len(found), skipped=skipped)
-    size = (tmp_path / "site" / "index.html").stat().st_size
-    assert size < 1 << 20, size
+    index = tmp_path / "site" / "index.html"
+    assert index.stat().st_size < 1 << 20, index.stat().st_size
+    # the chart draws the 40 lowest: slow builds (every 7th) only
+    text = index.read_text()
+    chart = text[text.index('<figure id="throughput">'):]
+    assert "the 40 lowest of 500" in chart
+    drawn = [i for i, t in enumerate(plan.targets) if f">{t.tag} (linux/amd64" in chart]
+    assert len(drawn) == 40 and all(i % 7 == 0 for i in drawn), drawn
 
 
 def test_what_changed_since_the_build_before(tmp_path: Path) -> None:
@@ -138,3 +146,30 @@ def test_what_changed_since_the_build_before(tmp_path: Path) -> None:
     assert ("throughput", "GEMM TF32 of peak") not in moved                # TF32 did not
     assert ("library", "cudart") not in moved                          # the stack stayed
     assert grid[FAMILIES[0][0]].cells[0].changes is None               # one build: nothing to compare
+
+
+def test_throughput_and_layers_are_drawn_as_inline_svg(tmp_path: Path) -> None:
+    """pygal's charts: a bar per image and GEMM precision against the GPU's peak on the
+    grid, and on an image page its size layer by layer (from the engine's facts)."""
+    from imgkit.site.images import ImageFacts, Layer
+    found, skipped = read_verdicts(verdicts(tmp_path / "v"))
+    held = {FAMILIES[1][0]: ImageFacts(7_300_000_000, 1_764_028_800, (
+        Layer("FROM debian:bookworm", 74_000_000), Layer("RUN pip install torch==2.5.1", 6_900_000_000)))}
+    laid_out = rows(plan_of(), found, held)
+    torch_row = next(r for r in laid_out if r.tag == FAMILIES[1][0])
+    assert torch_row.size == "7.3 GB" and torch_row.built == "2025-11-25" and len(torch_row.layers) == 2
+    write_site(tmp_path / "site", laid_out, verdicts=len(found), skipped=skipped)
+    index = (tmp_path / "site" / "index.html").read_text()
+    chart = index[index.index('<figure id="throughput">'):index.index("</figure>")]
+    assert "<svg" in chart and "<script src" not in chart and 'id="chart-imgkit-throughput"' in chart
+    assert f"{FAMILIES[0][0]} (linux/amd64, NVIDIA H100 80GB HBM3)" in chart   # the GPU pass
+    assert f"{FAMILIES[1][0]} (linux/amd64, NVIDIA H100 80GB HBM3)" in chart   # the slow one
+    assert ">71%<" in chart                                                 # TF32's share, printed
+    write_site(tmp_path / "again", laid_out, verdicts=len(found), skipped=skipped)
+    assert (tmp_path / "again" / "index.html").read_text() == index          # the same page
+    assert "not here" in index                                              # no engine facts
+    page = (tmp_path / "site" / "images" / "torch_2.5.1-cuda12.4.html").read_text()
+    assert '<figure id="layers">' in page and "RUN pip install torch==2.5.1" in page
+    assert "6900.0 MB" in page
+    jax = (tmp_path / "site" / "images" / "jax_0.4-cuda12.4.html").read_text()
+    assert "its layers are not shown" in jax and '<figure id="layers">' not in jax

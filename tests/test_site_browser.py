@@ -77,6 +77,10 @@ def test_the_grid_as_a_person_sees_it(browser: Any, site: Path, tmp_path: Path) 
     assert red[0].value_of_css_property("background-color") == "rgba(248, 215, 215, 1)"
     shown = [r for r in browser.find_elements(By.CSS_SELECTOR, "#grid tbody tr") if r.is_displayed()]
     assert len(shown) == len(FAMILIES)
+    chart = browser.find_element(By.CSS_SELECTOR, "#throughput svg")     # drawn, and seen
+    assert chart.is_displayed() and chart.size["height"] > 100 and chart.size["width"] > 400
+    bars = browser.find_elements(By.CSS_SELECTOR, "#throughput svg .rect.reactive")
+    assert len(bars) == 4, len(bars)              # two GPU-measured images, TF32 and FP16 each
 
     Select(browser.find_element(By.ID, "family")).select_by_visible_text("jax")
     shown = [r for r in browser.find_elements(By.CSS_SELECTOR, "#grid tbody tr") if r.is_displayed()]

@@ -24,7 +24,8 @@ def site(selection: Selection, *, verdicts: Path | None, out: Path) -> int:
     found, skipped = read_verdicts(verdicts) if verdicts is not None else recorded(plan)
     for line in skipped:
         stderr_line(f"skipped {line}")
-    laid_out = rows(plan, found)
+    from .images import image_facts
+    laid_out = rows(plan, found, image_facts(plan))
     written = write_site(out, laid_out, verdicts=len(found), skipped=skipped)
     where = f"{len(found)} verdict file(s)" if verdicts is not None else \
         f"{len(found)} verdict(s) recorded here"

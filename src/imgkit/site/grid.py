@@ -3,11 +3,14 @@ the newest verdict of that image there (pure logic: the plan and the verdicts in
 An image with no verdict is shown as such, never as passed."""
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass, replace
 
+from ..console import human_size
 from ..matrix.targets import Plan, Target
 from ..verify.gpu_checks import gemm_shares
 from .changes import Changes, changes
+from .images import ImageFacts, Layer
 from .inputs import Found, VerdictFile
 
 PASSED, UNVERIFIED, FAILED, NONE = "passed", "gpu-unverified", "failed", "none"
@@ -36,6 +39,9 @@ class Row:
     cuda: str
     framework: str
     cells: tuple[Cell, ...]
+    size: str = ""                 # what the engine here holds of it ("" when not here)
+    built: str = ""                # the day its newest layer was made
+    layers: tuple[Layer, ...] = ()
 
     @property
     def failed(self) -> int:
@@ -48,7 +54,8 @@ def matches(verdict: VerdictFile, tag: str) -> bool:
     return verdict.image == tag or verdict.image.endswith("/" + tag)
 
 
-def rows(plan: Plan, found: list[Found]) -> list[Row]:
+def rows(plan: Plan, found: list[Found], held: dict[str, ImageFacts] | None = None) -> list[Row]:
+    """`held`: what the engine holds of each image (image_facts), when it was asked."""
     platforms = sorted({p for t in plan.targets for p in t.platforms})
     history: dict[tuple[str, str], list[Found]] = {}
     for target in plan.targets:
@@ -58,7 +65,16 @@ def rows(plan: Plan, found: list[Found]) -> list[Row]:
                 history.setdefault(key, []).append(item)
     for items in history.values():
         items.sort(key=lambda item: item.written, reverse=True)     # newest first
-    return [_row(t, platforms, history) for t in plan.targets]
+    return [_with_facts(_row(t, platforms, history), (held or {}).get(t.tag))
+            for t in plan.targets]
+
+
+def _with_facts(row: Row, facts: ImageFacts | None) -> Row:
+    if facts is None:
+        return row
+    built = dt.datetime.fromtimestamp(facts.created, dt.timezone.utc).date().isoformat() \
+        if facts.created else ""
+    return replace(row, size=human_size(facts.size), built=built, layers=facts.layers)
 
 
 def _row(target: Target, platforms: list[str], history: dict[tuple[str, str], list[Found]]) -> Row:

@@ -10,6 +10,7 @@ import jinja2
 from ..registry.cosign import VERDICT_TYPE
 from ..shipped import PACKAGE_DIR, version
 from .grid import ABSENT, FAILED, NONE, PASSED, UNVERIFIED, Row
+from .plots import layers_chart, throughput_chart
 
 MARKS = {PASSED: "[ok]", UNVERIFIED: "[~]", FAILED: "[X]", NONE: "[ ]", ABSENT: "-"}
 
@@ -33,11 +34,12 @@ def write_site(out: Path, rows: list[Row], *, verdicts: int, skipped: list[str])
     index = out / "index.html"
     index.write_text(env.get_template("index.html.j2").render(
         rows=rows, platforms=platforms, counts=counts, filters=filters, marks=MARKS,
-        verdicts=verdicts, skipped=skipped, version=version()))
+        verdicts=verdicts, skipped=skipped, version=version(), throughput=throughput_chart(rows)))
     written = [index]
     page = env.get_template("image.html.j2")
     for row in rows:
         path = out / "images" / f"{row.slug}.html"
-        path.write_text(page.render(row=row, marks=MARKS, verdict_type=VERDICT_TYPE))
+        path.write_text(page.render(row=row, marks=MARKS, verdict_type=VERDICT_TYPE,
+                                    layers=layers_chart(row.layers)))
         written.append(path)
     return written
