@@ -35,11 +35,14 @@ buildkit: host        ## a second engine with BuildKit (Debian 13's dockerd 26 +
 build: host setup     ## the main job: build the CUDA $(CUDA) slice of the bundled matrix
 	$(BIN)/imgkit build --cuda $(CUDA)
 
+# The tests that need no engine run on every core (pytest-xdist); the engine's tests after
+# them, one at a time (they share the engine, its registries and ports).
 test: host test-tools buildkit setup-test  ## every test, real Docker engines included
-	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/pytest -q
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/pytest -q -m "not docker" -n auto
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/pytest -q -m docker
 
-test-fast: setup-test ## only the tests that need no Docker engine
-	$(BIN)/pytest -q -m "not docker"
+test-fast: setup-test ## only the tests that need no Docker engine, on every core
+	$(BIN)/pytest -q -m "not docker" -n auto
 
 lint: setup-test      ## ruff (pyflakes, pycodestyle, import order) and mypy on src
 	$(BIN)/ruff check src tests bench

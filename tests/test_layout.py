@@ -234,14 +234,12 @@ UNTYPED = re.compile(r"\b(?:dict|Dict|Mapping|MutableMapping)\[str, *Any\]")
 RAW_INPUT_PARSERS = {"engine/types.py:ImageConfig.of"}    # the engine's `Config` JSON
 
 
-def _crossings(path: Path, imported: set[str]) -> list[str]:
+def _crossings(path: Path, tree: ast.Module, imported: set[str]) -> list[str]:
     """The names in `path` whose signature or field type says dict[str, Any] and that
     another module can reach: public ones, and private ones some other module imports."""
-    text = path.read_text()
-    tree = ast.parse(text)
 
     def untyped(node: ast.AST) -> bool:
-        return bool(UNTYPED.search(ast.get_source_segment(text, node) or ""))
+        return bool(UNTYPED.search(ast.unparse(node)))
 
     def signature_untyped(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
         arguments = [*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs,
@@ -272,9 +270,9 @@ def _crossings(path: Path, imported: set[str]) -> list[str]:
 def test_no_dict_of_any_crosses_a_module_boundary() -> None:
     """What one module hands another is typed (a model, a dataclass, a TypedDict, a JSON
     document type), never dict[str, Any]; the probe, a stdlib script inside images, aside."""
-    imported = {alias.name for path in PACKAGE.rglob("*.py")
-                for node in ast.walk(ast.parse(path.read_text()))
+    trees = {path: ast.parse(path.read_text()) for path in PACKAGE.rglob("*.py")}
+    imported = {alias.name for tree in trees.values() for node in ast.walk(tree)
                 if isinstance(node, ast.ImportFrom) for alias in node.names}
-    crossing = [c for path in PACKAGE.rglob("*.py") if "probe" not in path.parts
-                for c in _crossings(path, imported)]
+    crossing = [c for path, tree in trees.items() if "probe" not in path.parts
+                for c in _crossings(path, tree, imported)]
     assert not crossing, crossing
