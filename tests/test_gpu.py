@@ -64,6 +64,8 @@ def test_nvml_and_cuda_agree_on_the_gpus(host_report: dict[str, Any]) -> None:
     assert nvml["available"], nvml
     assert len(nvml["devices"]) == host_report["gpu"]["device_count"]
     assert nvml["driver"] and nvml["driver_cuda"]
+    # each device's UUID, DCGM exporter's join key for the metrics
+    assert all(str(d["uuid"]).startswith("GPU-") for d in nvml["devices"]), nvml["devices"]
 
 
 @pytest.mark.parametrize("framework,case,prelude,env,matmul,conv", TF32_CASES,

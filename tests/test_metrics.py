@@ -63,10 +63,12 @@ def test_a_passing_verdict_on_a_gpu_as_series() -> None:
     text = metrics_text(run(GOOD), SUBJECT, now=1.7e9)
     assert value(text, "imgkit_verify_passed", fault="none", digest=DIGEST, platform="linux/amd64",
                  model_name="NVIDIA H100 80GB HBM3", Hostname="gpu-node-7",
-                 DCGM_FI_DRIVER_VERSION="580.1", gpu="0") == 1
+                 DCGM_FI_DRIVER_VERSION="580.1", gpu="0",
+                 UUID="GPU-5f0c2a8e-1b7d-4c3e-9a21-6d8e4f0b7c19") == 1      # DCGM's join key
     assert value(text, "imgkit_verify_gpu_verified") == 1
     assert value(text, "imgkit_verify_timestamp_seconds") == 1.7e9
-    assert value(text, "imgkit_verify_gemm_flops_per_second", precision="tf32") == 350e12
+    assert value(text, "imgkit_verify_gemm_flops_per_second", precision="tf32",
+                 UUID="GPU-5f0c2a8e-1b7d-4c3e-9a21-6d8e4f0b7c19") == 350e12
     assert value(text, "imgkit_verify_gemm_peak_ratio", precision="tf32") == pytest.approx(350 / 494.7)
     assert value(text, "imgkit_verify_conv_flops_per_second", precision="fp16") == 400e12
     assert value(text, "imgkit_verify_check_passed", check="gemm.tf32", required="true") == 1

@@ -106,6 +106,19 @@ ATTR_CC_MAJOR = 75
 ATTR_CC_MINOR = 76
 
 
+def device_uuid(lib, handle):
+    """The GPU's UUID (GPU-...), what DCGM exporter labels its series with; None when this
+    NVML cannot say."""
+    try:
+        get = lib.nvmlDeviceGetUUID
+    except AttributeError:
+        return None
+    text = ctypes.create_string_buffer(96)          # NVML_DEVICE_UUID_V2_BUFFER_SIZE
+    if get(handle, text, 96) != 0:
+        return None
+    return text.value.decode(errors="replace") or None
+
+
 def mig_devices(lib, handle):
     """How many MIG instances of this GPU NVML lets us see (None: it would not say)."""
     most = ctypes.c_uint()
@@ -150,6 +163,7 @@ def nvml_info():
             if lib.nvmlDeviceGetMigMode(handle, ctypes.byref(cur), ctypes.byref(pending)) == 0:
                 mig = bool(cur.value)
             devices.append({"index": i, "name": name.value.decode(errors="replace"),
+                            "uuid": device_uuid(lib, handle),
                             "compute_capability": "%d.%d" % (major.value, minor.value),
                             "mig": mig, "mig_devices": mig_devices(lib, handle) if mig else None})
         v = cuda_v.value

@@ -114,6 +114,7 @@ class Framework(Fact):
 class NvmlDevice(Fact):
     index: int = 0
     name: Text = ""
+    uuid: Optional[Text] = None         # GPU-...: DCGM exporter's `UUID` label
     compute_capability: Optional[Version] = None
     mig: Optional[bool] = None
     mig_devices: Optional[int] = None   # MIG instances NVML lets the container see

@@ -153,6 +153,7 @@ def _gpu_labels(facts: Report | None, hostname: str) -> dict[str, str]:
     work = facts.gpu.work if facts else None
     index = work.devices[0].index if work and work.devices else (devices[0].index if devices else None)
     return {"gpu": "" if index is None else str(index),
+            "UUID": (devices[0].uuid or "") if devices else "",
             "model_name": devices[0].name if devices else "",
             "Hostname": hostname,
             "DCGM_FI_DRIVER_VERSION": (nvml.driver or "") if nvml else ""}
@@ -177,7 +178,8 @@ def _throughput(series: Series, image: dict[str, str], gpu: dict[str, str],
     if work is None:
         return
     peak = peak_of(facts)
-    where = {**image, "gpu": gpu["gpu"], "model_name": gpu["model_name"], "Hostname": gpu["Hostname"]}
+    where = {**image, "gpu": gpu["gpu"], "UUID": gpu["UUID"], "model_name": gpu["model_name"],
+             "Hostname": gpu["Hostname"]}
     measured = [("gemm", precision, timing) for precision, timing in sorted(work.gemm.items())]
     if work.conv is not None:
         measured.append(("conv", CONV_PRECISION, work.conv))
