@@ -130,7 +130,8 @@ def cold(cuda: str) -> None:
     contexts = render_plan(plan, ROOT / "templates")
     for c in reversed(contexts):  # children first, so no cached layer survives
         engine.remove_image(c.target.tag)
-    shared = timed(imgkit_command() + ["build", "--cuda", cuda, "--jobs", "1"])
+    # the legacy builder, as the independent builds' `docker build` is: the sharing alone differs
+    shared = timed(imgkit_command() + ["build", "--cuda", cuda, "--jobs", "1", "--engine", "docker"])
     shared_disk = unique_bytes(engine, [c.target.tag for c in contexts])
     total, flat_tags = 0.0, []
     env = BuildEnv(ca_bundle=default_ca_bundle(None))
@@ -183,7 +184,7 @@ def engines(cuda: str, rounds: int) -> None:
     legacy: list[float] = []
     buildkit: list[float] = []
     for round_ in range(rounds):
-        sides = [(legacy, []), (buildkit, ["--engine", "buildx"])]
+        sides = [(legacy, ["--engine", "docker"]), (buildkit, ["--engine", "buildx"])]
         for times, extra in sides if round_ % 2 == 0 else reversed(sides):
             times.append(cold_build(extra))
     print(f"cold build of the CUDA {cuda} slice ({len(tags)} images) by each engine, "
