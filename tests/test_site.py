@@ -110,6 +110,13 @@ def test_the_pages_are_self_contained_and_say_the_state_in_words(tmp_path: Path)
         assert "<link" not in text and "@import" not in text
     torch = (tmp_path / "site" / "images" / "torch_2.5.1-cuda12.4.html").read_text()
     assert "failed: gemm.bf16" in torch and "imgkit check-signed REGISTRY/torch@sha256:DIGEST" in torch
+    # its history: both verdicts of it, newest first, with the image each judged
+    history = re.findall(r"<tr><td>[0-9-]+ [0-9:]+</td><td><code>([0-9a-f]+)</code></td><td>([^<]+)</td>",
+                         torch[torch.index('<table class="history">'):])
+    assert [said for _, said in history] == ["failed: gemm.bf16", "passed"], history
+    assert history[1][0] == "1" * 12
+    jax = (tmp_path / "site" / "images" / "jax_0.4-cuda12.4.html").read_text()
+    assert '<table class="history">' not in jax                # one verdict or none: no history
 
 
 def test_five_hundred_images_make_a_grid_under_a_megabyte(tmp_path: Path) -> None:

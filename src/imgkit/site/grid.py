@@ -28,6 +28,17 @@ class Cell:
     fp16: str = ""
     verdict: VerdictFile | None = None
     changes: Changes | None = None     # since the verdict before it (of another image id)
+    history: tuple[Past, ...] = ()     # every verdict of this image and platform, newest first
+
+
+@dataclass(frozen=True)
+class Past:
+    """One verdict in an image's history, as the image's page lists it."""
+    when: str                      # when its file was written (UTC)
+    image_id: str
+    said: str
+    tf32: str = ""
+    fp16: str = ""
 
 
 @dataclass(frozen=True)
@@ -92,8 +103,14 @@ def _cell_of(items: list[Found], platform: str) -> Cell:
     """The newest verdict's cell, with what changed since the newest one of another image."""
     newest = items[0].verdict
     before = next((i.verdict for i in items[1:] if i.verdict.image_id != newest.image_id), None)
-    found = cell(platform, newest)
+    found = replace(cell(platform, newest), history=tuple(_past(item, platform) for item in items))
     return replace(found, changes=changes(before, newest)) if before is not None else found
+
+
+def _past(item: Found, platform: str) -> Past:
+    judged = cell(platform, item.verdict)
+    when = dt.datetime.fromtimestamp(item.written, dt.timezone.utc).strftime("%Y-%m-%d %H:%M")
+    return Past(when, item.verdict.image_id, judged.said, judged.tf32, judged.fp16)
 
 
 def cell(platform: str, verdict: VerdictFile) -> Cell:
