@@ -37,6 +37,22 @@ def private_plan_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pat
         os.environ["IMGKIT_CACHE_DIR"] = old
 
 
+@pytest.fixture(scope="session", autouse=True)
+def one_builder_everywhere() -> Iterator[None]:
+    """`imgkit build` in the tests drives the legacy builder unless a test says otherwise:
+    `--engine auto` would bake wherever the host's engine has buildx (a developer's Docker
+    CE), and tests of the scheduler, its step containers and Ctrl-C, or of reproducing a
+    build with a plain `docker build`, would then test BuildKit instead. The BuildKit tests
+    (test_docker_buildkit.py) and the ones that check auto say --engine themselves."""
+    old = os.environ.get("IMGKIT_ENGINE")
+    os.environ["IMGKIT_ENGINE"] = "docker"
+    yield
+    if old is None:
+        del os.environ["IMGKIT_ENGINE"]
+    else:
+        os.environ["IMGKIT_ENGINE"] = old
+
+
 @pytest.fixture()
 def registry(tmp_path: Path) -> Iterator[Registry]:
     """A real registry (Debian's docker-registry, htpasswd auth) on a free loopback port,

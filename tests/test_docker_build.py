@@ -52,12 +52,15 @@ def test_build_skip_force_and_reproduce(engine, base_image, project, namespace, 
     assert {r.status for r in again.values()} == {UP_TO_DATE}
     assert time.monotonic() - start < 5
 
-    # plain `docker build` of the rendered context gives the very same image (cache answers)
+    # plain `docker build` (the legacy builder's, which built it) of the rendered context
+    # gives the very same image (cache answers), whatever builder the host's CLI prefers
     out = tmp_path / "ctx"
     subprocess.run([sys.executable, "-m", "imgkit", "render", "--images", str(project / "images"),
-                    "--namespace", namespace, "--out", str(out)], check=True, capture_output=True)
+                    "--namespace", namespace, "--engine", "docker", "--out", str(out)],
+                   check=True, capture_output=True)
     ctx_dir = out / leaf.dirname
-    proc = subprocess.run(["docker", "build", "-q", str(ctx_dir)], capture_output=True, text=True)
+    proc = subprocess.run(["docker", "build", "-q", str(ctx_dir)], capture_output=True, text=True,
+                          env={**os.environ, "DOCKER_BUILDKIT": "0"})
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == info.id
 
@@ -531,8 +534,8 @@ def test_refresh_base_makes_the_base_again_and_the_chain_rebuilds_on_it(  # type
         first = subprocess.run(args, capture_output=True, text=True)
         assert first.returncode == 0, first.stdout + first.stderr
         old = engine.image(base)
-        refreshed = subprocess.run([*args, "--refresh-base", "--json", str(project / "r.json")],
-                                   capture_output=True, text=True)
+        refreshed = subprocess.run([*args, "--refresh-base", "--json", str(project / "r.json"),
+                                    "--engine", "auto"], capture_output=True, text=True)
         assert refreshed.returncode == 0, refreshed.stdout + refreshed.stderr
         assert f"making {base} again (--refresh-base)" in refreshed.stderr
         new = engine.image(base)

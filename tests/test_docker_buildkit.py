@@ -203,8 +203,9 @@ def test_build_engine_buildx_builds_skips_and_agrees_with_the_docker_builder(  #
 
     # a new image on the same parent: only it is built, the parent comes from the store
     (proj / "images" / "mini.yaml").write_text(TWO_CUDAS.replace('"12.4"]', '"12.4", "12.8"]'))
-    # by default, where the engine's BuildKit can build it (engine 26 and its buildx), it does
-    grown = build_json(kit, proj, ns, tmp_path / "4.json")
+    # auto (the default outside the tests), where BuildKit can build it (engine 26 and its
+    # buildx), bakes
+    grown = build_json(kit, proj, ns, tmp_path / "4.json", "--engine", "auto")
     assert json.loads((tmp_path / "4.json").read_text())["builder"] == "buildx"
     new = f"{ns}/cuda:12.8-cudart-py3.11-bookworm"
     assert grown.pop(new) == "built" and set(grown.values()) == {"up-to-date"}, grown
