@@ -33,16 +33,15 @@ from .test_metrics import value
 pytestmark = pytest.mark.docker
 
 
-def pushed_to(registry: Registry, image: str, repository: str) -> str:
-    """The image copied into the registry as the cluster pulls it; its digest."""
-    target = f"docker://{registry.address}/{repository}:1"
-    subprocess.run(["skopeo", "copy", "--dest-tls-verify=false",
-                    f"--dest-creds={USER}:{registry.password}", f"docker-daemon:{image}", target],
-                   check=True, capture_output=True, timeout=600)
-    found = subprocess.run(["skopeo", "inspect", "--tls-verify=false",
-                            f"--creds={USER}:{registry.password}", target],
-                           check=True, capture_output=True, text=True, timeout=60)
-    return str(json.loads(found.stdout)["Digest"])
+def pushed_to(engine, registry: Registry, image: str, repository: str) -> str:  # type: ignore[no-untyped-def]
+    """The image pushed into the registry as the cluster pulls it (by the engine, with the
+    registry's login); its digest. The extra tag goes again."""
+    ref = f"{registry.address}/{repository}:1"
+    engine.tag(engine.image(image).id, ref)
+    try:
+        return str(engine.push(ref, (USER, registry.password)))
+    finally:
+        engine.untag(ref)
 
 
 def run_init_container(engine, pod: dict[str, Any], root: Path, local: str) -> Path:  # type: ignore[no-untyped-def]
@@ -92,7 +91,7 @@ def reference_for(image_id: str, path: Path) -> Path:
 def test_a_fleet_pod_probes_then_judges_with_no_engine_and_pushes_each_nodes_verdict(  # type: ignore[no-untyped-def]
         engine, mini, registry, tmp_path):
     need_tools()
-    digest = pushed_to(registry, mini, "fleet/mini")
+    digest = pushed_to(engine, registry, mini, "fleet/mini")
     image = f"{registry.address}/fleet/mini@{digest}"
     config = docker_config(tmp_path / "pull-secret", {registry.address: (USER, registry.password)})
     image_id = engine.image(mini).id
@@ -132,7 +131,7 @@ def test_with_no_engine_the_judge_reads_the_image_from_its_registry(  # type: ig
         engine, mini, registry, tmp_path):
     """What the registry says of the image (labels, user, environment) is what the report is
     held to; the files are not looked up, and the verdict says so."""
-    digest = pushed_to(registry, mini, "fleet/registry-read")
+    digest = pushed_to(engine, registry, mini, "fleet/registry-read")
     image = f"{registry.address}/fleet/registry-read@{digest}"
     config = docker_config(tmp_path / "login", {registry.address: (USER, registry.password)})
     cron = fleet_cronjob(mini, image, probe_zip(), JobSettings(gpus=0),
