@@ -32,4 +32,4 @@ ENV CUDA_VERSION="11.8.89" \
     NVIDIA_DRIVER_CAPABILITIES="compute,utility" \
     NVIDIA_REQUIRE_CUDA="cuda>=11.8 driver>=450.80.02"
 USER imgkit
-LABEL org.imgkit.input-hash="2a9c991cf0588546dd41b7e57d6ed339"
+LABEL org.imgkit.input-hash="da58df2a6c34208ba25b52479271513a"

@@ -43,4 +43,4 @@ ENV PATH=/opt/venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/
     LD_LIBRARY_PATH=/opt/imgkit/lib
 WORKDIR /workspace
 USER imgkit
-LABEL org.imgkit.input-hash="f08702325e3c85054632d5bc98981ebd"
+LABEL org.imgkit.input-hash="7c430274f9fb61f3820361f91f8809c1"
