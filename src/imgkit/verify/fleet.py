@@ -10,14 +10,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import UsageError
-from ..probe.gpu import TF32_ERROR_BOUNDARY
 from .diagnose import HOST
 from .facts import InvalidReport, Report, parse_report
-from .gpu_checks import peak_of
-from .precision import OPS
+from .gpu_checks import CONV_PRECISION, gemm_shares, peak_of
+from .precision import ran_as_tf32
 from .verdict import FAIL, INFO, PASS, Check, Verdict
-
-CONV_PRECISION = "fp16"        # the probe times cuDNN convolution in FP16
 
 
 @dataclass(frozen=True)
@@ -33,26 +30,19 @@ class Reference:
 
 def shares_of(report: Report) -> dict[str, float]:
     """Each throughput the probe timed, as a share of its GPU's peak ({} when unknown)."""
+    found = {f"gemm {precision}": share for precision, share in gemm_shares(report).items()}
     work, peak = report.gpu.work, peak_of(report)
-    if work is None or peak is None:
-        return {}
-    timed = [(f"gemm {p}", p, t.tflops) for p, t in sorted(work.gemm.items())]
-    if work.conv is not None:
-        timed.append((f"conv {CONV_PRECISION}", CONV_PRECISION, work.conv.tflops))
-    found = {name: peak.share(precision, tflops) for name, precision, tflops in timed if tflops}
-    return {name: share for name, share in found.items() if share is not None}
+    conv = work.conv.tflops if work is not None and work.conv is not None else None
+    share = peak.share(CONV_PRECISION, conv) if peak is not None and conv else None
+    if share is not None:
+        found[f"conv {CONV_PRECISION}"] = share
+    return found
 
 
 def tf32_of(report: Report) -> dict[str, bool]:
     """Whether each framework's default FP32 matmul and convolution ran as TF32 (its error
     signature), where the probe measured it."""
-    found = {}
-    for name, framework in sorted(report.frameworks.items()):
-        for op, _key, field in OPS:
-            error = getattr(framework, field)
-            if error is not None:
-                found[f"{name} {op}"] = error > TF32_ERROR_BOUNDARY
-    return found
+    return {f"{name} {op}": tf32 for (name, op), tf32 in ran_as_tf32(report).items()}
 
 
 def read_reference(path: Path) -> Reference:

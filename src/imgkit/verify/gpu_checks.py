@@ -18,6 +18,7 @@ from .facts import Framework, Report, Timing
 from .verdict import FAIL, INFO, PASS, Check
 
 PRECISIONS = ("fp32", "tf32", "fp16", "bf16")
+CONV_PRECISION = "fp16"          # the probe times cuDNN convolution in FP16
 
 
 @dataclass(frozen=True)
@@ -110,7 +111,8 @@ def gpu_checks(report: Report, exp: Expectations, thresholds: Thresholds) -> lis
     for dtype, result in sorted(work.gemm.items()):
         checks.append(_throughput_check(f"gemm.{dtype}", result, peak, dtype, thresholds.gemm))
     if work.conv is not None:
-        checks.append(_throughput_check("cudnn.conv-fp16", work.conv, peak, "fp16", thresholds.conv))
+        checks.append(_throughput_check(f"cudnn.conv-{CONV_PRECISION}", work.conv, peak,
+                                        CONV_PRECISION, thresholds.conv))
     nccl = work.nccl
     if nccl is not None:
         if nccl.error:

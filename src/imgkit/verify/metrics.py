@@ -20,9 +20,8 @@ from prometheus_client import CollectorRegistry, Gauge, push_to_gateway, write_t
 from prometheus_client.exposition import generate_latest
 
 from ..errors import HostError
-from ..probe.gpu import TF32_ERROR_BOUNDARY
-from .gpu_checks import peak_of
-from .precision import OPS
+from .gpu_checks import CONV_PRECISION, peak_of
+from .precision import ran_as_tf32
 from .verdict import FAIL, PASS, WARN, Verdict
 
 if TYPE_CHECKING:
@@ -31,7 +30,6 @@ if TYPE_CHECKING:
 PREFIX = "imgkit_verify"
 JOB = "imgkit_verify"    # the Pushgateway's job: one group per image and node below it
 # the probe measures GEMM and convolution throughput on the first device it sees
-CONV_PRECISION = "fp16"
 NAMES = {"gemm": "GEMM", "conv": "cuDNN convolution"}
 
 
@@ -204,12 +202,7 @@ def _tf32(series: Series, image: dict[str, str], gpu: dict[str, str],
           facts: Report) -> None:
     """Whether each framework's default FP32 matmul and convolution ran as TF32 (the error
     signature the probe measured), whatever was claimed: a change is what an alert wants."""
-    for name, fw in sorted(facts.frameworks.items()):
-        for op, _key, field in OPS:
-            error = getattr(fw, field)
-            if error is None:
-                continue
-            labels = {**image, "framework": name, "op": op, "Hostname": gpu["Hostname"]}
-            series.set(f"{PREFIX}_tf32_in_effect", "1 when the framework's default FP32 math "
-                       "ran as TF32 (its error signature), 0 when as full FP32", labels,
-                       float(error > TF32_ERROR_BOUNDARY))
+    for (name, op), tf32 in ran_as_tf32(facts).items():
+        labels = {**image, "framework": name, "op": op, "Hostname": gpu["Hostname"]}
+        series.set(f"{PREFIX}_tf32_in_effect", "1 when the framework's default FP32 math ran "
+                   "as TF32 (its error signature), 0 when as full FP32", labels, float(tf32))

@@ -12,7 +12,7 @@ from .. import labels, tf32
 from ..options import Thresholds
 from ..probe.gpu import TF32_ERROR_BOUNDARY
 from .expect import Expectations
-from .facts import AmpRun, Framework
+from .facts import AmpRun, Framework, Report
 from .verdict import FAIL, PASS, SKIP, Check
 
 TF32_FIRST_CC = (8, 0)   # no TF32 tensor cores before Ampere: FP32 math stays FP32
@@ -31,6 +31,14 @@ DEFAULTS: dict[str, dict[str, str]] = {
     "jax": {"matmul": "on", "conv": "on"},
 }
 OPS = (("matmul", "tf32", "fp32_matmul_error"), ("conv", "tf32_conv", "fp32_conv_error"))
+
+
+def ran_as_tf32(report: Report) -> dict[tuple[str, str], bool]:
+    """(framework, op) -> whether its default FP32 matmul or convolution ran as TF32 (its
+    error signature), where the probe measured it; what was claimed aside."""
+    return {(name, op): getattr(fw, field) > TF32_ERROR_BOUNDARY
+            for name, fw in sorted(report.frameworks.items()) for op, _key, field in OPS
+            if getattr(fw, field) is not None}
 
 
 @dataclass(frozen=True)
