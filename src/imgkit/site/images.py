@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..builder.weights import instruction
 from ..errors import EngineUnavailable
 from ..matrix.targets import Plan
 
@@ -43,6 +44,7 @@ def image_facts(plan: Plan) -> dict[str, ImageFacts]:
     return found
 
 
-def _short(instruction: str) -> str:
-    text = " ".join(instruction.replace("/bin/sh -c #(nop) ", "").split())
+def _short(created_by: str) -> str:
+    """The Dockerfile line behind a history entry (as `imgkit size` shows it), cut short."""
+    text = instruction(created_by)
     return text if len(text) <= INSTRUCTION else text[:INSTRUCTION - 1] + "…"

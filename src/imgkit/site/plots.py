@@ -1,5 +1,6 @@
-"""The site's two pictures, drawn by pygal as inline SVG (no script, nothing fetched): each
-image's GEMM throughput as a share of its GPU's peak, and an image's size layer by layer."""
+"""The site's two pictures, drawn by pygal as inline SVG (nothing fetched; pygal's only
+script is its inline config): each image's GEMM throughput as a share of its GPU's peak,
+and an image's size layer by layer."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
