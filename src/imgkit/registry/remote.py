@@ -7,7 +7,7 @@ from dataclasses import replace
 from typing import Mapping
 
 from .. import platforms
-from ..engine import Engine, ImageInfo, docker_credentials
+from ..engine import Engine, ImageConfig, ImageInfo, docker_credentials
 from ..errors import RegistryError, UsageError
 from ..options import Signer
 from . import artifacts, cosign, index
@@ -61,15 +61,13 @@ def facts(remote: RemoteRef, *, retry_for: float,
         document = json.loads(manifest.body)
         config = json.loads(client.blob(remote.repository, config_digest))
     by_digest = f"{remote.registry}/{remote.repository}@{manifest.digest}"
-    settings = config.get("config") or {}
+    settings = ImageConfig.of(config.get("config") or {})    # the OCI config spells it as the engine
     info = ImageInfo(
-        id=config_digest, tags=(), labels=dict(settings.get("Labels") or {}),
+        id=config_digest, tags=(), labels=dict(settings.labels),
         layers=tuple((config.get("rootfs") or {}).get("diff_ids") or ()),
         size=sum(int(layer.get("size") or 0) for layer in document.get("layers") or []),
-        user=str(settings.get("User") or ""),
+        user=settings.user, env=settings.env,
         platform="/".join(str(config[k]) for k in ("os", "architecture", "variant") if config.get(k)),
-        env=tuple((name, value) for name, _, value in
-                  (str(e).partition("=") for e in settings.get("Env") or ())),
         digests=(by_digest,))
     return replace(remote, digest=manifest.digest, local_ref=by_digest), info
 
