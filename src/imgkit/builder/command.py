@@ -31,7 +31,7 @@ from .buildenv import BuildEnv, SecretServer, build_env
 from .buildx import BakeBuilder, why_not_buildkit
 from .freshness import check_freshness
 from .hostlock import one_build_at_a_time
-from .noop import answer_if_up_to_date, summarize
+from .noop import answer_if_up_to_date, base_days, summarize
 from .outcome import Result
 from .scheduler import Builder
 from .weights import heaviest, layers, overruns
@@ -225,7 +225,7 @@ def make_bases(engine: Engine, contexts: list[Context], source: str,
     of the bases made again (removed once nothing stands on them)."""
     bases: dict[str, OsRelease] = {}
     wants: dict[str, str] = {}
-    ages: dict[str, int] = {}
+    ages = base_ages(contexts)
     for context in contexts:
         if context.target.base is None:
             continue
@@ -234,9 +234,6 @@ def make_bases(engine: Engine, contexts: list[Context], source: str,
         bases[context.target.base] = context.target.os_release
         if len(context.target.platforms) == 1:   # an image of one platform (render's on_platform)
             wants[context.target.base] = context.target.platforms[0]
-        if context.target.max_base_age is not None:
-            ages[context.target.base] = min(ages.get(context.target.base, 1 << 30),
-                                            context.target.max_base_age)
     err = console(stderr=True)
     replaced = []
     for ref in sorted(bases):
@@ -255,12 +252,6 @@ def make_bases(engine: Engine, contexts: list[Context], source: str,
         ensure_base(engine, ref, bases[ref], source=source, mirrors=mirrors,
                     log=lambda m: err.print(f"[dim]base:[/] {m}"), platform=wants.get(ref))
     return replaced
-
-
-def base_days(engine: Engine, ref: str) -> int | None:
-    """How many days ago the base's filesystem was made (its first layer)."""
-    made = engine.made_at(ref)
-    return None if made is None else int((time.time() - made) // 86400)
 
 
 def run_builds(engine: Engine, contexts: list[Context], env: BuildEnv, options: BuildOptions,

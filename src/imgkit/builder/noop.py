@@ -32,12 +32,19 @@ def answer_if_up_to_date(key: str, started: float, json_file: Path | None = None
     return True
 
 
+def base_days(engine: Engine, ref: str, now: float | None = None) -> int | None:
+    """How many days ago the base's filesystem was made (its first layer); None when the
+    engine cannot say."""
+    made = engine.made_at(ref)
+    return None if made is None else int(((now or time.time()) - made) // 86400)
+
+
 def too_old(engine: Engine, base_ages: dict[str, int], now: float | None = None) -> bool:
     """Whether a base is older than its families' max_base_age allows (or cannot be dated):
-    then the full path makes it again."""
-    for ref, days in base_ages.items():
-        made = engine.made_at(ref)
-        if made is None or ((now or time.time()) - made) // 86400 > days:
+    then the full path makes it again, as make_bases judges it."""
+    for ref, limit in base_ages.items():
+        days = base_days(engine, ref, now)
+        if days is None or days > limit:
             return True
     return False
 
