@@ -27,6 +27,7 @@ from .k8s import (
     JobSettings,
     check_quantity,
     dump,
+    named_after,
     parse_selector,
     parse_toleration,
     probe_configmap,
@@ -162,26 +163,26 @@ def export_k8s(selection: Selection, *, out: Path, registry: str, candidates: Pa
     images = {tag: staged[tag].reference if tag in staged else
               f"{where.registry}/{where.repository(tag)}:{tag.rsplit(':', 1)[1]}"
               for tag in plan.finals}
+    held_to: dict[str, Path] = {}
+    if fleet is not None and verdicts is not None:
+        from .fleet import references
+        held_to = references(plan, verdicts)                  # bad or missing: exit 2, first
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "probe-configmap.yaml").write_text(dump(probe_configmap(probe, settings)))
     if fleet is not None:
-        from .fleet import references, write_fleet
-        held_to = references(plan, verdicts) if verdicts is not None else {}   # bad: exit 2
-        out.mkdir(parents=True, exist_ok=True)
-        (out / "probe-configmap.yaml").write_text(dump(probe_configmap(probe, settings)))
+        from .fleet import write_fleet
         count = write_fleet(plan, images, probe, settings, fleet, out, held_to)
         stderr_line(f"wrote {out}/probe-configmap.yaml and {count} fleet-check CronJobs; then "
                     f"`kubectl apply -f {out}`: each run pushes its nodes' verdicts to "
                     f"{fleet.pushgateway}")
         return
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "probe-configmap.yaml").write_text(dump(probe_configmap(probe, settings)))
     jobs_written = 0
     for tag in plan.finals:
         image = images[tag]
         platforms = plan.get(tag).platforms
         for platform in platforms:
             several = len(platforms) > 1
-            name = f"{slug(tag)}-{platform.split('/', 1)[1]}" if several else slug(tag)
-            (out / f"verify-{name}.yaml").write_text(dump(verify_job(
+            (out / f"verify-{slug(named_after(tag, platform, several))}.yaml").write_text(dump(verify_job(
                 tag, image, probe, settings, platform, per_platform=several)))
             jobs_written += 1
     stderr_line(f"wrote {out}/probe-configmap.yaml and {jobs_written} Jobs; then "

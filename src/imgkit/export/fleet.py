@@ -17,6 +17,7 @@ from .k8s import (
     dump,
     fleet_cronjob,
     fleet_name,
+    named_after,
     reference_configmap,
 )
 
@@ -93,8 +94,7 @@ def write_fleet(plan: Plan, images: dict[str, str], probe: bytes, settings: JobS
         platforms = plan.get(tag).platforms
         for platform in platforms:
             several = len(platforms) > 1
-            name = f"{slug(tag)}-{platform.split('/', 1)[1]}" if several else slug(tag)
-            (out / f"fleet-{name}.yaml").write_text(dump(fleet_cronjob(
+            (out / f"fleet-{slug(named_after(tag, platform, several))}.yaml").write_text(dump(fleet_cronjob(
                 tag, images[tag], probe, settings, fleet, platform, per_platform=several,
                 reference=reference)))
             written += 1

@@ -187,8 +187,9 @@ def _pod_spec(image: str, probe: bytes, settings: JobSettings, platform: str) ->
     return spec
 
 
-def _per_platform(tag: str, platform: str, per_platform: bool) -> str:
-    """What a Job or CronJob is named after: the tag, and its platform when it has several."""
+def named_after(tag: str, platform: str, per_platform: bool) -> str:
+    """What a Job or CronJob (and its file) is named after: the tag, and its platform when
+    the image has several."""
     return f"{tag}-{platform.split('/', 1)[1]}" if per_platform else tag
 
 
@@ -200,7 +201,7 @@ def verify_job(tag: str, image: str, probe: bytes, settings: JobSettings,
                platform: str = "linux/amd64", per_platform: bool = False) -> Document:
     """The Job that runs the probe in `image` (tag's image, by digest where known) on a
     node of `platform`; `per_platform`: the image has several, one Job each (named apart)."""
-    name = job_name(_per_platform(tag, platform, per_platform))
+    name = job_name(named_after(tag, platform, per_platform))
     return {
         "apiVersion": "batch/v1", "kind": "Job",
         "metadata": _metadata(name, settings, annotations=_annotations(tag, image, platform)),
@@ -237,7 +238,7 @@ def fleet_cronjob(tag: str, image: str, probe: bytes, settings: JobSettings,
                   per_platform: bool = False, reference: str = "") -> Document:
     """The fleet check of `image` (tag's image, by digest where known) on `fleet.nodes`
     nodes of `platform` each run; `reference`: the ConfigMap of its promoted verdict."""
-    name = fleet_name(_per_platform(tag, platform, per_platform))
+    name = fleet_name(named_after(tag, platform, per_platform))
     pod = _pod_spec(image, probe, settings, platform)
     probe_container = {**pod.pop("containers")[0],
                        "command": ["python3", "-c", FLEET_BOOT, *_probe_args(settings)]}
