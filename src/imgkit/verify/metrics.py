@@ -84,7 +84,8 @@ def registry_of(verdict: Verdict, identity: Identity, *, now: float | None = Non
           "when not (host or image)",
           {**image, "digest": identity.digest, "platform": identity.platform, **gpu,
            "fault": fault(verdict)}, float(verdict.passed))
-    gauge(f"{PREFIX}_gpu_verified", "1 when the GPU checks ran and passed (0 with --gpus none)",
+    gauge(f"{PREFIX}_gpu_verified", "1 when the image passed with its GPU checks run; 0 with "
+          "--gpus none or when any required check failed (see imgkit_verify_check_passed)",
           {**image, "Hostname": gpu["Hostname"]}, float(verdict.gpu_verified))
     gauge(f"{PREFIX}_timestamp_seconds", "When the verdict was made (Unix time)",
           {**image, "Hostname": gpu["Hostname"]}, now if now is not None else time.time())
