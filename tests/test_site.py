@@ -12,7 +12,7 @@ from typing import Any
 
 from imgkit.matrix.targets import Plan, Target
 from imgkit.site.grid import ABSENT, FAILED, NONE, PASSED, UNVERIFIED, rows
-from imgkit.site.inputs import read_verdicts
+from imgkit.site.inputs import read_outdated, read_verdicts
 from imgkit.site.pages import write_site
 from imgkit.verify.report import verdict_json
 from imgkit.verify.verdict import Verdict
@@ -180,3 +180,53 @@ def test_throughput_and_layers_are_drawn_as_inline_svg(tmp_path: Path) -> None:
     assert "6900.0 MB" in page
     jax = (tmp_path / "site" / "images" / "jax_0.4-cuda12.4.html").read_text()
     assert "its layers are not shown" in jax and '<figure id="layers">' not in jax
+
+
+def outdated_file(path: Path) -> Path:
+    """`imgkit outdated --json` as it writes it: torch with two security updates waiting
+    (one under a registry's name), the CUDA image with none, an entry that is no image."""
+    import json
+
+    from imgkit.verify.outdated import AptUpdate, Outdated, PipRelease
+    from imgkit.verify.report import outdated_json
+    torch = Outdated("registry.example.com/ml/" + FAMILIES[1][0], apt=[
+        AptUpdate("libssl3", "bookworm-security", "3.0.13-1~deb12u1", "3.0.17-1~deb12u2"),
+        AptUpdate("libc6", "bookworm-security", "2.36-9+deb12u7", "2.36-9+deb12u10"),
+        AptUpdate("tzdata", "bookworm-updates", "2024a-0+deb12u1", "2025b-0+deb12u1")],
+        pip=[PipRelease("numpy", "2.0.1", "2.0.2")], base_days=41)
+    cuda = Outdated(FAMILIES[0][0], base_days=3)
+    document = json.loads(outdated_json([torch, cuda]))
+    path.write_text(json.dumps([*document, {"apt": []}]))
+    return path
+
+
+def test_pending_security_updates_show_in_the_grid_and_on_the_page(tmp_path: Path) -> None:
+    waiting, unread = read_outdated(outdated_file(tmp_path / "outdated.json"))
+    assert [r.image for r in waiting] == ["registry.example.com/ml/" + FAMILIES[1][0], FAMILIES[0][0]]
+    assert unread == [f"{tmp_path / 'outdated.json'}: image 3: image: Field required"]
+    found, skipped = read_verdicts(verdicts(tmp_path / "v"))
+    grid = {r.tag: r for r in rows(plan_of(), found, outdated=waiting)}
+    torch = grid[FAMILIES[1][0]].updates
+    assert torch is not None and torch.said == "2 security updates" and torch.other == 1
+    assert torch.security[0] == "libssl3 3.0.13-1~deb12u1 -> 3.0.17-1~deb12u2"
+    assert grid[FAMILIES[0][0]].updates.said == "no security updates"       # type: ignore[union-attr]
+    assert grid[FAMILIES[3][0]].updates is None                              # not asked of jax
+    write_site(tmp_path / "site", list(grid.values()), verdicts=len(found), skipped=unread,
+               outdated=True)
+    index = (tmp_path / "site" / "index.html").read_text()
+    assert '<td class="updates pending">2 security updates</td>' in index
+    assert '<td class="updates">not checked</td>' in index and "image 3: image: Field required" in index
+    page = (tmp_path / "site" / "images" / "torch_2.5.1-cuda12.4.html").read_text()
+    assert "Updates waiting: 2 security updates" in page and "numpy 2.0.1 -&gt; 2.0.2" in page
+    assert "Its base is 41 days old." in page
+    # without the file, no column: nothing is said that was not asked
+    write_site(tmp_path / "plain", list(rows(plan_of(), found)), verdicts=len(found), skipped=[])
+    assert "not checked" not in (tmp_path / "plain" / "index.html").read_text()
+
+
+def test_an_outdated_file_that_is_not_one_is_named(tmp_path: Path) -> None:
+    (tmp_path / "o.json").write_text('{"image": "x"}')
+    assert read_outdated(tmp_path / "o.json") == (
+        [], [f"{tmp_path / 'o.json'}: not the JSON of `imgkit outdated --json` (a list of images)"])
+    missing = tmp_path / "missing.json"
+    assert read_outdated(missing)[1] == [f"{missing}: No such file or directory"]

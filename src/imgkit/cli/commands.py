@@ -331,12 +331,13 @@ def ci(selection: Selection, platform: flags.CiPlatform, out: flags.PipelineOut,
 
 @command()
 @selects()
-def site(selection: Selection, out: flags.SiteOut, verdicts: flags.Verdicts = None) -> int:
+def site(selection: Selection, out: flags.SiteOut, verdicts: flags.Verdicts = None,
+         outdated: flags.Outdated = None) -> int:
     """Write a static site of the matrix's verdicts: a grid of every image by platform
     (passed, failed and why, GPU not verified, no verdict) with filters, and a page per
     image with its stack and checks. Self-contained: open index.html from disk or host it."""
     from ..site.command import site as run
-    return run(selection, verdicts=verdicts, out=out)
+    return run(selection, verdicts=verdicts, out=out, outdated=outdated)
 
 
 @command()

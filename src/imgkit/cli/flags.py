@@ -342,6 +342,10 @@ Verdicts = Annotated[Optional[Path], typer.Option(
     "recursively); the newest verdict of each image and platform is shown. Default: the "
     "verdicts recorded on this machine, each image judged by the one of the image id its tag "
     "points at now.")]
+Outdated = Annotated[Optional[Path], typer.Option(
+    "--outdated", metavar="FILE", help="The file `imgkit outdated --json FILE` wrote: each "
+    "image's pending security updates in the grid, and every waiting update on its page "
+    "(default: not shown).")]
 SiteOut = Annotated[Path, typer.Option("--out", metavar="DIR", help="The folder to write the "
                                                                       "site into (index.html).")]
 Margin = Annotated[float, typer.Option(

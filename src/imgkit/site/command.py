@@ -9,24 +9,33 @@ from ..matrix.load import load_plan
 from ..matrix.targets import Plan
 from ..selection import Selection
 from .grid import rows
-from .inputs import Found, from_record, read_verdicts
+from .inputs import Found, OutdatedRecord, from_record, read_outdated, read_verdicts
 from .pages import write_site
 
 
-def site(selection: Selection, *, verdicts: Path | None, out: Path) -> int:
+def site(selection: Selection, *, verdicts: Path | None, out: Path,
+         outdated: Path | None = None) -> int:
     """The site of the selection's images from the verify --json files under `verdicts`
     (a file that cannot be read is named and left out, never counted as a pass), or else
-    from the verdicts this machine recorded."""
+    from the verdicts this machine recorded; with `outdated`, what waits for each image."""
     if verdicts is not None and not verdicts.is_dir():
         raise UsageError(f"--verdicts {verdicts}: no such folder",
                          hint="give the folder the `imgkit verify --json FILE` files are in")
+    if outdated is not None and not outdated.is_file():
+        raise UsageError(f"--outdated {outdated}: no such file",
+                         hint="give the file `imgkit outdated --json FILE` wrote")
     plan = load_plan(selection)
     found, skipped = read_verdicts(verdicts) if verdicts is not None else recorded(plan)
+    waiting: list[OutdatedRecord] | None = None
+    if outdated is not None:
+        waiting, unread = read_outdated(outdated)
+        skipped = [*skipped, *unread]
     for line in skipped:
         stderr_line(f"skipped {line}")
     from .images import image_facts
-    laid_out = rows(plan, found, image_facts(plan))
-    written = write_site(out, laid_out, verdicts=len(found), skipped=skipped)
+    laid_out = rows(plan, found, image_facts(plan), waiting)
+    written = write_site(out, laid_out, verdicts=len(found), skipped=skipped,
+                         outdated=outdated is not None)
     where = f"{len(found)} verdict file(s)" if verdicts is not None else \
         f"{len(found)} verdict(s) recorded here"
     stderr_line(f"wrote {len(written)} pages to {out} ({len(laid_out)} images, {where}); "

@@ -11,7 +11,7 @@ from ..matrix.targets import Plan, Target
 from ..verify.gpu_checks import gemm_shares
 from .changes import Changes, changes
 from .images import ImageFacts, Layer
-from .inputs import Found, VerdictFile
+from .inputs import Found, OutdatedRecord, VerdictFile
 
 PASSED, UNVERIFIED, FAILED, NONE = "passed", "gpu-unverified", "failed", "none"
 ABSENT = "absent"        # the image is not made for that platform
@@ -42,6 +42,20 @@ class Past:
 
 
 @dataclass(frozen=True)
+class Updates:
+    """What `imgkit outdated` found waiting for an image."""
+    security: tuple[str, ...]      # "openssl 3.0.15-1~deb12u1 -> 3.0.17-1~deb12u2"
+    other: int                     # the other Debian package updates
+    pip: tuple[str, ...]           # newer patch releases of its Python distributions
+    base_days: int | None = None
+
+    @property
+    def said(self) -> str:
+        count = len(self.security)
+        return f"{count} security update{'s' if count != 1 else ''}" if count else "no security updates"
+
+
+@dataclass(frozen=True)
 class Row:
     tag: str
     slug: str
@@ -53,31 +67,48 @@ class Row:
     size: str = ""                 # what the engine here holds of it ("" when not here)
     built: str = ""                # the day its newest layer was made
     layers: tuple[Layer, ...] = ()
+    updates: Updates | None = None     # None: `imgkit outdated` was not asked
 
     @property
     def failed(self) -> int:
         return sum(c.state == FAILED for c in self.cells)
 
 
-def matches(verdict: VerdictFile, tag: str) -> bool:
-    """Whether a verdict is of the matrix image `tag`: named by it, or by it under a
-    registry (REGISTRY[/NAMESPACE]/TAG)."""
-    return verdict.image == tag or verdict.image.endswith("/" + tag)
+def matches(image: str, tag: str) -> bool:
+    """Whether an image a verdict or an outdated report names is the matrix image `tag`:
+    named by it, or by it under a registry (REGISTRY[/NAMESPACE]/TAG)."""
+    return image == tag or image.endswith("/" + tag)
 
 
-def rows(plan: Plan, found: list[Found], held: dict[str, ImageFacts] | None = None) -> list[Row]:
-    """`held`: what the engine holds of each image (image_facts), when it was asked."""
+def rows(plan: Plan, found: list[Found], held: dict[str, ImageFacts] | None = None,
+         outdated: list[OutdatedRecord] | None = None) -> list[Row]:
+    """`held`: what the engine holds of each image (image_facts), when it was asked;
+    `outdated`: what `imgkit outdated` found waiting, when it was given."""
     platforms = sorted({p for t in plan.targets for p in t.platforms})
     history: dict[tuple[str, str], list[Found]] = {}
     for target in plan.targets:
         for item in found:
-            if matches(item.verdict, target.tag):
+            if matches(item.verdict.image, target.tag):
                 key = (target.tag, item.verdict.platform or target.platforms[0])
                 history.setdefault(key, []).append(item)
     for items in history.values():
         items.sort(key=lambda item: item.written, reverse=True)     # newest first
-    return [_with_facts(_row(t, platforms, history), (held or {}).get(t.tag))
-            for t in plan.targets]
+    laid_out = [_with_facts(_row(t, platforms, history), (held or {}).get(t.tag))
+                for t in plan.targets]
+    if outdated is None:
+        return laid_out
+    return [replace(row, updates=next((updates_of(r) for r in reversed(outdated)
+                                       if matches(r.image, row.tag)), None)) for row in laid_out]
+
+
+def updates_of(record: OutdatedRecord) -> Updates:
+    from ..verify.outdated import AptUpdate
+    security = record.security or tuple(
+        u for u in record.apt if AptUpdate(u.package, u.suite, u.installed, u.available).security)
+    return Updates(tuple(f"{u.package} {u.installed} -> {u.available}" for u in security),
+                   len(record.apt) - len(security),
+                   tuple(f"{p.name} {p.installed} -> {p.newest_patch}" for p in record.pip),
+                   record.base_days)
 
 
 def _with_facts(row: Row, facts: ImageFacts | None) -> Row:

@@ -1,6 +1,7 @@
 """What the site is made from: the verdicts `imgkit verify --json` wrote, read as a model
 (they come from other jobs and machines: untrusted, checked), or the verdicts this machine
-recorded (tickets.py). A file that cannot be read is named and skipped; the rest go on."""
+recorded (tickets.py); and what `imgkit outdated --json` found waiting for each image. A
+file that cannot be read is named and skipped; the rest go on."""
 from __future__ import annotations
 
 import json
@@ -68,6 +69,49 @@ def read_verdicts(folder: Path) -> tuple[list[Found], list[str]]:
             reason = (f"not a verdict ({exc.error_count()} problem(s): "
                       f"{_first(exc)})" if isinstance(exc, ValidationError) else str(exc)[:200])
             skipped.append(f"{path}: {reason}")
+    return found, skipped
+
+
+class AptUpdateRecord(BaseModel):
+    model_config = ConfigDict(extra="ignore", frozen=True)
+    package: str
+    suite: str
+    installed: str
+    available: str
+
+
+class PipReleaseRecord(BaseModel):
+    model_config = ConfigDict(extra="ignore", frozen=True)
+    name: str
+    installed: str
+    newest_patch: str
+
+
+class OutdatedRecord(BaseModel):
+    """One image of an `imgkit outdated --json` document."""
+    model_config = ConfigDict(extra="ignore", frozen=True)
+    image: str
+    apt: tuple[AptUpdateRecord, ...] = Field(default=(), max_length=20000)
+    security: tuple[AptUpdateRecord, ...] = Field(default=(), max_length=20000)
+    pip: tuple[PipReleaseRecord, ...] = Field(default=(), max_length=20000)
+    base_days: Optional[int] = None
+
+
+def read_outdated(path: Path) -> tuple[list[OutdatedRecord], list[str]]:
+    """Every image of an `imgkit outdated --json` file; a line per image (or for the whole
+    file) that could not be read."""
+    try:
+        document = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        return [], [f"{path}: {getattr(exc, 'strerror', None) or str(exc)[:200]}"]
+    if not isinstance(document, list):
+        return [], [f"{path}: not the JSON of `imgkit outdated --json` (a list of images)"]
+    found, skipped = [], []
+    for number, item in enumerate(document):
+        try:
+            found.append(OutdatedRecord.model_validate(item))
+        except ValidationError as exc:
+            skipped.append(f"{path}: image {number + 1}: {_first(exc)}")
     return found, skipped
 
 

@@ -21,8 +21,10 @@ def _environment() -> jinja2.Environment:
                               undefined=jinja2.StrictUndefined)
 
 
-def write_site(out: Path, rows: list[Row], *, verdicts: int, skipped: list[str]) -> list[Path]:
-    """Every page of the site under `out`; the files written."""
+def write_site(out: Path, rows: list[Row], *, verdicts: int, skipped: list[str],
+               outdated: bool = False) -> list[Path]:
+    """Every page of the site under `out`; the files written. `outdated`: whether what
+    waits for each image was asked (a column of the grid then)."""
     env = _environment()
     platforms = [c.platform for c in rows[0].cells] if rows else []
     states = [c.state for r in rows for c in r.cells]
@@ -34,7 +36,8 @@ def write_site(out: Path, rows: list[Row], *, verdicts: int, skipped: list[str])
     index = out / "index.html"
     index.write_text(env.get_template("index.html.j2").render(
         rows=rows, platforms=platforms, counts=counts, filters=filters, marks=MARKS,
-        verdicts=verdicts, skipped=skipped, version=version(), throughput=throughput_chart(rows)))
+        verdicts=verdicts, skipped=skipped, version=version(), throughput=throughput_chart(rows),
+        outdated=outdated))
     written = [index]
     page = env.get_template("image.html.j2")
     for row in rows:
