@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN     = $(VENV)/bin
 CUDA   ?= 11.8
 
-.PHONY: setup setup-test host test-tools buildkit build test test-fast lint docs bench bench-cold bench-engines bench-verify bench-site render clean-venv
+.PHONY: setup setup-test host test-tools build test test-fast lint docs bench bench-cold bench-engines bench-pull bench-verify bench-site render clean-venv
 
 $(BIN)/imgkit: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -23,21 +23,18 @@ setup: $(BIN)/imgkit  ## the virtualenv with imgkit (what `make build` needs)
 
 setup-test: setup $(VENV)/.test-deps  ## imgkit's test tools in the virtualenv too (pytest, ruff, mypy, zizmor...)
 
-host:                 ## Docker engine + debootstrap installed and running (needs root/sudo)
+host:                 ## a Docker engine with BuildKit (buildx) + debootstrap, installed and running (needs root/sudo)
 	bash .ci/setup-host.sh
 
 test-tools: host      ## what the tests need on the host: QEMU, a registry, skopeo, cosign, gitlab-ci-local
 	bash .ci/setup-test-tools.sh
-
-buildkit: host        ## a second engine with BuildKit (Debian 13's dockerd 26 + buildx) beside the host's, for the BuildKit tests
-	bash .ci/buildkit-host.sh
 
 build: host setup     ## the main job: build the CUDA $(CUDA) slice of the bundled matrix
 	$(BIN)/imgkit build --cuda $(CUDA)
 
 # The tests that need no engine run on every core (pytest-xdist); the engine's tests after
 # them, one at a time (they share the engine, its registries and ports).
-test: host test-tools buildkit setup-test  ## every test, real Docker engines included
+test: host test-tools setup-test  ## every test, the real Docker engine included
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/pytest -q -m "not docker" -n auto
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/pytest -q -m docker
 
@@ -64,9 +61,11 @@ bench-site: setup-test  ## imgkit site for 500 images: seconds and the grid page
 bench-cold: setup     ## also the cold shared-vs-independent build (slow: ~20 min, ~40 GB)
 	$(BIN)/python bench/build_bench.py --cold
 
-bench-engines: buildkit setup  ## the cold 11.8 slice by each engine, on the BuildKit engine (slow: ~10 min, ~25 GB there)
-	DOCKER_HOST=unix:///run/imgkit-buildkit/docker.sock DOCKER_CONFIG=/opt/imgkit-buildkit/config \
-	  $(BIN)/python bench/build_bench.py --engines --rounds 2
+bench-engines: host setup  ## the cold 11.8 slice by each builder, on the host's engine (slow: ~10 min, ~25 GB)
+	$(BIN)/python bench/build_bench.py --engines --rounds 2
+
+bench-pull: test-tools setup  ## a cold pull of the Paddle image with gzip and zstd layers, and its first import (needs make build's image; ~20 GB free)
+	$(BIN)/python bench/pull_bench.py
 
 bench-verify: setup   ## verify --gpus none vs docker run + import (needs the built Paddle image)
 	$(BIN)/python bench/verify_bench.py

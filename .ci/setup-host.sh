@@ -1,28 +1,88 @@
 #!/usr/bin/env bash
-# Make this machine able to build: Docker engine (Debian's docker.io), debootstrap (for the
-# base image when no registry is reachable) and a running dockerd. That is all `make build`
-# needs; the test tools come with `make test` (.ci/setup-test-tools.sh).
+# Make this machine able to build: a running Docker engine with BuildKit (engine 23 or later
+# and the buildx plugin, so `imgkit build` bakes by default) and debootstrap (for the base
+# image when no registry is reachable). That is all `make build` needs; the test tools come
+# with `make test` (.ci/setup-test-tools.sh).
+#
+# Which engine:
+# - one already running is used as it is (imgkit's legacy builder builds where it lacks
+#   BuildKit, and says so);
+# - where the distribution's docker.io is 23 or later (Debian 13, Ubuntu 24.04), apt
+#   installs it with docker-buildx;
+# - Debian 12's is 20.10, whose BuildKit cannot build named contexts without pulling a
+#   frontend image: there Debian 13's engine 26, its CLI and buildx 0.13 are unpacked into
+#   /opt/imgkit-engine (they need glibc >= 2.34; Debian 12 has 2.36) and run with Debian 12's
+#   runc (Debian 13's needs glibc 2.38) on the default socket. The CLI is linked from
+#   /usr/local/bin, buildx from the user's Docker config (~/.docker/cli-plugins).
 # Idempotent: does nothing that is already done. Needs root (or sudo).
 set -euo pipefail
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+ENGINE=/opt/imgkit-engine
+LOG=/var/log/imgkit-dockerd.log
+PLUGINS="${DOCKER_CONFIG:-$HOME/.docker}/cli-plugins"
 
-missing=()
-command -v dockerd >/dev/null 2>&1 || missing+=(docker.io)
-command -v debootstrap >/dev/null 2>&1 || missing+=(debootstrap)
-if [ "${#missing[@]}" -gt 0 ]; then
-  echo "setup-host: installing ${missing[*]}"
-  $SUDO apt-get update -q
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
-fi
+major() { sed -E 's/^([0-9]+:)?([0-9]+).*/\2/'; }     # 5:26.1.5-1 -> 26, 20.10.24 -> 20
+
+apt_updated=""
+apt_install() {
+  [ -n "$apt_updated" ] || { $SUDO apt-get update -q; apt_updated=1; }
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "$@"
+}
+
+# Debian 13's engine, CLI and buildx, unpacked into $ENGINE (Debian 12 and older)
+unpack_trixie_engine() {
+  echo "setup-host: fetching Debian 13's docker.io, docker-cli, containerd and docker-buildx"
+  local debs
+  debs=$(mktemp -d)
+  bash "$(dirname "$0")/trixie-debs.sh" "$debs" docker.io docker-cli containerd docker-buildx
+  $SUDO mkdir -p "$ENGINE"
+  for deb in "$debs"/*.deb; do $SUDO dpkg -x "$deb" "$ENGINE"; done
+  $SUDO rm -rf "$debs"
+}
 
 if ! docker info >/dev/null 2>&1; then
-  echo "setup-host: starting dockerd"
-  $SUDO sh -c 'nohup dockerd >/var/log/imgkit-dockerd.log 2>&1 &'
+  missing=()
+  command -v debootstrap >/dev/null 2>&1 || missing+=(debootstrap)
+  if [ ! -x "$ENGINE/usr/sbin/dockerd" ] &&
+     ! { command -v dockerd >/dev/null 2>&1 && [ "$(dockerd --version | cut -d' ' -f3 | major)" -ge 23 ]; }; then
+    [ -n "$apt_updated" ] || { $SUDO apt-get update -q; apt_updated=1; }
+    candidate=$(apt-cache policy docker.io | awk '/Candidate:/ {print $2}')
+    if [ "$candidate" != "(none)" ] && [ -n "$candidate" ] && [ "$(echo "$candidate" | major)" -ge 23 ]; then
+      missing+=(docker.io docker-buildx)
+    else
+      missing+=(runc iptables)
+      unpack_trixie_engine
+    fi
+  fi
+  [ "${#missing[@]}" -eq 0 ] || { echo "setup-host: installing ${missing[*]}"; apt_install "${missing[@]}"; }
+
+  if [ -x "$ENGINE/usr/sbin/dockerd" ]; then
+    $SUDO ln -sf "$ENGINE/usr/bin/docker" /usr/local/bin/docker
+    mkdir -p "$PLUGINS"
+    ln -sf "$ENGINE/usr/libexec/docker/cli-plugins/docker-buildx" "$PLUGINS/docker-buildx"
+    dockerd="$ENGINE/usr/sbin/dockerd"
+    path="$ENGINE/usr/sbin:$ENGINE/usr/bin"          # its containerd, shims and docker-proxy
+  else
+    dockerd=$(command -v dockerd)
+    path="$(dirname "$dockerd")"
+  fi
+  echo "setup-host: starting dockerd $("$dockerd" --version | cut -d' ' -f3 | tr -d ,)"
+  $SUDO sh -c "PATH=$path:\$PATH nohup $dockerd >$LOG 2>&1 &"
   for _ in $(seq 1 60); do
     docker info >/dev/null 2>&1 && break
     sleep 1
   done
-  docker info >/dev/null 2>&1 || { echo "setup-host: dockerd did not start:"; tail -20 /var/log/imgkit-dockerd.log; exit 1; }
+  docker info >/dev/null 2>&1 || { echo "setup-host: dockerd did not start:"; tail -20 "$LOG"; exit 1; }
+elif ! command -v debootstrap >/dev/null 2>&1; then
+  echo "setup-host: installing debootstrap"
+  apt_install debootstrap
 fi
-echo "setup-host: Docker engine $(docker info --format '{{.ServerVersion}}') is running"
+
+version=$(docker info --format '{{.ServerVersion}}')
+if buildx=$(docker buildx version 2>/dev/null) && [ "$(echo "$version" | major)" -ge 23 ]; then
+  echo "setup-host: Docker engine $version with buildx $(echo "$buildx" | cut -d' ' -f2) is running"
+else
+  echo "setup-host: Docker engine $version is running, without BuildKit that can build named" \
+       "contexts (engine 23 or later and the buildx plugin): imgkit builds with the legacy builder"
+fi

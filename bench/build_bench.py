@@ -10,7 +10,7 @@ cold (--cold): the slice built cold with shared parents, against each image's fu
 --max-base-age: the no-op with every stack family holding its base to an age (a copy of
       images/ with `max_base_age: 3650d`), which the fast path answers by dating each base.
 engines (--engines): the slice built cold by each engine on one Docker engine that has
-      both (DOCKER_HOST pointing at it, e.g. the one `make buildkit` starts): docker-py's
+      both (the host's, as `make host` sets it up, or DOCKER_HOST pointing at one): docker-py's
       legacy builder (`imgkit build`, default --jobs) and BuildKit (`--engine buildx`, with
       its build cache pruned first). Rounds alternate which goes first.
 

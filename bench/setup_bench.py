@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Set-up benchmark: what `make build` installs on a fresh Debian 12 host (the engine and
-debootstrap, imgkit in a venv) against what `make test` adds (QEMU, a registry, skopeo,
+"""Set-up benchmark: what `make build` installs on a fresh Debian 12 host (Debian 13's engine
+26, CLI and buildx unpacked as .ci/setup-host.sh does, Debian 12's runc, iptables and
+debootstrap; imgkit in a venv) against what `make test` adds (QEMU, a registry, skopeo,
 rsync, Node and a compiler; imgkit's test tools in the venv), each timed in a fresh container
 of the same Debian image, side by side in one run, rounds alternating which goes first. Left
 out of the test side, so the figure understates what make build no longer waits for:
@@ -20,15 +21,19 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-BUILD_APT = "docker.io debootstrap"
+BUILD_APT = "runc iptables debootstrap"
+# what .ci/setup-host.sh does on Debian 12 (everything but starting the engine)
+ENGINE = ("bash /src/.ci/trixie-debs.sh /tmp/debs docker.io docker-cli containerd docker-buildx "
+          ">/dev/null && for d in /tmp/debs/*.deb; do dpkg -x $d /opt/imgkit-engine; done")
 TEST_APT = "docker-registry skopeo rsync nodejs npm g++ make qemu-user-static binfmt-support"
 APT = ("apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q "
        "--no-install-recommends python3-venv {packages} >/dev/null")
 VENV = ("python3 -m venv /v && /v/bin/pip install -q --upgrade pip && "
         "/v/bin/pip install -q -e '/src{extras}'")
 SIDES = {
-    "make build's set-up": " && ".join((APT.format(packages=BUILD_APT), VENV.format(extras=""))),
-    "make test's set-up": " && ".join((APT.format(packages=f"{BUILD_APT} {TEST_APT}"),
+    "make build's set-up": " && ".join((APT.format(packages=BUILD_APT), ENGINE,
+                                        VENV.format(extras=""))),
+    "make test's set-up": " && ".join((APT.format(packages=f"{BUILD_APT} {TEST_APT}"), ENGINE,
                                        VENV.format(extras="[test]"))),
 }
 

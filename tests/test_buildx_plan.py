@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from imgkit.builder.buildenv import BuildEnv
-from imgkit.builder.buildx import BakeProgress, plan_bake, secrets_for
+from imgkit.builder.buildx import BakeProgress, plan_bake, secrets_for, why_not_this_engine
 from imgkit.builder.freshness import Freshness
 from imgkit.matrix.compat import load
 from imgkit.matrix.plan import make_plan
@@ -135,3 +135,13 @@ def test_another_platforms_images_are_targets_of_their_own_on_its_parents(tmp_pa
     both = plan_bake(arm, {t: Freshness("inputs changed", None) for t in tags}, local_store=True,
                      context_dir=tmp_path, secrets=[], force=lambda tag: False)
     assert targets(both)[target_name(local)]["contexts"] == {python: f"target:{target_name(python)}"}
+
+
+def test_auto_bakes_on_engines_whose_own_buildkit_builds_named_contexts() -> None:
+    # Debian 12's 20.10 falls back to the legacy builder (its BuildKit would pull a frontend)
+    assert why_not_this_engine("20.10.24+dfsg1") == \
+        "engine 20.10.24's own BuildKit cannot build named contexts (engine 23 or later can)"
+    assert why_not_this_engine("") == \
+        "engine (unknown)'s own BuildKit cannot build named contexts (engine 23 or later can)"
+    for version in ("23.0.0", "26.1.5+dfsg1", "28.3.2"):
+        assert why_not_this_engine(version) is None

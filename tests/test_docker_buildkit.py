@@ -1,7 +1,8 @@
 """BuildKit for real: `docker buildx bake` of what `imgkit export bake` writes, `imgkit build
 --engine buildx`, and rendered contexts under `docker build` with the buildx plugin. They run
-on the second engine `.ci/buildkit-host.sh` starts (dockerd 26 with buildx 0.13: the host's
-20.10 engine cannot run named contexts without pulling a frontend image)."""
+on the host's engine, which `.ci/setup-host.sh` makes one with BuildKit (engine 26 and buildx
+0.13 on Debian 12), or on the engine IMGKIT_BUILDKIT_HOST names (with IMGKIT_BUILDKIT_CONFIG,
+the Docker config whose cli-plugins hold buildx)."""
 from __future__ import annotations
 
 import json
@@ -26,8 +27,8 @@ from .conftest import ROOT
 
 pytestmark = pytest.mark.docker
 
-SOCKET = os.environ.get("IMGKIT_BUILDKIT_HOST", "unix:///run/imgkit-buildkit/docker.sock")
-CONFIG = os.environ.get("IMGKIT_BUILDKIT_CONFIG", "/opt/imgkit-buildkit/config")
+SOCKET = os.environ.get("IMGKIT_BUILDKIT_HOST")          # default: the host's engine
+CONFIG = os.environ.get("IMGKIT_BUILDKIT_CONFIG")
 TWO_CUDAS = """\
 family: mini
 description: two small CUDA images on one shared python parent
@@ -69,17 +70,21 @@ class BuildKit:
 def buildkit(base_image: str) -> Iterator[BuildKit]:  # type: ignore[no-untyped-def]
     """The BuildKit engine, with the session's Debian base loaded under our namespace and as
     the registry name the bake export points at; every image of the namespace removed after."""
-    env = {**os.environ, "DOCKER_HOST": SOCKET, "DOCKER_CONFIG": CONFIG}
+    env = dict(os.environ)
+    env.update({k: v for k, v in (("DOCKER_HOST", SOCKET), ("DOCKER_CONFIG", CONFIG)) if v})
+    where = SOCKET or "the host's engine"
     probe = subprocess.run(["docker", "buildx", "inspect"], env=env, capture_output=True, text=True)
     if probe.returncode != 0:
         if os.environ.get("CI"):
-            pytest.fail(f"no BuildKit engine at {SOCKET} (.ci/buildkit-host.sh starts it): "
+            pytest.fail(f"no BuildKit at {where} (.ci/setup-host.sh installs it): "
                         f"{probe.stderr.strip()}")
-        pytest.skip(f"no BuildKit engine at {SOCKET}: run .ci/buildkit-host.sh")
+        pytest.skip(f"no BuildKit at {where}: run .ci/setup-host.sh, or name an engine with "
+                    "IMGKIT_BUILDKIT_HOST")
     kit = BuildKit(env, f"imgkit-bk-{uuid.uuid4().hex[:8]}")
-    save = subprocess.Popen(["docker", "save", base_image], stdout=subprocess.PIPE)
-    kit.run("docker", "load", stdin=save.stdout)
-    save.wait()
+    if SOCKET:                                   # another engine: the session's base into it
+        save = subprocess.Popen(["docker", "save", base_image], stdout=subprocess.PIPE)
+        kit.run("docker", "load", stdin=save.stdout)
+        save.wait()
     kit.run("docker", "tag", base_image, f"{kit.namespace}/debian:bookworm")
     kit.run("docker", "tag", base_image, "debian:bookworm-slim")   # what the export names
     yield kit
@@ -212,6 +217,20 @@ def test_build_engine_buildx_builds_skips_and_agrees_with_the_docker_builder(  #
     assert all(kit.inspect(tag)["Id"] == ids[tag] for tag in grown)  # type: ignore[index]
     assert layers(kit, new)[:len(layers(kit, f"{ns}/python:3.11-bookworm"))] == \
         layers(kit, f"{ns}/python:3.11-bookworm")
+    # auto where the docker CLI has no buildx: the legacy builder builds, and one line says why
+    no_buildx = BuildKit({**kit.env, "DOCKER_CONFIG": str(tmp_path / "no-plugins")}, kit.namespace)
+    if no_buildx.run("docker", "buildx", "version", check=False).returncode != 0:
+        (proj / "images" / "mini.yaml").write_text(
+            TWO_CUDAS.replace('"12.4"]', '"12.4", "12.8", "12.6"]'))
+        legacy = no_buildx.imgkit("build", "--images", str(proj / "images"), "--templates",
+                                  str(proj / "templates"), "--namespace", ns, "--engine", "auto",
+                                  "--json", str(tmp_path / "auto.json"))
+        said = " ".join(legacy.stderr.split())
+        assert "legacy builder builds: no buildx plugin for the docker CLI" in said, legacy.stderr
+        result = json.loads((tmp_path / "auto.json").read_text())
+        assert result["builder"] == "docker"
+        assert {r["tag"]: r["status"] for r in result["images"]}[
+            f"{ns}/cuda:12.6-cudart-py3.11-bookworm"] == "built"
     # --force rebuilds without the cache: the tag moves and the old image does not linger
     old = kit.inspect(new)["Id"]  # type: ignore[index]
     forced = build_json(kit, proj, ns, tmp_path / "5.json", "--engine", "buildx", "--force",
@@ -306,6 +325,8 @@ def test_a_rendered_context_builds_under_buildkit_with_its_secrets_and_the_cache
 
     # without the plugin, `docker build` is the legacy builder: the form without mounts
     legacy = {**kit.env, "DOCKER_CONFIG": str(tmp_path / "no-plugins")}
+    if subprocess.run(["docker", "buildx", "version"], env=legacy, capture_output=True).returncode == 0:
+        pytest.skip("buildx is installed system-wide here: no Docker config hides it")
     plain = subprocess.run([sys.executable, "-m", "imgkit", "render", "--images",
                             str(proj / "images"), "--namespace", ns, "--out", str(tmp_path / "l")],
                            env=legacy, capture_output=True, text=True, check=True)

@@ -92,7 +92,11 @@ def why_not_buildkit(engine: Engine, builder: str | None) -> str | None:
         return "no buildx plugin for the docker CLI"
     if driver != "docker":
         return None                 # a builder of its own (docker-container, remote, k8s)
-    version = engine.server_version()
+    return why_not_this_engine(engine.server_version())
+
+
+def why_not_this_engine(version: str) -> str | None:
+    """None when an engine of this version builds named contexts with its own BuildKit."""
     numbers = tuple(int(n) for n in re.findall(r"\d+", version)[:2])
     if numbers < NAMED_CONTEXTS_ENGINE:
         return (f"engine {version.split('+')[0] or '(unknown)'}'s own BuildKit cannot build "
