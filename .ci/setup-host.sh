@@ -12,8 +12,9 @@
 # - Debian 12's is 20.10, whose BuildKit cannot build named contexts without pulling a
 #   frontend image: there Debian 13's engine 26, its CLI and buildx 0.13 are unpacked into
 #   /opt/imgkit-engine (they need glibc >= 2.34; Debian 12 has 2.36) and run with Debian 12's
-#   runc (Debian 13's needs glibc 2.38) on the default socket. The CLI is linked from
-#   /usr/local/bin, buildx from the user's Docker config (~/.docker/cli-plugins).
+#   runc (Debian 13's needs glibc 2.38) on the default socket. Its CLI is linked from
+#   /usr/local/bin where there is no docker CLI, buildx from the user's Docker config
+#   (~/.docker/cli-plugins).
 # Idempotent: does nothing that is already done. Needs root (or sudo).
 set -euo pipefail
 SUDO=""
@@ -58,7 +59,8 @@ if ! docker info >/dev/null 2>&1; then
   [ "${#missing[@]}" -eq 0 ] || { echo "setup-host: installing ${missing[*]}"; apt_install "${missing[@]}"; }
 
   if [ -x "$ENGINE/usr/sbin/dockerd" ]; then
-    $SUDO ln -sf "$ENGINE/usr/bin/docker" /usr/local/bin/docker
+    # its CLI where there is none (a docker CLI already here is kept: any since 20.10 speaks to it)
+    command -v docker >/dev/null 2>&1 || $SUDO ln -sf "$ENGINE/usr/bin/docker" /usr/local/bin/docker
     mkdir -p "$PLUGINS"
     ln -sf "$ENGINE/usr/libexec/docker/cli-plugins/docker-buildx" "$PLUGINS/docker-buildx"
     dockerd="$ENGINE/usr/sbin/dockerd"
