@@ -230,3 +230,35 @@ def test_an_outdated_file_that_is_not_one_is_named(tmp_path: Path) -> None:
         [], [f"{tmp_path / 'o.json'}: not the JSON of `imgkit outdated --json` (a list of images)"])
     missing = tmp_path / "missing.json"
     assert read_outdated(missing)[1] == [f"{missing}: No such file or directory"]
+
+
+def test_each_images_lock_shows_its_pins_or_why_not(tmp_path: Path) -> None:
+    from imgkit.lock.files import Pinned
+    from imgkit.site.locks import lock_views
+
+    from .test_lock import cuda_target, lock_path
+    from .test_lock import plan_of as locked_plan
+    from .test_lock import write as write_lock
+    plan = locked_plan()
+    write_lock(tmp_path, plan, [Pinned("nvidia-cuda-runtime-cu12", "12.8.90", ("1" * 64,)),
+                                Pinned("extra", "1.0", ("2" * 64,), 'platform_machine == "x86_64"')])
+    views, unread = lock_views(tmp_path, plan)
+    cuda, python = cuda_target(plan).tag, next(t.tag for t in plan.targets if t.layer == "python")
+    assert unread == [] and views[cuda].current
+    assert views[cuda].pip == ("extra==1.0 ; platform_machine == \"x86_64\"",
+                               "nvidia-cuda-runtime-cu12==12.8.90")
+    assert views[python].state == "no lock" and not views[python].pip
+    laid_out = rows(plan, [], locks=views)
+    write_site(tmp_path / "site", laid_out, verdicts=0, skipped=unread, locked=True)
+    index = (tmp_path / "site" / "index.html").read_text()
+    assert '<td class="lock">locked: 2 pip, 0 apt</td>' in index
+    assert '<td class="lock stale">no lock</td>' in index
+    page = next((tmp_path / "site" / "images").glob("*cuda_12.8*")).read_text()
+    assert "Lock: matches the matrix" in page and "<code>nvidia-cuda-runtime-cu12==12.8.90</code>" in page
+    # the matrix moved since: the lock is shown stale, not as what the image installs
+    moved = locked_plan(platforms=["linux/amd64", "linux/arm64"])
+    assert lock_views(tmp_path, moved)[0][cuda].state == "stale: the matrix changed since it was locked"
+    # a file in the locks folder that is no lock is named, and the site goes on without locks
+    lock_path(tmp_path, python).write_text("requests==2.32.3\n")
+    assert lock_views(tmp_path, plan) == ({}, [f"{lock_path(tmp_path, python)}: not an imgkit lock "
+                                               "(no `# inputs:` line)"])

@@ -33,9 +33,13 @@ def site(selection: Selection, *, verdicts: Path | None, out: Path,
     for line in skipped:
         stderr_line(f"skipped {line}")
     from .images import image_facts
-    laid_out = rows(plan, found, image_facts(plan), waiting)
+    from .locks import lock_views
+    locks, unread_locks = lock_views(selection.images, plan)
+    skipped = [*skipped, *unread_locks]
+    laid_out = rows(plan, found, image_facts(plan), waiting, locks)
     written = write_site(out, laid_out, verdicts=len(found), skipped=skipped,
-                         outdated=outdated is not None)
+                         outdated=outdated is not None,
+                         locked=any(view.apt or view.pip for view in locks.values()))
     where = f"{len(found)} verdict file(s)" if verdicts is not None else \
         f"{len(found)} verdict(s) recorded here"
     stderr_line(f"wrote {len(written)} pages to {out} ({len(laid_out)} images, {where}); "

@@ -12,6 +12,7 @@ from ..verify.gpu_checks import gemm_shares
 from .changes import Changes, changes
 from .images import ImageFacts, Layer
 from .inputs import Found, OutdatedRecord, VerdictFile
+from .locks import LockView
 
 PASSED, UNVERIFIED, FAILED, NONE = "passed", "gpu-unverified", "failed", "none"
 ABSENT = "absent"        # the image is not made for that platform
@@ -68,6 +69,7 @@ class Row:
     built: str = ""                # the day its newest layer was made
     layers: tuple[Layer, ...] = ()
     updates: Updates | None = None     # None: `imgkit outdated` was not asked
+    lock: LockView | None = None       # None: nothing of its own to lock
 
     @property
     def failed(self) -> int:
@@ -81,9 +83,11 @@ def matches(image: str, tag: str) -> bool:
 
 
 def rows(plan: Plan, found: list[Found], held: dict[str, ImageFacts] | None = None,
-         outdated: list[OutdatedRecord] | None = None) -> list[Row]:
+         outdated: list[OutdatedRecord] | None = None,
+         locks: dict[str, LockView] | None = None) -> list[Row]:
     """`held`: what the engine holds of each image (image_facts), when it was asked;
-    `outdated`: what `imgkit outdated` found waiting, when it was given."""
+    `outdated`: what `imgkit outdated` found waiting, when it was given; `locks`: each
+    image's lock (lock_views)."""
     platforms = sorted({p for t in plan.targets for p in t.platforms})
     history: dict[tuple[str, str], list[Found]] = {}
     for target in plan.targets:
@@ -93,8 +97,8 @@ def rows(plan: Plan, found: list[Found], held: dict[str, ImageFacts] | None = No
                 history.setdefault(key, []).append(item)
     for items in history.values():
         items.sort(key=lambda item: item.written, reverse=True)     # newest first
-    laid_out = [_with_facts(_row(t, platforms, history), (held or {}).get(t.tag))
-                for t in plan.targets]
+    laid_out = [replace(_with_facts(_row(t, platforms, history), (held or {}).get(t.tag)),
+                        lock=(locks or {}).get(t.tag)) for t in plan.targets]
     if outdated is None:
         return laid_out
     return [replace(row, updates=next((updates_of(r) for r in reversed(outdated)

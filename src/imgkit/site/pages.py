@@ -22,9 +22,10 @@ def _environment() -> jinja2.Environment:
 
 
 def write_site(out: Path, rows: list[Row], *, verdicts: int, skipped: list[str],
-               outdated: bool = False) -> list[Path]:
+               outdated: bool = False, locked: bool = False) -> list[Path]:
     """Every page of the site under `out`; the files written. `outdated`: whether what
-    waits for each image was asked (a column of the grid then)."""
+    waits for each image was asked, `locked`: whether the matrix has locks (a column of
+    the grid each)."""
     env = _environment()
     platforms = [c.platform for c in rows[0].cells] if rows else []
     states = [c.state for r in rows for c in r.cells]
@@ -37,7 +38,7 @@ def write_site(out: Path, rows: list[Row], *, verdicts: int, skipped: list[str],
     index.write_text(env.get_template("index.html.j2").render(
         rows=rows, platforms=platforms, counts=counts, filters=filters, marks=MARKS,
         verdicts=verdicts, skipped=skipped, version=version(), throughput=throughput_chart(rows),
-        outdated=outdated))
+        outdated=outdated, locked=locked))
     written = [index]
     page = env.get_template("image.html.j2")
     for row in rows:
