@@ -538,3 +538,50 @@ def test_a_declared_checks_file_that_is_not_there_is_said_at_its_key(tmp_path: P
     with pytest.raises(SpecError) as caught:
         load_plan(Selection(images))
     assert caught.value.key == "checks" and "missing.yaml is not a file" in str(caught.value)
+
+
+@pytest.mark.parametrize("platform", ["github", "gitlab"])
+def test_pages_publish_every_verdict_of_the_release_branch_as_the_site(platform: str,
+                                                                        tmp_path: Path) -> None:
+    plan = bundled_plan(cuda="11.8")
+    path = tmp_path / f"{platform}.yml"
+    chosen = {"pages": True, "selection_args": ("--cuda", "11.8")}
+    path.write_text(generated(platform, plan, **chosen))
+    out = schema_check(platform, path)
+    assert out.returncode == 0, out.stdout + out.stderr
+    document = yaml.safe_load(path.read_text())
+    listed = jobs(plan, settings(**chosen))
+    verify = [j for j in listed if j.kind == "verify"]
+    # every verify job keeps its verdict beside its report; the site is made of them all
+    assert verify and all(j.verdict == f"verdicts/{j.name}.json" for j in verify)
+    assert all(any("--json $VERDICT" in line for line in j.script) for j in verify)
+    site = listed[-1]
+    assert (site.name, site.needs) == ("pages", tuple(j.name for j in verify))
+    assert site.script == ("mkdir -p verdicts",
+                           "imgkit site --cuda 11.8 --verdicts verdicts --out public")
+    if platform == "gitlab":
+        pages = document["pages"]
+        assert pages["artifacts"] == {"paths": ["public"]}
+        assert all(n["artifacts"] for n in pages["needs"]) and len(pages["needs"]) == len(verify)
+        # failed verdicts too (a red cell is the point), and only the default branch's
+        assert pages["rules"] == [{"if": "$CI_COMMIT_BRANCH == $CI_DEFAULT_BRANCH", "when": "always"}]
+        assert "docker login" not in " ".join(pages["before_script"])
+        kept = document[verify[0].name]["artifacts"]["paths"]
+        assert kept == [f"{verify[0].name}.xml", verify[0].verdict]
+        return
+    pages, deploy = document["jobs"]["pages"], document["jobs"]["deploy-pages"]
+    assert pages["if"] == "${{ !cancelled() && github.ref_name == github.event.repository.default_branch }}"
+    assert "permissions" not in pages                 # the workflow's contents: read
+    assert pages["steps"][-1]["with"] == {"path": "public"}
+    assert any(s.get("with", {}).get("pattern") == "report-verify-*" for s in pages["steps"])
+    # only the deploy job may write Pages, in the environment a repository can guard
+    assert deploy["permissions"] == {"pages": "write", "id-token": "write"}
+    assert deploy["environment"]["name"] == "github-pages" and deploy["needs"] == ["pages"]
+    writers = [n for n, j in document["jobs"].items() if "pages" in j.get("permissions", {})]
+    assert writers == ["deploy-pages"]
+
+
+def test_without_pages_nothing_of_it_is_written() -> None:
+    plain = jobs(bundled_plan(cuda="11.8"), settings())
+    assert not any(j.kind == "site" or j.verdict for j in plain)
+    assert "pages" not in generated("github") and "VERDICT" not in generated("gitlab")

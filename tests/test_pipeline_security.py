@@ -82,22 +82,26 @@ def tool(name: str) -> str:
 
 @pytest.fixture(scope="module")
 def one_image(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """`imgkit ci` of a one-image selection, for both platforms."""
+    """`imgkit ci` of a one-image selection, for both platforms; with `--pages` too
+    (`github-pages`, `gitlab-pages`)."""
     from typer.testing import CliRunner
     out = tmp_path_factory.mktemp("one") / ".github" / "workflows"
     out.mkdir(parents=True)
     written = {}
     for platform in ("github", "gitlab"):
-        written[platform] = out / f"{platform}.yml"
-        done = CliRunner().invoke(app, ["ci", platform, "--registry", "r.example.com/ml",
-                                        "--only", "paddle:*", "--out", str(written[platform])])
-        assert done.exit_code == 0, done.output
+        for name, extra in ((platform, []), (f"{platform}-pages", ["--pages"])):
+            written[name] = out / f"{name}.yml"
+            done = CliRunner().invoke(app, ["ci", platform, "--registry", "r.example.com/ml",
+                                            "--only", "paddle:*", "--out", str(written[name]),
+                                            *extra])
+            assert done.exit_code == 0, done.output
     return written
 
 
-def test_zizmor_finds_nothing_in_a_one_image_workflow(one_image: dict[str, Path]) -> None:
+@pytest.mark.parametrize("name", ["github", "github-pages"])
+def test_zizmor_finds_nothing_in_a_one_image_workflow(one_image: dict[str, Path], name: str) -> None:
     done = subprocess.run([tool("zizmor"), "--offline", "--min-severity", "medium",
-                           str(one_image["github"])], capture_output=True, text=True, timeout=120)
+                           str(one_image[name])], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr
 
 
@@ -115,7 +119,9 @@ def scripts(platform: str, path: Path) -> dict[str, str]:
 def test_shellcheck_finds_nothing_in_the_scripts(platform: str, one_image: dict[str, Path],
                                                  tmp_path: Path) -> None:
     found = {**scripts(platform, ROOT / "tests" / "golden" / "ci" / f"{platform}.yml"),
-             **{f"one image: {k}": v for k, v in scripts(platform, one_image[platform]).items()}}
+             **{f"one image: {k}": v for k, v in scripts(platform, one_image[platform]).items()},
+             **{f"with pages: {k}": v
+                for k, v in scripts(platform, one_image[f"{platform}-pages"]).items()}}
     assert any("$BUILD_ARGS" in s for s in found.values())
     for where, script in found.items():
         (tmp_path / "s.sh").write_text(script)

@@ -127,6 +127,7 @@ class CiSettings:
     locks: str = ""                    # the matrix's locks folder when it has locks ("": none)
     selection_args: tuple[str, ...] = ()  # --cuda/--only of the pipeline
     release_branch: str = ""           # whose pushes promote; "": main (GitHub), the default (GitLab)
+    pages: bool = False                # the release branch's verdicts published as the site (Pages)
     root: Path | None = None           # the repository's root, where jobs run (None: here)
 
     @property

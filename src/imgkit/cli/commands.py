@@ -311,7 +311,8 @@ def ci(selection: Selection, platform: flags.CiPlatform, out: flags.PipelineOut,
        verify_gpus: flags.VerifyGpus = CiSettings.verify_gpus,
        signing_key: flags.CiSigningKey = CiSettings.signing_key,
        trusted_key: flags.CiTrustedKey = CiSettings.trusted_key,
-       release_branch: flags.ReleaseBranch = CiSettings.release_branch) -> None:
+       release_branch: flags.ReleaseBranch = CiSettings.release_branch,
+       pages: flags.Pages = False) -> None:
     """Write the CI pipeline of the matrix: build on CPU runners, verify and sign on GPU
     runners, promote what passed.
 
@@ -326,7 +327,7 @@ def ci(selection: Selection, platform: flags.CiPlatform, out: flags.PipelineOut,
         gpu_runner=gpu_runner, gpu_arm64_runner=gpu_arm64_runner, cpu_runner=cpu_runner,
         arm64_runner=arm64_runner, emulate_arm64=emulate_arm64, install=install,
         verify_gpus=verify_gpus, out=out, signing_key=signing_key, trusted_key=trusted_key,
-        release_branch=release_branch)
+        release_branch=release_branch, pages=pages)
 
 
 @command()

@@ -296,6 +296,10 @@ ReleaseBranch = Annotated[str, typer.Option(
     "--release-branch", metavar="BRANCH", help="The branch whose pushes build, verify and "
     "promote (default: main on GitHub, the project's default branch on GitLab).",
     show_default=False)]
+Pages = Annotated[bool, typer.Option(
+    "--pages", help="Also publish the verdict site (`imgkit site`) of the release branch's "
+    "runs as the platform's Pages: the verify jobs keep their verdicts, a `pages` job makes "
+    "the site of them, failed ones included (GitHub: deployed by actions/deploy-pages).")]
 PipelineOut = Annotated[Path, typer.Option(
     "--out", metavar="FILE", help="The pipeline file to write, e.g. "
                                   ".github/workflows/images.yml or .gitlab-ci.yml.")]

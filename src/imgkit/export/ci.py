@@ -7,7 +7,7 @@ from typing import Any, Callable
 
 from .. import yamlload
 from .actions import uses, with_releases
-from .jobs import CANDIDATES, NAMED_AFTER_JOB, RELOCK_CRON, CiSettings, Job
+from .jobs import CANDIDATES, NAMED_AFTER_JOB, RELOCK_CRON, SITE, VERDICT_VARIABLE, CiSettings, Job
 
 LOCKS_ARTIFACT = "locks"    # GitHub: the relocked folder, handed to a scheduled run's jobs
 
@@ -69,6 +69,9 @@ def _github_steps(job: Job, settings: CiSettings, wave: bool) -> list[dict[str, 
             steps.append({"name": f"log in to {host}", "uses": uses("docker/login-action"), "with": {
                 "registry": host, "username": f"${{{{ secrets.{secret}_USERNAME }}}}",
                 "password": f"${{{{ secrets.{secret}_PASSWORD }}}}"}})
+    if job.kind == "site":    # every verify job's report and verdict, failed ones included
+        steps.append({"name": "the verdicts", "uses": uses("actions/download-artifact"),
+                      "with": {"pattern": "report-verify-*", "merge-multiple": True, "path": "."}})
     if job.reads:             # what the waves before staged (a job finds its own by tag)
         steps.append({"name": "the candidates staged so far", "uses": uses("actions/download-artifact"),
                       "with": {"pattern": "candidates-*", "merge-multiple": True,
@@ -83,10 +86,23 @@ def _github_steps(job: Job, settings: CiSettings, wave: bool) -> list[dict[str, 
         steps.append({"uses": uses("actions/upload-artifact"), "with": {
             "name": LOCKS_ARTIFACT, "path": job.relocks, "if-no-files-found": "error"}})
     if job.keeps:
+        kept = "${{ env.REPORT }}" if wave else job.keeps
+        if job.verdict:
+            kept += "\n" + (f"${{{{ env.{VERDICT_VARIABLE} }}}}" if wave else job.verdict) + "\n"
         steps.append({"if": "always()", "uses": uses("actions/upload-artifact"), "with": {
-            "name": f"report-{own}", "path": "${{ env.REPORT }}" if wave else job.keeps,
-            "if-no-files-found": "ignore"}})
+            "name": f"report-{own}", "path": kept, "if-no-files-found": "ignore"}})
+    if job.kind == "site":
+        steps.append({"uses": uses("actions/upload-pages-artifact"), "with": {"path": SITE}})
     return steps
+
+
+def _github_deploy(site: str) -> dict[str, Any]:
+    """GitHub Pages' own deployment of what the site job uploaded: the only job that may
+    write Pages, in the github-pages environment (where a repository can require a review)."""
+    return {"name": "publish the verdict site", "needs": [site], "runs-on": GITHUB_RUNNERS[""],
+            "permissions": {"pages": "write", "id-token": "write"},
+            "environment": {"name": "github-pages", "url": "${{ steps.deployment.outputs.page_url }}"},
+            "steps": [{"id": "deployment", "uses": uses("actions/deploy-pages")}]}
 
 
 def _secret_env(key: str) -> dict[str, str]:
@@ -118,6 +134,8 @@ def _github_condition(job: Job, locked: bool) -> str:
         return "github.event_name == 'schedule'"
     if job.kind == "check":
         return "github.event_name != 'schedule'"
+    if job.kind == "site":      # failed verdicts too, and only the release branch's
+        return ("${{ !cancelled() && github.ref_name == github.event.repository.default_branch }}")
     terms = ["!cancelled() && !failure()"] if locked else []
     if job.kind == "promote":   # a manual run from a branch verifies but never promotes
         terms.append("github.ref_name == github.event.repository.default_branch")
@@ -191,6 +209,8 @@ def github(jobs: list[Job], settings: CiSettings, command: str) -> str:
         spec["steps"] = _github_steps(replace(first, qemu=any(j.qemu for j in members)),
                                       settings, wave)
         out[first.wave or first.name] = spec
+        if first.kind == "site":
+            out["deploy-pages"] = _github_deploy(first.name)
     workflow = {
         "name": "imgkit",
         "on": {"push": {"branches": [settings.release_branch or "main"]}, "workflow_dispatch": {},
@@ -209,7 +229,7 @@ def _gitlab_needs(job: Job) -> list[dict[str, Any]]:
     """The gate runs in a push's pipeline, the relock in a schedule's: a need on either is
     optional (ignored where the job is not in the pipeline); the relock's locks travel."""
     locks = ("lock-check", "relock")
-    needs = [{"job": n, "artifacts": n in job.reads or n == "relock",
+    needs = [{"job": n, "artifacts": n in job.reads or n == "relock" or job.kind == "site",
               **({"optional": True} if n in locks else {})} for n in job.needs]
     needs += [{"job": r, "artifacts": True} for r in job.reads if r not in job.needs]
     if job.takes_locks and "relock" not in job.needs:
@@ -230,8 +250,12 @@ def _gitlab_job(job: Job, settings: CiSettings) -> dict[str, Any]:
     spec["needs"] = _gitlab_needs(job)
     if job.values:
         spec["variables"] = {name: value for name, value in job.values if value}
-    if job.kind in ("check", "relock"):     # the index and the mirror only, no registry
+    if job.kind in ("check", "relock", "site"):     # no registry: the index, the mirror, files
         spec["before_script"] = [settings.install_command]
+    if job.kind == "site":      # failed verdicts too, and only the release branch's
+        spec["rules"] = [{"if": f'$CI_COMMIT_BRANCH == "{settings.release_branch}"'
+                          if settings.release_branch else "$CI_COMMIT_BRANCH == $CI_DEFAULT_BRANCH",
+                          "when": "always"}]
     if job.kind == "relock":    # a pipeline schedule (weekly: RELOCK_CRON) runs it
         spec["rules"] = [{"if": '$CI_PIPELINE_SOURCE == "schedule"'}]
     elif job.kind == "check":
@@ -248,11 +272,13 @@ def _gitlab_job(job: Job, settings: CiSettings) -> dict[str, Any]:
         spec["script"] = list(job.script)
     if job.hands_over:
         spec["artifacts"] = {"paths": [job.hands_over], "expire_in": "1 week"}
+    if job.kind == "site":      # what GitLab Pages serves (the job is named `pages`)
+        spec["artifacts"] = {"paths": [SITE]}
     if job.keeps and job.relocks:   # the new locks for the run's jobs, the diff for review
         spec["artifacts"] = {"when": "always", "paths": [job.relocks, job.keeps],
                              "expire_in": "1 week"}
     elif job.keeps:
-        spec["artifacts"] = {"when": "always", "paths": [job.keeps],
+        spec["artifacts"] = {"when": "always", "paths": [job.keeps, *filter(None, [job.verdict])],
                              "reports": {"junit": job.keeps}}
     return spec
 
@@ -280,7 +306,7 @@ def gitlab(jobs: list[Job], settings: CiSettings, command: str) -> str:
                f"--password-stdin {host}" for host, secret in logins(settings)]
     pipeline: dict[str, Any] = {
         "stages": [*(["check"] if any(j.kind == "check" for j in jobs) else []),
-                   "build", "verify", "promote"],
+                   "build", "verify", "promote", *(["site"] if any(j.kind == "site" for j in jobs) else [])],
         # Runners need a Docker engine on their own host (shell executor, or the socket
         # mounted): imgkit builds, runs probes and pushes through it. A build job that makes
         # another platform's images (--emulate-arm64) needs QEMU's handlers on its runner

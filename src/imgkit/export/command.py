@@ -43,29 +43,18 @@ def ci(selection: Selection, *, platform: str, registry: str | None, staging: st
        signing_key: str = "", trusted_key: str = "",
        gpu_arm64_runner: str = CiSettings.gpu_arm64_runner,
        arm64_runner: str = CiSettings.arm64_runner, emulate_arm64: bool = False,
-       release_branch: str = "") -> None:
-    """Write the CI pipeline (build -> verify on GPU -> promote) of the selection."""
+       release_branch: str = "", pages: bool = False) -> None:
+    """Write the CI pipeline (build -> verify on GPU -> promote) of the selection; with
+    `pages`, its verdict site published too."""
     if platform not in PLATFORMS:
         raise UsageError(f"no pipeline for {platform!r}", hint=f"one of: {', '.join(PLATFORMS)}")
-    if release_branch and not BRANCH.match(release_branch):
-        raise UsageError(f"--release-branch {release_branch!r} is not a branch name git allows",
-                         hint="e.g. main or release/2.x")
+    _check_ci_options(selection, release_branch, signing_key, trusted_key)
     production = parse_destination(_registry(registry), "--registry")     # bad: exit 2
     staged = (parse_destination(staging, "--staging") if staging else Destination(
         production.registry, "/".join(filter(None, (production.namespace, "staging")))))
     if staged == production:
         raise UsageError("--staging must differ from --registry: candidates wait apart from "
                          "what was promoted")
-    for flag, path, name in (("--images", selection.images, "images"),
-                             ("--compat", selection.compat_file, "compat")):
-        # what the project file says, the jobs read from it in their checkout
-        if path is not None and path.is_absolute() and name not in selection.from_project:
-            raise UsageError(f"{flag} {path}: the jobs run in the repository's checkout; give "
-                             "the path relative to its root")
-    if bool(signing_key) != bool(trusted_key):
-        raise UsageError("--signing-key and --trusted-key go together: the verify jobs sign "
-                         "with one, promote checks with the other (neither: keyless signing "
-                         "with the CI's OIDC identity)")
     plan = load_plan(selection)                                           # bad matrix: exit 2
     check_names([production, staged], list(plan.finals), "--registry")   # a namespace twice
     if not plan.finals:
@@ -77,7 +66,7 @@ def ci(selection: Selection, *, platform: str, registry: str | None, staging: st
                           gpu_arm64_runner=gpu_arm64_runner,
                           cpu_runner=cpu_runner, arm64_runner=arm64_runner,
                           emulate_arm64=emulate_arm64, install=install,
-                          release_branch=release_branch,
+                          release_branch=release_branch, pages=pages,
                           root=selection.project.parent if selection.project else None,
                           verify_gpus=check_gpus(verify_gpus),
                           matrix_args=selection.matrix_args(), signing_key=signing_key,
@@ -88,6 +77,24 @@ def ci(selection: Selection, *, platform: str, registry: str | None, staging: st
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(RENDERERS[platform](jobs(plan, settings), settings, command))
     stderr_line(f"wrote {out}")
+
+
+def _check_ci_options(selection: Selection, release_branch: str, signing_key: str,
+                      trusted_key: str) -> None:
+    """The options a pipeline cannot be written with: exit 2 naming each."""
+    if release_branch and not BRANCH.match(release_branch):
+        raise UsageError(f"--release-branch {release_branch!r} is not a branch name git allows",
+                         hint="e.g. main or release/2.x")
+    for flag, path, name in (("--images", selection.images, "images"),
+                             ("--compat", selection.compat_file, "compat")):
+        # what the project file says, the jobs read from it in their checkout
+        if path is not None and path.is_absolute() and name not in selection.from_project:
+            raise UsageError(f"{flag} {path}: the jobs run in the repository's checkout; give "
+                             "the path relative to its root")
+    if bool(signing_key) != bool(trusted_key):
+        raise UsageError("--signing-key and --trusted-key go together: the verify jobs sign "
+                         "with one, promote checks with the other (neither: keyless signing "
+                         "with the CI's OIDC identity)")
 
 
 def _registry(given: str | None) -> str:
@@ -128,6 +135,7 @@ def ci_command(selection: Selection, platform: str, registry: str | None, stagin
                                   CiSettings.release_branch)):
         words += [flag, value] if value != default else []
     words += ["--emulate-arm64"] if settings.emulate_arm64 else []
+    words += ["--pages"] if settings.pages else []
     return shlex.join([*words, "--out", str(out)])
 
 

@@ -42,7 +42,7 @@ from ..options import CiSettings
 from ..render.bake import slug
 
 CANDIDATES = "candidates"       # the hand-over directory, relative to the job's checkout
-Kind = Literal["check", "build", "verify", "promote", "relock"]
+Kind = Literal["check", "build", "verify", "promote", "relock", "site"]
 RELOCK_CRON = "17 4 * * 1"      # Mondays, 04:17 UTC: the weekly look at what moved
 RELOCK_DIFF = "relock.diff"     # what the scheduled relock changed, kept for review
 MERGED = "merged.json"          # the indexes the promote job merges, as candidates
@@ -53,8 +53,12 @@ MERGED = "merged.json"          # the indexes the promote job merges, as candida
 SPLIT_ON_PURPOSE = "# shellcheck disable=SC2086 # the *_ARGS are word lists, split on purpose"
 HANDS_OVER_VARIABLE = "CANDIDATES_FILE"
 REPORT_VARIABLE = "REPORT"
+VERDICTS = "verdicts"           # where the verify jobs keep their verdicts for the site
+VERDICT_VARIABLE = "VERDICT"
+SITE = "public"                 # the site's folder: what GitLab Pages serves, and GitHub's upload
 # the files a job writes are named after it, so a platform can name them from the job's name
-NAMED_AFTER_JOB = {HANDS_OVER_VARIABLE: CANDIDATES + "/{job}.json", REPORT_VARIABLE: "{job}.xml"}
+NAMED_AFTER_JOB = {HANDS_OVER_VARIABLE: CANDIDATES + "/{job}.json", REPORT_VARIABLE: "{job}.xml",
+                   VERDICT_VARIABLE: VERDICTS + "/{job}.json"}
 SAFE_WORD = re.compile(r"^[A-Za-z0-9._/:@=+,-]+$")
 
 
@@ -84,6 +88,7 @@ class Job:
     qemu: bool = False         # builds another platform's images under QEMU (emulated)
     hands_over: str = ""       # the candidates file this job writes ("" for none)
     keeps: str = ""            # a report file to keep whatever the outcome
+    verdict: str = ""          # a verify job's verdict (--json), kept with its report for the site
     relocks: str = ""          # the locks folder it rewrites for the rest of a scheduled run
     takes_locks: str = ""      # in a scheduled run: the relocked folder it works from
 
@@ -247,19 +252,22 @@ def _verify_job(tag: str, build: str, settings: CiSettings, platform: str = "",
     other = bool(suffix)
     name = f"verify-{slug(tag)}{suffix}"
     report = NAMED_AFTER_JOB[REPORT_VARIABLE].format(job=name)
+    verdict = NAMED_AFTER_JOB[VERDICT_VARIABLE].format(job=name) if settings.pages else ""
+    keep_verdict = (_cmd("mkdir", "-p", VERDICTS),) if verdict else ()
     return Job(
         name=name, kind="verify",
         title=f"verify {tag}" + (f" ({platform})" if other else ""), needs=(build,),
         reads=(build,),
-        script=(SPLIT_ON_PURPOSE,
+        script=(*keep_verdict, SPLIT_ON_PURPOSE,
                 "imgkit attest $IMAGE "
                 + _cmd("--candidates", CANDIDATES) + " $PLATFORM_ARGS $CHECKS_ARGS "
                 + _cmd(*_signing(settings), "--gpus", settings.verify_gpus, "--junit")
-                + f" ${REPORT_VARIABLE}",),
+                + f" ${REPORT_VARIABLE}" + (f" --json ${VERDICT_VARIABLE}" if verdict else ""),),
         values=_values(IMAGE=tag, PLATFORM_ARGS=f"--platform {platform}" if other else "",
                        CHECKS_ARGS=f"--checks {_from_root(checks, settings)}" if checks else "",
-                       **{REPORT_VARIABLE: report}),
-        gpu=True, platform=platform or "linux/amd64", keeps=report)
+                       **{REPORT_VARIABLE: report},
+                       **({VERDICT_VARIABLE: verdict} if verdict else {})),
+        gpu=True, platform=platform or "linux/amd64", keeps=report, verdict=verdict)
 
 
 def _from_root(path: str, settings: CiSettings) -> str:
@@ -331,4 +339,10 @@ def jobs(plan: Plan, settings: CiSettings) -> list[Job]:
                   reads=tuple(dict.fromkeys(builder(tag, p) for tag in plan.finals
                                             for p in plan.get(tag).platforms)))
     later = [replace(j, takes_locks=settings.locks) for j in (*built, *verify, promote)]
-    return [*gate, *later]
+    # the site of every verdict, failed ones included, published from the release branch
+    site = [Job(name="pages", kind="site", title="the verdict site", needs=tuple(j.name for j in verify),
+                # (no verdict at all when every build failed: each image then says so)
+                script=(_cmd("mkdir", "-p", VERDICTS),
+                        _cmd("imgkit", "site", *settings.matrix_args, *settings.selection_args,
+                             "--verdicts", VERDICTS, "--out", SITE)))] if settings.pages else []
+    return [*gate, *later, *site]
