@@ -1,7 +1,8 @@
 """The pipeline `imgkit ci gitlab` writes, run by a real GitLab runner: gitlab-ci-local
 4.60.1 with its shell executor, each job in its own copy of the repository, artifacts and
 `needs:` carried by the runner, against a real registry on loopback. Build, stage, verify
-(--verify-gpus none: no GPU here), sign with cosign, promote."""
+(--verify-gpus none: no GPU here), sign with cosign, promote, and the verdict site of the
+run made by the `pages` job (`--pages`)."""
 from __future__ import annotations
 
 import base64
@@ -40,7 +41,8 @@ def test_a_real_gitlab_runner_runs_the_generated_pipeline_end_to_end(  # type: i
     made = subprocess.run(
         [sys.executable, "-m", "imgkit", "ci", "gitlab", "--namespace", ns, "--registry", production,
          "--staging", staging, "--verify-gpus", "none", "--install", "true",
-         "--signing-key", "cosign.key", "--trusted-key", "cosign.pub", "--out", ".gitlab-ci.yml"],
+         "--signing-key", "cosign.key", "--trusted-key", "cosign.pub", "--pages",
+         "--out", ".gitlab-ci.yml"],
         cwd=repo, env=env, capture_output=True, text=True)
     assert made.returncode == 0, made.stderr
     for command in (["git", "init", "-q", "-b", "main"], ["git", "add", "-A"],
@@ -58,9 +60,16 @@ def test_a_real_gitlab_runner_runs_the_generated_pipeline_end_to_end(  # type: i
     log = run.stdout + run.stderr
     assert run.returncode == 0, log[-6000:]
     jobs = ["build-python-bookworm", "build-cuda11-8-bookworm",
-            f"verify-{ns}-cuda-11-8-cudart-py3-11-bookworm", "promote"]
+            f"verify-{ns}-cuda-11-8-cudart-py3-11-bookworm", "promote", "pages"]
     for job in jobs:
         assert f"PASS  {job}" in log, log[-6000:]
+    # the pages job's artifact: the site of the run's verdicts, the verified image passed
+    # (judged without a GPU here) and its parents, which no job verifies, without a verdict
+    sites = list((repo / ".gitlab-ci-local").rglob("public/index.html"))
+    assert sites, "the pages job kept no public/index.html"
+    grid = sites[0].read_text()
+    assert f"{ns}/cuda:11.8-cudart-py3.11-bookworm</a>" in grid
+    assert "passed, GPU not verified" in grid and "no verdict" in grid
     # what was promoted is what was staged and verified, with its signed attestations
     repository, tag = f"{ns}/cuda", "11.8-cudart-py3.11-bookworm"
     digest = skopeo_json("inspect", f"docker://{production}/{repository}:{tag}",

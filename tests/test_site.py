@@ -262,3 +262,21 @@ def test_each_images_lock_shows_its_pins_or_why_not(tmp_path: Path) -> None:
     lock_path(tmp_path, python).write_text("requests==2.32.3\n")
     assert lock_views(tmp_path, plan) == ({}, [f"{lock_path(tmp_path, python)}: not an imgkit lock "
                                                "(no `# inputs:` line)"])
+
+
+def test_a_verdict_of_a_digest_a_pipeline_staged_is_its_images_by_title(tmp_path: Path) -> None:
+    """A verify job judges the staged digest (HOST/staging/REPO@sha256:...), which names no
+    tag: the verdict's title (the image's image.title label) says which image it was."""
+    from dataclasses import replace
+    folder = tmp_path / "v"
+    folder.mkdir()
+    staged = "registry.example.com/ml/staging/jax@sha256:" + "d" * 64
+    path = write_verdict(folder, "jax", staged, run(GOOD))
+    path.write_text(verdict_json(replace(run(GOOD), image=staged, title=FAMILIES[3][0])))
+    found, _ = read_verdicts(folder)
+    jax = {r.tag: r for r in rows(plan_of(), found)}[FAMILIES[3][0]]
+    assert jax.cells[0].state == PASSED
+    # without the title, the digest is no image of the matrix: no verdict, never a pass
+    path.write_text(verdict_json(replace(run(GOOD), image=staged)))
+    found, _ = read_verdicts(folder)
+    assert {r.tag: r for r in rows(plan_of(), found)}[FAMILIES[3][0]].cells[0].state == NONE

@@ -92,7 +92,7 @@ def rows(plan: Plan, found: list[Found], held: dict[str, ImageFacts] | None = No
     history: dict[tuple[str, str], list[Found]] = {}
     for target in plan.targets:
         for item in found:
-            if matches(item.verdict.image, target.tag):
+            if matches(item.verdict.image, target.tag) or item.verdict.title == target.tag:
                 key = (target.tag, item.verdict.platform or target.platforms[0])
                 history.setdefault(key, []).append(item)
     for items in history.values():

@@ -34,6 +34,7 @@ class VerdictFile(BaseModel):
     image: str
     image_id: str
     passed: bool
+    title: str = ""               # the image's own name, when `image` is a digest reference
     gpu_checked: bool = False
     gpu_verified: bool = False
     host_failure: bool = False

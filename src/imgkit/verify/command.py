@@ -272,6 +272,7 @@ def sbom_of(engine: Engine, subject: Subject, verdict: Verdict) -> bytes:
 
 def written(verdict: Verdict, outputs: Outputs, subject: Subject) -> int:
     """Print the verdict and write the files asked for; the exit code it means."""
+    verdict = replace(verdict, title=subject.info.labels.get(labels.TITLE, ""))
     report.write_verdict(verdict, json_file=outputs.json, junit_file=outputs.junit,
                          markdown_file=outputs.markdown)
     if outputs.metrics is not None:

@@ -118,7 +118,8 @@ def verdict_markdown(verdict: Verdict) -> str:
 def verdict_json(verdict: Verdict) -> str:
     import json
     from dataclasses import asdict
-    doc = {"image": verdict.image, "image_id": verdict.image_id, "passed": verdict.passed,
+    doc = {"image": verdict.image, "title": verdict.title, "image_id": verdict.image_id,
+           "passed": verdict.passed,
            "gpu_checked": verdict.gpu_checked, "gpu_verified": verdict.gpu_verified,
            "host_failure": verdict.host_failure, "checks": [asdict(c) for c in verdict.checks],
            "facts": verdict.facts.model_dump(mode="json") if verdict.facts else None}

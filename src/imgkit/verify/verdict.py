@@ -44,6 +44,8 @@ class Verdict:
     gpu_checked: bool = False   # whether the GPU checks ran (not --gpus none)
     facts: Report | None = None
     probe_seconds: float | None = None   # how long the probe's container ran (None: judged elsewhere)
+    title: str = ""             # the image's own name (its image.title label): what a digest
+                                # reference a verify job judged was built as, "" if unlabelled
 
     @property
     def failed(self) -> list[Check]:
