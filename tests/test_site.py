@@ -280,3 +280,36 @@ def test_a_verdict_of_a_digest_a_pipeline_staged_is_its_images_by_title(tmp_path
     path.write_text(verdict_json(replace(run(GOOD), image=staged)))
     found, _ = read_verdicts(folder)
     assert {r.tag: r for r in rows(plan_of(), found)}[FAMILIES[3][0]].cells[0].state == NONE
+
+
+def test_a_matrix_without_locks_says_nothing_of_locks(tmp_path: Path) -> None:
+    """`imgkit site` itself (no engine reachable: sizes are left out): no lock column or
+    section until the matrix has a lock; then each image with steps of its own says."""
+    import yaml
+    from typer.testing import CliRunner
+
+    from imgkit.cli import app
+    from imgkit.lock.files import Pinned
+
+    from .test_lock import plan_of as locked_plan
+    from .test_lock import write as write_lock
+    images = tmp_path / "images"
+    images.mkdir()
+    (images / "mini.yaml").write_text(yaml.safe_dump(
+        {"family": "mini", "cuda_libs": ["cudart"], "axes": {"cuda": ["12.8"]}}))
+    (tmp_path / "v").mkdir()
+    env = {"DOCKER_HOST": f"unix://{tmp_path}/no-engine.sock"}
+
+    def site(out: str) -> str:
+        done = CliRunner().invoke(app, ["site", "--images", str(images), "--verdicts",
+                                        str(tmp_path / "v"), "--out", str(tmp_path / out)], env=env)
+        assert done.exit_code == 0, done.output
+        return (tmp_path / out / "index.html").read_text() + "".join(
+            p.read_text() for p in (tmp_path / out / "images").iterdir())
+
+    plain = site("plain")
+    assert "<th>lock</th>" not in plain and "Lock:" not in plain
+    write_lock(images, locked_plan(), [Pinned("nvidia-cuda-runtime-cu12", "12.8.90", ("1" * 64,))])
+    locked = site("locked")
+    assert "<th>lock</th>" in locked and "Lock: matches the matrix" in locked
+    assert '<td class="lock stale">no lock</td>' in locked        # the python layer's

@@ -36,10 +36,10 @@ def site(selection: Selection, *, verdicts: Path | None, out: Path,
     from .locks import lock_views
     locks, unread_locks = lock_views(selection.images, plan)
     skipped = [*skipped, *unread_locks]
-    laid_out = rows(plan, found, image_facts(plan), waiting, locks)
+    locked = any(view.state != "no lock" for view in locks.values())   # a matrix that locks
+    laid_out = rows(plan, found, image_facts(plan), waiting, locks if locked else None)
     written = write_site(out, laid_out, verdicts=len(found), skipped=skipped,
-                         outdated=outdated is not None,
-                         locked=any(view.apt or view.pip for view in locks.values()))
+                         outdated=outdated is not None, locked=locked)
     where = f"{len(found)} verdict file(s)" if verdicts is not None else \
         f"{len(found)} verdict(s) recorded here"
     stderr_line(f"wrote {len(written)} pages to {out} ({len(laid_out)} images, {where}); "
