@@ -126,6 +126,10 @@ def _github_env(job: Job, settings: CiSettings) -> dict[str, str]:
             "IMGKIT_CERTIFICATE_OIDC_ISSUER": GITHUB_ISSUER}
 
 
+# the jobs that publish (promote, the site) run for the release branch's pushes only
+GITHUB_RELEASE_BRANCH = "github.ref_name == github.event.repository.default_branch"
+
+
 def _github_condition(job: Job, locked: bool) -> str:
     """When the job runs. Locked: a push runs the gate, the weekly schedule the relock, and
     the rest after whichever ran (a skipped need would skip them, and all below them,
@@ -135,10 +139,10 @@ def _github_condition(job: Job, locked: bool) -> str:
     if job.kind == "check":
         return "github.event_name != 'schedule'"
     if job.kind == "site":      # failed verdicts too, and only the release branch's
-        return ("${{ !cancelled() && github.ref_name == github.event.repository.default_branch }}")
+        return f"${{{{ !cancelled() && {GITHUB_RELEASE_BRANCH} }}}}"
     terms = ["!cancelled() && !failure()"] if locked else []
     if job.kind == "promote":   # a manual run from a branch verifies but never promotes
-        terms.append("github.ref_name == github.event.repository.default_branch")
+        terms.append(GITHUB_RELEASE_BRANCH)
     return f"${{{{ {' && '.join(terms)} }}}}" if locked else " && ".join(terms)
 
 
@@ -237,6 +241,12 @@ def _gitlab_needs(job: Job) -> list[dict[str, Any]]:
     return needs
 
 
+def _gitlab_release_branch(settings: CiSettings) -> str:
+    """The rule of the jobs that publish (promote, the site): a push to the release branch."""
+    return (f'$CI_COMMIT_BRANCH == "{settings.release_branch}"' if settings.release_branch
+            else "$CI_COMMIT_BRANCH == $CI_DEFAULT_BRANCH")
+
+
 def _gitlab_job(job: Job, settings: CiSettings) -> dict[str, Any]:
     # a build or verify job extends its kind's template (the script, once) with its values;
     # the gate and the relock share the first stage: each runs in its own kind of pipeline
@@ -253,16 +263,13 @@ def _gitlab_job(job: Job, settings: CiSettings) -> dict[str, Any]:
     if job.kind in ("check", "relock", "site"):     # no registry: the index, the mirror, files
         spec["before_script"] = [settings.install_command]
     if job.kind == "site":      # failed verdicts too, and only the release branch's
-        spec["rules"] = [{"if": f'$CI_COMMIT_BRANCH == "{settings.release_branch}"'
-                          if settings.release_branch else "$CI_COMMIT_BRANCH == $CI_DEFAULT_BRANCH",
-                          "when": "always"}]
+        spec["rules"] = [{"if": _gitlab_release_branch(settings), "when": "always"}]
     if job.kind == "relock":    # a pipeline schedule (weekly: RELOCK_CRON) runs it
         spec["rules"] = [{"if": '$CI_PIPELINE_SOURCE == "schedule"'}]
     elif job.kind == "check":
         spec["rules"] = [{"if": '$CI_PIPELINE_SOURCE != "schedule"'}]
     if job.kind == "promote":
-        spec["rules"] = [{"if": f'$CI_COMMIT_BRANCH == "{settings.release_branch}"'
-                          if settings.release_branch else "$CI_COMMIT_BRANCH == $CI_DEFAULT_BRANCH"}]
+        spec["rules"] = [{"if": _gitlab_release_branch(settings)}]
         if settings.keyless:    # the certificate Fulcio gave the verify jobs names this pipeline
             spec["variables"] = {
                 "IMGKIT_CERTIFICATE_IDENTITY":
