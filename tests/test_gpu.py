@@ -143,6 +143,36 @@ def test_host_driver_preflight_reads_the_real_driver() -> None:
     assert check.measured.split(".")[0].isdigit()
 
 
+@pytest.mark.parametrize("env", [{"NVIDIA_REQUIRE_CUDA": "cuda>=12.4 brand=tesla,driver>=470,driver<471"},
+                                 {"CUDA_VERSION": "12.4.1"}], ids=["NVIDIA_REQUIRE_CUDA", "CUDA_VERSION"])
+def test_host_driver_preflight_takes_the_cuda_from_the_image_environment(env: dict[str, str]) -> None:
+    """An image in NVIDIA's style with no tag or labels imgkit reads: the CUDA its driver
+    must run comes from the image's own environment, judged against the real driver."""
+    pytest.importorskip("pynvml")
+    from imgkit.verify.run import host_driver_checks
+    (check,) = host_driver_checks(Expectations((), ()), env)
+    assert check.verdict == PASS, check
+    assert "CUDA 12.4" in check.expected, check
+
+
+def test_an_image_needing_a_newer_cuda_than_the_driver_is_not_passed() -> None:
+    """NVIDIA_REQUIRE_CUDA naming CUDA 13.1, whose own driver is 590: a driver before that
+    runs it at best under minor-version compatibility (13.x on >= 580), else not at all.
+    The driver is read with nvidia-smi, not the code under test."""
+    import subprocess
+    pytest.importorskip("pynvml")
+    from imgkit.verify.diagnose import HOST
+    from imgkit.verify.run import host_driver_checks
+    from imgkit.verify.verdict import WARN
+    driver = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+                            capture_output=True, text=True, check=True).stdout.split()[0]
+    if int(driver.split(".")[0]) >= 590:
+        pytest.skip(f"driver {driver} runs CUDA 13.1 natively")
+    (check,) = host_driver_checks(Expectations((), ()), {"NVIDIA_REQUIRE_CUDA": "cuda>=13.1"})
+    assert check.verdict in (WARN, FAIL) and check.scope == HOST, check
+    assert check.measured == driver and check.diagnosis, check
+
+
 LDSO = "/lib64/ld-linux-x86-64.so.2"
 
 
