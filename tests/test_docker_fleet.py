@@ -147,6 +147,7 @@ def test_with_no_engine_the_judge_reads_the_image_from_its_registry(  # type: ig
     assert done.returncode == 0, done.stdout + done.stderr
     verdict = json.loads((tmp_path / "v.json").read_text())
     assert verdict["image_id"] == engine.image(mini).id
+    assert verdict["size"] is None        # the registry says compressed bytes: no unpacked size
     checks = {c["name"]: c for c in verdict["checks"]}
     assert checks["report.matches-image"]["verdict"] == "info"
     assert "without a Docker engine" in checks["report.matches-image"]["diagnosis"]

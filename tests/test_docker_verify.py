@@ -359,6 +359,9 @@ def test_a_k8s_jobs_report_gives_the_verdict_of_a_local_run(  # type: ignore[no-
         return {c["name"]: c["verdict"] for c in json.loads(path.read_text())["checks"]}
     assert checks(remote) == checks(here)
     assert json.loads(remote.read_text())["gpu_verified"] is False
+    # the size the site compares builds by: what the engine holds unpacked
+    assert json.loads(remote.read_text())["size"] == json.loads(here.read_text())["size"] \
+        == engine.image(mini).size > 0
     (tmp_path / "junk.txt").write_text("no report here")
     junk = subprocess.run([sys.executable, "-m", "imgkit", "judge", mini,
                            str(tmp_path / "junk.txt")], capture_output=True, text=True)

@@ -5,6 +5,7 @@ out), the pages self-contained, and a matrix of 500 images under 1 MB. The brows
 from __future__ import annotations
 
 import copy
+import json
 import os
 import re
 from pathlib import Path
@@ -45,10 +46,10 @@ def slow() -> dict[str, Any]:
 
 
 def write_verdict(folder: Path, name: str, image: str, verdict: Verdict, age: float = 0,
-                  image_id: str = "") -> Path:
+                  image_id: str = "", size: int | None = None) -> Path:
     path = folder / f"{name}.json"
     path.write_text(verdict_json(Verdict(image, image_id or verdict.image_id, verdict.checks,
-                                         verdict.gpu_checked, verdict.facts)))
+                                         verdict.gpu_checked, verdict.facts, size=size)))
     stamp = path.stat().st_mtime - age
     os.utime(path, (stamp, stamp))
     return path
@@ -153,6 +154,57 @@ def test_what_changed_since_the_build_before(tmp_path: Path) -> None:
     assert ("throughput", "GEMM TF32 of peak") not in moved                # TF32 did not
     assert ("library", "cudart") not in moved                          # the stack stayed
     assert grid[FAMILIES[0][0]].cells[0].changes is None               # one build: nothing to compare
+
+
+def three_builds(folder: Path) -> Path:
+    """The verdicts of verdicts(), and a third build of torch before both, with its size:
+    each build of torch recorded its unpacked size."""
+    verdicts(folder)
+    for name, size in (("torch-old", 6_500_000_000), ("torch", 6_620_000_000)):
+        path = folder / f"{name}.json"
+        document = json.loads(path.read_text())
+        stamp = path.stat().st_mtime
+        path.write_text(json.dumps({**document, "size": size}))
+        os.utime(path, (stamp, stamp))
+    write_verdict(folder, "torch-oldest", FAMILIES[1][0], run(listed(GOOD, "1.25.0", "3.0.9")),
+                  age=7200, image_id="sha256:" + "2" * 64, size=6_400_000_000)
+    return folder
+
+
+def test_any_two_verdicts_of_an_image_are_compared_with_the_size_delta(tmp_path: Path) -> None:
+    """Two builds or two digests chosen by hand: every two of the newest verdicts are
+    compared (older first), each with what moved and how the unpacked size moved."""
+    found, _ = read_verdicts(three_builds(tmp_path / "v"))
+    grid = {r.tag: r for r in rows(plan_of(), found)}
+    torch = grid[FAMILIES[1][0]]
+    first = torch.cells[0]
+    assert [p.image_id for p in first.history][1:] == ["sha256:" + "1" * 64, "sha256:" + "2" * 64]
+    assert [p.size for p in first.history] == ["6.6 GB", "6.5 GB", "6.4 GB"]
+    pairs = {(c.older, c.newer): c.changes for c in first.comparisons}
+    assert set(pairs) == {(1, 0), (2, 0), (2, 1)}
+    oldest_to_newest = {(m.kind, m.name): (m.before, m.after) for m in pairs[(2, 0)].moved}
+    assert oldest_to_newest[("pip", "numpy")] == ("1.25.0", "2.0.1")
+    assert oldest_to_newest[("apt", "libssl3")] == ("3.0.9", "3.0.13")
+    assert oldest_to_newest[("size", "image, unpacked")] == ("6.4 GB", "6.6 GB (+220.0 MB)")
+    older = {(m.kind, m.name): (m.before, m.after) for m in pairs[(2, 1)].moved}
+    assert older[("size", "image, unpacked")] == ("6.4 GB", "6.5 GB (+100.0 MB)")
+    assert ("throughput", "GEMM BF16 of peak") not in older       # both of those were fast
+    assert torch.size == "6.6 GB"     # no engine holds it here: its newest verdict's size
+    assert grid[FAMILIES[0][0]].size == "" and grid[FAMILIES[0][0]].cells[0].comparisons == ()
+    written = write_site(tmp_path / "site", rows(plan_of(), found), verdicts=len(found), skipped=[])
+    page = next(p for p in written if p.name == "torch_2.5.1-cuda12.4.html").read_text()
+    shown = re.findall(r'<div class="comparison" data-older="(\d)" data-newer="(\d)"( hidden)?>', page)
+    assert shown == [("1", "0", ""), ("2", "0", " hidden"), ("2", "1", " hidden")], shown
+
+
+def test_a_verdict_that_says_no_size_shows_no_size_move(tmp_path: Path) -> None:
+    """A verdict judged from its registry's description (no engine: no unpacked size) or
+    written before verify recorded sizes: nothing is said of the size, never a made-up one."""
+    found, _ = read_verdicts(verdicts(tmp_path / "v"))
+    grid = {r.tag: r for r in rows(plan_of(), found)}
+    changed = grid[FAMILIES[1][0]].cells[0].changes
+    assert changed is not None and all(m.kind != "size" for m in changed.moved)
+    assert grid[FAMILIES[1][0]].size == ""
 
 
 def test_throughput_and_layers_are_drawn_as_inline_svg(tmp_path: Path) -> None:

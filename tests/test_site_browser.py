@@ -18,7 +18,7 @@ from imgkit.site.grid import rows
 from imgkit.site.inputs import read_verdicts
 from imgkit.site.pages import write_site
 
-from .test_site import FAMILIES, plan_of, verdicts
+from .test_site import FAMILIES, plan_of, three_builds, verdicts
 
 CHROMIUM, DRIVER = shutil.which("chromium"), shutil.which("chromedriver")
 if not (CHROMIUM and DRIVER) and not os.environ.get("CI"):
@@ -98,3 +98,35 @@ def test_the_grid_as_a_person_sees_it(browser: Any, site: Path, tmp_path: Path) 
     browser.save_screenshot(str(shots(tmp_path) / "image.png"))
     urls = requested(browser)
     assert urls and all(u.startswith("file://") for u in urls), urls     # nothing left the page
+
+
+def test_two_verdicts_chosen_by_hand_are_compared(browser: Any, tmp_path: Path) -> None:
+    """Three builds of torch: choosing the oldest and the newest shows what moved between
+    them and the size delta, whichever way round they are chosen; the same one twice says so."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+    found, _ = read_verdicts(three_builds(tmp_path / "v"))
+    write_site(tmp_path / "site", rows(plan_of(), found), verdicts=len(found), skipped=[])
+    browser.get((tmp_path / "site" / "images" / "torch_2.5.1-cuda12.4.html").as_uri())
+
+    def shown() -> set[tuple[str, ...]]:
+        divs = [d for d in browser.find_elements(By.CSS_SELECTOR, "div.comparison") if d.is_displayed()]
+        assert len(divs) <= 1
+        return {tuple(cell.text for cell in row.find_elements(By.TAG_NAME, "td"))
+                for d in divs for row in d.find_elements(By.CSS_SELECTOR, "tbody tr")}
+
+    side = {name: Select(browser.find_element(By.CSS_SELECTOR, f'select[data-side="{name}"]'))
+            for name in ("from", "to")}
+    assert ("pip", "numpy", "1.26.4", "2.0.1") in shown()         # at first: the newest two
+    side["from"].select_by_index(2)
+    oldest_to_newest = shown()
+    assert ("pip", "numpy", "1.25.0", "2.0.1") in oldest_to_newest
+    assert ("size", "image, unpacked", "6.4 GB", "6.6 GB (+220.0 MB)") in oldest_to_newest
+    browser.save_screenshot(str(shots(tmp_path) / "compare.png"))
+    side["from"].select_by_index(0)
+    side["to"].select_by_index(2)
+    assert shown() == oldest_to_newest                            # older first, either way
+    side["to"].select_by_index(0)
+    assert shown() == set() and browser.find_element(By.CSS_SELECTOR, "p.same").is_displayed()
+    urls = requested(browser)
+    assert urls and all(u.startswith("file://") for u in urls), urls

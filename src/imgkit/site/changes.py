@@ -1,12 +1,13 @@
 """What changed between two verdicts of one image and platform (the newest and the one
 before it, of another image id): the stack as the libraries report it, the frameworks,
-every pip and apt package when both reports listed them (`imgkit attest` does), and the
-GEMM throughput against peak. docker-stacks' manifest diff, with the GPU numbers beside it.
-Pure logic."""
+every pip and apt package when both reports listed them (`imgkit attest` does), the
+image's size and the GEMM throughput against peak. docker-stacks' manifest diff, with the
+GPU numbers beside it. Pure logic."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..console import human_size
 from ..verify.facts import Report
 from ..verify.gpu_checks import gemm_shares
 from .inputs import VerdictFile
@@ -16,7 +17,7 @@ FAMILIES = ("cudart", "cublas", "cudnn", "nccl")
 
 @dataclass(frozen=True)
 class Moved:
-    kind: str          # "library", "framework", "pip", "apt" or "throughput"
+    kind: str          # "library", "framework", "pip", "apt", "size" or "throughput"
     name: str
     before: str        # "" when added
     after: str         # "" when removed
@@ -32,7 +33,7 @@ class Changes:
 def changes(before: VerdictFile, after: VerdictFile) -> Changes:
     old, new = before.facts, after.facts
     if old is None or new is None:
-        return Changes(before, (), False)
+        return Changes(before, tuple(_size(before, after)), False)
     moved = _diff("library", _libraries(old), _libraries(new))
     moved += _diff("framework", _frameworks(old), _frameworks(new))
     compared = False
@@ -42,8 +43,18 @@ def changes(before: VerdictFile, after: VerdictFile) -> Changes:
                        {d.name: d.version for d in new.inventory.python})
         moved += _diff("apt", {p.name: p.version for p in old.inventory.dpkg},
                        {p.name: p.version for p in new.inventory.dpkg})
+    moved += _size(before, after)
     moved += _diff("throughput", _shares(before), _shares(after))
     return Changes(before, tuple(moved), compared)
+
+
+def _size(before: VerdictFile, after: VerdictFile) -> list[Moved]:
+    """The unpacked size, when both verdicts say it and it moved, with the difference."""
+    if before.size is None or after.size is None or before.size == after.size:
+        return []
+    delta = after.size - before.size
+    return [Moved("size", "image, unpacked", human_size(before.size),
+                  f"{human_size(after.size)} ({'+' if delta > 0 else '-'}{human_size(abs(delta))})")]
 
 
 def _diff(kind: str, old: dict[str, str], new: dict[str, str]) -> list[Moved]:

@@ -58,6 +58,6 @@ def recorded(plan: Plan) -> tuple[list[Found], list[str]]:
         info = engine.image(target.tag)
         record = tickets.document(info.id) if info is not None else None
         if info is not None and record is not None:
-            found.append(Found(from_record(record, info.platform), tickets.path_of(info.id),
+            found.append(Found(from_record(record, info.platform, info.size), tickets.path_of(info.id),
                                record.recorded_at))
     return found, []

@@ -16,6 +16,7 @@ from .locks import LockView
 
 PASSED, UNVERIFIED, FAILED, NONE = "passed", "gpu-unverified", "failed", "none"
 ABSENT = "absent"        # the image is not made for that platform
+COMPARED = 8             # the newest verdicts of an image and platform its page compares, any two
 
 
 @dataclass(frozen=True)
@@ -30,6 +31,15 @@ class Cell:
     verdict: VerdictFile | None = None
     changes: Changes | None = None     # since the verdict before it (of another image id)
     history: tuple[Past, ...] = ()     # every verdict of this image and platform, newest first
+    comparisons: tuple[Comparison, ...] = ()   # every two of the newest COMPARED in history
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """What changed between two verdicts of the history, chosen on the page by hand."""
+    older: int                     # positions in the history (0: the newest)
+    newer: int
+    changes: Changes
 
 
 @dataclass(frozen=True)
@@ -40,6 +50,7 @@ class Past:
     said: str
     tf32: str = ""
     fp16: str = ""
+    size: str = ""                 # unpacked, as the verdict recorded it
 
 
 @dataclass(frozen=True)
@@ -65,7 +76,8 @@ class Row:
     cuda: str
     framework: str
     cells: tuple[Cell, ...]
-    size: str = ""                 # what the engine here holds of it ("" when not here)
+    size: str = ""                 # what the engine here holds of it, else what its newest
+                                   # verdict recorded ("" when neither says)
     built: str = ""                # the day its newest layer was made
     layers: tuple[Layer, ...] = ()
     updates: Updates | None = None     # None: `imgkit outdated` was not asked
@@ -117,7 +129,8 @@ def updates_of(record: OutdatedRecord) -> Updates:
 
 def _with_facts(row: Row, facts: ImageFacts | None) -> Row:
     if facts is None:
-        return row
+        recorded = next((c.verdict.size for c in row.cells if c.verdict and c.verdict.size), None)
+        return replace(row, size=human_size(recorded)) if recorded else row
     built = dt.datetime.fromtimestamp(facts.created, dt.timezone.utc).date().isoformat() \
         if facts.created else ""
     return replace(row, size=human_size(facts.size), built=built, layers=facts.layers)
@@ -138,14 +151,20 @@ def _cell_of(items: list[Found], platform: str) -> Cell:
     """The newest verdict's cell, with what changed since the newest one of another image."""
     newest = items[0].verdict
     before = next((i.verdict for i in items[1:] if i.verdict.image_id != newest.image_id), None)
-    found = replace(cell(platform, newest), history=tuple(_past(item, platform) for item in items))
+    compared = items[:COMPARED]
+    pairs = tuple(Comparison(older, newer, changes(compared[older].verdict, compared[newer].verdict))
+                  for newer in range(len(compared)) for older in range(newer + 1, len(compared)))
+    found = replace(cell(platform, newest), history=tuple(_past(item, platform) for item in items),
+                    comparisons=pairs)
     return replace(found, changes=changes(before, newest)) if before is not None else found
 
 
 def _past(item: Found, platform: str) -> Past:
     judged = cell(platform, item.verdict)
     when = dt.datetime.fromtimestamp(item.written, dt.timezone.utc).strftime("%Y-%m-%d %H:%M")
-    return Past(when, item.verdict.image_id, judged.said, judged.tf32, judged.fp16)
+    size = item.verdict.size
+    return Past(when, item.verdict.image_id, judged.said, judged.tf32, judged.fp16,
+                human_size(size) if size is not None else "")
 
 
 def cell(platform: str, verdict: VerdictFile) -> Cell:

@@ -35,6 +35,7 @@ class VerdictFile(BaseModel):
     image_id: str
     passed: bool
     title: str = ""               # the image's own name, when `image` is a digest reference
+    size: Optional[int] = Field(default=None, ge=0)   # bytes unpacked in the engine verify ran beside
     gpu_checked: bool = False
     gpu_verified: bool = False
     host_failure: bool = False
@@ -116,9 +117,10 @@ def read_outdated(path: Path) -> tuple[list[OutdatedRecord], list[str]]:
     return found, skipped
 
 
-def from_record(record: VerdictRecord, platform: str) -> VerdictFile:
-    """A verdict this machine recorded (its ticket: the checks, not the probe's facts)."""
-    return VerdictFile(image=record.image, image_id=record.image_id, passed=record.passed,
+def from_record(record: VerdictRecord, platform: str, size: int | None = None) -> VerdictFile:
+    """A verdict this machine recorded (its ticket: the checks, not the probe's facts);
+    `size`: what the engine holds of the image id it judged."""
+    return VerdictFile(image=record.image, image_id=record.image_id, passed=record.passed, size=size,
                        gpu_checked=record.gpu_checked,
                        gpu_verified=record.gpu_checked and record.passed,
                        host_failure=record.host_failure, platform_seen=platform,

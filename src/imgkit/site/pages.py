@@ -9,7 +9,7 @@ import jinja2
 
 from ..registry.cosign import VERDICT_TYPE
 from ..shipped import PACKAGE_DIR, version
-from .grid import ABSENT, FAILED, NONE, PASSED, UNVERIFIED, Row
+from .grid import ABSENT, COMPARED, FAILED, NONE, PASSED, UNVERIFIED, Row
 from .plots import layers_chart, throughput_chart
 
 MARKS = {PASSED: "[ok]", UNVERIFIED: "[~]", FAILED: "[X]", NONE: "[ ]", ABSENT: "-"}
@@ -44,6 +44,6 @@ def write_site(out: Path, rows: list[Row], *, verdicts: int, skipped: list[str],
     for row in rows:
         path = out / "images" / f"{row.slug}.html"
         path.write_text(page.render(row=row, marks=MARKS, verdict_type=VERDICT_TYPE,
-                                    layers=layers_chart(row.layers)))
+                                    layers=layers_chart(row.layers), compared=COMPARED))
         written.append(path)
     return written

@@ -55,6 +55,7 @@ class Subject:
     ref: str
     info: ImageInfo
     remote: RemoteRef | None = None
+    in_engine: bool = True     # False: `info` is the registry's (its size is compressed bytes)
 
 
 def verify(*, image: str, options: VerifyOptions, outputs: Outputs = Outputs(),
@@ -173,7 +174,7 @@ def from_registry(remote: RemoteRef, options: VerifyOptions, retry_for: float) -
             raise
         raise HostError(f"cannot read {remote} from its registry: {exc.message}",
                         hint=exc.hint or "the registry kept failing; try again later")
-    return Subject(remote.local_ref, info, remote)
+    return Subject(remote.local_ref, info, remote, in_engine=False)
 
 
 def hint_for(from_report: Path | None) -> str:
@@ -272,7 +273,8 @@ def sbom_of(engine: Engine, subject: Subject, verdict: Verdict) -> bytes:
 
 def written(verdict: Verdict, outputs: Outputs, subject: Subject) -> int:
     """Print the verdict and write the files asked for; the exit code it means."""
-    verdict = replace(verdict, title=subject.info.labels.get(labels.TITLE, ""))
+    verdict = replace(verdict, title=subject.info.labels.get(labels.TITLE, ""),
+                      size=subject.info.size if subject.in_engine else None)
     report.write_verdict(verdict, json_file=outputs.json, junit_file=outputs.junit,
                          markdown_file=outputs.markdown)
     if outputs.metrics is not None:

@@ -119,7 +119,7 @@ def verdict_json(verdict: Verdict) -> str:
     import json
     from dataclasses import asdict
     doc = {"image": verdict.image, "title": verdict.title, "image_id": verdict.image_id,
-           "passed": verdict.passed,
+           "size": verdict.size, "passed": verdict.passed,
            "gpu_checked": verdict.gpu_checked, "gpu_verified": verdict.gpu_verified,
            "host_failure": verdict.host_failure, "checks": [asdict(c) for c in verdict.checks],
            "facts": verdict.facts.model_dump(mode="json") if verdict.facts else None}

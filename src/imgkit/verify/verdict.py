@@ -46,6 +46,8 @@ class Verdict:
     probe_seconds: float | None = None   # how long the probe's container ran (None: judged elsewhere)
     title: str = ""             # the image's own name (its image.title label): what a digest
                                 # reference a verify job judged was built as, "" if unlabelled
+    size: int | None = None     # bytes the image holds unpacked in the engine (None: judged
+                                # from its registry's description, or not known)
 
     @property
     def failed(self) -> list[Check]:
