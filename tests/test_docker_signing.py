@@ -25,6 +25,7 @@ import pytest
 
 from imgkit.registry.cosign import VERDICT_TYPE
 
+from .conftest import mini_project
 from .registry import USER, Registry, docker_config, skopeo_json, skopeo_tags, start_registry
 
 pytestmark = pytest.mark.docker
@@ -266,6 +267,49 @@ def test_imgkit_signs_what_verify_attaches_and_cosign_accepts_it_with_no_secret_
     # the passphrase reached cosign through the environment only
     for text in (out.stdout, out.stderr, (tmp_path / "v.json").read_text()):
         assert PASSWORD not in text
+    engine.remove_image(ref)
+
+
+def test_the_site_says_which_promoted_images_carry_a_signed_verdict(  # type: ignore[no-untyped-def]
+        engine, mini, namespace, production, keys, tmp_path):
+    """`imgkit site --registry`: the matrix's final image, promoted where a pipeline puts it
+    and attested with the trusted key, is shown signed with its digest and the commands to
+    check it; against another key, or where it was never promoted, it is not."""
+    config = config_for(tmp_path, production)
+    name, version = mini.rsplit(":", 1)
+    ref = f"{production.address}/prod/{name}:{version}"
+    engine.tag(engine.image(mini).id, ref)
+    subprocess.run(["docker", "--config", str(config), "push", ref], check=True, capture_output=True)
+    digest = skopeo_json("inspect", f"docker://{ref}", registry=production)["Digest"]
+    by_digest = f"{production.address}/prod/{name}@{digest}"
+    env = {**os.environ, "DOCKER_CONFIG": str(config), "COSIGN_PASSWORD": PASSWORD}
+    attested = subprocess.run([*IMGKIT, "attest", by_digest, "--gpus", "none", "--signing-key",
+                               str(keys["trusted"])], env=env, capture_output=True, text=True,
+                              timeout=300)
+    assert attested.returncode == 0, attested.stdout + attested.stderr
+    project = mini_project(tmp_path / "project")
+
+    def site(out: str, registry: str, *trust: str) -> tuple[str, str]:
+        done = imgkit("site", "--images", str(project / "images"), "--namespace", namespace,
+                      "--out", str(tmp_path / out), "--registry", registry, *trust, config=config)
+        assert done.returncode == 0, done.stdout + done.stderr
+        page = next((tmp_path / out / "images").glob("*cuda*.html")).read_text()
+        return (tmp_path / out / "index.html").read_text(), page
+
+    index, page = site("trusted", f"{production.address}/prod", "--trusted-key", str(keys["trusted.pub"]))
+    assert "1 of the 1 promoted image(s) carry a signed, passing verdict" in index
+    assert index.count("registry: signed verdict") == 1 and "registry: no signed verdict" not in index
+    assert f"<code>{by_digest}</code>: a signed, passing verdict about this digest" in page
+    assert f"imgkit check-signed {by_digest} --trusted-key cosign.pub" in page
+    index, page = site("other", f"{production.address}/prod", "--trusted-key", str(keys["other.pub"]))
+    assert "0 of the 1 promoted" in index and "registry: no signed verdict" in index
+    assert "does not verify" in page, page
+    index, page = site("elsewhere", f"{production.address}/elsewhere", "--trusted-key",
+                       str(keys["trusted.pub"]))
+    assert "not in the registry (not promoted)" in page
+    untrusted = imgkit("site", "--images", str(project / "images"), "--namespace", namespace, "--out",
+                       str(tmp_path / "none"), "--registry", f"{production.address}/prod", config=config)
+    assert untrusted.returncode == 2 and "needs the signer to trust" in untrusted.stderr
     engine.remove_image(ref)
 
 

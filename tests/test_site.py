@@ -365,3 +365,36 @@ def test_a_matrix_without_locks_says_nothing_of_locks(tmp_path: Path) -> None:
     locked = site("locked")
     assert "<th>lock</th>" in locked and "Lock: matches the matrix" in locked
     assert '<td class="lock stale">no lock</td>' in locked        # the python layer's
+
+
+def test_what_the_registry_holds_shows_in_the_cell_and_on_the_page(tmp_path: Path) -> None:
+    """signatures.read's findings (a real registry and cosign: test_docker_signing.py) laid
+    out: a signed cell and an unsigned one with why, the real digest in the commands."""
+    from imgkit.site.signatures import Signed
+    found, _ = read_verdicts(verdicts(tmp_path / "v"))
+    digest = "sha256:" + "ab" * 32
+    signed = {(FAMILIES[1][0], "linux/amd64"): Signed(f"r.example/torch@{digest}", True, ""),
+              (FAMILIES[2][0], "linux/amd64"): Signed("r.example/torch-notebook:2.5.1-cuda12.4", False,
+                                                      "not in the registry (not promoted)")}
+    laid_out = rows(plan_of(), found, signed=signed)
+    torch = next(r for r in laid_out if r.tag == FAMILIES[1][0])
+    assert torch.cells[0].signed is not None and torch.cells[0].signed.digest == digest
+    assert torch.cells[1].signed is None                   # arm64: nothing was read for it
+    write_site(tmp_path / "site", laid_out, verdicts=len(found), skipped=[], signer="the key cosign.pub")
+    index = (tmp_path / "site" / "index.html").read_text()
+    assert "1 of the 2 promoted image(s) carry a signed, passing verdict that verifies against " \
+           "the key cosign.pub" in index
+    page = (tmp_path / "site" / "images" / "torch_2.5.1-cuda12.4.html").read_text()
+    assert f"imgkit check-signed r.example/torch@{digest} --trusted-key cosign.pub" in page
+    notebook = (tmp_path / "site" / "images" / "torch-notebook_2.5.1-cuda12.4.html").read_text()
+    assert "<b>no signed, passing verdict</b>: not in the registry (not promoted)" in notebook
+    assert "REGISTRY/torch-notebook@sha256:DIGEST" in notebook       # no digest to fill in
+
+
+def test_trust_and_a_registry_come_together(tmp_path: Path) -> None:
+    from .test_cli import imgkit
+    alone = imgkit("site", "--out", str(tmp_path / "s"), "--registry", "r.example/ml")
+    assert alone.returncode == 2 and "needs the signer to trust" in alone.stderr
+    (tmp_path / "k.pub").write_text("-----BEGIN PUBLIC KEY-----\n")
+    key = imgkit("site", "--out", str(tmp_path / "s"), "--trusted-key", str(tmp_path / "k.pub"))
+    assert key.returncode == 2 and "give the registry with --registry" in key.stderr, key.stderr

@@ -333,12 +333,16 @@ def ci(selection: Selection, platform: flags.CiPlatform, out: flags.PipelineOut,
 @command()
 @selects()
 def site(selection: Selection, out: flags.SiteOut, verdicts: flags.Verdicts = None,
-         outdated: flags.Outdated = None) -> int:
+         outdated: flags.Outdated = None, registry: flags.SiteRegistry = None,
+         trusted_key: flags.TrustedKey = None, certificate_identity: flags.Identity = None,
+         certificate_oidc_issuer: flags.Issuer = None, tlog: flags.Tlog = None) -> int:
     """Write a static site of the matrix's verdicts: a grid of every image by platform
     (passed, failed and why, GPU not verified, no verdict) with filters, and a page per
     image with its stack and checks. Self-contained: open index.html from disk or host it."""
     from ..site.command import site as run
-    return run(selection, verdicts=verdicts, out=out, outdated=outdated)
+    return run(selection, verdicts=verdicts, out=out, outdated=outdated,
+               registry=destination_of("--registry", registry),
+               trust=trust(trusted_key, certificate_identity, certificate_oidc_issuer, tlog))
 
 
 @command()

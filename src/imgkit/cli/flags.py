@@ -352,6 +352,11 @@ Outdated = Annotated[Optional[Path], typer.Option(
     "(default: not shown).")]
 SiteOut = Annotated[Path, typer.Option("--out", metavar="DIR", help="The folder to write the "
                                                                       "site into (index.html).")]
+SiteRegistry = Annotated[Optional[str], typer.Option(
+    "--registry", metavar="REGISTRY[/NAMESPACE]", help="Where verified images are promoted: "
+    "each final image's digest there and whether a signed, passing verdict about it verifies "
+    "against --trusted-key (or a keyless identity), in the grid and on its page (default: not "
+    "shown).")]
 Margin = Annotated[float, typer.Option(
     "--margin", metavar="SHARE", min=0.01, max=0.9, help="Alert when a throughput falls more "
     "than this share under the best the same image reached on the same GPU model (0.1: 10%).")]

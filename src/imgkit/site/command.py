@@ -7,23 +7,36 @@ from ..console import stderr_line
 from ..errors import UsageError
 from ..matrix.load import load_plan
 from ..matrix.targets import Plan
+from ..options import Trust
+from ..registry.destination import Destination
 from ..selection import Selection
 from .grid import rows
 from .inputs import Found, OutdatedRecord, from_record, read_outdated, read_verdicts
 from .pages import write_site
+from .signatures import signer
 
 
 def site(selection: Selection, *, verdicts: Path | None, out: Path,
-         outdated: Path | None = None) -> int:
+         outdated: Path | None = None, registry: Destination | None = None,
+         trust: Trust = Trust()) -> int:
     """The site of the selection's images from the verify --json files under `verdicts`
     (a file that cannot be read is named and left out, never counted as a pass), or else
-    from the verdicts this machine recorded; with `outdated`, what waits for each image."""
+    from the verdicts this machine recorded; with `outdated`, what waits for each image;
+    with `registry`, whether each promoted image there carries a signed, passing verdict
+    that verifies against `trust`."""
     if verdicts is not None and not verdicts.is_dir():
         raise UsageError(f"--verdicts {verdicts}: no such folder",
                          hint="give the folder the `imgkit verify --json FILE` files are in")
     if outdated is not None and not outdated.is_file():
         raise UsageError(f"--outdated {outdated}: no such file",
                          hint="give the file `imgkit outdated --json FILE` wrote")
+    if registry is not None and not trust.configured:
+        raise UsageError(f"--registry {registry} needs the signer to trust: --trusted-key "
+                         "cosign.pub, or --certificate-identity and --certificate-oidc-issuer",
+                         hint="the key or identity promote checks the verdicts with")
+    if registry is None and trust.configured:
+        raise UsageError("--trusted-key and --certificate-identity say whose signature a "
+                         "verdict in the registry needs: give the registry with --registry")
     plan = load_plan(selection)
     found, skipped = read_verdicts(verdicts) if verdicts is not None else recorded(plan)
     waiting: list[OutdatedRecord] | None = None
@@ -37,9 +50,14 @@ def site(selection: Selection, *, verdicts: Path | None, out: Path,
     locks, unread_locks = lock_views(selection.images, plan)
     skipped = [*skipped, *unread_locks]
     locked = any(view.state != "no lock" for view in locks.values())   # a matrix that locks
-    laid_out = rows(plan, found, image_facts(plan), waiting, locks if locked else None)
+    signed = None
+    if registry is not None:
+        from .signatures import read
+        signed = read(plan, registry, trust)
+    laid_out = rows(plan, found, image_facts(plan), waiting, locks if locked else None, signed)
     written = write_site(out, laid_out, verdicts=len(found), skipped=skipped,
-                         outdated=outdated is not None, locked=locked)
+                         outdated=outdated is not None, locked=locked,
+                         signer=signer(trust) if registry is not None else "")
     where = f"{len(found)} verdict file(s)" if verdicts is not None else \
         f"{len(found)} verdict(s) recorded here"
     stderr_line(f"wrote {len(written)} pages to {out} ({len(laid_out)} images, {where}); "

@@ -13,6 +13,7 @@ from .changes import Changes, changes
 from .images import ImageFacts, Layer
 from .inputs import Found, OutdatedRecord, VerdictFile
 from .locks import LockView
+from .signatures import Signed
 
 PASSED, UNVERIFIED, FAILED, NONE = "passed", "gpu-unverified", "failed", "none"
 ABSENT = "absent"        # the image is not made for that platform
@@ -32,6 +33,8 @@ class Cell:
     changes: Changes | None = None     # since the verdict before it (of another image id)
     history: tuple[Past, ...] = ()     # every verdict of this image and platform, newest first
     comparisons: tuple[Comparison, ...] = ()   # every two of the newest COMPARED in history
+    signed: Signed | None = None       # what the registry holds of it (None: not asked, or
+                                       # an image no pipeline promotes)
 
 
 @dataclass(frozen=True)
@@ -96,10 +99,12 @@ def matches(image: str, tag: str) -> bool:
 
 def rows(plan: Plan, found: list[Found], held: dict[str, ImageFacts] | None = None,
          outdated: list[OutdatedRecord] | None = None,
-         locks: dict[str, LockView] | None = None) -> list[Row]:
+         locks: dict[str, LockView] | None = None,
+         signed: dict[tuple[str, str], Signed] | None = None) -> list[Row]:
     """`held`: what the engine holds of each image (image_facts), when it was asked;
     `outdated`: what `imgkit outdated` found waiting, when it was given; `locks`: each
-    image's lock (lock_views)."""
+    image's lock (lock_views); `signed`: what the registry holds of each image and
+    platform (signatures.read), when it was asked."""
     platforms = sorted({p for t in plan.targets for p in t.platforms})
     history: dict[tuple[str, str], list[Found]] = {}
     for target in plan.targets:
@@ -111,6 +116,9 @@ def rows(plan: Plan, found: list[Found], held: dict[str, ImageFacts] | None = No
         items.sort(key=lambda item: item.written, reverse=True)     # newest first
     laid_out = [replace(_with_facts(_row(t, platforms, history), (held or {}).get(t.tag)),
                         lock=(locks or {}).get(t.tag)) for t in plan.targets]
+    if signed is not None:
+        laid_out = [replace(row, cells=tuple(replace(c, signed=signed.get((row.tag, c.platform)))
+                                             for c in row.cells)) for row in laid_out]
     if outdated is None:
         return laid_out
     return [replace(row, updates=next((updates_of(r) for r in reversed(outdated)
