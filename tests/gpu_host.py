@@ -76,18 +76,19 @@ def loader_env(**extra: str) -> dict[str, str]:
 
 
 def probe_host(gemm_size: int = 8192, loader: list[str] | None = None,
-               env: dict[str, str] | None = None) -> dict[str, Any]:
+               env: dict[str, str] | None = None, args: tuple[str, ...] = ()) -> dict[str, Any]:
     """This host's report from the probe exactly as `imgkit verify` ships it into a
     container (the zipped package, started by verify's BOOT), GPU section included.
     `loader`: how to start python (default: this interpreter); `env`: its environment
-    (default: this one with the wheels' libraries on LD_LIBRARY_PATH)."""
+    (default: this one with the wheels' libraries on LD_LIBRARY_PATH); `args`: the probe's
+    other arguments, e.g. --inventory."""
     from imgkit.verify.run import BOOT, probe_zip
     env = dict(env if env is not None else loader_env())
     env["IMGKIT_PROBE"] = base64.b64encode(probe_zip()).decode()
     env["PYTHONPATH"] = ""  # as in an image: nothing of imgkit's importable but the zip
     token = channel.new_token()
     env[channel.MARK_ENV] = token           # as verify frames it
-    proc = subprocess.run([*(loader or [sys.executable]), "-c", BOOT, "--gemm-size", str(gemm_size)],
+    proc = subprocess.run([*(loader or [sys.executable]), "-c", BOOT, "--gemm-size", str(gemm_size), *args],
                           env=env, capture_output=True, text=True, timeout=600)
     if proc.returncode != 0:
         raise RuntimeError(f"probe exit {proc.returncode}: {proc.stderr[-3000:]}")

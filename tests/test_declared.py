@@ -221,7 +221,7 @@ commandTests:
 """))
     riders = probe_environment(checks, gpu=False, timeout=3)
     assert extra_seconds(checks, gpu=False, timeout=3) == 5 * 3
-    report = probe_host(gemm_size=256, env={**os.environ, **riders})
+    report = probe_host(gemm_size=256, env={**os.environ, **riders}, args=("--inventory",))
     ran = parse_report({**GOOD, "commands": report["commands"]}).commands
     assert ran is not None
     judged = {c.name: c for c in commands_from_report(checks.command_tests, ran)}
@@ -234,5 +234,7 @@ commandTests:
     # prints the niceness it runs at)
     niceness = next(c["stdout"] for c in report["commands"] if c["name"] == "niceness")
     assert niceness.strip() == str(min(os.nice(0) + 10, 19)), report["commands"]
+    # what is installed, listed beside them (what `verify --json` writes for the site's diffs)
+    assert any(d["name"].lower() == "pytest" for d in report["inventory"]["python"]), report["inventory"]
     missing = commands_from_report(checks.command_tests, ())
     assert {c.verdict for c in missing} == {"fail"} and "no result" in missing[0].diagnosis

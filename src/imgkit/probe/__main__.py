@@ -70,6 +70,11 @@ def examine_libraries(names):
     return libs.collect(), libs.resolve_names(names)
 
 
+def list_installed():
+    priority.lower()   # beside the frameworks' import, yielding to it
+    return inventory.collect()
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="imgkit-check", description=__doc__)
     parser.add_argument("--no-gpu", action="store_true", help="skip all GPU work")
@@ -94,7 +99,7 @@ def main(argv=None):
     # framework step shares the GPU with its measurements.
     # Two frameworks' GPU steps (their AMP timings above all) must not share the GPU either,
     # so with a GPU wanted they run one after the other.
-    with ThreadPoolExecutor(max_workers=len(present) + 3) as pool:
+    with ThreadPoolExecutor(max_workers=len(present) + 4) as pool:
         if args.no_gpu:
             runs = {name: pool.submit(frameworks.run, name, False) for name in present}
         else:
@@ -103,11 +108,13 @@ def main(argv=None):
         # the team's commandTests use no GPU: they run while the frameworks import
         commands = declared.wanted(declared.COMMANDS_ENV)
         commands_run = pool.submit(declared.run_commands, commands) if commands else None
+        listed = pool.submit(list_installed) if args.inventory else None
         libraries, bare_names = pool.submit(examine_libraries, names).result()
         found = ({name: run.result() for name, run in runs.items()} if args.no_gpu
                  else one_by_one.result())
         pip = pip_run.result()
         ran_commands = commands_run.result() if commands_run is not None else None
+        installed = listed.result() if listed is not None else None
     report = {"probe_version": PROBE_VERSION, "system": system_facts(), "libraries": libraries,
               "bare_names": bare_names, "frameworks": found, "pip_check": pip,
               "args": {"no_gpu": args.no_gpu}}
@@ -117,8 +124,8 @@ def main(argv=None):
     snippets = declared.wanted()
     if snippets:      # the team's gpuTests, once the GPU work is done
         report["declared"] = declared.run_all(snippets)
-    if args.inventory:
-        report["inventory"] = inventory.collect()
+    if installed is not None:
+        report["inventory"] = installed
     text = json.dumps(report, indent=1, sort_keys=True, default=str)
     report_out.write(channel.frame(text, token) if framed else text + "\n")
     report_out.flush()
