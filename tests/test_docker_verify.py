@@ -362,6 +362,11 @@ def test_a_k8s_jobs_report_gives_the_verdict_of_a_local_run(  # type: ignore[no-
     # the size the site compares builds by: what the engine holds unpacked
     assert json.loads(remote.read_text())["size"] == json.loads(here.read_text())["size"] \
         == engine.image(mini).size > 0
+    # and what it holds, for the site's diff of two verdicts: its Debian and pip packages
+    listed = json.loads(here.read_text())["facts"]["inventory"]
+    assert any(p["name"] == "libc6" for p in listed["dpkg"]), listed["dpkg"][:5]
+    assert any(d["name"].lower().replace("_", "-").startswith("nvidia-cuda-runtime")
+               for d in listed["python"]), listed["python"]
     (tmp_path / "junk.txt").write_text("no report here")
     junk = subprocess.run([sys.executable, "-m", "imgkit", "judge", mini,
                            str(tmp_path / "junk.txt")], capture_output=True, text=True)

@@ -73,7 +73,10 @@ def verify(*, image: str, options: VerifyOptions, outputs: Outputs = Outputs(),
         held_to = read_reference(reference)                   # bad file: exit 2
     engine, subject = resolve(image, options, candidates, retry_for, hint_for(from_report),
                               engine_optional=from_report is not None and declared is None)
-    verdict = judge(engine, subject, options, from_report, declared=declared)
+    # a verdict file lists what is installed (read beside the frameworks' import), so that
+    # `imgkit site` can say which packages moved between two of them
+    verdict = judge(engine, subject, options, from_report, declared=declared,
+                    with_inventory=outputs.json is not None)
     if held_to is not None:
         from .fleet import fleet_checks
         verdict = replace(verdict, checks=verdict.checks + tuple(fleet_checks(
