@@ -2,18 +2,29 @@
 every image they make lives under a per-session namespace and is removed afterwards."""
 from __future__ import annotations
 
+import json
 import os
 import shutil
+import signal
+import subprocess
+import sys
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 import pytest
 
 from .registry import Registry, start_registry
 
 ROOT = Path(__file__).resolve().parent.parent
+
+# A run started in the background by a shell without job control (`cmd &` in a script, as
+# CI launchers do) inherits Ctrl-C as ignored, and so would every imgkit the tests start:
+# the Ctrl-C tests would then interrupt nothing. Python's own handler is put back here;
+# across exec a handled signal becomes the default again, and a child Python handles it.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -117,6 +128,44 @@ def arm64_base(engine, namespace) -> str:  # type: ignore[no-untyped-def]
     assert info is not None and info.platform == "linux/arm64"  # the config's, not the host's
     engine.tag(info.id, f"{namespace}/debian:bookworm-arm64")
     return base
+
+
+@dataclass(frozen=True)
+class TwoPlatforms:
+    common: list[str]        # --images/--namespace of the family
+    namespace: str           # where its images are (one of its own)
+    cuda: str                # the host's image; the arm64 one is f"{cuda}-arm64"
+    first: dict[str, str]    # tag -> status of the first build
+    build: Callable[[], subprocess.CompletedProcess[str]]
+    report: Path
+
+
+@pytest.fixture(scope="session")
+def two_platforms(engine, namespace, arm64_base, tmp_path_factory) -> TwoPlatforms:  # type: ignore[no-untyped-def]
+    """`imgkit build` of a family for both platforms (the legacy builder), once for the
+    session: the arm64 tests stand on it, and the BuildKit one builds its own CUDA images
+    on its python layers. (A namespace of its own: other modules expect the session's
+    namespace to build its python layer themselves.)"""
+    own = f"{namespace}-platforms"
+    for ref in (f"{namespace}/debian:bookworm", arm64_base):
+        engine.tag(engine.image(ref).id, f"{own}/debian:bookworm" + ("-arm64" if ref == arm64_base else ""))
+    tmp_path = tmp_path_factory.mktemp("platforms")
+    images = tmp_path / "images"
+    images.mkdir()
+    (images / "mini.yaml").write_text("family: mini\ncuda_libs: [cudart]\n"
+                                      "platforms: [linux/amd64, linux/arm64]\n"
+                                      "axes:\n  cuda: [\"12.8\"]\n")
+    common = ["--images", str(images), "--namespace", own]
+    report = tmp_path / "build.json"
+
+    def build() -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "imgkit", "build", *common, "--json", str(report)],
+                              capture_output=True, text=True, timeout=1800)
+    done = build()
+    assert done.returncode == 0, done.stdout + done.stderr
+    built = {i["tag"]: i["status"] for i in json.loads(report.read_text())["images"]}
+    cuda = next(t for t in built if "/cuda:" in t and not t.endswith("-arm64"))
+    return TwoPlatforms(common, own, cuda, built, build, report)
 
 
 MINI_FAMILY = """\
