@@ -11,7 +11,6 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 import pytest
 
@@ -47,14 +46,11 @@ def wheels(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 
 @pytest.fixture(scope="module")
-def arm64_python(engine, namespace, arm64_base) -> str:  # type: ignore[no-untyped-def]
-    """The arm64 base with python3 and a venv, as a user builds one."""
-    return build_from_files(engine, f"{namespace}/python:3.11-bookworm-arm64", {"Dockerfile": (
-        f"FROM {arm64_base}\n"
-        "RUN apt-get update -qq && apt-get install -y -qq --no-install-recommends python3 "
-        "python3-venv >/dev/null && rm -rf /var/lib/apt/lists/* && python3 -m venv /opt/venv "
-        "&& useradd --create-home --uid 1000 imgkit\n"
-        "ENV PATH=/opt/venv/bin:$PATH\nUSER imgkit\n").encode()})
+def arm64_python(two_platforms) -> str:  # type: ignore[no-untyped-def]
+    """The arm64 base with python3, a venv and the imgkit user: the python layer `imgkit
+    build` made for arm64 (the amd64 layouts stand on its amd64 twin, mini_stack.python);
+    emulated apt runs once in the session, for both."""
+    return f"{two_platforms.namespace}/python:3.11-bookworm-arm64"
 
 
 def arm64_layout(engine, namespace: str, parent: str, name: str, steps: str,  # type: ignore[no-untyped-def]
@@ -148,42 +144,6 @@ def test_the_cli_verifies_arm64_here_without_a_gpu_only(arm64_python) -> None:  
     other = imgkit("verify", arm64_python, "--platform", "linux/amd64", "--gpus", "none")
     assert other.returncode == 2 and "is a linux/arm64 image, not linux/amd64" in other.stderr
     assert "Traceback" not in gpu.stderr + other.stderr
-
-
-@dataclass(frozen=True)
-class TwoPlatforms:
-    common: list[str]        # --images/--namespace of the family
-    cuda: str                # the host's image; the arm64 one is f"{cuda}-arm64"
-    first: dict[str, str]    # tag -> status of the first build
-    build: Callable[[], subprocess.CompletedProcess[str]]
-    report: Path
-
-
-@pytest.fixture(scope="module")
-def two_platforms(engine, namespace, arm64_base, tmp_path_factory) -> TwoPlatforms:  # type: ignore[no-untyped-def]
-    """`imgkit build` of a family for both platforms, once for the module. (A namespace of
-    its own: other modules expect the session's namespace to build its python layer
-    themselves.)"""
-    own = f"{namespace}-platforms"
-    for ref in (f"{namespace}/debian:bookworm", arm64_base):
-        engine.tag(engine.image(ref).id, f"{own}/debian:bookworm" + ("-arm64" if ref == arm64_base else ""))
-    tmp_path = tmp_path_factory.mktemp("platforms")
-    images = tmp_path / "images"
-    images.mkdir()
-    (images / "mini.yaml").write_text("family: mini\ncuda_libs: [cudart]\n"
-                                      "platforms: [linux/amd64, linux/arm64]\n"
-                                      "axes:\n  cuda: [\"12.8\"]\n")
-    common = ["--images", str(images), "--namespace", own]
-    report = tmp_path / "build.json"
-
-    def build() -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "imgkit", "build", *common, "--json", str(report)],
-                              capture_output=True, text=True, timeout=1800)
-    done = build()
-    assert done.returncode == 0, done.stdout + done.stderr
-    built = {i["tag"]: i["status"] for i in json.loads(report.read_text())["images"]}
-    cuda = next(t for t in built if "/cuda:" in t and not t.endswith("-arm64"))
-    return TwoPlatforms(common, cuda, built, build, report)
 
 
 def test_build_makes_each_platform_and_each_verifies(engine, arm64_base, two_platforms):  # type: ignore[no-untyped-def]

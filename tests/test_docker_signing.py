@@ -234,19 +234,27 @@ def test_a_signed_verdict_moved_to_another_digest_or_tampered_with_is_refused(  
     refused(tampered, "does not verify", production)
 
 
+def pushed_and_attested(engine, image: str, ref: str, registry: Registry, config: Path,  # type: ignore[no-untyped-def]
+                        key: Path, *extra: str) -> tuple[str, subprocess.CompletedProcess[str]]:
+    """`image` pushed as `ref`, then `imgkit attest REPO@DIGEST --signing-key key`: the
+    reference by digest, and attest's run (which passed)."""
+    engine.tag(engine.image(image).id, ref)
+    subprocess.run(["docker", "--config", str(config), "push", ref], check=True, capture_output=True)
+    digest = skopeo_json("inspect", f"docker://{ref}", registry=registry)["Digest"]
+    by_digest = f"{ref.rsplit(':', 1)[0]}@{digest}"
+    env = {**os.environ, "DOCKER_CONFIG": str(config), "COSIGN_PASSWORD": PASSWORD}
+    out = subprocess.run([*IMGKIT, "attest", by_digest, "--gpus", "none", "--signing-key", str(key),
+                          *extra], env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stdout + out.stderr
+    return by_digest, out
+
+
 def test_imgkit_signs_what_verify_attaches_and_cosign_accepts_it_with_no_secret_leaked(  # type: ignore[no-untyped-def]
         engine, mini, namespace, staging, production, keys, tmp_path):
     config = config_for(tmp_path, staging, production)
     ref = f"{staging.address}/{namespace}/signed-mini:1"
-    engine.tag(engine.image(mini).id, ref)
-    subprocess.run(["docker", "--config", str(config), "push", ref], check=True, capture_output=True)
-    digest = skopeo_json("inspect", f"docker://{ref}", registry=staging)["Digest"]
-    source = f"{staging.address}/{namespace}/signed-mini@{digest}"
-    env = {**os.environ, "DOCKER_CONFIG": str(config), "COSIGN_PASSWORD": PASSWORD}
-    out = subprocess.run([*IMGKIT, "attest", source, "--gpus", "none", "--signing-key",
-                          str(keys["trusted"]), "--json", str(tmp_path / "v.json")],
-                         env=env, capture_output=True, text=True, timeout=300)
-    assert out.returncode == 0, out.stdout + out.stderr
+    source, out = pushed_and_attested(engine, mini, ref, staging, config, keys["trusted"],
+                                      "--json", str(tmp_path / "v.json"))
     assert "signed the verdict and the SBOM" in out.stderr
     for kind, wanted in ((VERDICT_TYPE, "image_id"), ("cyclonedx", "bomFormat")):
         done = subprocess.run(["cosign", "verify-attestation", "--key", str(keys["trusted.pub"]),
@@ -278,15 +286,7 @@ def test_the_site_says_which_promoted_images_carry_a_signed_verdict(  # type: ig
     config = config_for(tmp_path, production)
     name, version = mini.rsplit(":", 1)
     ref = f"{production.address}/prod/{name}:{version}"
-    engine.tag(engine.image(mini).id, ref)
-    subprocess.run(["docker", "--config", str(config), "push", ref], check=True, capture_output=True)
-    digest = skopeo_json("inspect", f"docker://{ref}", registry=production)["Digest"]
-    by_digest = f"{production.address}/prod/{name}@{digest}"
-    env = {**os.environ, "DOCKER_CONFIG": str(config), "COSIGN_PASSWORD": PASSWORD}
-    attested = subprocess.run([*IMGKIT, "attest", by_digest, "--gpus", "none", "--signing-key",
-                               str(keys["trusted"])], env=env, capture_output=True, text=True,
-                              timeout=300)
-    assert attested.returncode == 0, attested.stdout + attested.stderr
+    by_digest, _ = pushed_and_attested(engine, mini, ref, production, config, keys["trusted"])
     project = mini_project(tmp_path / "project")
 
     def site(out: str, registry: str, *trust: str) -> tuple[str, str]:
