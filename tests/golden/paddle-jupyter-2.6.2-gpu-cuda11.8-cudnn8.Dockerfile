@@ -38,4 +38,4 @@ RUN imgkit-build-env pip install --no-cache-dir --constraint /opt/imgkit/constra
 EXPOSE 8888
 USER imgkit
 CMD ["jupyter", "lab"]
-LABEL org.imgkit.input-hash="66566c7d26a4101ff754f4002368af15"
+LABEL org.imgkit.input-hash="518aa34cbef5cf29051f067303952204"

@@ -14,7 +14,7 @@ import subprocess
 import sys
 import time
 
-from . import channel, priority
+from . import channel
 
 ENV = "IMGKIT_GPU_TESTS"
 COMMANDS_ENV = "IMGKIT_COMMAND_TESTS"
@@ -41,10 +41,6 @@ def run_all(tests):
 
 
 def run_commands(tests):
-    """Run in a pool thread beside the frameworks' import, at that thread's lower priority
-    (inherited by each command): on a busy machine the import, which the verdict waits
-    for anyway, gets the CPU first and the commands take what is left."""
-    priority.lower()
     env = {k: v for k, v in os.environ.items() if k not in HIDDEN}
     return [run_one(test, [str(a) for a in test.get("argv", [])],
                     dict(env, **{str(k): str(v) for k, v in (test.get("env") or {}).items()}))

@@ -1,7 +1,7 @@
 """What yields the CPU to the framework's import, the one step the probe cannot make
 shorter, whenever both want it (on a machine with cores to spare it changes nothing): the
 first lines of the probe's helper interpreters (library loads, `pip check`), and `lower()`
-for the probe's own threads that examine the libraries and run a team's commandTests."""
+for the probe's own threads that examine the libraries and list what is installed."""
 import os
 
 BACKGROUND = "import os\ntry:\n    os.nice(10)\nexcept (AttributeError, OSError):\n    pass\n"
