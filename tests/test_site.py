@@ -398,3 +398,27 @@ def test_trust_and_a_registry_come_together(tmp_path: Path) -> None:
     (tmp_path / "k.pub").write_text("-----BEGIN PUBLIC KEY-----\n")
     key = imgkit("site", "--out", str(tmp_path / "s"), "--trusted-key", str(tmp_path / "k.pub"))
     assert key.returncode == 2 and "give the registry with --registry" in key.stderr, key.stderr
+
+
+def test_verdicts_of_ids_a_tag_moved_from_are_history_never_its_verdict(tmp_path: Path) -> None:
+    """What `imgkit site` reads from this machine's records: a tag's verdict is the one of
+    the id it points at now; those of the ids before are its history (and compared), even
+    when newer; with only those, the image has no verdict."""
+    from dataclasses import replace as changed
+
+    found, _ = read_verdicts(three_builds(tmp_path / "v"))
+    torch = [f for f in found if f.verdict.image == FAMILIES[1][0]]
+    assert len(torch) == 3
+    now = next(f for f in torch if f.verdict.image_id == "sha256:" + "1" * 64)   # the middle one
+    marked = [changed(f, stale=f is not now) for f in torch]
+    cell = {r.tag: r for r in rows(plan_of(), marked)}[FAMILIES[1][0]].cells[0]
+    assert cell.state == PASSED and cell.verdict is not None and cell.verdict.image_id == now.verdict.image_id
+    assert len(cell.history) == 3 and len(cell.comparisons) == 3
+    assert cell.changes is not None and cell.changes.before.image_id == "sha256:" + "2" * 64
+    none = {r.tag: r for r in rows(plan_of(), [changed(f, stale=True) for f in torch])}[FAMILIES[1][0]]
+    assert none.cells[0].state == NONE and none.cells[0].said == "no verdict (rebuilt since it was verified)"
+    assert len(none.cells[0].history) == 3
+    written = write_site(tmp_path / "site", rows(plan_of(), [changed(f, stale=True) for f in torch]),
+                         verdicts=3, skipped=[])
+    page = next(p for p in written if p.name == "torch_2.5.1-cuda12.4.html").read_text()
+    assert "rebuilt since its last verdict" in page and '<table class="history">' in page

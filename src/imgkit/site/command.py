@@ -67,15 +67,27 @@ def site(selection: Selection, *, verdicts: Path | None, out: Path,
 
 def recorded(plan: Plan) -> tuple[list[Found], list[str]]:
     """Each image's verdict as publishing would see it: the one recorded for the image id
-    its tag points at now in the engine (a tag rebuilt since its verify has none)."""
+    its tag points at now in the engine (a tag rebuilt since its verify has none), and the
+    verdicts of the ids it pointed at before, as its history. Each verify keeps its whole
+    verdict beside the ticket; a ticket from before that shows its checks alone."""
+    from dataclasses import replace
+
     from ..engine import connect
     from ..verify import tickets
+    from .grid import matches
     engine = connect()
+    folder = tickets.file_folder()
+    files, skipped = read_verdicts(folder) if folder.is_dir() else ([], [])
     found = []
     for target in plan.targets:
         info = engine.image(target.tag)
-        record = tickets.document(info.id) if info is not None else None
-        if info is not None and record is not None:
+        now = info.id if info is not None else None
+        mine = [f for f in files if matches(f.verdict.image, target.tag) or f.verdict.title == target.tag]
+        found += [replace(f, stale=f.verdict.image_id != now) for f in mine]
+        if info is None or any(f.verdict.image_id == now for f in mine):
+            continue
+        record = tickets.document(info.id)
+        if record is not None:
             found.append(Found(from_record(record, info.platform, info.size), tickets.path_of(info.id),
                                record.recorded_at))
-    return found, []
+    return found, skipped

@@ -156,14 +156,20 @@ def _row(target: Target, platforms: list[str], history: dict[tuple[str, str], li
 
 
 def _cell_of(items: list[Found], platform: str) -> Cell:
-    """The newest verdict's cell, with what changed since the newest one of another image."""
-    newest = items[0].verdict
-    before = next((i.verdict for i in items[1:] if i.verdict.image_id != newest.image_id), None)
+    """The newest verdict's cell, with what changed since the newest one of another image.
+    Verdicts of image ids the tag has moved from are history only: with nothing else, the
+    image has no verdict."""
     compared = items[:COMPARED]
     pairs = tuple(Comparison(older, newer, changes(compared[older].verdict, compared[newer].verdict))
                   for newer in range(len(compared)) for older in range(newer + 1, len(compared)))
-    found = replace(cell(platform, newest), history=tuple(_past(item, platform) for item in items),
+    history = tuple(_past(item, platform) for item in items)
+    at = next((n for n, item in enumerate(items) if not item.stale), None)
+    if at is None:
+        return Cell(platform, NONE, "no verdict (rebuilt since it was verified)", history=history,
                     comparisons=pairs)
+    newest = items[at].verdict
+    before = next((i.verdict for i in items[at + 1:] if i.verdict.image_id != newest.image_id), None)
+    found = replace(cell(platform, newest), history=history, comparisons=pairs)
     return replace(found, changes=changes(before, newest)) if before is not None else found
 
 

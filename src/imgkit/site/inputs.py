@@ -58,6 +58,7 @@ class Found:
     verdict: VerdictFile
     file: Path
     written: float           # the file's modification time: the newest verdict wins
+    stale: bool = False      # of an image id its tag no longer points at: history only
 
 
 def read_verdicts(folder: Path) -> tuple[list[Found], list[str]]:

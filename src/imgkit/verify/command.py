@@ -81,6 +81,7 @@ def verify(*, image: str, options: VerifyOptions, outputs: Outputs = Outputs(),
         from .fleet import fleet_checks
         verdict = replace(verdict, checks=verdict.checks + tuple(fleet_checks(
             verdict, held_to, margin)))
+    verdict = named(verdict, subject)
     keep_ticket(verdict, options.expect)
     return written(verdict, outputs, subject)
 
@@ -96,6 +97,7 @@ def attest(*, image: str, options: VerifyOptions, signer: Signer, outputs: Outpu
     declared = load_checks(options.checks) if options.checks else None   # bad file: exit 2
     engine, subject = resolve(image, options, candidates, retry_for, hint_for(from_report))
     verdict = judge(engine, subject, options, from_report, with_inventory=True, declared=declared)
+    verdict = named(verdict, subject)
     document = keep_ticket(verdict, options.expect)
     if subject.remote is not None and engine is not None:    # resolve always gives attest one
         attach(engine, subject, verdict, document, signer, retry_for)
@@ -227,7 +229,10 @@ def keep_ticket(verdict: Verdict, expect: tuple[str, ...]) -> VerdictRecord:
     """Record the verdict as the ticket of the image id judged (what publish gates on);
     the ticket document, as it is attached."""
     document = tickets.make_document(verdict, expect)         # judged as this run judged it
-    if tickets.keep(document) is None:
+    kept = tickets.keep(document)
+    if kept is not None:      # and the whole verdict beside it, for `imgkit site`'s pages
+        tickets.keep_file(verdict.image_id, report.verdict_json(verdict))
+    if kept is None:
         stderr_line(f"not recorded as the ticket of {verdict.image_id[:19]}: a plain "
                     "`imgkit verify` recorded one, and --expect judged this run by other "
                     "claims than the image's labels and tag")
@@ -274,10 +279,15 @@ def sbom_of(engine: Engine, subject: Subject, verdict: Verdict) -> bytes:
                      facts.inventory).encode()
 
 
+def named(verdict: Verdict, subject: Subject) -> Verdict:
+    """The verdict with what the image is called by its own label and how big it is
+    unpacked (what a site shows of it, whatever reference verify was given)."""
+    return replace(verdict, title=subject.info.labels.get(labels.TITLE, ""),
+                   size=subject.info.size if subject.in_engine else None)
+
+
 def written(verdict: Verdict, outputs: Outputs, subject: Subject) -> int:
     """Print the verdict and write the files asked for; the exit code it means."""
-    verdict = replace(verdict, title=subject.info.labels.get(labels.TITLE, ""),
-                      size=subject.info.size if subject.in_engine else None)
     report.write_verdict(verdict, json_file=outputs.json, junit_file=outputs.junit,
                          markdown_file=outputs.markdown)
     if outputs.metrics is not None:

@@ -41,6 +41,23 @@ def path_of(image_id: str) -> Path:
     return cache_dir() / "verdicts" / f"{image_id.split(':', 1)[1]}.json"
 
 
+def file_folder() -> Path:
+    """Where each ticket's whole verdict is kept (what `verify --json` writes: the probe's
+    facts too), one file per image id: the history `imgkit site` shows without --verdicts."""
+    return cache_dir() / "verdict-files"
+
+
+def keep_file(image_id: str, text: str) -> None:
+    """Keep `text` (verify's JSON verdict of `image_id`) beside its ticket."""
+    if not IMAGE_ID.match(image_id):
+        raise ValueError(f"not an image id: {image_id!r}")
+    folder = file_folder()
+    folder.mkdir(parents=True, exist_ok=True)
+    with tempfile.NamedTemporaryFile("w", dir=folder, delete=False, suffix=".tmp") as out:
+        out.write(text)
+    os.replace(out.name, folder / f"{image_id.split(':', 1)[1]}.json")
+
+
 def make_document(verdict: Verdict, overrides: tuple[str, ...] = ()) -> VerdictRecord:
     """What a ticket file holds, and what is attached next to a digest: the ticket, every
     check, and the libraries seen (what an extension built on this image is compared with)."""
