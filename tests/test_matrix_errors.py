@@ -154,3 +154,20 @@ def test_any_include_or_exclude_is_listed_or_refused(tmp_path: Path, base: dict[
     result = imgkit_list(tmp_path, tree)
     assert result.exception is None or isinstance(result.exception, SystemExit), (tree, result.exception)
     assert result.exit_code in (0, 2), (tree, result.output)
+
+
+@pytest.mark.parametrize("axis", ["os", "python", "cudnn"])
+def test_an_axis_written_with_no_value_is_left_out(tmp_path: Path, axis: str) -> None:
+    """`os:` with nothing after it is YAML's null, which the schema allows for an optional
+    axis: the family is read as if the axis were not there (found by the property test
+    below, which once met a traceback here). Paddle cannot leave cuDNN out: said as such."""
+    family = copy.deepcopy(PADDLE)
+    family["axes"][axis] = None
+    listed = imgkit_list(tmp_path, family)
+    if axis == "cudnn":
+        assert "needs cuDNN and NCCL" in refused(listed)
+    else:
+        assert listed.exception is None and listed.exit_code == 0, listed.output
+    cuda = copy.deepcopy(PADDLE)
+    cuda["axes"]["cuda"] = None                 # the one axis a family must give
+    assert "cuda" in refused(imgkit_list(tmp_path, cuda))

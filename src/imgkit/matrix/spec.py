@@ -102,8 +102,10 @@ class Matrix:
 
 
 def _axes(raw: dict[str, Any], model: StackFamily) -> dict[str, list[str]]:
-    """The declared axes in the file's order (it orders the product), `platforms:` among them."""
-    axes = {name: list(getattr(model.axes, name)) for name in raw["axes"]}
+    """The declared axes in the file's order (it orders the product), `platforms:` among them.
+    An axis written with no value (`os:`, YAML's null, which the schema allows) is left out."""
+    axes = {name: list(values) for name in raw["axes"]
+            if (values := getattr(model.axes, name)) is not None}
     if model.platforms is not None:
         axes["platform"] = list(model.platforms)
     return axes
