@@ -2,7 +2,8 @@
 """Verifier benchmark: `imgkit verify IMAGE --gpus none` against the floor it cannot go
 below, `docker run --rm IMAGE python3 -c "import <framework>"` (a container plus the
 framework's import), measured side by side in one run. Rounds rotate which goes first,
-so drift hits all alike; each side's median is kept. Goal (issue 21): at most 1.2x.
+so drift hits all alike; each side's median is kept. Goal (issues 21 and 34, the latter
+with five command tests): at most 1.2x.
 
 With --baseline DIR (a checkout of another commit, e.g. `git worktree add /tmp/base HEAD~3`),
 that commit's verify runs in the same rounds, with this Python, so a change is measured
