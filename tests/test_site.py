@@ -195,6 +195,7 @@ def test_any_two_verdicts_of_an_image_are_compared_with_the_size_delta(tmp_path:
     page = next(p for p in written if p.name == "torch_2.5.1-cuda12.4.html").read_text()
     shown = re.findall(r'<div class="comparison" data-older="(\d)" data-newer="(\d)"( hidden)?>', page)
     assert shown == [("1", "0", ""), ("2", "0", " hidden"), ("2", "1", " hidden")], shown
+    assert page.count("<script>") == 1         # its listeners added once
 
 
 def test_a_verdict_that_says_no_size_shows_no_size_move(tmp_path: Path) -> None:
