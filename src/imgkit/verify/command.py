@@ -229,14 +229,14 @@ def keep_ticket(verdict: Verdict, expect: tuple[str, ...]) -> VerdictRecord:
     """Record the verdict as the ticket of the image id judged (what publish gates on);
     the ticket document, as it is attached."""
     document = tickets.make_document(verdict, expect)         # judged as this run judged it
-    kept = tickets.keep(document)
-    if kept is not None:      # and the whole verdict beside it, for `imgkit site`'s pages
-        tickets.keep_file(verdict.image_id, report.verdict_json(verdict))
-    if kept is None:
+    if tickets.keep(document) is None:
         stderr_line(f"not recorded as the ticket of {verdict.image_id[:19]}: a plain "
                     "`imgkit verify` recorded one, and --expect judged this run by other "
                     "claims than the image's labels and tag")
-    elif expect:
+        return document
+    # and the whole verdict beside it, for `imgkit site`'s pages
+    tickets.keep_file(verdict.image_id, report.verdict_json(verdict))
+    if expect:
         stderr_line(f"recorded as the ticket of {verdict.image_id[:19]}, judged with "
                     f"--expect {' '.join(expect)} (the ticket says so)")
     return document

@@ -36,9 +36,7 @@ class Ticket:
 
 
 def path_of(image_id: str) -> Path:
-    if not IMAGE_ID.match(image_id):
-        raise ValueError(f"not an image id: {image_id!r}")
-    return cache_dir() / "verdicts" / f"{image_id.split(':', 1)[1]}.json"
+    return cache_dir() / "verdicts" / _file_name(image_id)
 
 
 def file_folder() -> Path:
@@ -49,13 +47,21 @@ def file_folder() -> Path:
 
 def keep_file(image_id: str, text: str) -> None:
     """Keep `text` (verify's JSON verdict of `image_id`) beside its ticket."""
+    _write_whole(file_folder() / _file_name(image_id), text)
+
+
+def _file_name(image_id: str) -> str:
     if not IMAGE_ID.match(image_id):
         raise ValueError(f"not an image id: {image_id!r}")
-    folder = file_folder()
-    folder.mkdir(parents=True, exist_ok=True)
-    with tempfile.NamedTemporaryFile("w", dir=folder, delete=False, suffix=".tmp") as out:
+    return f"{image_id.split(':', 1)[1]}.json"
+
+
+def _write_whole(path: Path, text: str) -> None:
+    """Readers see the old file or the new one, never half of it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.NamedTemporaryFile("w", dir=path.parent, delete=False, suffix=".tmp") as out:
         out.write(text)
-    os.replace(out.name, folder / f"{image_id.split(':', 1)[1]}.json")
+    os.replace(out.name, path)
 
 
 def make_document(verdict: Verdict, overrides: tuple[str, ...] = ()) -> VerdictRecord:
@@ -84,11 +90,7 @@ def keep(document: VerdictRecord) -> Ticket | None:
         earlier = lookup(image_id)
         if earlier is not None and not earlier.overrides:
             return None
-    path = path_of(image_id)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.NamedTemporaryFile("w", dir=path.parent, delete=False, suffix=".tmp") as out:
-        out.write(document.model_dump_json(indent=1))
-    os.replace(out.name, path)  # readers see the old ticket or the new one, never half
+    _write_whole(path_of(image_id), document.model_dump_json(indent=1))
     return ticket_of(document, image_id)
 
 
