@@ -74,7 +74,7 @@ def recorded(plan: Plan) -> tuple[list[Found], list[str]]:
 
     from ..engine import connect
     from ..verify import tickets
-    from .grid import matches
+    from .grid import is_of
     engine = connect()
     folder = tickets.file_folder()
     files, skipped = read_verdicts(folder) if folder.is_dir() else ([], [])
@@ -82,7 +82,7 @@ def recorded(plan: Plan) -> tuple[list[Found], list[str]]:
     for target in plan.targets:
         info = engine.image(target.tag)
         now = info.id if info is not None else None
-        mine = [f for f in files if matches(f.verdict.image, target.tag) or f.verdict.title == target.tag]
+        mine = [f for f in files if is_of(f.verdict, target.tag)]
         found += [replace(f, stale=f.verdict.image_id != now) for f in mine]
         if info is None or any(f.verdict.image_id == now for f in mine):
             continue

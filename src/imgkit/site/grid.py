@@ -97,6 +97,12 @@ def matches(image: str, tag: str) -> bool:
     return image == tag or image.endswith("/" + tag)
 
 
+def is_of(verdict: VerdictFile, tag: str) -> bool:
+    """Whether a verdict judged the matrix image `tag`: named by it (matches), or by its
+    title, as a verify job's verdict of a staged digest is."""
+    return matches(verdict.image, tag) or verdict.title == tag
+
+
 def rows(plan: Plan, found: list[Found], held: dict[str, ImageFacts] | None = None,
          outdated: list[OutdatedRecord] | None = None,
          locks: dict[str, LockView] | None = None,
@@ -109,7 +115,7 @@ def rows(plan: Plan, found: list[Found], held: dict[str, ImageFacts] | None = No
     history: dict[tuple[str, str], list[Found]] = {}
     for target in plan.targets:
         for item in found:
-            if matches(item.verdict.image, target.tag) or item.verdict.title == target.tag:
+            if is_of(item.verdict, target.tag):
                 key = (target.tag, item.verdict.platform or target.platforms[0])
                 history.setdefault(key, []).append(item)
     for items in history.values():

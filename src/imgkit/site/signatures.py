@@ -53,9 +53,11 @@ def read(plan: Plan, destination: Destination, trust: Trust) -> dict[tuple[str, 
         for tag in plan.finals:
             target = plan.get(tag)
             repository = destination.repository(tag)
-            named = f"{destination.registry}/{repository}:{split_ref(tag)[1]}"
+            version = split_ref(tag)[1]
+            named = f"{destination.registry}/{repository}:{version}"
             try:
-                for platform, signed in _judged(client, repository, named, target.platforms, trust):
+                for platform, signed in _judged(client, repository, version, target.platforms,
+                                                trust):
                     found[(tag, platform)] = signed
             except RegistryError as exc:     # the registry failed: say so, go on
                 for platform in target.platforms:
@@ -63,11 +65,14 @@ def read(plan: Plan, destination: Destination, trust: Trust) -> dict[tuple[str, 
     return found
 
 
-def _judged(client: RegistryClient, repository: str, named: str, platforms: tuple[str, ...],
+def _judged(client: RegistryClient, repository: str, version: str, platforms: tuple[str, ...],
             trust: Trust) -> list[tuple[str, Signed]]:
+    """Each platform's image that `repository:version` names, and whether it may be trusted."""
     from ..registry import index
     from ..verify import signed
-    manifest = client.manifest(repository, named.rsplit(":", 1)[1])
+    where = f"{client.endpoint.registry}/{repository}"
+    named = f"{where}:{version}"
+    manifest = client.manifest(repository, version)
     if manifest is None:
         return [(p, Signed(named, False, "not in the registry (not promoted)")) for p in platforms]
     if index.is_index(manifest):
@@ -78,7 +83,7 @@ def _judged(client: RegistryClient, repository: str, named: str, platforms: tupl
     for platform, image in images:
         if image is None or platform not in platforms:
             continue
-        reference = f"{named.rsplit(':', 1)[0]}@{image.digest}"
+        reference = f"{where}@{image.digest}"
         why = signed.check(client, repository, image.digest, image.config_digest or "", trust,
                            allow_gpu_unverified=True, max_age=None)
         judged.append((platform, Signed(reference, why is None, _short(why, reference))))
