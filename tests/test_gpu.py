@@ -32,7 +32,15 @@ GPU_CHECKS = ("gpu.", "cublas.fp32-exact", "cublas.tf32", "gemm.", "cudnn.conv",
 
 @pytest.fixture(scope="module")
 def host_report() -> dict[str, Any]:
-    return probe_host(gemm_size=8192)
+    # as `verify --json` runs it: what is installed is listed in the probe's pool while the
+    # frameworks import and measure, so every GPU check below is judged with it running
+    return probe_host(gemm_size=8192, args=("--inventory",))
+
+
+def test_the_inventory_is_listed_beside_the_gpu_work(host_report: dict[str, Any]) -> None:
+    names = {d["name"].lower() for d in host_report["inventory"]["python"]}
+    assert {"torch", "jax"} <= names, sorted(names)[:40]
+    assert judge(host_report)["torch.gpu-step"].verdict == PASS
 
 
 def test_probe_gpu_section_runs_every_measurement(host_report: dict[str, Any]) -> None:
