@@ -8,13 +8,13 @@ import shutil
 import signal
 import subprocess
 import sys
-import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator
 
 import pytest
 
+from . import leftovers
 from .registry import Registry, start_registry
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -78,11 +78,13 @@ def engine():  # type: ignore[no-untyped-def]
     from imgkit.engine import connect
     from imgkit.errors import EngineUnavailable
     try:
-        return connect()
+        engine = connect()
     except EngineUnavailable as exc:
         if os.environ.get("CI"):
             raise  # CI must run the real-engine tests, never skip them
         pytest.skip(f"no Docker engine: {exc}")
+    leftovers.sweep(engine)        # what killed sessions left, before anything is judged
+    return engine
 
 
 @pytest.fixture(scope="session")
@@ -100,17 +102,13 @@ def base_image(engine) -> str:  # type: ignore[no-untyped-def]
 @pytest.fixture(scope="session")
 def namespace(engine, base_image) -> Iterator[str]:  # type: ignore[no-untyped-def]
     """A unique repository prefix (its base is the shared Debian base, tagged again);
-    every image under it is removed at the end."""
-    ns = f"imgkit-test-{uuid.uuid4().hex[:8]}"
+    every image under it (its own `NS-…` namespaces and its pushes' `HOST/…/NS…` names
+    included) is removed at the end."""
+    ns = leftovers.claim("imgkit-test")
     engine.tag(engine.image(base_image).id, f"{ns}/debian:bookworm")
     yield ns
-    for image in engine.client.images.list():
-        for tag in image.tags:
-            if tag.startswith(ns):  # only our tags: a shared base keeps its own name
-                engine.remove_image(tag)
-    for image in engine.client.images.list():   # pulled by digest from a test registry
-        if not image.tags and any(f"/{ns}/" in d for d in image.attrs.get("RepoDigests") or []):
-            engine.remove_if_unused(image.id)
+    # only ours, by name: the shared base keeps its own
+    leftovers.clear(engine, lambda name: name.startswith(ns) or f"/{ns}" in name)
 
 
 @pytest.fixture(scope="session")

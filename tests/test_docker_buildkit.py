@@ -23,6 +23,7 @@ import pytest
 from imgkit.render.command import render_contexts
 from imgkit.selection import Selection
 
+from . import leftovers
 from .conftest import ROOT
 
 pytestmark = pytest.mark.docker
@@ -80,7 +81,7 @@ def buildkit(base_image: str) -> Iterator[BuildKit]:  # type: ignore[no-untyped-
                         f"{probe.stderr.strip()}")
         pytest.skip(f"no BuildKit at {where}: run .ci/setup-host.sh, or name an engine with "
                     "IMGKIT_BUILDKIT_HOST")
-    kit = BuildKit(env, f"imgkit-bk-{uuid.uuid4().hex[:8]}")
+    kit = BuildKit(env, leftovers.claim("imgkit-bk"))
     if SOCKET:                                   # another engine: the session's base into it
         save = subprocess.Popen(["docker", "save", base_image], stdout=subprocess.PIPE)
         kit.run("docker", "load", stdin=save.stdout)

@@ -9,13 +9,13 @@ import os
 import shutil
 import subprocess
 import sys
-import uuid
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
 import pytest
 import yaml
 
+from . import leftovers
 from .conftest import mini_project
 from .registry import USER, skopeo_json, skopeo_tags
 
@@ -25,7 +25,7 @@ pytestmark = pytest.mark.docker
 @pytest.fixture()
 def pipeline_ns(engine, base_image) -> Iterator[str]:  # type: ignore[no-untyped-def]
     """A namespace of its own (its images are removed between jobs), on the shared base."""
-    ns = f"imgkit-pipe-{uuid.uuid4().hex[:8]}"
+    ns = leftovers.claim("imgkit-pipe")
     engine.tag(engine.image(base_image).id, f"{ns}/debian:bookworm")
     yield ns
     engine.remove_image(f"{ns}/debian:bookworm")    # the tag only: the base is shared

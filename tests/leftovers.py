@@ -1,0 +1,89 @@
+"""What a killed test session leaves in the engine, and who may clear it.
+
+Each namespace the Docker tests make (`imgkit-test-…`, `imgkit-pipe-…`, `imgkit-bk-…`) is
+claimed with a lock its process holds until it exits, however it exits. A session that was
+killed (a CI job cancelled, a session's time running out) never reaches its teardown, and
+its images would stay: a later session's "nothing left behind" checks would then see them.
+So each session first clears every namespace in the engine whose lock nobody holds; a
+session running beside it holds its own, and is left alone."""
+from __future__ import annotations
+
+import fcntl
+import os
+import re
+import tempfile
+import uuid
+from pathlib import Path
+from typing import Any, Callable
+
+LOCKS = Path(tempfile.gettempdir()) / "imgkit-test-namespaces"
+NAMESPACE = re.compile(r"imgkit-(?:test|pipe|bk)-[0-9a-f]{8}")
+_held: list[int] = []          # the open, locked files: closed only when the process ends
+
+
+def claim(prefix: str) -> str:
+    """A new namespace `prefix-XXXXXXXX`, locked for as long as this process lives."""
+    name = f"{prefix}-{uuid.uuid4().hex[:8]}"
+    LOCKS.mkdir(exist_ok=True)
+    fd = os.open(LOCKS / name, os.O_CREAT | os.O_RDWR, 0o644)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    _held.append(fd)
+    return name
+
+
+def _alive(name: str) -> bool:
+    """Whether a process holds the namespace's lock now."""
+    try:
+        fd = os.open(LOCKS / name, os.O_RDWR)
+    except FileNotFoundError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)
+    return False
+
+
+def sweep(engine: Any) -> list[str]:
+    """Remove every image of a namespace no live session holds. Returns those cleared."""
+    dead: dict[str, bool] = {}
+
+    def is_dead(name: str) -> bool:
+        found = set(NAMESPACE.findall(name))
+        for ns in found - dead.keys():
+            dead[ns] = not _alive(ns)
+        return any(dead[ns] for ns in found)
+
+    clear(engine, is_dead)
+    cleared = sorted(ns for ns, gone in dead.items() if gone)
+    for ns in cleared:
+        (LOCKS / ns).unlink(missing_ok=True)
+    return cleared
+
+
+def clear(engine: Any, doomed: Callable[[str], bool]) -> None:
+    """Remove every image name `doomed` says (tags, and HOST/REPO@sha256:… of what was
+    pulled by digest), then every image left with no name at all. By name first, so an
+    image that also carries a name kept (the shared Debian base) keeps it; and an image
+    several repositories name is removed only once none does."""
+    import docker.errors
+    images = engine.client.images.list()
+    names = {i.id: i.tags + (i.attrs.get("RepoDigests") or []) for i in images}
+    touched = {i for i, n in names.items() if any(doomed(x) for x in n)}
+    for name in (x for i in touched for x in names[i] if doomed(x)):
+        try:
+            engine.client.images.remove(name, noprune=True)
+        except docker.errors.APIError:
+            pass
+    for _ in range(5):            # children before their parents: a parent goes next pass
+        left = [i for i in engine.client.images.list() if i.id in touched and not i.tags
+                and not i.attrs.get("RepoDigests")]
+        for image in left:
+            try:
+                engine.client.images.remove(image.id)
+            except docker.errors.APIError:
+                pass              # a parent of one still there, or in use: the next pass
+        if not left:
+            break
