@@ -4,8 +4,8 @@
 For IMAGE (default: the slice's Paddle image, built by `make build`), in one run:
 
 1. pushed to a registry on 127.0.0.1 twice: by the engine (gzip layers: what `docker push`
-   and `imgkit publish` send) and by skopeo from `docker save` with zstd layers
-   (`--dest-compress-format zstd`); each push timed;
+   and `imgkit publish` send) and as `imgkit publish --compression zstd` sends it (zstd
+   layers, the engine's own config: the same image id); each push timed;
 2. pulled cold into a throwaway engine whose store is emptied before every pull (Debian
    13's dockerd 26 from /opt/imgkit-engine, which `make host` unpacks on Debian 12; a socket,
    data root and bridge of its own): seconds to pull and extract, then the first and second
@@ -15,7 +15,7 @@ For IMAGE (default: the slice's Paddle image, built by `make build`), in one run
    image's own layers (above its parent, `org.opencontainers.image.base.name`), which a
    runner pulls again, against the whole image, per compression.
 
-Needs the test tools (`docker-registry`, `skopeo`: .ci/setup-test-tools.sh) and about three
+Needs the test tools (`docker-registry`: .ci/setup-test-tools.sh) and about three
 times the image's size free on disk. Nothing is left behind: the registry, the throwaway
 engine and their folders are removed at the end, also on Ctrl-C.
 
@@ -118,7 +118,13 @@ def throwaway_engine(root: Path) -> Iterator[dict[str, str]]:
         run("ip", "link", "delete", BRIDGE)
 
 
-def push_both(image: str, where: str, scratch: Path) -> dict[str, float]:
+def push_both(image: str, where: str) -> dict[str, float]:
+    """The image pushed as `imgkit publish` sends it: by the engine (gzip) and with
+    `--compression zstd` (imgkit's own upload, the verified config kept); seconds each."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
+    from imgkit.engine import connect
+    from imgkit.publish import zstd
+    from imgkit.registry.client import Endpoint, RegistryClient
     seconds = {}
     gzip_ref = f"{where}/bench/image:gzip"
     run("docker", "tag", image, gzip_ref)
@@ -126,13 +132,11 @@ def push_both(image: str, where: str, scratch: Path) -> dict[str, float]:
         seconds["gzip"], _ = timed("docker", "push", "-q", gzip_ref)
     finally:
         run("docker", "rmi", gzip_ref)
-    archive = scratch / "image.tar"
+    image_id = run("docker", "image", "inspect", "-f", "{{.Id}}", image).stdout.strip()
     started = time.monotonic()
-    run("docker", "save", "-o", str(archive), image)
-    run("skopeo", "copy", "-q", "--dest-tls-verify=false", "--dest-compress-format", "zstd",
-        f"docker-archive:{archive}", f"docker://{where}/bench/image:zstd")
+    with RegistryClient(Endpoint(where, secure=False)) as client:
+        zstd.push(connect(), client, "bench/image", "zstd", image_id)
     seconds["zstd"] = time.monotonic() - started
-    archive.unlink()
     return seconds
 
 
@@ -155,12 +159,16 @@ def own_layer_count(image: str) -> int:
     return len(info["RootFS"]["Layers"]) - len(theirs)
 
 
-def cold_pull(where: str, compression: str, framework: str, scratch: Path) -> dict[str, float]:
+def cold_pull(where: str, compression: str, framework: str, scratch: Path,
+              image_id: str) -> dict[str, float]:
     root = Path(tempfile.mkdtemp(prefix="engine-", dir=scratch))
     try:
         with throwaway_engine(root) as env:
             ref = f"{where}/bench/image:{compression}"
             pull, _ = timed("docker", "pull", "-q", ref, env=env)
+            pulled = run("docker", "image", "inspect", "-f", "{{.Id}}", ref, env=env).stdout.strip()
+            if pulled != image_id:
+                raise SystemExit(f"the {compression} pull is {pulled}, not the image pushed ({image_id})")
             code = ("import time; t = time.perf_counter(); import " + framework +
                     "; print(time.perf_counter() - t)")
             first_wall, first = timed("docker", "run", "--rm", "--network", "none", ref,
@@ -188,7 +196,8 @@ def main() -> None:
     try:
         (scratch / "registry").mkdir()
         with registry(scratch / "registry") as where:
-            pushed = push_both(args.image, where, scratch)
+            pushed = push_both(args.image, where)
+            image_id = run("docker", "image", "inspect", "-f", "{{.Id}}", args.image).stdout.strip()
             for compression in COMPRESSIONS:
                 print(f"push {compression}: {pushed[compression]:.0f} s", flush=True)
             sizes = {c: layer_sizes(where, c) for c in COMPRESSIONS}
@@ -197,7 +206,7 @@ def main() -> None:
             for round_ in range(args.rounds):
                 order = COMPRESSIONS if round_ % 2 == 0 else tuple(reversed(COMPRESSIONS))
                 for compression in order:
-                    found = cold_pull(where, compression, args.framework, scratch)
+                    found = cold_pull(where, compression, args.framework, scratch, image_id)
                     results[compression].append(found)
                     print(f"round {round_ + 1} {compression}: " +
                           ", ".join(f"{k} {v:.1f} s" for k, v in found.items()), flush=True)

@@ -46,7 +46,8 @@ def test_a_dead_sessions_namespace_is_cleared_and_a_live_ones_kept(engine, base_
             engine.client.images.remove(name, noprune=True)
         for name, digest in zip(names, digests):
             engine.pull_checked(f"{name}@{digest}", (USER, registry.password))
-        assert not engine.image(pushed).tags and len(engine.client.images.get(pushed).attrs["RepoDigests"]) == 2
+        assert not engine.image(pushed).tags
+        assert len(engine.client.images.get(pushed).attrs["RepoDigests"]) == 2
 
         cleared = leftovers.sweep(engine)
 

@@ -357,3 +357,39 @@ def test_the_push_reports_each_layer_until_it_is_all_sent(engine, mini, namespac
     assert all(sent == size > 0 for sent, size in layers.values())
     sent, size = bars.sent(ref)
     assert sent == size > 10 << 20                            # python + the CUDA runtime wheel
+
+
+def test_zstd_layers_carry_the_verified_image_bit_for_bit_and_an_engine_pulls_it(  # type: ignore[no-untyped-def]
+        engine, mini, namespace, registry, second, tmp_path):
+    """`publish --compression zstd`: the same verified image (its config, so its id), zstd
+    layers under an OCI manifest in both registries with the verdict beside it; an engine
+    pulls it back, decoding a layer it had nowhere else, to the very same id."""
+    ref = f"{namespace}/pub-zstd:1.0-cuda11.8"
+    dockerfile = f"FROM {mini}\nRUN head -c 300000 /dev/urandom > /tmp/own.bin\n"  # its own layer
+    engine.client.images.build(fileobj=io.BytesIO(dockerfile.encode()), tag=ref, rm=True)
+    config = logins(tmp_path, registry, second)
+    verified(ref, config)
+    image_id = engine.image(ref).id
+    bad = imgkit("publish", ref, "--to", registry.address, "--compression", "brotli", config=config)
+    assert bad.returncode == 2 and "--compression 'brotli'" in bad.stderr, bad.stderr
+    out = imgkit("publish", ref, "--to", registry.address, "--to", second.address, "--compression",
+                 "zstd", "--allow-gpu-unverified", "--json", str(tmp_path / "p.json"), config=config)
+    assert out.returncode == 0, out.stdout + out.stderr
+    results = json.loads((tmp_path / "p.json").read_text())["published"]
+    digest = results[0]["digest"]
+    assert [r["digest"] for r in results] == [digest, digest]
+    name, tag = ref.rsplit(":", 1)
+    for where in (registry, second):
+        manifest = raw(where, f"{name}@{digest}")
+        assert manifest["mediaType"] == "application/vnd.oci.image.manifest.v1+json"
+        assert manifest["config"]["digest"] == image_id                  # the verified image
+        assert {layer["mediaType"] for layer in manifest["layers"]} == {
+            "application/vnd.oci.image.layer.v1.tar+zstd"}
+        assert {tag, digest.replace(":", "-") + ".verdict"} <= set(skopeo_tags(where, name))
+    engine.remove_image(ref)
+    assert engine.image(image_id) is None
+    pulled = f"{registry.address}/{name}@{digest}"
+    engine.pull_checked(pulled, (USER, registry.password))
+    assert engine.image(pulled).id == image_id
+    size = engine.client.containers.run(image_id, ["stat", "-c", "%s", "/tmp/own.bin"], remove=True)
+    assert size.decode().strip() == "300000"

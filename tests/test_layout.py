@@ -39,6 +39,7 @@ OWNERS = {
     "pynvml": {"verify/run.py"},
     "prometheus_client": {"verify/metrics.py"},              # the verdict as metrics
     "pygal": {"site/plots.py"},                              # the site's charts
+    "zstandard": {"publish/zstd.py"},                         # publish --compression zstd
 }
 
 

@@ -99,6 +99,7 @@ class PublishOptions:
     candidate: bool = False              # staging: no gate, no human tags, no verdict
     dry_run: bool = False
     retry_for: float = 120.0             # seconds spent retrying transient failures, per step
+    compression: str = "gzip"            # publish: the layers' compression (gzip: the engine's push)
     signer: Signer = Signer()            # sign the verdict and SBOM attached (publish)
     trust: Trust = Trust()               # promote: the signature a verdict needs
     allow_unsigned: bool = False         # promote: accept unsigned verdicts (forgeable)

@@ -23,7 +23,15 @@ from ..project import setting_or
 from ..selection import Selection
 from . import flags
 from .framework import CONTEXT, RootGroup, WordyGroup, commands_of, selects
-from .values import destination_of, docker_size, platform_of, seconds_of, signer_of, thresholds_of
+from .values import (
+    compression_of,
+    destination_of,
+    docker_size,
+    platform_of,
+    seconds_of,
+    signer_of,
+    thresholds_of,
+)
 from .values import trust_of as trust
 
 app = typer.Typer(cls=RootGroup, context_settings=CONTEXT, no_args_is_help=True,
@@ -215,6 +223,7 @@ def publish(selection: Selection, tags: flags.LocalTags = None, to: flags.Publis
             allow_gpu_unverified: flags.AllowGpuUnverified = False, dry_run: flags.DryRun = False,
             signing_key: flags.SigningKey = None, keyless: flags.Keyless = False,
             tlog: flags.Tlog = None, retry_for: flags.RetryFor = PUBLISH_DEFAULTS.retry_for,
+            compression: flags.Compression = PUBLISH_DEFAULTS.compression,
             json_file: flags.Json = None) -> int:
     """Push verified images to registries, by digest, with their verdicts attached.
 
@@ -225,7 +234,8 @@ def publish(selection: Selection, tags: flags.LocalTags = None, to: flags.Publis
     from ..publish.command import publish as run
     return run(selection, tags=tags or [], to=to, options=PublishOptions(
         allow_gpu_unverified=allow_gpu_unverified, candidate=candidate, dry_run=dry_run,
-        retry_for=retry_for, signer=signer_of(signing_key, keyless, tlog)),
+        retry_for=retry_for, compression=compression_of(compression),
+        signer=signer_of(signing_key, keyless, tlog)),
         json_file=json_file, reuse_from=destination_of("--reuse-from", reuse_from))
 
 

@@ -124,6 +124,10 @@ Force = Annotated[bool, typer.Option(
 KeepParents = Annotated[bool, typer.Option(
     "--keep-parents", help="With --force: rebuild anew only the images --cuda/--only select; "
                            "their parents are reused when up to date.")]
+Compression = Annotated[str, typer.Option(
+    "--compression", metavar="gzip|zstd",
+    help="How the pushed layers are compressed. zstd pulls faster, but only engines from "
+         "Docker 23.0 (containerd 1.5, Podman 3) can pull it; gzip: every engine.")]
 DryRun = Annotated[bool, typer.Option("--dry-run", help="Say what would be done; do nothing.")]
 Verbose = Annotated[bool, typer.Option("--verbose", "-v", help="Stream the full build logs.")]
 CaBundle = Annotated[Optional[str], typer.Option(

@@ -33,6 +33,13 @@ def docker_size(option: str, text: str | None) -> str | None:
     return text
 
 
+def compression_of(text: str) -> str:
+    """gzip or zstd, the layers' compression of a push."""
+    if text not in ("gzip", "zstd"):
+        raise UsageError(f"--compression {text!r}: expected gzip or zstd")
+    return text
+
+
 def thresholds_of(pairs: list[str]) -> Thresholds:
     """--min gemm=0.6 --min conv=0.3 --min amp-speedup=1.2 over the defaults."""
     values = dict(vars(Thresholds()))

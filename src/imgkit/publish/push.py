@@ -5,8 +5,9 @@ human tags last.
    one refusal and nothing is pushed.
 2. Preflight: every destination accepts our credentials for every repository (exit 3 fast).
 3. Per image: the engine pushes the gated image *id* (tagged only for the push, and only
-   under its id tag) to the first destination; the digest comes from the push and is read
-   back, and the manifest's config must be the verified image id. Every further
+   under its id tag) to the first destination (with `--compression zstd`, imgkit uploads
+   it itself: zstd.py); the digest comes from the push and is read back, and the
+   manifest's config must be the verified image id. Every further
    destination gets a registry-to-registry copy of that digest (skopeo), read back too.
    The verdict artifact goes next to the digest everywhere.
 4. Only when every image reached every destination do the human tags (the local tag and
@@ -38,6 +39,7 @@ from ..registry.client import (
 )
 from ..registry.destination import Destination, destination_ref, split_ref
 from ..verify import attestation, tickets
+from . import zstd
 
 Status = Literal["published", "candidate", "reused", "would publish", "refused", "held", "failed", "pushed"]
 
@@ -213,15 +215,20 @@ class Publisher:
     def _engine_push(self, item: _Pushed, destination: Destination) -> None:
         tag = id_tag(item.image_id)
         ref = destination_ref(destination, item.wanted.ref, tag)
-        self.log(f"pushing {item.wanted.ref} ({item.image_id[:19]}) to {ref}")
-        self.engine.tag(item.image_id, ref)        # the gated id, whatever the tag says now
-        try:
-            digest = retrying(lambda: self._push_once(ref, item.wanted.ref, destination.registry),
-                              self.options.retry_for)
-        finally:
-            self.engine.untag(ref)                 # nothing of the push stays tagged locally
         repository = destination.repository(item.wanted.ref)
         client = self.clients[destination.registry]
+        if self.options.compression == "zstd":
+            self.log(f"pushing {item.wanted.ref} ({item.image_id[:19]}) to {ref}, zstd layers")
+            digest = zstd.push(self.engine, client, repository, tag, item.image_id,
+                               lambda layer, sent, size: self.progress(item.wanted.ref, layer, sent, size))
+        else:
+            self.log(f"pushing {item.wanted.ref} ({item.image_id[:19]}) to {ref}")
+            self.engine.tag(item.image_id, ref)        # the gated id, whatever the tag says now
+            try:
+                digest = retrying(lambda: self._push_once(ref, item.wanted.ref, destination.registry),
+                                  self.options.retry_for)
+            finally:
+                self.engine.untag(ref)                 # nothing of the push stays tagged locally
         manifest = client.manifest(repository, digest)
         if manifest is None or client.digest(repository, tag) != digest:
             raise RegistryError(destination.registry, f"{repository}@{digest} is not in the "

@@ -1,6 +1,7 @@
 """A small client of the registry HTTP API (OCI distribution): what publishing needs to read
 digests back, put a manifest under another tag and push kilobyte artifacts (the verdict).
-Images themselves are pushed by the engine and copied by skopeo, never through here.
+Images themselves are pushed by the engine and copied by skopeo, except the zstd layers of
+`publish --compression zstd`, streamed from a file through here.
 
 Every operation is retried as a whole while the failure is transient (a connection reset or
 timed out, 5xx, 429, an upload the registry forgot) with backoff and jitter, for at most
@@ -14,6 +15,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import os
 import re
 import sys
 from dataclasses import dataclass, field
@@ -170,6 +172,31 @@ class RegistryClient:
             return digest
         return self._retrying(attempt)
 
+    def put_blob_file(self, repository: str, path: Path, digest: str,
+                      progress: Callable[[int], None] = lambda _: None) -> None:
+        """Upload the file at `path` (whose sha256 is `digest`) as a blob, streamed, unless
+        the registry holds it; a failed try starts the upload over."""
+        size = path.stat().st_size
+
+        def attempt() -> None:
+            head = self._send("HEAD", f"/v2/{repository}/blobs/{digest}", repository,
+                              ok=(200, 404))
+            if head.status_code == 200:
+                progress(size)
+                return
+            upload = self._send("POST", f"/v2/{repository}/blobs/uploads/", repository,
+                                push=True, ok=(202,))
+            location = urljoin(self._url("/"), upload.headers["Location"])
+            with open(path, "rb") as data:
+                try:
+                    self._send("PUT", location, repository, push=True, params={"digest": digest},
+                               data=_Counted(data, progress),
+                               headers={"Content-Type": "application/octet-stream"}, ok=(201,))
+                except RegistryError:
+                    self._cancel_upload(upload, repository)
+                    raise
+        self._retrying(attempt)
+
     def blob(self, repository: str, digest: str) -> bytes:
         def attempt() -> bytes:
             data = self._send("GET", f"/v2/{repository}/blobs/{digest}", repository,
@@ -291,6 +318,22 @@ class RegistryClient:
                           f"repository:{repository}:pull,push", {}, {})
         except (RegistryError, KeyError):
             pass  # an abandoned upload expires on its own
+
+
+class _Counted:
+    """A file read for an upload, saying how much was read so far."""
+
+    def __init__(self, data: Any, progress: Callable[[int], None]) -> None:
+        self.data, self.progress, self.sent = data, progress, 0
+
+    def __len__(self) -> int:        # requests' Content-Length
+        return int(os.fstat(self.data.fileno()).st_size)
+
+    def read(self, size: int = -1) -> bytes:
+        chunk: bytes = self.data.read(size)
+        self.sent += len(chunk)
+        self.progress(self.sent)
+        return chunk
 
 
 # What the OS says when nothing can answer at an address: no retry can heal these.
