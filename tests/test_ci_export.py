@@ -556,22 +556,32 @@ def test_pages_publish_every_verdict_of_the_release_branch_as_the_site(platform:
     assert verify and all(j.verdict == f"verdicts/{j.name}.json" for j in verify)
     assert all(any("--json $VERDICT" in line for line in j.script) for j in verify)
     site = listed[-1]
-    assert (site.name, site.needs) == ("pages", tuple(j.name for j in verify))
+    # after promote: production read for each final image's signed verdict, checked against
+    # the signer promote trusts (keyless here: this very pipeline's identity)
+    assert (site.name, site.needs) == ("pages", (*(j.name for j in verify), "promote"))
     assert site.script == ("mkdir -p verdicts",
-                           "imgkit site --cuda 11.8 --verdicts verdicts --out public")
+                           "imgkit site --cuda 11.8 --verdicts verdicts --registry "
+                           "registry.example.com/ml --out public")
+    keyed = jobs(plan, settings(**chosen, trusted_key="cosign.pub", signing_key="env://KEY"))[-1]
+    assert "--registry registry.example.com/ml --trusted-key cosign.pub --out" in keyed.script[-1]
     if platform == "gitlab":
         pages = document["pages"]
         assert pages["artifacts"] == {"paths": ["public"]}
-        assert all(n["artifacts"] for n in pages["needs"]) and len(pages["needs"]) == len(verify)
+        assert [n["job"] for n in pages["needs"] if n["artifacts"]] == [j.name for j in verify]
         # failed verdicts too (a red cell is the point), and only the default branch's
         assert pages["rules"] == [{"if": "$CI_COMMIT_BRANCH == $CI_DEFAULT_BRANCH", "when": "always"}]
-        assert "docker login" not in " ".join(pages["before_script"])
+        assert "before_script" not in pages                # the registry login of every job
+        assert pages["variables"] == document["promote"]["variables"]
+        assert "IMGKIT_CERTIFICATE_IDENTITY" in pages["variables"]
         kept = document[verify[0].name]["artifacts"]["paths"]
         assert kept == [f"{verify[0].name}.xml", verify[0].verdict]
         return
     pages, deploy = document["jobs"]["pages"], document["jobs"]["deploy-pages"]
     assert pages["if"] == "${{ !cancelled() && github.ref_name == github.event.repository.default_branch }}"
     assert "permissions" not in pages                 # the workflow's contents: read
+    assert pages["env"] == document["jobs"]["promote"]["env"]
+    assert any("login-action" in s.get("uses", "") for s in pages["steps"])
+    assert any("cosign-installer" in s.get("uses", "") for s in pages["steps"])
     assert pages["steps"][-1]["with"] == {"path": "public"}
     assert any(s.get("with", {}).get("pattern") == "report-verify-*" for s in pages["steps"])
     # only the deploy job may write Pages, in the environment a repository can guard

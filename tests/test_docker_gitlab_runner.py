@@ -70,6 +70,9 @@ def test_a_real_gitlab_runner_runs_the_generated_pipeline_end_to_end(  # type: i
     grid = sites[0].read_text()
     assert f"{ns}/cuda:11.8-cudart-py3.11-bookworm</a>" in grid
     assert "passed, GPU not verified" in grid and "no verdict" in grid
+    # after promote, read from production against the trusted key: the image is signed
+    assert "1 of the 1 promoted image(s) carry a signed, passing verdict" in grid, grid[-3000:]
+    assert grid.count("registry: signed verdict") == 1
     # what was promoted is what was staged and verified, with its signed attestations
     repository, tag = f"{ns}/cuda", "11.8-cudart-py3.11-bookworm"
     digest = skopeo_json("inspect", f"docker://{production}/{repository}:{tag}",

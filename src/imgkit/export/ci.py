@@ -61,9 +61,9 @@ def _github_steps(job: Job, settings: CiSettings, wave: bool) -> list[dict[str, 
         steps.append({"name": "the relocked locks", "if": "github.event_name == 'schedule'",
                       "uses": uses("actions/download-artifact"),
                       "with": {"name": LOCKS_ARTIFACT, "path": job.takes_locks}})
-    # build jobs sign provenance, verify jobs verdicts, promote checks them: all with cosign;
-    # the lock jobs ask the index and the mirror only, no registry
-    if job.kind in ("build", "verify", "promote"):
+    # build jobs sign provenance, verify jobs verdicts, promote and the site check them: all
+    # with cosign; the lock jobs ask the index and the mirror only, no registry
+    if job.kind in ("build", "verify", "promote", "site"):
         steps.append({"uses": uses("sigstore/cosign-installer")})
         for host, secret in logins(settings):
             steps.append({"name": f"log in to {host}", "uses": uses("docker/login-action"), "with": {
@@ -117,7 +117,7 @@ def _secret_env(key: str) -> dict[str, str]:
 def _github_env(job: Job, settings: CiSettings) -> dict[str, str]:
     if job.kind in ("build", "verify"):
         return _secret_env(settings.signing_key)
-    if job.kind != "promote":
+    if job.kind not in ("promote", "site"):
         return {}
     if not settings.keyless:
         return _secret_env(settings.trusted_key)
@@ -233,7 +233,9 @@ def _gitlab_needs(job: Job) -> list[dict[str, Any]]:
     """The gate runs in a push's pipeline, the relock in a schedule's: a need on either is
     optional (ignored where the job is not in the pipeline); the relock's locks travel."""
     locks = ("lock-check", "relock")
-    needs = [{"job": n, "artifacts": n in job.reads or n == "relock" or job.kind == "site",
+    # the site takes the verify jobs' verdicts; promote only has to have run first
+    verdicts = job.kind == "site"
+    needs = [{"job": n, "artifacts": n in job.reads or n == "relock" or (verdicts and n != "promote"),
               **({"optional": True} if n in locks else {})} for n in job.needs]
     needs += [{"job": r, "artifacts": True} for r in job.reads if r not in job.needs]
     if job.takes_locks and "relock" not in job.needs:
@@ -260,7 +262,7 @@ def _gitlab_job(job: Job, settings: CiSettings) -> dict[str, Any]:
     spec["needs"] = _gitlab_needs(job)
     if job.values:
         spec["variables"] = {name: value for name, value in job.values if value}
-    if job.kind in ("check", "relock", "site"):     # no registry: the index, the mirror, files
+    if job.kind in ("check", "relock"):     # no registry: the index, the mirror
         spec["before_script"] = [settings.install_command]
     if job.kind == "site":      # failed verdicts too, and only the release branch's
         spec["rules"] = [{"if": _gitlab_release_branch(settings), "when": "always"}]
@@ -270,11 +272,12 @@ def _gitlab_job(job: Job, settings: CiSettings) -> dict[str, Any]:
         spec["rules"] = [{"if": '$CI_PIPELINE_SOURCE != "schedule"'}]
     if job.kind == "promote":
         spec["rules"] = [{"if": _gitlab_release_branch(settings)}]
-        if settings.keyless:    # the certificate Fulcio gave the verify jobs names this pipeline
-            spec["variables"] = {
-                "IMGKIT_CERTIFICATE_IDENTITY":
-                    "$CI_PROJECT_URL//$CI_CONFIG_PATH@refs/heads/$CI_COMMIT_REF_NAME",
-                "IMGKIT_CERTIFICATE_OIDC_ISSUER": "$CI_SERVER_URL"}
+    if job.kind in ("promote", "site") and settings.keyless:
+        # the certificate Fulcio gave the verify jobs names this pipeline
+        spec["variables"] = {
+            "IMGKIT_CERTIFICATE_IDENTITY":
+                "$CI_PROJECT_URL//$CI_CONFIG_PATH@refs/heads/$CI_COMMIT_REF_NAME",
+            "IMGKIT_CERTIFICATE_OIDC_ISSUER": "$CI_SERVER_URL"}
     if not job.values:
         spec["script"] = list(job.script)
     if job.hands_over:

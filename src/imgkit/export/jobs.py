@@ -339,10 +339,15 @@ def jobs(plan: Plan, settings: CiSettings) -> list[Job]:
                   reads=tuple(dict.fromkeys(builder(tag, p) for tag in plan.finals
                                             for p in plan.get(tag).platforms)))
     later = [replace(j, takes_locks=settings.locks) for j in (*built, *verify, promote)]
-    # the site of every verdict, failed ones included, published from the release branch
-    site = [Job(name="pages", kind="site", title="the verdict site", needs=tuple(j.name for j in verify),
+    # the site of every verdict, failed ones included, published from the release branch,
+    # after promote: which final images production holds with a signed, passing verdict,
+    # checked against the signer promote trusts (keyless: the job's environment names it)
+    trusted = ("--trusted-key", settings.trusted_key) if settings.trusted_key else ()
+    site = [Job(name="pages", kind="site", title="the verdict site",
+                needs=(*(j.name for j in verify), promote.name),
                 # (no verdict at all when every build failed: each image then says so)
                 script=(_cmd("mkdir", "-p", VERDICTS),
                         _cmd("imgkit", "site", *settings.matrix_args, *settings.selection_args,
-                             "--verdicts", VERDICTS, "--out", SITE)))] if settings.pages else []
+                             "--verdicts", VERDICTS, "--registry", str(settings.registry),
+                             *trusted, "--out", SITE)))] if settings.pages else []
     return [*gate, *later, *site]
