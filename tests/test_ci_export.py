@@ -309,6 +309,7 @@ def imgkit_ci(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
     (["github", "--registry", "r.example.com", "--verify-gpus", "0,,1"], "--gpus '0,,1'"),
     (["github", "--registry", "r.example.com", "--images", "/abs/images"], "relative to its root"),
     (["github", "--registry", "r.example.com", "--only", "nope*"], "'nope*'"),
+    (["gitlab", "--registry", "r.example.com", "--compression", "xz"], "--compression 'xz'"),
 ])
 def test_bad_ci_options_are_exit_2_with_the_option_named(args: list[str], message: str,
                                                           tmp_path: Path) -> None:
@@ -595,3 +596,18 @@ def test_without_pages_nothing_of_it_is_written() -> None:
     plain = jobs(bundled_plan(cuda="11.8"), settings())
     assert not any(j.kind == "site" or j.verdict for j in plain)
     assert "pages" not in generated("github") and "VERDICT" not in generated("gitlab")
+
+
+def test_zstd_staging_is_asked_of_every_build_job_and_recorded_in_the_header(tmp_path: Path) -> None:
+    """`ci --compression zstd`: each build job stages with zstd layers (promote then copies
+    those very digests); gzip, the default, is not spelled out."""
+    plain = [j for j in jobs(bundled_plan(cuda="11.8"), settings()) if j.kind == "build"]
+    zstd = [j for j in jobs(bundled_plan(cuda="11.8"), settings(compression="zstd")) if j.kind == "build"]
+    assert plain and not any("--compression" in line for j in plain for line in j.script)
+    assert all("--candidate" in j.script[3] and "--compression zstd" in j.script[3] for j in zstd)
+    out = imgkit_ci("gitlab", "--registry", "r.example.com/ml", "--cuda", "11.8", "--compression",
+                    "zstd", "--out", str(tmp_path / "ci.yml"))
+    assert out.returncode == 0, out.stderr
+    text = (tmp_path / "ci.yml").read_text()
+    assert "--compression zstd --out" in text.splitlines()[0] + text.splitlines()[1]
+    assert "--compression zstd --json" in text

@@ -129,6 +129,7 @@ class CiSettings:
     selection_args: tuple[str, ...] = ()  # --cuda/--only of the pipeline
     release_branch: str = ""           # whose pushes promote; "": main (GitHub), the default (GitLab)
     pages: bool = False                # the release branch's verdicts published as the site (Pages)
+    compression: str = "gzip"          # the staged (so promoted) layers': gzip or zstd
     root: Path | None = None           # the repository's root, where jobs run (None: here)
 
     @property

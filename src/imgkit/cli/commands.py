@@ -322,7 +322,7 @@ def ci(selection: Selection, platform: flags.CiPlatform, out: flags.PipelineOut,
        signing_key: flags.CiSigningKey = CiSettings.signing_key,
        trusted_key: flags.CiTrustedKey = CiSettings.trusted_key,
        release_branch: flags.ReleaseBranch = CiSettings.release_branch,
-       pages: flags.Pages = False) -> None:
+       pages: flags.Pages = False, compression: flags.Compression = CiSettings.compression) -> None:
     """Write the CI pipeline of the matrix: build on CPU runners, verify and sign on GPU
     runners, promote what passed.
 
@@ -337,7 +337,7 @@ def ci(selection: Selection, platform: flags.CiPlatform, out: flags.PipelineOut,
         gpu_runner=gpu_runner, gpu_arm64_runner=gpu_arm64_runner, cpu_runner=cpu_runner,
         arm64_runner=arm64_runner, emulate_arm64=emulate_arm64, install=install,
         verify_gpus=verify_gpus, out=out, signing_key=signing_key, trusted_key=trusted_key,
-        release_branch=release_branch, pages=pages)
+        release_branch=release_branch, pages=pages, compression=compression_of(compression))
 
 
 @command()

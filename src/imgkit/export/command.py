@@ -43,7 +43,8 @@ def ci(selection: Selection, *, platform: str, registry: str | None, staging: st
        signing_key: str = "", trusted_key: str = "",
        gpu_arm64_runner: str = CiSettings.gpu_arm64_runner,
        arm64_runner: str = CiSettings.arm64_runner, emulate_arm64: bool = False,
-       release_branch: str = "", pages: bool = False) -> None:
+       release_branch: str = "", pages: bool = False,
+       compression: str = CiSettings.compression) -> None:
     """Write the CI pipeline (build -> verify on GPU -> promote) of the selection; with
     `pages`, its verdict site published too."""
     if platform not in PLATFORMS:
@@ -66,7 +67,7 @@ def ci(selection: Selection, *, platform: str, registry: str | None, staging: st
                           gpu_arm64_runner=gpu_arm64_runner,
                           cpu_runner=cpu_runner, arm64_runner=arm64_runner,
                           emulate_arm64=emulate_arm64, install=install,
-                          release_branch=release_branch, pages=pages,
+                          release_branch=release_branch, pages=pages, compression=compression,
                           root=selection.project.parent if selection.project else None,
                           verify_gpus=check_gpus(verify_gpus),
                           matrix_args=selection.matrix_args(), signing_key=signing_key,
@@ -132,7 +133,8 @@ def ci_command(selection: Selection, platform: str, registry: str | None, stagin
                                  ("--signing-key", settings.signing_key, CiSettings.signing_key),
                                  ("--trusted-key", settings.trusted_key, CiSettings.trusted_key),
                                  ("--release-branch", settings.release_branch,
-                                  CiSettings.release_branch)):
+                                  CiSettings.release_branch),
+                                 ("--compression", settings.compression, CiSettings.compression)):
         words += [flag, value] if value != default else []
     words += ["--emulate-arm64"] if settings.emulate_arm64 else []
     words += ["--pages"] if settings.pages else []

@@ -235,7 +235,9 @@ def _build_job(plan: Plan, group: Group, settings: CiSettings, split: dict[str, 
                 _cmd("mkdir", "-p", CANDIDATES),
                 "imgkit publish $STAGE_ARGS "
                 + _cmd(*settings.matrix_args, "--candidate", "--to", str(settings.staging),
-                       *_signing(settings), "--reuse-from", str(settings.registry), "--json")
+                       *_signing(settings), "--reuse-from", str(settings.registry),
+                       *(("--compression", settings.compression)
+                         if settings.compression != CiSettings.compression else ()), "--json")
                 + f" ${HANDS_OVER_VARIABLE}"),
         values=_values(BUILD_ARGS=" ".join((*only, *on, *given)),
                        STAGE_ARGS=" ".join((*_handed_over(plan, group, platform), *on)),
