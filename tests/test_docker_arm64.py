@@ -291,7 +291,10 @@ def test_a_two_platform_candidate_is_one_staged_index_judged_per_platform(  # ty
     cuda = two_platforms.cuda
     repository, tag = cuda.rsplit(":", 1)
     python = next(t for t in two_platforms.first if "/python:" in t and not t.endswith("-arm64"))
-    run = logged_in(registry, tmp_path).run
+    subprocess.run(["cosign", "generate-key-pair", "--output-key-prefix", str(tmp_path / "cosign")],
+                   env={**os.environ, "COSIGN_PASSWORD": "pw"}, check=True, capture_output=True)
+    user = logged_in(registry, tmp_path)
+    run = LoggedIn({**user.env, "COSIGN_PASSWORD": "pw"}).run
     staging, production = f"{registry.address}/s", f"{registry.address}/p"
     (tmp_path / "candidates").mkdir()
     done = run("publish", python, cuda, *two_platforms.common, "--candidate", "--to", staging,
@@ -305,17 +308,27 @@ def test_a_two_platform_candidate_is_one_staged_index_judged_per_platform(  # ty
 
     given = ("--candidates", str(tmp_path / "candidates"), "--gpus", "none")
     for extra in ((), ("--platform", ARM64)):
-        judged = run("attest", cuda, *given, *extra)
+        judged = run("attest", cuda, *given, *extra, "--signing-key", str(tmp_path / "cosign.key"))
         assert judged.returncode == 0, judged.stdout + judged.stderr
     raw = skopeo_json("inspect", "--raw", f"docker://{staging}/{repository}@{staged_index}",
                       registry=registry)
     for child in raw["manifests"]:
         assert child["digest"].replace(":", "-") + ".verdict" in skopeo_tags(registry, f"s/{repository}")
 
+    trusted = ("--trusted-key", str(tmp_path / "cosign.pub"))
     done = run("promote", cuda, "--candidates", str(tmp_path / "candidates"), "--to",
-               f"{production}/{repository}", "--tag", tag, "--allow-unsigned", "--allow-gpu-unverified")
+               f"{production}/{repository}", "--tag", tag, *trusted, "--allow-gpu-unverified")
     assert done.returncode == 0, done.stdout + done.stderr
     assert skopeo_digest(registry, f"{production}/{repository}:{tag}") == staged_index
+    # the site reads production's index: each platform's digest, its own signed verdict
+    done = run("site", *two_platforms.common, "--registry", production, *trusted,
+               "--out", str(tmp_path / "site"))
+    assert done.returncode == 0, done.stdout + done.stderr
+    grid = (tmp_path / "site" / "index.html").read_text()
+    assert "2 of the 2 promoted image(s) carry a signed, passing verdict" in grid, grid[-3000:]
+    page = next((tmp_path / "site" / "images").glob("*cuda*.html")).read_text()
+    for child in raw["manifests"]:
+        assert f"{production}/{repository}@{child['digest']}" in page
 
     # a build on staged parents takes each platform's image from their index
     planned = run("build", *two_platforms.common, "--candidates", str(tmp_path / "candidates"),

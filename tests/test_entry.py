@@ -67,25 +67,30 @@ def test_fast_path_options_match_the_cli() -> None:
 
 
 @pytest.mark.parametrize("args, expected", [
-    (["img:1"], ("img:1", "all")),
-    (["img:1", "--gpus", "none"], ("img:1", "none")),
-    (["--gpus=0,1", "reg.example/ml/x@sha256:" + "a" * 64], ("reg.example/ml/x@sha256:" + "a" * 64, "0,1")),
+    (["img:1"], ("img:1", "all", None)),
+    (["img:1", "--gpus", "none"], ("img:1", "none", None)),
+    (["--gpus=0,1", "reg.example/ml/x@sha256:" + "a" * 64],
+     ("reg.example/ml/x@sha256:" + "a" * 64, "0,1", None)),
+    (["img:1", "--checks", "cst.yaml", "--gpus", "none"], ("img:1", "none", "cst.yaml")),
+    (["--checks=cst.yaml", "img:1"], ("img:1", "all", "cst.yaml")),
 ])
-def test_plain_verify_is_parsed(args: list[str], expected: tuple[str, str]) -> None:
+def test_plain_verify_is_parsed(args: list[str], expected: tuple[str, str, str | None]) -> None:
     assert parse_plain_verify(args) == expected
 
 
 @pytest.mark.parametrize("args", [
     [], ["--help"], ["img", "--json", "v.json"], ["img", "other"], ["img", "--gpus"],
     ["img", "--gpus", "none", "--gpus", "all"], ["--gpus", "none"], ["img", "--attest"],
-    ["img", "--expect", "cuda=12.4"], [""],
+    ["img", "--expect", "cuda=12.4"], [""], ["img", "--checks"], ["img", "--checks="],
+    ["img", "--checks", "a.yaml", "--checks", "b.yaml"], ["img", "--checks", "a.yaml", "--json", "v.json"],
 ])
 def test_any_other_verify_goes_to_the_cli(args: list[str]) -> None:
     assert parse_plain_verify(args) is None
     assert try_plain_verify(["verify", *args]) is None
 
 
-@pytest.mark.parametrize("args", [["img:1"], ["img:1", "--gpus", "none"]])
+@pytest.mark.parametrize("args", [["img:1"], ["img:1", "--gpus", "none"],
+                                  ["img:1", "--checks", "cst.yaml", "--gpus", "none"]])
 def test_plain_verify_calls_verify_as_the_cli_does(monkeypatch: pytest.MonkeyPatch,
                                                    args: list[str]) -> None:
     """Whatever the CLI passes to the verify command (its defaults, its signer), the fast
@@ -117,3 +122,6 @@ def test_plain_verify_reports_an_error_as_the_cli_does(capsys: pytest.CaptureFix
     assert try_plain_verify(["verify", "img:1", "--gpus", "bogus"]) == 2
     err = capsys.readouterr().err
     assert "error:" in err and "--gpus" in err and "Traceback" not in err
+    assert try_plain_verify(["verify", "img:1", "--checks", "/no/such/cst.yaml"]) == 2
+    err = capsys.readouterr().err
+    assert "/no/such/cst.yaml" in err and "Traceback" not in err

@@ -9,10 +9,10 @@ the selection and every image is up to date, print the summary and exit 0. Anyth
 goes to the typer CLI from the start, so its parsing, messages and exit codes stay the
 only ones a user ever sees.
 
-`imgkit verify IMAGE [--gpus G]`, the command CI runs most, is measured against `docker run`
-plus the framework's import, and typer's start-up (its parameter adapters import pydantic)
-is a tenth of that. That one form calls the same verify with the CLI's defaults and reports
-an error the way the CLI does; any other verify command line goes to the CLI.
+`imgkit verify IMAGE [--gpus G] [--checks FILE]`, the command CI runs most, is measured
+against `docker run` plus the framework's import, and typer's start-up is a few hundredths
+of a second of that. That one form calls the same verify with the CLI's defaults and
+reports an error the way the CLI does; any other verify command line goes to the CLI.
 tests/test_entry.py keeps both fast paths in step with cli.py.
 """
 from __future__ import annotations
@@ -75,31 +75,40 @@ def try_noop_build(argv: list[str]) -> bool:
         return False  # the CLI runs the command again and reports it properly
 
 
-def parse_plain_verify(args: list[str]) -> tuple[str, str] | None:
-    """(IMAGE, GPUS) of `IMAGE [--gpus G]` in any order, or None for anything else."""
+PLAIN_VERIFY_FLAGS = ("--gpus", "--checks")
+
+
+def parse_plain_verify(args: list[str]) -> tuple[str, str, str | None] | None:
+    """(IMAGE, GPUS, CHECKS) of `IMAGE [--gpus G] [--checks FILE]` in any order (CHECKS
+    None when not given), or None for anything else."""
     from .options import DEFAULTS
     image: str | None = None
-    gpus: str | None = None
+    given: dict[str, str] = {}
     i = 0
     while i < len(args):
         flag, eq, value = args[i].partition("=")
-        if flag == "--gpus" and gpus is None:
+        if flag in PLAIN_VERIFY_FLAGS and flag not in given:
             if not eq:
                 if i + 1 >= len(args) or args[i + 1].startswith("-"):
                     return None
                 value = args[i + 1]
                 i += 1
-            gpus = value
+            if not value:
+                return None
+            given[flag] = value
         elif args[i].startswith("-") or image is not None or not args[i]:
             return None
         else:
             image = args[i]
         i += 1
-    return (image, DEFAULTS.gpus if gpus is None else gpus) if image is not None else None
+    if image is None:
+        return None
+    return image, given.get("--gpus", DEFAULTS.gpus), given.get("--checks")
 
 
 def try_plain_verify(argv: list[str]) -> int | None:
-    """The exit code of a plain `verify IMAGE [--gpus G]`; None when `argv` is not one."""
+    """The exit code of a plain `verify IMAGE [--gpus G] [--checks FILE]` (a team's
+    checks as well: what a CI job runs), without loading the CLI; None for any other."""
     if not argv or argv[0] != "verify":
         return None
     plain = parse_plain_verify(argv[1:])
@@ -111,9 +120,10 @@ def try_plain_verify(argv: list[str]) -> int | None:
     from .errors import ImgkitError
     from .options import DEFAULTS
     from .verify.command import verify
-    image, gpus = plain
+    image, gpus, checks = plain
     try:
-        return verify(image=image, options=replace(DEFAULTS, gpus=gpus))
+        return verify(image=image, options=replace(
+            DEFAULTS, gpus=gpus, checks=Path(checks) if checks is not None else None))
     except ImgkitError as exc:  # as the CLI's reports_errors says it
         print_error(exc.message, exc.hint)
         return exc.exit_code
