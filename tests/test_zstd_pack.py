@@ -1,0 +1,62 @@
+"""`publish --compression zstd` reads `docker save`'s stream whatever its layout: the config
+by its sha256 (the image id), each layer by its sha256 (a diff_id), zstd-compressed so that
+it decompresses to the very bytes; anything else is dropped. (The push itself, to a real
+registry and pulled back by a real engine: tests/test_docker_publish.py.)"""
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import tarfile
+from pathlib import Path
+
+import pytest
+import zstandard
+
+from imgkit.publish.zstd import SMALL, _pack
+
+
+def sha(data: bytes) -> str:
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def archive(files: dict[str, bytes]) -> list[bytes]:
+    """A tar of `files`, cut into uneven chunks as the engine's stream comes."""
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as tar:
+        for name, data in files.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    whole = buffer.getvalue()
+    return [whole[i:i + 70001] for i in range(0, len(whole), 70001)]
+
+
+@pytest.mark.parametrize("layout", ["oci", "legacy"])
+def test_the_config_and_each_layer_are_found_by_their_digests(layout: str, tmp_path: Path) -> None:
+    small, large = b"a small layer" * 100, os.urandom(SMALL + 12345)   # read whole / streamed
+    config = json.dumps({"rootfs": {"diff_ids": [sha(small), sha(large)]}}).encode()
+    image_id = sha(config)
+    if layout == "oci":
+        files = {f"blobs/sha256/{sha(d)[7:]}": d for d in (small, large, config)}
+        files["index.json"] = b"{}"
+    else:
+        files = {"1/layer.tar": small, "2/layer.tar": large, f"{image_id[7:]}.json": config}
+    files["manifest.json"] = b"[]"
+    found, packed = _pack(archive(files), image_id, {sha(small), sha(large)}, tmp_path)
+    assert found == config
+    assert set(packed) == {sha(small), sha(large)}
+    for data in (small, large):
+        layer = packed[sha(data)]
+        compressed = layer.path.read_bytes()
+        assert (layer.digest, layer.size) == (sha(compressed), len(compressed))
+        assert zstandard.ZstdDecompressor().stream_reader(io.BytesIO(compressed)).read() == data
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(p.path.name for p in packed.values())
+
+
+def test_an_archive_without_the_config_or_a_layer_says_so(tmp_path: Path) -> None:
+    layer = b"layer"
+    found, packed = _pack(archive({"blobs/sha256/x": layer}), sha(b"config"), {sha(layer), sha(b"other")},
+                          tmp_path)
+    assert found is None and set(packed) == {sha(layer)}
