@@ -25,11 +25,9 @@ from ..errors import (
     UsageError,
 )
 from ..options import PUBLISH_DEFAULTS, Signer, Trust, VerifyOptions
-from ..registry.candidates import lookup
 from ..registry.reference import RemoteRef, remote_ref
 from ..selection import Selection
 from . import report, tickets
-from .cst import CheckFile, load_checks
 from .expect import check_gpus, parse_expect_options
 from .run import BUILD_HINT, REPORT_HINT, inventory, judge_report, known
 from .run import verify as run_verify
@@ -37,6 +35,20 @@ from .verdict import Verdict
 
 if TYPE_CHECKING:
     from .attestation import VerdictRecord
+    from .cst import CheckFile
+
+
+# The team's checks and the staged candidates are read with pydantic models, whose import and
+# schema building cost a plain verify (the command CI runs most) about a tenth of a second:
+# imported only when asked for.
+def _checks(path: Path | None) -> CheckFile | None:
+    from .cst import load_checks
+    return load_checks(path) if path else None
+
+
+def _staged(candidates: Path, image: str, platform: str | None) -> str:
+    from ..registry.candidates import lookup
+    return lookup(candidates, image, platform).reference
 
 
 @dataclass(frozen=True)
@@ -66,7 +78,7 @@ def verify(*, image: str, options: VerifyOptions, outputs: Outputs = Outputs(),
     written whatever the verdict. With `candidates`, `image` is the matrix's tag of an
     image an earlier job staged: that digest is judged. With `reference` (a fleet check),
     the report is also held to that verdict's numbers, within `margin`."""
-    declared = load_checks(options.checks) if options.checks else None   # bad file: exit 2
+    declared = _checks(options.checks)                       # bad file: exit 2
     held_to = None
     if reference is not None:
         from .fleet import read_reference
@@ -94,7 +106,7 @@ def attest(*, image: str, options: VerifyOptions, signer: Signer, outputs: Outpu
     if remote_ref(image) is None and candidates is None:
         raise UsageError(f"attest needs a registry reference, not {image!r}",
                          hint="e.g. imgkit attest registry.example.com/ml/paddle@sha256:...")
-    declared = load_checks(options.checks) if options.checks else None   # bad file: exit 2
+    declared = _checks(options.checks)                       # bad file: exit 2
     engine, subject = resolve(image, options, candidates, retry_for, hint_for(from_report))
     verdict = judge(engine, subject, options, from_report, with_inventory=True, declared=declared)
     verdict = named(verdict, subject)
@@ -113,7 +125,7 @@ def check_signed(*, image: str, trust: Trust, allow_gpu_unverified: bool = False
                          "keyless identity (--certificate-identity and "
                          "--certificate-oidc-issuer)")
     if candidates is not None:
-        image = lookup(candidates, image).reference               # not staged: exit 2
+        image = _staged(candidates, image, None)                 # not staged: exit 2
     remote = remote_ref(image)
     if remote is None:
         raise UsageError(f"check-signed needs a registry reference, not {image!r}",
@@ -146,7 +158,7 @@ def resolve(image: str, options: VerifyOptions, candidates: Path | None, retry_f
     check_gpus(options.gpus)                                  # bad --gpus: exit 2 first
     parse_expect_options(options.expect)                      # bad --expect: exit 2 first
     if candidates is not None:
-        image = lookup(candidates, image, options.platform).reference   # not staged: exit 2
+        image = _staged(candidates, image, options.platform)     # not staged: exit 2
     remote = remote_ref(image)
     try:
         engine = connect()
