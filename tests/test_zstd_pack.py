@@ -60,3 +60,10 @@ def test_an_archive_without_the_config_or_a_layer_says_so(tmp_path: Path) -> Non
     found, packed = _pack(archive({"blobs/sha256/x": layer}), sha(b"config"), {sha(layer), sha(b"other")},
                           tmp_path)
     assert found is None and set(packed) == {sha(layer)}
+
+
+def test_a_cut_archive_is_an_error_naming_the_image(tmp_path: Path) -> None:
+    from imgkit.errors import Inconsistent
+    chunks = archive({"blobs/sha256/x": os.urandom(SMALL + 1)})
+    with pytest.raises(Inconsistent, match="sha256:abc"):
+        _pack(chunks[:len(chunks) // 2], "sha256:abc", {"sha256:none"}, tmp_path)

@@ -3,9 +3,10 @@ from __future__ import annotations
 
 import io
 from pathlib import Path
+from typing import Iterator
 from urllib.parse import quote
 
-from ..errors import ImgkitError
+from ..errors import ImgkitError, first_line
 from .client import Client
 from .types import ImageConfig, ImageInfo, Step
 
@@ -118,6 +119,16 @@ class Images(Client):
         if info is None:
             raise ImgkitError(f"docker load of {ref} reported no image")
         return info.id
+
+    def save(self, image_id: str, chunk_size: int = 1 << 20) -> Iterator[bytes]:
+        """`docker save` of one image, as it streams; the engine failing on the way raises
+        ImgkitError naming the image."""
+        import docker.errors
+        import requests.exceptions
+        try:
+            yield from self.api.get_image(image_id, chunk_size=chunk_size)
+        except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
+            raise ImgkitError(f"the engine could not save {image_id}: {first_line(exc)}")
 
     def pull(self, ref: str) -> bool:
         import docker.errors

@@ -46,10 +46,12 @@ def push(engine: Engine, client: RegistryClient, repository: str, tag: str, imag
     manifest's digest. `progress(layer, bytes sent, layer size)` follows each upload.
     The saved archive is read as it streams (never written out whole): disk for the
     compressed layers only, in the temporary folder (TMPDIR)."""
-    diff_ids = list(engine.api.inspect_image(image_id)["RootFS"]["Layers"])
+    info = engine.image(image_id)
+    if info is None:
+        raise Inconsistent(f"the engine no longer holds {image_id}")
+    diff_ids = list(info.layers)
     with tempfile.TemporaryDirectory(prefix="imgkit-zstd-") as scratch:
-        saved = engine.api.get_image(image_id, chunk_size=CHUNK)
-        config, packed = _pack(saved, image_id, set(diff_ids), Path(scratch))
+        config, packed = _pack(engine.save(image_id, CHUNK), image_id, set(diff_ids), Path(scratch))
         if config is None:
             raise Inconsistent(f"the engine saved {image_id} without its config")
         if json.loads(config)["rootfs"]["diff_ids"] != diff_ids:
@@ -80,26 +82,28 @@ def _pack(saved: Iterable[bytes], image_id: str, diff_ids: set[str],
     config: bytes | None = None
     packed: dict[str, Packed] = {}
     reader = io.BufferedReader(_Chunks(iter(saved)), CHUNK)
-    with tarfile.open(fileobj=reader, mode="r|") as archive:
-        for member in archive:
-            source = archive.extractfile(member) if member.isfile() else None
-            if source is None:
-                continue
-            if member.size <= SMALL:
-                data = source.read()
-                plain = "sha256:" + hashlib.sha256(data).hexdigest()
-                if plain == image_id:
-                    config = data
+    try:
+        with tarfile.open(fileobj=reader, mode="r|") as archive:
+            for member in archive:
+                source = archive.extractfile(member) if member.isfile() else None
+                if source is None:
                     continue
-                if plain not in diff_ids or plain in packed:
-                    continue
-                source = io.BytesIO(data)
-            target = scratch / f"{len(packed)}.zst"
-            plain, layer = _compress(source, target)
-            if plain in diff_ids and plain not in packed:
-                packed[plain] = layer
-            else:
-                target.unlink()
+                if member.size <= SMALL:          # read whole: the config is one of these
+                    data = source.read()
+                    plain = "sha256:" + hashlib.sha256(data).hexdigest()
+                    if plain == image_id:
+                        config = data
+                    if plain not in diff_ids or plain in packed:
+                        continue
+                    source = io.BytesIO(data)
+                target = scratch / f"{len(packed)}.zst"
+                plain, layer = _compress(source, target)
+                if plain in diff_ids and plain not in packed:
+                    packed[plain] = layer
+                else:
+                    target.unlink()
+    except tarfile.TarError as exc:
+        raise Inconsistent(f"the engine's save of {image_id} is not a whole archive: {exc}")
     return config, packed
 
 
