@@ -375,6 +375,8 @@ def test_zstd_layers_carry_the_verified_image_bit_for_bit_and_an_engine_pulls_it
     out = imgkit("publish", ref, "--to", registry.address, "--to", second.address, "--compression",
                  "zstd", "--allow-gpu-unverified", "--json", str(tmp_path / "p.json"), config=config)
     assert out.returncode == 0, out.stdout + out.stderr
+    layers = len(set(engine.image(ref).layers))
+    assert f"{layers} of its {layers} layers compressed with zstd" in out.stdout + out.stderr
     results = json.loads((tmp_path / "p.json").read_text())["published"]
     digest = results[0]["digest"]
     assert [r["digest"] for r in results] == [digest, digest]
@@ -386,6 +388,19 @@ def test_zstd_layers_carry_the_verified_image_bit_for_bit_and_an_engine_pulls_it
         assert {layer["mediaType"] for layer in manifest["layers"]} == {
             "application/vnd.oci.image.layer.v1.tar+zstd"}
         assert {tag, digest.replace(":", "-") + ".verdict"} <= set(skopeo_tags(where, name))
+    # an image of the same layers: nothing compressed or sent again, the same blobs named
+    sibling = image_like(engine, namespace, ref, "zstd-sibling")
+    verified(sibling, config)
+    again = imgkit("publish", sibling, "--to", registry.address, "--compression", "zstd",
+                   "--allow-gpu-unverified", "--json", str(tmp_path / "s.json"), config=config)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert f"0 of its {layers} layers compressed with zstd" in again.stdout + again.stderr
+    [entry] = json.loads((tmp_path / "s.json").read_text())["published"]
+    theirs = raw(registry, f"{sibling.rsplit(':', 1)[0]}@{entry['digest']}")
+    assert theirs["layers"] == raw(registry, f"{name}@{digest}")["layers"]
+    assert theirs["config"]["digest"] == engine.image(sibling).id
+
+    engine.remove_image(sibling)
     engine.remove_image(ref)
     assert engine.image(image_id) is None
     pulled = f"{registry.address}/{name}@{digest}"

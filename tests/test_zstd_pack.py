@@ -67,3 +67,22 @@ def test_a_cut_archive_is_an_error_naming_the_image(tmp_path: Path) -> None:
     chunks = archive({"blobs/sha256/x": os.urandom(SMALL + 1)})
     with pytest.raises(Inconsistent, match="sha256:abc"):
         _pack(chunks[:len(chunks) // 2], "sha256:abc", {"sha256:none"}, tmp_path)
+
+
+def test_a_layer_held_already_is_not_compressed_again(tmp_path: Path) -> None:
+    """The OCI layout names each layer by its diff_id: one this machine compressed before,
+    which the registry holds, is taken as recorded; the others are compressed."""
+    from imgkit.publish.zstd import Packed
+    old, new = b"the shared CUDA layer" * 50, b"the framework's own layer" * 50
+    config = json.dumps({"rootfs": {"diff_ids": [sha(old), sha(new)]}}).encode()
+    files = {f"blobs/sha256/{sha(d)[7:]}": d for d in (old, new, config)}
+    recorded = Packed(None, "sha256:" + "e" * 64, 99)
+    asked: list[str] = []
+
+    def held(diff_id: str) -> Packed | None:
+        asked.append(diff_id)
+        return recorded if diff_id == sha(old) else None
+    found, packed = _pack(archive(files), sha(config), {sha(old), sha(new)}, tmp_path, held)
+    assert found == config and sorted(asked) == sorted([sha(old), sha(new)])
+    assert packed[sha(old)] == recorded
+    assert packed[sha(new)].path is not None and packed[sha(new)].path.is_file()

@@ -220,7 +220,8 @@ class Publisher:
         if self.options.compression == "zstd":
             self.log(f"pushing {item.wanted.ref} ({item.image_id[:19]}) to {ref}, zstd layers")
             digest = zstd.push(self.engine, client, repository, tag, item.image_id,
-                               lambda layer, sent, size: self.progress(item.wanted.ref, layer, sent, size))
+                               lambda layer, sent, size: self.progress(item.wanted.ref, layer, sent, size),
+                               say=self.log)
         else:
             self.log(f"pushing {item.wanted.ref} ({item.image_id[:19]}) to {ref}")
             self.engine.tag(item.image_id, ref)        # the gated id, whatever the tag says now

@@ -14,15 +14,18 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import os
 import tarfile
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Callable, Iterable, Iterator
 
+from ..cache import cache_dir
 from ..engine import Engine
 from ..errors import Inconsistent
 from ..registry.client import RegistryClient
+from ..registry.reference import DIGEST
 
 OCI_MANIFEST = "application/vnd.oci.image.manifest.v1+json"
 OCI_CONFIG = "application/vnd.oci.image.config.v1+json"
@@ -30,28 +33,49 @@ ZSTD_LAYER = "application/vnd.oci.image.layer.v1.tar+zstd"
 LEVEL = 3              # zstd's own default: most of the gain at a fraction of the time
 CHUNK = 1 << 20
 SMALL = 4 << 20        # a file of the saved archive read whole: the config is one of these
+PLACES = 20            # the repositories remembered per layer, newest first
 
 
 @dataclass(frozen=True)
 class Packed:
-    """One layer, zstd-compressed into a file of the scratch folder."""
-    path: Path
+    """One layer, zstd-compressed into a file of the scratch folder (None: the registry
+    holds it already, as this machine compressed it before)."""
+    path: Path | None
     digest: str             # sha256 of the compressed bytes: the blob's name
     size: int
 
 
 def push(engine: Engine, client: RegistryClient, repository: str, tag: str, image_id: str,
-         progress: Callable[[str, int, int], None] = lambda *_: None) -> str:
+         progress: Callable[[str, int, int], None] = lambda *_: None,
+         say: Callable[[str], None] = lambda _: None) -> str:
     """Put the engine's image `image_id` in `repository:tag` with zstd layers; returns the
     manifest's digest. `progress(layer, bytes sent, layer size)` follows each upload.
     The saved archive is read as it streams (never written out whole): disk for the
-    compressed layers only, in the temporary folder (TMPDIR)."""
+    compressed layers only, in the temporary folder (TMPDIR). A layer this machine
+    compressed before (imgkit's cache records its digest and where it was put) is neither
+    compressed nor sent again when the repository holds it, or can mount it from another
+    repository of the registry: images of a matrix share most of their layers."""
     info = engine.image(image_id)
     if info is None:
         raise Inconsistent(f"the engine no longer holds {image_id}")
     diff_ids = list(info.layers)
+
+    here = f"{client.endpoint.registry}/{repository}"
+
+    def held(diff_id: str) -> Packed | None:
+        known, places = _recalled(diff_id)
+        if known is None:
+            return None
+        if client.has_blob(repository, known.digest) or any(
+                client.mount_blob(repository, known.digest, place.split("/", 1)[1])
+                for place in places if place != here
+                and place.split("/", 1)[0] == client.endpoint.registry):
+            _remember(diff_id, known, here)
+            return known
+        return None
     with tempfile.TemporaryDirectory(prefix="imgkit-zstd-") as scratch:
-        config, packed = _pack(engine.save(image_id, CHUNK), image_id, set(diff_ids), Path(scratch))
+        config, packed = _pack(engine.save(image_id, CHUNK), image_id, set(diff_ids),
+                               Path(scratch), held)
         if config is None:
             raise Inconsistent(f"the engine saved {image_id} without its config")
         if json.loads(config)["rootfs"]["diff_ids"] != diff_ids:
@@ -59,12 +83,18 @@ def push(engine: Engine, client: RegistryClient, repository: str, tag: str, imag
         missing = [d for d in diff_ids if d not in packed]
         if missing:
             raise Inconsistent(f"the engine saved {image_id} without its layer {missing[0]}")
-        for diff_id in dict.fromkeys(diff_ids):
+        made = [d for d in dict.fromkeys(diff_ids) if packed[d].path is not None]
+        say(f"{len(made)} of its {len(packed)} layers compressed with zstd; the registry "
+            "holds the rest already")
+        for diff_id in made:
             layer = packed[diff_id]
+            if layer.path is None:
+                continue
 
             def sent(count: int, layer: Packed = layer) -> None:
                 progress(layer.digest, count, layer.size)
             client.put_blob_file(repository, layer.path, layer.digest, sent)
+            _remember(diff_id, layer, here)
         client.put_blob(repository, config)
         manifest = json.dumps({
             "schemaVersion": 2, "mediaType": OCI_MANIFEST,
@@ -74,17 +104,56 @@ def push(engine: Engine, client: RegistryClient, repository: str, tag: str, imag
         return client.put_manifest(repository, tag, manifest, OCI_MANIFEST)
 
 
-def _pack(saved: Iterable[bytes], image_id: str, diff_ids: set[str],
-          scratch: Path) -> tuple[bytes | None, dict[str, Packed]]:
+def _record(diff_id: str) -> Path:
+    return cache_dir() / "zstd-layers" / f"{diff_id.removeprefix('sha256:')}.json"
+
+
+def _recalled(diff_id: str) -> tuple[Packed | None, list[str]]:
+    """What this machine's compression of that layer gave, at this level, if recorded, and
+    the repositories (HOST/REPO) it was put in."""
+    try:
+        found = json.loads(_record(diff_id).read_text())
+        if found.get("level") == LEVEL and DIGEST.match(found["digest"]):
+            return (Packed(None, found["digest"], int(found["size"])),
+                    [str(p) for p in found.get("in") or []])
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        pass
+    return None, []
+
+
+def _remember(diff_id: str, layer: Packed, place: str) -> None:
+    """Record the layer's zstd digest, and that `place` (HOST/REPO) holds it: a later
+    push to another repository of that registry mounts it from there."""
+    known, places = _recalled(diff_id)
+    places = [p for p in places if known is not None and known.digest == layer.digest and p != place]
+    path = _record(diff_id)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = json.dumps({"digest": layer.digest, "size": layer.size, "level": LEVEL,
+                       "in": [place, *places][:PLACES]})
+    with tempfile.NamedTemporaryFile("w", dir=path.parent, delete=False, suffix=".tmp") as out:
+        out.write(text)
+    os.replace(out.name, path)
+
+
+def _pack(saved: Iterable[bytes], image_id: str, diff_ids: set[str], scratch: Path,
+          held: Callable[[str], Packed | None] = lambda _: None,
+          ) -> tuple[bytes | None, dict[str, Packed]]:
     """From `docker save`'s stream, whatever its layout (engine 25's OCI one or the older
     one): the file whose sha256 is `image_id` (the config), and each file whose sha256 is
-    one of `diff_ids` (a layer, uncompressed), zstd-compressed. Anything else is dropped."""
+    one of `diff_ids` (a layer, uncompressed), zstd-compressed. Anything else is dropped.
+    A layer the OCI layout names by its diff_id and `held` answers for is not compressed."""
     config: bytes | None = None
     packed: dict[str, Packed] = {}
     reader = io.BufferedReader(_Chunks(iter(saved)), CHUNK)
     try:
         with tarfile.open(fileobj=reader, mode="r|") as archive:
             for member in archive:
+                named = "sha256:" + member.name.rsplit("/", 1)[-1]
+                if named in diff_ids and named not in packed and member.name.startswith("blobs/"):
+                    known = held(named)
+                    if known is not None:
+                        packed[named] = known
+                        continue
                 source = archive.extractfile(member) if member.isfile() else None
                 if source is None:
                     continue

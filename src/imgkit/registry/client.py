@@ -172,6 +172,29 @@ class RegistryClient:
             return digest
         return self._retrying(attempt)
 
+    def has_blob(self, repository: str, digest: str) -> bool:
+        def attempt() -> bool:
+            return self._send("HEAD", f"/v2/{repository}/blobs/{digest}", repository,
+                              ok=(200, 404)).status_code == 200
+        return self._retrying(attempt)
+
+    def mount_blob(self, repository: str, digest: str, source: str) -> bool:
+        """Mount blob `digest` of repository `source` (same registry) into `repository`,
+        uploading nothing; False when the registry would not (it opens an upload instead,
+        cancelled here)."""
+        def attempt() -> bool:
+            try:
+                answer = self._send("POST", f"/v2/{repository}/blobs/uploads/", repository,
+                                    push=True, params={"mount": digest, "from": source},
+                                    ok=(201, 202))
+            except RegistryAuthError:   # a token for this repository alone may not read
+                return False            # `source`: then it is uploaded as any other blob
+            if answer.status_code == 202:
+                self._cancel_upload(answer, repository)
+                return False
+            return True
+        return self._retrying(attempt)
+
     def put_blob_file(self, repository: str, path: Path, digest: str,
                       progress: Callable[[int], None] = lambda _: None) -> None:
         """Upload the file at `path` (whose sha256 is `digest`) as a blob, streamed, unless
