@@ -59,23 +59,9 @@ def push(engine: Engine, client: RegistryClient, repository: str, tag: str, imag
     if info is None:
         raise Inconsistent(f"the engine no longer holds {image_id}")
     diff_ids = list(info.layers)
-
-    here = f"{client.endpoint.registry}/{repository}"
-
-    def held(diff_id: str) -> Packed | None:
-        known, places = _recalled(diff_id)
-        if known is None:
-            return None
-        if client.has_blob(repository, known.digest) or any(
-                client.mount_blob(repository, known.digest, place.split("/", 1)[1])
-                for place in places if place != here
-                and place.split("/", 1)[0] == client.endpoint.registry):
-            _remember(diff_id, known, here)
-            return known
-        return None
     with tempfile.TemporaryDirectory(prefix="imgkit-zstd-") as scratch:
         config, packed = _pack(engine.save(image_id, CHUNK), image_id, set(diff_ids),
-                               Path(scratch), held)
+                               Path(scratch), _held_by(client, repository))
         if config is None:
             raise Inconsistent(f"the engine saved {image_id} without its config")
         if json.loads(config)["rootfs"]["diff_ids"] != diff_ids:
@@ -83,18 +69,16 @@ def push(engine: Engine, client: RegistryClient, repository: str, tag: str, imag
         missing = [d for d in diff_ids if d not in packed]
         if missing:
             raise Inconsistent(f"the engine saved {image_id} without its layer {missing[0]}")
-        made = [d for d in dict.fromkeys(diff_ids) if packed[d].path is not None]
+        made = {d: path for d in diff_ids if (path := packed[d].path) is not None}
         say(f"{len(made)} of its {len(packed)} layers compressed with zstd; the registry "
             "holds the rest already")
-        for diff_id in made:
+        for diff_id, path in made.items():
             layer = packed[diff_id]
-            if layer.path is None:
-                continue
 
             def sent(count: int, layer: Packed = layer) -> None:
                 progress(layer.digest, count, layer.size)
-            client.put_blob_file(repository, layer.path, layer.digest, sent)
-            _remember(diff_id, layer, here)
+            client.put_blob_file(repository, path, layer.digest, sent)
+            _remember(diff_id, layer, f"{client.endpoint.registry}/{repository}")
         client.put_blob(repository, config)
         manifest = json.dumps({
             "schemaVersion": 2, "mediaType": OCI_MANIFEST,
@@ -102,6 +86,26 @@ def push(engine: Engine, client: RegistryClient, repository: str, tag: str, imag
             "layers": [{"mediaType": ZSTD_LAYER, "digest": packed[d].digest, "size": packed[d].size}
                        for d in diff_ids]}, separators=(",", ":")).encode()
         return client.put_manifest(repository, tag, manifest, OCI_MANIFEST)
+
+
+def _held_by(client: RegistryClient, repository: str) -> Callable[[str], Packed | None]:
+    """The layer as recorded, when `repository` holds it or mounts it from a repository of
+    the same registry it was put in before; else None (it is compressed and sent)."""
+    registry = client.endpoint.registry
+    here = f"{registry}/{repository}"
+
+    def held(diff_id: str) -> Packed | None:
+        known, places = _recalled(diff_id)
+        if known is None:
+            return None
+        elsewhere = [p.split("/", 1)[1] for p in places
+                     if p != here and p.split("/", 1)[0] == registry]
+        if client.has_blob(repository, known.digest) or any(
+                client.mount_blob(repository, known.digest, source) for source in elsewhere):
+            _remember(diff_id, known, here)
+            return known
+        return None
+    return held
 
 
 def _record(diff_id: str) -> Path:
