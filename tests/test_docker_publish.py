@@ -37,7 +37,7 @@ def image_like(engine, namespace: str, parent: str, name: str) -> str:  # type: 
     """An image of its own id (a label apart from `parent`): its own ticket, same layers."""
     ref = f"{namespace}/pub-{name}:1.0-cuda11.8"
     dockerfile = f"FROM {parent}\nLABEL org.imgkit.test-run={uuid.uuid4().hex}\n"
-    engine.client.images.build(fileobj=io.BytesIO(dockerfile.encode()), tag=ref, rm=True)
+    engine.client.images.build(fileobj=io.BytesIO(dockerfile.encode()), tag=ref, rm=True, forcerm=True)
     return ref
 
 
@@ -366,7 +366,7 @@ def test_zstd_layers_carry_the_verified_image_bit_for_bit_and_an_engine_pulls_it
     pulls it back, decoding a layer it had nowhere else, to the very same id."""
     ref = f"{namespace}/pub-zstd:1.0-cuda11.8"
     dockerfile = f"FROM {mini}\nRUN head -c 300000 /dev/urandom > /tmp/own.bin\n"  # its own layer
-    engine.client.images.build(fileobj=io.BytesIO(dockerfile.encode()), tag=ref, rm=True)
+    engine.client.images.build(fileobj=io.BytesIO(dockerfile.encode()), tag=ref, rm=True, forcerm=True)
     config = logins(tmp_path, registry, second)
     verified(ref, config)
     image_id = engine.image(ref).id

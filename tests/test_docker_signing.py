@@ -82,7 +82,7 @@ def tiny(engine, registry: Registry, config: Path, name: str) -> tuple[str, str,
     buf.seek(0)
     repository = f"ml/{name}"
     ref = f"{registry.address}/{repository}:1"
-    image, _ = engine.client.images.build(fileobj=buf, custom_context=True, tag=ref, rm=True)
+    image, _ = engine.client.images.build(fileobj=buf, custom_context=True, tag=ref, rm=True, forcerm=True)
     subprocess.run(["docker", "--config", str(config), "push", ref], check=True, capture_output=True)
     digest = skopeo_json("inspect", f"docker://{ref}", registry=registry)["Digest"]
     engine.remove_image(ref)
