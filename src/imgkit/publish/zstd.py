@@ -181,18 +181,20 @@ def _pack(saved: Iterable[bytes], image_id: str, diff_ids: set[str], scratch: Pa
 
 
 def _compress(source: IO[bytes], target: Path) -> tuple[str, Packed]:
-    """zstd-compress `source` into `target`: (sha256 of what was read, the layer)."""
+    """zstd-compress `source` into `target`, hashing both sides as they pass (one pass):
+    (sha256 of what was read, the layer)."""
     import zstandard
-    plain = hashlib.sha256()
-    compressor = zstandard.ZstdCompressor(level=LEVEL, threads=-1)
-    with open(target, "wb") as out, compressor.stream_writer(out, closefd=False) as stream:
+    plain, packed = hashlib.sha256(), hashlib.sha256()
+    compressor = zstandard.ZstdCompressor(level=LEVEL, threads=-1).compressobj()
+    with open(target, "wb") as out:
         while chunk := source.read(CHUNK):
             plain.update(chunk)
-            stream.write(chunk)
-    packed = hashlib.sha256()
-    with open(target, "rb") as written:
-        while chunk := written.read(CHUNK):
-            packed.update(chunk)
+            data = compressor.compress(chunk)
+            packed.update(data)
+            out.write(data)
+        data = compressor.flush()
+        packed.update(data)
+        out.write(data)
     return "sha256:" + plain.hexdigest(), Packed(target, "sha256:" + packed.hexdigest(),
                                                  target.stat().st_size)
 

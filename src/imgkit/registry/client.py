@@ -160,23 +160,13 @@ class RegistryClient:
         digest = sha256_of(data)
 
         def attempt() -> str:
-            head = self._send("HEAD", f"/v2/{repository}/blobs/{digest}", repository,
-                              ok=(200, 404))
-            if head.status_code == 200:
-                return digest
-            upload = self._send("POST", f"/v2/{repository}/blobs/uploads/", repository,
-                                push=True, ok=(202,))
-            location = urljoin(self._url("/"), upload.headers["Location"])
-            self._send("PUT", location, repository, push=True, params={"digest": digest},
-                       data=data, headers={"Content-Type": "application/octet-stream"}, ok=(201,))
+            if not self._holds(repository, digest):
+                self._upload(repository, digest, data)
             return digest
         return self._retrying(attempt)
 
     def has_blob(self, repository: str, digest: str) -> bool:
-        def attempt() -> bool:
-            return self._send("HEAD", f"/v2/{repository}/blobs/{digest}", repository,
-                              ok=(200, 404)).status_code == 200
-        return self._retrying(attempt)
+        return self._retrying(lambda: self._holds(repository, digest))
 
     def mount_blob(self, repository: str, digest: str, source: str) -> bool:
         """Mount blob `digest` of repository `source` (same registry) into `repository`,
@@ -199,26 +189,30 @@ class RegistryClient:
                       progress: Callable[[int], None] = lambda _: None) -> None:
         """Upload the file at `path` (whose sha256 is `digest`) as a blob, streamed, unless
         the registry holds it; a failed try starts the upload over."""
-        size = path.stat().st_size
-
         def attempt() -> None:
-            head = self._send("HEAD", f"/v2/{repository}/blobs/{digest}", repository,
-                              ok=(200, 404))
-            if head.status_code == 200:
-                progress(size)
+            if self._holds(repository, digest):
+                progress(path.stat().st_size)
                 return
-            upload = self._send("POST", f"/v2/{repository}/blobs/uploads/", repository,
-                                push=True, ok=(202,))
-            location = urljoin(self._url("/"), upload.headers["Location"])
             with open(path, "rb") as data:
-                try:
-                    self._send("PUT", location, repository, push=True, params={"digest": digest},
-                               data=_Counted(data, progress),
-                               headers={"Content-Type": "application/octet-stream"}, ok=(201,))
-                except RegistryError:
-                    self._cancel_upload(upload, repository)
-                    raise
+                self._upload(repository, digest, _Counted(data, progress))
         self._retrying(attempt)
+
+    def _holds(self, repository: str, digest: str) -> bool:
+        return self._send("HEAD", f"/v2/{repository}/blobs/{digest}", repository,
+                          ok=(200, 404)).status_code == 200
+
+    def _upload(self, repository: str, digest: str, body: Any) -> None:
+        """One upload session: opened, then the whole body put at once (bytes, or a file
+        requests streams); a refused put cancels the session rather than leave it open."""
+        upload = self._send("POST", f"/v2/{repository}/blobs/uploads/", repository,
+                            push=True, ok=(202,))
+        location = urljoin(self._url("/"), upload.headers["Location"])
+        try:
+            self._send("PUT", location, repository, push=True, params={"digest": digest},
+                       data=body, headers={"Content-Type": "application/octet-stream"}, ok=(201,))
+        except RegistryError:
+            self._cancel_upload(upload, repository)
+            raise
 
     def blob(self, repository: str, digest: str) -> bytes:
         def attempt() -> bytes:
