@@ -33,13 +33,17 @@ build: host setup     ## the main job: build the CUDA $(CUDA) slice of the bundl
 	$(BIN)/imgkit build --cuda $(CUDA)
 
 # The tests that need no engine run on every core (pytest-xdist); the engine's tests after
-# them, one at a time (they share the engine, its registries and ports).
+# them, one at a time (they share the engine, its registries and ports). Bytecode is kept
+# between runs even where the environment sets PYTHONDONTWRITEBYTECODE: without it every
+# test worker rewrites every test module's asserts again (half of collecting).
+PYTEST = PYTHONDONTWRITEBYTECODE= PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/pytest -q
+
 test: host test-tools setup-test  ## every test, the real Docker engine included
-	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/pytest -q -m "not docker" -n auto
-	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/pytest -q -m docker
+	$(PYTEST) -m "not docker" -n auto
+	$(PYTEST) -m docker
 
 test-fast: setup-test ## only the tests that need no Docker engine, on every core
-	$(BIN)/pytest -q -m "not docker" -n auto
+	$(PYTEST) -m "not docker" -n auto
 
 lint: setup-test      ## ruff (pyflakes, pycodestyle, import order) and mypy on src
 	$(BIN)/ruff check src tests bench

@@ -24,10 +24,11 @@ from imgkit.registry import candidates
 from imgkit.registry.destination import parse_destination
 from imgkit.selection import Selection
 
+from .validators import Checked, check_jsonschema
+
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = ROOT / "tests" / "golden" / "ci"
 SCHEMAS = {"github": "vendor.github-workflows", "gitlab": "vendor.gitlab-ci"}
-CHECK_JSONSCHEMA = str(Path(sys.executable).parent / "check-jsonschema")
 PADDLE = "paddle:2.6.2-gpu-cuda11.8-cudnn8"
 
 
@@ -48,9 +49,8 @@ def generated(platform: str, plan=None, **changes: Any) -> str:  # type: ignore[
     return RENDERERS[platform](jobs(plan or bundled_plan(), ci), ci, command)
 
 
-def schema_check(platform: str, path: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([CHECK_JSONSCHEMA, "--builtin-schema", SCHEMAS[platform], str(path)],
-                          capture_output=True, text=True)
+def schema_check(platform: str, path: Path) -> Checked:
+    return check_jsonschema(SCHEMAS[platform], path)
 
 
 @pytest.mark.parametrize("platform", ["github", "gitlab"])
@@ -62,7 +62,7 @@ def test_the_pipeline_matches_its_golden_file_and_the_platform_schema(platform: 
         golden.write_text(text)
     assert text == golden.read_text()
     out = schema_check(platform, golden)
-    assert out.returncode == 0, out.stdout + out.stderr
+    assert out.returncode == 0, out.output
 
 
 @pytest.mark.parametrize("platform", ["github", "gitlab"])
@@ -341,7 +341,7 @@ def test_a_locked_matrix_gets_a_gate_on_push_and_a_weekly_relock_that_rebuilds(
                      selection_args=("--cuda", "11.8"))
     (tmp_path / "p.yml").write_text(text)
     out = schema_check(platform, tmp_path / "p.yml")
-    assert out.returncode == 0, out.stdout + out.stderr
+    assert out.returncode == 0, out.output
     document = yaml.safe_load(text)
     body = document["jobs"] if platform == "github" else document
     gate, relock = body["lock-check"], pipeline_jobs(platform, text)["relock"]
@@ -416,7 +416,7 @@ def test_a_two_platform_family_is_verified_on_a_runner_of_each_platform(platform
     text = generated(platform, plan, gpu_arm64_runner="grace")
     (tmp_path / "p.yml").write_text(text)
     out = schema_check(platform, tmp_path / "p.yml")
-    assert out.returncode == 0, out.stdout + out.stderr
+    assert out.returncode == 0, out.output
     by_name = {j.name: j for j in jobs(plan, settings(gpu_arm64_runner="grace"))}
     slugged = final.replace("/", "-").replace(":", "-").replace(".", "-")
     amd, arm = by_name[f"verify-{slugged}"], by_name[f"verify-{slugged}-arm64"]
@@ -549,7 +549,7 @@ def test_pages_publish_every_verdict_of_the_release_branch_as_the_site(platform:
     chosen = {"pages": True, "selection_args": ("--cuda", "11.8")}
     path.write_text(generated(platform, plan, **chosen))
     out = schema_check(platform, path)
-    assert out.returncode == 0, out.stdout + out.stderr
+    assert out.returncode == 0, out.output
     document = yaml.safe_load(path.read_text())
     listed = jobs(plan, settings(**chosen))
     verify = [j for j in listed if j.kind == "verify"]

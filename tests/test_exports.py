@@ -15,9 +15,10 @@ import yaml
 
 from imgkit.export.k8s import JobSettings, job_name, verify_job
 
+from .validators import Checked, kubernetes_validate
+
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = ROOT / "tests" / "golden"
-KUBERNETES_VALIDATE = str(Path(sys.executable).parent / "kubernetes-validate")
 PADDLE = "paddle:2.6.2-gpu-cuda11.8-cudnn8"
 
 # The bake file reference (docs.docker.com/build/bake/reference): a target's attributes
@@ -101,9 +102,8 @@ def test_the_bake_reference_check_does_reject_a_bad_file() -> None:
         check_bake_reference({"group": {}, "target": {"a": {"dockerfiles": "x"}}})
 
 
-def validate(*paths: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([KUBERNETES_VALIDATE, "--strict", "--quiet", *map(str, paths)],
-                          capture_output=True, text=True)
+def validate(*paths: Path) -> Checked:
+    return kubernetes_validate(*paths)
 
 
 def test_the_k8s_export_passes_kubernetes_validate_and_its_golden_file(tmp_path: Path) -> None:
@@ -116,7 +116,7 @@ def test_the_k8s_export_passes_kubernetes_validate_and_its_golden_file(tmp_path:
     files = sorted(out.glob("*.yaml"))
     assert len(files) == 5                                        # the probe and 4 Jobs
     result = validate(*files)
-    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.returncode == 0, result.output
     job_file = out / "verify-paddle-2-6-2-gpu-cuda11-8-cudnn8.yaml"
     golden = GOLDEN / "k8s" / job_file.name
     if os.environ.get("IMGKIT_UPDATE_GOLDEN") == "1":

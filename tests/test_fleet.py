@@ -154,7 +154,7 @@ def test_the_fleet_export_is_a_cronjob_per_image_that_kubernetes_validate_accept
                                        "probe-configmap.yaml",
                                        "reference-paddle-2-6-2-gpu-cuda11-8-cudnn8.yaml"]
     result = validate(*files)
-    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.returncode == 0, result.output
     cron = yaml.safe_load(files[0].read_text())
     assert cron["kind"] == "CronJob" and cron["spec"]["schedule"] == "0 3 * * *"
     job = cron["spec"]["jobTemplate"]["spec"]

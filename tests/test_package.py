@@ -15,6 +15,8 @@ import pytest
 
 from imgkit.shipped import DISTRIBUTION
 
+from .validators import check_jsonschema
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -87,10 +89,8 @@ def test_the_installed_probe_runs_and_the_pipeline_installs_this_very_distributi
 def test_the_release_workflow_is_valid_and_publishes_what_it_built_by_trusted_publishing() -> None:
     import yaml
     path = ROOT / ".github" / "workflows" / "release.yml"
-    check = Path(sys.executable).parent / "check-jsonschema"
-    result = subprocess.run([str(check), "--builtin-schema", "vendor.github-workflows", str(path)],
-                            capture_output=True, text=True)
-    assert result.returncode == 0, result.stdout + result.stderr
+    result = check_jsonschema("vendor.github-workflows", path)
+    assert result.returncode == 0, result.output
     workflow = yaml.safe_load(path.read_text())
     publish = workflow["jobs"]["publish"]
     assert publish["permissions"] == {"id-token": "write"} and publish["needs"] == "build"
