@@ -66,6 +66,14 @@ class BuildKit:
     def containers(self) -> set[str]:
         return set(self.run("docker", "ps", "-aq", "--no-trunc").stdout.split())
 
+    def own(self, suffix: str) -> str:
+        """A namespace of the test's own, on the session's Debian base (tagged, as the
+        session's namespace has it): its builds make no base of their own (debootstrap), and
+        BuildKit's cache answers for the python layer's steps another test ran on that base."""
+        ns = f"{self.namespace}-{suffix}"
+        self.run("docker", "tag", f"{self.namespace}/debian:bookworm", f"{ns}/debian:bookworm")
+        return ns
+
 
 @pytest.fixture(scope="session")
 def buildkit(base_image: str) -> Iterator[BuildKit]:  # type: ignore[no-untyped-def]
@@ -194,7 +202,7 @@ def build_json(kit: BuildKit, proj: Path, ns: str, out: Path, *extra: str,
 
 def test_build_engine_buildx_builds_skips_and_agrees_with_the_docker_builder(  # type: ignore[no-untyped-def]
         buildkit, tmp_path):
-    kit, ns = buildkit, buildkit.namespace + "-eng"
+    kit, ns = buildkit, buildkit.own("eng")
     proj = project(tmp_path / "p")
     dangling, containers = kit.dangling(), kit.containers()
     first = build_json(kit, proj, ns, tmp_path / "1.json", "--engine", "buildx")
@@ -243,7 +251,7 @@ def test_build_engine_buildx_builds_skips_and_agrees_with_the_docker_builder(  #
 
 def test_build_engine_buildx_failure_names_the_step_skips_dependents_leaves_nothing(  # type: ignore[no-untyped-def]
         buildkit, tmp_path):
-    kit, ns = buildkit, buildkit.namespace + "-fail"
+    kit, ns = buildkit, buildkit.own("fail")
     proj = project(tmp_path / "p")
     template = proj / "templates" / "pip-layer.Dockerfile.j2"
     template.write_text(template.read_text().replace(
@@ -265,7 +273,7 @@ def test_build_engine_buildx_failure_names_the_step_skips_dependents_leaves_noth
 
 def test_build_engine_buildx_bad_builder_is_exit_2_and_ctrl_c_leaves_only_whole_images(  # type: ignore[no-untyped-def]
         buildkit, tmp_path):
-    kit, ns = buildkit, buildkit.namespace + "-stop"
+    kit, ns = buildkit, buildkit.own("stop")
     proj = project(tmp_path / "p")
     wrong = kit.imgkit("build", "--engine", "buildx", "--builder", "nosuch", "--images",
                        str(proj / "images"), "--namespace", ns, check=False)
@@ -308,7 +316,7 @@ def test_a_rendered_context_builds_under_buildkit_with_its_secrets_and_the_cache
     """With the buildx plugin, `docker build` is BuildKit: `imgkit render` writes the secret
     mounts, and `docker build --secret` of a context reproduces the image from the cache an
     `imgkit build --engine buildx` left."""
-    kit, ns = buildkit, buildkit.namespace + "-render"
+    kit, ns = buildkit, buildkit.own("render")
     proj = project(tmp_path / "p")
     build_json(kit, proj, ns, tmp_path / "b.json", "--engine", "buildx")
     out = tmp_path / "ctx"
