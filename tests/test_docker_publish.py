@@ -176,13 +176,19 @@ def test_a_registry_killed_mid_push_moves_no_tag_and_a_rerun_completes(  # type:
         ref = image_like(engine, namespace, mini, "killed")
         config = logins(tmp_path, registry, address=proxy.address)
         verified(ref, config)
+        started = time.monotonic()
         out = imgkit("publish", ref, "--to", proxy.address, "--allow-gpu-unverified",
                      "--retry-for", "0", config=config)
         assert killed and out.returncode != 0, out.stdout + out.stderr
         assert "Traceback" not in out.stderr
+        # the engine's own tries (5, up to 20 s apart) count against --retry-for: none waited for
+        said = out.stdout + out.stderr
+        assert "the push was stopped" in said and "--retry-for" in said, said
+        assert time.monotonic() - started < 30, "publish waited for the engine's retries"
         registry.start()                                     # same storage, same port
         repository, tag = ref.rsplit(":", 1)
-        assert tag not in skopeo_tags(registry, repository)
+        time.sleep(8)      # past the engine's next try: a push left running would now finish
+        assert tag not in skopeo_tags(registry, repository), "the stopped push went on"
         out = imgkit("publish", ref, "--to", proxy.address, "--allow-gpu-unverified", config=config)
         assert out.returncode == 0, out.stdout + out.stderr
         assert tag in skopeo_tags(registry, repository)

@@ -323,3 +323,22 @@ def test_publish_refuses_a_doubled_namespace_before_anything_is_pushed(tmp_path:
     assert result.exit_code == 2, out                  # not 3: the engine was never asked
     assert "127.0.0.1:1/mlplatform/mlplatform/x" in out
     assert "use --to 127.0.0.1:1 (the repository names 'mlplatform')" in out
+
+
+def test_the_engines_own_retry_of_a_layer_stops_the_push_only_past_the_time_allowed() -> None:
+    """`publish --retry-for`: the engine retries a failed layer by itself and says when;
+    a try that would start past the bound stops the push (the real engine, a registry killed
+    mid-push: tests/test_docker_publish.py)."""
+    import time
+
+    from imgkit.engine.auth import _stop_if_retrying_late
+    now = time.monotonic()
+    retry = {"status": "Retrying in 5 seconds", "id": "5f70bf18a086"}
+    with pytest.raises(RegistryError, match="layer 5f70bf18a086 failed.*5 s away.*--retry-for") as exc:
+        _stop_if_retrying_late(retry, now + 1, "r.example.com")   # type: ignore[arg-type]
+    assert exc.value.transient
+    _stop_if_retrying_late(retry, now + 60, "r.example.com")       # type: ignore[arg-type]
+    _stop_if_retrying_late(retry, None, "r.example.com")           # type: ignore[arg-type]
+    _stop_if_retrying_late({"status": "Retrying in 1 second"}, now + 60, "r")  # type: ignore[arg-type]
+    for status in ("Pushing", "Pushed", "Layer already exists", "Retrying soon"):
+        _stop_if_retrying_late({"status": status}, now - 1, "r")    # type: ignore[arg-type]

@@ -3,7 +3,9 @@ in Docker's own config, and the engine's insecure-registry policy."""
 from __future__ import annotations
 
 import contextlib
+import re
 import socket
+import time
 from typing import Any, Callable, Iterator
 
 from ..errors import EngineUnavailable, RegistryError, first_line
@@ -12,28 +14,51 @@ from .client import START_HINT, Chunk, Client, checked
 
 class Registries(Client):
     def push(self, ref: str, credentials: tuple[str, str] | None = None,
-             on_progress: Callable[[str, int, int], None] | None = None) -> str:
+             on_progress: Callable[[str, int, int], None] | None = None,
+             retry_until: float | None = None) -> str:
         """Push `ref` (registry/repository:tag) and return the manifest digest the registry
         accepted. docker-py does not raise when the registry refuses a layer or the
         credentials: every chunk is checked, and a push with no `aux.Digest` failed.
         `on_progress(layer, bytes sent, layer size)` follows each layer being uploaded.
+        The engine tries a failed layer upload again by itself (5 tries, up to 20 s apart);
+        one it would start past `retry_until` (time.monotonic()) stops the push: the
+        connection is closed, and the engine cancels a push whose client has gone.
         Raises RegistryError (its message is the engine's, for the caller to classify)."""
         repository, tag = ref.rsplit(":", 1)
         registry = repository.split("/", 1)[0]
         digest = None
         sizes: dict[str, int] = {}
         with _streaming(registry, f"pushing {ref}"):
-            stream = self.api.push(repository, tag=tag, stream=True, decode=True,
-                                   auth_config=_auth_config(credentials))
-            for chunk in _registry_stream(stream, registry):
-                aux = chunk.get("aux")
-                if isinstance(aux, dict) and aux.get("Digest"):
-                    digest = str(aux["Digest"])
-                if on_progress is not None:
-                    _report_layer(chunk, sizes, on_progress)
+            response = self._push_request(repository, tag, credentials)
+            try:
+                for chunk in _registry_stream(self.api._stream_helper(response, decode=True),
+                                              registry):
+                    _stop_if_retrying_late(chunk, retry_until, registry)
+                    aux = chunk.get("aux")
+                    if isinstance(aux, dict) and aux.get("Digest"):
+                        digest = str(aux["Digest"])
+                    if on_progress is not None:
+                        _report_layer(chunk, sizes, on_progress)
+            finally:
+                response.close()        # on every path: an unfinished push is cancelled
         if digest is None:
             raise RegistryError(registry, f"the push of {ref} ended without a digest")
         return digest
+
+    def _push_request(self, repository: str, tag: str,
+                      credentials: tuple[str, str] | None) -> Any:
+        """The engine's push of repository:tag, its streamed response open. docker-py's own
+        `push()` as it is written, but giving the response back: its stream is a generator
+        whose closing would leave the connection, and so the engine's push, running."""
+        import docker.auth
+        auth = _auth_config(credentials)
+        header = (docker.auth.encode_header(auth) if auth is not None
+                  else docker.auth.get_config_header(self.api, repository.split("/", 1)[0]))
+        response = self.api._post_json(self.api._url("/images/{0}/push", repository), None,
+                                       headers={"X-Registry-Auth": header} if header else {},
+                                       stream=True, params={"tag": tag})
+        self.api._raise_for_status(response)
+        return response
 
     def pull_checked(self, ref: str, credentials: tuple[str, str] | None = None) -> None:
         """Pull `ref` (name:tag or name@sha256:...), every chunk checked like a push."""
@@ -103,6 +128,22 @@ def _registry_stream(stream: Iterator[Any], registry: str) -> Iterator[Chunk]:
             detail = chunk.get("errorDetail") or {}
             raise RegistryError(registry, str(detail.get("message") or chunk.get("error")))
         yield chunk
+
+
+RETRYING = re.compile(r"Retrying in (\d+) seconds?")
+
+
+def _stop_if_retrying_late(chunk: Chunk, retry_until: float | None, registry: str) -> None:
+    """The engine says {"status": "Retrying in N seconds", "id": layer} after a failed
+    upload; a try that would start past `retry_until` is not waited for."""
+    found = RETRYING.fullmatch(str(chunk.get("status") or ""))
+    if retry_until is None or found is None:
+        return
+    if time.monotonic() + int(found.group(1)) > retry_until:
+        raise RegistryError(registry, f"the upload of layer {chunk.get('id', '?')} failed, and the "
+                            f"engine's next try ({found.group(1)} s away) is past the time "
+                            "allowed for retries (--retry-for): the push was stopped",
+                            transient=True)
 
 
 def _report_layer(chunk: Chunk, sizes: dict[str, int],

@@ -20,6 +20,7 @@ every destination (the same bytes, so the same digest), and the human tags move 
 """
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import Callable, Literal
 
@@ -225,8 +226,11 @@ class Publisher:
         else:
             self.log(f"pushing {item.wanted.ref} ({item.image_id[:19]}) to {ref}")
             self.engine.tag(item.image_id, ref)        # the gated id, whatever the tag says now
+            # the engine's own tries of a layer count against --retry-for too
+            until = time.monotonic() + self.options.retry_for
             try:
-                digest = retrying(lambda: self._push_once(ref, item.wanted.ref, destination.registry),
+                digest = retrying(lambda: self._push_once(ref, item.wanted.ref, destination.registry,
+                                                          until),
                                   self.options.retry_for)
             finally:
                 self.engine.untag(ref)                 # nothing of the push stays tagged locally
@@ -240,12 +244,12 @@ class Publisher:
         item.manifest = manifest
         item.done.append(destination)
 
-    def _push_once(self, ref: str, image: str, registry: str) -> str:
+    def _push_once(self, ref: str, image: str, registry: str, until: float) -> str:
         credentials = self.endpoints[registry].credentials
 
         def on_progress(layer: str, sent: int, size: int) -> None:
             self.progress(image, layer, sent, size)
-        return classify_engine_error(lambda: self.engine.push(ref, credentials, on_progress),
+        return classify_engine_error(lambda: self.engine.push(ref, credentials, on_progress, until),
                                      f"the push of {ref}")
 
     def _copy(self, item: _Pushed, source: Destination, destination: Destination) -> None:
