@@ -35,15 +35,18 @@ build: host setup     ## the main job: build the CUDA $(CUDA) slice of the bundl
 # The tests that need no engine run on every core (pytest-xdist); the engine's tests after
 # them, one at a time (they share the engine, its registries and ports). Bytecode is kept
 # between runs even where the environment sets PYTHONDONTWRITEBYTECODE: without it every
-# test worker rewrites every test module's asserts again (half of collecting).
+# test worker rewrites every test module's asserts again (half of collecting). Each test file
+# runs on one worker (--dist loadfile): a module's fixtures (test_package builds and installs
+# the package, ~15 s) are made once, not once per worker. (xdist_group marks would say it per
+# module, but pytest 9.2 drops them silently: pytest-xdist issue 1386.)
 PYTEST = PYTHONDONTWRITEBYTECODE= PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/pytest -q
 
 test: host test-tools setup-test  ## every test, the real Docker engine included
-	$(PYTEST) -m "not docker" -n auto
+	$(PYTEST) -m "not docker" -n auto --dist loadfile
 	$(PYTEST) -m docker
 
 test-fast: setup-test ## only the tests that need no Docker engine, on every core
-	$(PYTEST) -m "not docker" -n auto
+	$(PYTEST) -m "not docker" -n auto --dist loadfile
 
 lint: setup-test      ## ruff (pyflakes, pycodestyle, import order) and mypy on src
 	$(BIN)/ruff check src tests bench
