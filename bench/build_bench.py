@@ -9,16 +9,23 @@ cold (--cold): the slice built cold with shared parents, against each image's fu
       disk (each layer counted once). Slow: about 20 minutes and 40 GB free here.
 --max-base-age: the no-op with every stack family holding its base to an age (a copy of
       images/ with `max_base_age: 3650d`), which the fast path answers by dating each base.
+--buildkit: the no-op against BuildKit's own cache check, for images BuildKit built (the
+      default builder wherever the docker CLI has buildx): `imgkit build` against the one
+      `docker buildx bake` imgkit would run for the whole slice, every step cached. Run
+      `imgkit build --cuda 11.8 --engine buildx --force` first, so BuildKit's cache holds
+      the images imgkit tagged; the bench checks that the bake gives back the very ids.
 engines (--engines): the slice built cold by each engine on one Docker engine that has
       both (the host's, as `make host` sets it up, or DOCKER_HOST pointing at one): docker-py's
       legacy builder (`imgkit build`, default --jobs) and BuildKit (`--engine buildx`, with
       its build cache pruned first). Rounds alternate which goes first.
 
-Usage: python bench/build_bench.py [--rounds N] [--max-base-age] [--cold] [--engines] [--cuda 11.8]
+Usage: python bench/build_bench.py [--rounds N] [--max-base-age] [--buildkit] [--cold] [--engines]
+                                   [--cuda 11.8]
 """
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import subprocess
@@ -31,6 +38,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
 from imgkit.builder.buildenv import BuildEnv, SecretServer, default_ca_bundle  # noqa: E402
+from imgkit.builder.buildx import plan_bake, secrets_for  # noqa: E402
+from imgkit.builder.freshness import Freshness  # noqa: E402
 from imgkit.engine import connect  # noqa: E402
 from imgkit.matrix import compat  # noqa: E402
 from imgkit.matrix.plan import make_plan, select  # noqa: E402
@@ -38,9 +47,10 @@ from imgkit.matrix.spec import load_spec  # noqa: E402
 from imgkit.render.contexts import render_plan, write_context  # noqa: E402
 
 
-def timed(cmd: list[str], env: dict[str, str] | None = None) -> float:
+def timed(cmd: list[str], env: dict[str, str] | None = None, cwd: str | None = None) -> float:
     start = time.monotonic()
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
+                   cwd=cwd)
     return time.monotonic() - start
 
 
@@ -101,6 +111,53 @@ def noop(cuda: str, rounds: int, aged: bool = False) -> None:
     print(f"  imgkit build (skip by input hash): median {statistics.median(ours):.3f} s")
     print(f"  docker build cache check:          median {statistics.median(docker):.3f} s")
     print(f"  ratio imgkit/docker: median {statistics.median(ratios):.3f} "
+          f"(min {min(ratios):.3f}, max {max(ratios):.3f})")
+
+
+def bake_everything(contexts, workdir: Path) -> tuple[list[str], dict[str, str]]:  # type: ignore[no-untyped-def]
+    """The bake imgkit's BuildKit path runs when every image of the slice is stale (the
+    same document, without --force's no-cache): with BuildKit's cache warm, its own check."""
+    secrets, environ = secrets_for(BuildEnv(ca_bundle=default_ca_bundle(None)))
+    stale = {c.target.tag: Freshness("the bench asks BuildKit", None) for c in contexts}
+    plan = plan_bake(contexts, stale, local_store=True, context_dir=workdir, secrets=secrets,
+                     force=lambda tag: False)
+    for context in contexts:
+        write_context(context, workdir)
+    bake_file = workdir / "docker-bake.json"
+    bake_file.write_text(json.dumps(plan.document, indent=2))
+    return (["docker", "buildx", "bake", "--file", str(bake_file), "--progress", "quiet",
+             "default"], {**os.environ, **environ})
+
+
+def noop_buildkit(cuda: str, rounds: int) -> None:
+    plan = select(make_plan(load_spec(ROOT / "images"), compat.load()), cuda=cuda)
+    contexts = render_plan(plan, ROOT / "templates", buildkit_secrets=True)
+    engine = connect()
+    imgkit = imgkit_command() + ["build", "--cuda", cuda]
+    with tempfile.TemporaryDirectory() as tmp:
+        bake, environ = bake_everything(contexts, Path(tmp))
+        subprocess.run(imgkit, check=True, capture_output=True)   # everything up to date first
+        ids = {c.target.tag: engine.image(c.target.tag) for c in contexts}
+        done = subprocess.run(bake, capture_output=True, text=True, env=environ, cwd=tmp)
+        if done.returncode != 0:
+            sys.exit(f"docker buildx bake of the slice failed: {done.stderr[-800:]}")
+        for tag, before in ids.items():                # BuildKit's check must be all cache hits
+            after = engine.image(tag)
+            if before is None or after is None or after.id != before.id:
+                sys.exit(f"the bake did not give back {tag} from BuildKit's cache (run "
+                         f"`imgkit build --cuda {cuda} --engine buildx --force` first): the "
+                         "comparison would not be a cache check")
+        ratios, ours, theirs = [], [], []
+        for round_ in range(rounds):
+            sides = [(ours, lambda: timed(imgkit)), (theirs, lambda: timed(bake, environ, tmp))]
+            for times, run in sides if round_ % 2 == 0 else reversed(sides):
+                times.append(run())
+            ratios.append(ours[-1] / theirs[-1])
+    print(f"no-op rebuild of the CUDA {cuda} slice ({len(contexts)} images, built by BuildKit), "
+          f"{rounds} rounds, alternating")
+    print(f"  imgkit build (skip by input hash): median {statistics.median(ours):.3f} s")
+    print(f"  docker buildx bake, every step cached: median {statistics.median(theirs):.3f} s")
+    print(f"  ratio imgkit/BuildKit: median {statistics.median(ratios):.3f} "
           f"(min {min(ratios):.3f}, max {max(ratios):.3f})")
 
 
@@ -209,11 +266,16 @@ def main() -> None:
     parser.add_argument("--cold", action="store_true")
     parser.add_argument("--max-base-age", action="store_true",
                         help="the no-op with the stack families holding their base to an age")
+    parser.add_argument("--buildkit", action="store_true",
+                        help="the no-op against BuildKit's own check (images BuildKit built)")
     parser.add_argument("--engines", action="store_true",
                         help="only the cold build by each engine (--rounds rounds)")
     args = parser.parse_args()
     if args.engines:
         engines(args.cuda, args.rounds)
+        return
+    if args.buildkit:
+        noop_buildkit(args.cuda, args.rounds)
         return
     noop(args.cuda, args.rounds, aged=args.max_base_age)
     if args.cold:
