@@ -74,7 +74,10 @@ def clear(engine: Any, doomed: Callable[[str], bool]) -> None:
     touched = {i for i, n in names.items() if any(doomed(x) for x in n)}
     for name in (x for i in touched for x in names[i] if doomed(x)):
         try:
-            engine.client.images.remove(name, noprune=True)
+            # the image goes with its last name, and with it the untagged parents only it
+            # stood on (the steps of its build); a parent that is named or has another
+            # child stays. With noprune those parents were left, <none>, every session
+            engine.client.images.remove(name)
         except docker.errors.APIError:
             pass
     for _ in range(5):            # children before their parents: a parent goes next pass

@@ -27,10 +27,12 @@ def test_a_dead_sessions_namespace_is_cleared_and_a_live_ones_kept(engine, base_
         base = engine.image(base_image).id
         for ns in (dead, alive):
             engine.tag(base, f"{ns}/debian:bookworm")
-            build_from_files(engine, f"{ns}/child:1", {"Dockerfile": (
-                f"FROM {ns}/debian:bookworm\nLABEL made-by={ns}\n").encode()})
+            build_from_files(engine, f"{ns}/child:1", {"Dockerfile": (     # two steps
+                f"FROM {ns}/debian:bookworm\nLABEL made-by={ns}\nLABEL step=2\n").encode()})
             engine.tag(engine.image(f"{ns}/child:1").id, f"127.0.0.1:9/prod/{ns}/child:1")
         child = engine.image(f"{dead}/child:1").id
+        step = engine.client.images.get(child).attrs["Parent"]     # its first step, untagged
+        assert step and not engine.client.images.get(step).tags
         # pulled by digest from two repositories, as the pipeline and arm64 tests leave
         # theirs: no tag, named only by two HOST/REPO@sha256:… (which the engine will not
         # remove by its id alone)
@@ -57,6 +59,7 @@ def test_a_dead_sessions_namespace_is_cleared_and_a_live_ones_kept(engine, base_
         assert {f"{alive}/child:1", f"127.0.0.1:9/prod/{alive}/child:1"} <= names
         assert engine.image(base_image).id == base                 # the shared base keeps its name
         assert engine.image(child) is None and engine.image(pushed) is None   # the images too
+        assert engine.image(step) is None           # and the steps they were built from
     finally:
         live.kill()
         live.wait()
