@@ -52,8 +52,9 @@ class Registries(Client):
         whose closing would leave the connection, and so the engine's push, running."""
         import docker.auth
         auth = _auth_config(credentials)
+        registry, _ = docker.auth.resolve_repository_name(repository)   # as push() finds it
         header = (docker.auth.encode_header(auth) if auth is not None
-                  else docker.auth.get_config_header(self.api, repository.split("/", 1)[0]))
+                  else docker.auth.get_config_header(self.api, registry))
         response = self.api._post_json(self.api._url("/images/{0}/push", repository), None,
                                        headers={"X-Registry-Auth": header} if header else {},
                                        stream=True, params={"tag": tag})
