@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..budget import Budget
-from ..cache import cache_dir
+from ..cache import cache_dir, write_whole
 from ..render.stamp import Stamp
 from ..selection import Selection
 from ..shipped import PACKAGE_DIR, default_templates
@@ -107,9 +107,6 @@ def store(key: str, stamps: list[Stamp], base_ages: dict[str, int] | None = None
          "budget": [s.budget.size, s.budget.file] if s.budget else None}
         for s in stamps]}, indent=1)
     try:
-        entry.parent.mkdir(parents=True, exist_ok=True)
-        partial = entry.with_suffix(f".{os.getpid()}.tmp")
-        partial.write_text(body)
-        os.replace(partial, entry)
+        write_whole(entry, body)
     except OSError:
         pass

@@ -14,14 +14,13 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-import os
 import tarfile
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Callable, Iterable, Iterator
 
-from ..cache import cache_dir
+from ..cache import cache_dir, write_whole
 from ..engine import Engine
 from ..errors import Inconsistent
 from ..registry.client import RegistryClient
@@ -130,13 +129,8 @@ def _remember(diff_id: str, layer: Packed, place: str) -> None:
     push to another repository of that registry mounts it from there."""
     known, places = _recalled(diff_id)
     places = [p for p in places if known is not None and known.digest == layer.digest and p != place]
-    path = _record(diff_id)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    text = json.dumps({"digest": layer.digest, "size": layer.size, "level": LEVEL,
-                       "in": [place, *places][:PLACES]})
-    with tempfile.NamedTemporaryFile("w", dir=path.parent, delete=False, suffix=".tmp") as out:
-        out.write(text)
-    os.replace(out.name, path)
+    write_whole(_record(diff_id), json.dumps({"digest": layer.digest, "size": layer.size,
+                                               "level": LEVEL, "in": [place, *places][:PLACES]}))
 
 
 def _pack(saved: Iterable[bytes], image_id: str, diff_ids: set[str], scratch: Path,

@@ -8,14 +8,12 @@ none, and is refused.
 from __future__ import annotations
 
 import json
-import os
 import re
-import tempfile
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from ..cache import cache_dir
+from ..cache import cache_dir, write_whole
 from .attestation import CheckRecord, VerdictRecord, record_of
 from .verdict import Verdict
 
@@ -47,21 +45,13 @@ def file_folder() -> Path:
 
 def keep_file(image_id: str, text: str) -> None:
     """Keep `text` (verify's JSON verdict of `image_id`) beside its ticket."""
-    _write_whole(file_folder() / _file_name(image_id), text)
+    write_whole(file_folder() / _file_name(image_id), text)
 
 
 def _file_name(image_id: str) -> str:
     if not IMAGE_ID.match(image_id):
         raise ValueError(f"not an image id: {image_id!r}")
     return f"{image_id.split(':', 1)[1]}.json"
-
-
-def _write_whole(path: Path, text: str) -> None:
-    """Readers see the old file or the new one, never half of it."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.NamedTemporaryFile("w", dir=path.parent, delete=False, suffix=".tmp") as out:
-        out.write(text)
-    os.replace(out.name, path)
 
 
 def make_document(verdict: Verdict, overrides: tuple[str, ...] = ()) -> VerdictRecord:
@@ -90,7 +80,7 @@ def keep(document: VerdictRecord) -> Ticket | None:
         earlier = lookup(image_id)
         if earlier is not None and not earlier.overrides:
             return None
-    _write_whole(path_of(image_id), document.model_dump_json(indent=1))
+    write_whole(path_of(image_id), document.model_dump_json(indent=1))
     return ticket_of(document, image_id)
 
 
