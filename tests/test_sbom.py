@@ -9,20 +9,13 @@ from typing import Any
 from imgkit.verify.facts import Inventory, Libraries
 from imgkit.verify.sbom import sbom
 
+from .validators import cyclonedx_error
+
 IMAGE_ID = "sha256:" + "ab" * 32
 
 
-def schema_error(text: str) -> object:
-    """What CycloneDX 1.6's schema says against `text` (None: valid). Imported here, not at
-    the top: the validator's import costs about a second (jsonschema's format checkers), and
-    test_docker_publish imports this module wherever its tests are collected."""
-    from cyclonedx.schema import SchemaVersion
-    from cyclonedx.validation.json import JsonStrictValidator
-    return JsonStrictValidator(SchemaVersion.V1_6).validate_str(text)
-
-
 def valid(text: str) -> dict[str, Any]:
-    error = schema_error(text)
+    error = cyclonedx_error(text)
     assert error is None, error
     return json.loads(text)  # type: ignore[no-any-return]
 
@@ -82,4 +75,4 @@ def test_the_validator_does_reject_a_broken_document() -> None:
     libraries, inventory = facts()
     document = json.loads(sbom("x:1", IMAGE_ID, {}, libraries, inventory))
     document["components"][0]["type"] = "not-a-type"
-    assert schema_error(json.dumps(document)) is not None
+    assert cyclonedx_error(json.dumps(document)) is not None

@@ -1,10 +1,12 @@
 """The validators the tests hold imgkit's outputs to: check-jsonschema (GitHub's and GitLab's
-pipeline schemas, vendored) and kubernetes-validate, run in the test's own process.
+pipeline schemas, vendored), kubernetes-validate and CycloneDX's schema, run in the test's
+own process and imported when first asked.
 
-Each of them, started as a command, imports jsonschema's format checkers first, and one of
-those (rfc3987-syntax) builds a grammar at import: about a second per call. In process it is
-paid once per test worker. What they are asked, and what they answer, is what the commands
-would be asked and answer (the same entry points)."""
+Each of them imports jsonschema's format checkers first, and one of those (rfc3987-syntax)
+builds a grammar at import: about a second. Started as commands, that was paid per call;
+imported at the top of a test module, by every worker collecting it. In process and on
+first use it is paid once per worker that validates. What they are asked, and what they
+answer, is what the commands would be asked and answer (the same entry points)."""
 from __future__ import annotations
 
 import contextlib
@@ -38,3 +40,10 @@ def kubernetes_validate(*paths: Path) -> Checked:
         for path in paths:
             code |= utils.validate_file(str(path), utils.latest_version(), True, True, False)
     return Checked(code, out.getvalue())
+
+
+def cyclonedx_error(text: str) -> object:
+    """What CycloneDX 1.6's schema says against the JSON `text` (None: valid)."""
+    from cyclonedx.schema import SchemaVersion
+    from cyclonedx.validation.json import JsonStrictValidator
+    return JsonStrictValidator(SchemaVersion.V1_6).validate_str(text)
