@@ -106,11 +106,19 @@ def noop(cuda: str, rounds: int, aged: bool = False) -> None:
             ours.append(a)
             docker.append(b)
             ratios.append(a / b)
-    print(f"no-op rebuild of the CUDA {cuda} slice ({len(contexts)} images), {rounds} rounds"
-          + (", every stack family with max_base_age" if aged else ""))
+    report(f"no-op rebuild of the CUDA {cuda} slice ({len(contexts)} images), {rounds} rounds"
+           + (", every stack family with max_base_age" if aged else ""),
+           ours, ("docker build cache check:         ", "docker"), docker, ratios)
+
+
+def report(title: str, ours: list[float], theirs_label: tuple[str, str], theirs: list[float],
+           ratios: list[float]) -> None:
+    """The no-op's medians, each side's, and the per-round ratio's; `theirs_label`: (the
+    check's line label, its short name in the ratio)."""
+    print(title)
     print(f"  imgkit build (skip by input hash): median {statistics.median(ours):.3f} s")
-    print(f"  docker build cache check:          median {statistics.median(docker):.3f} s")
-    print(f"  ratio imgkit/docker: median {statistics.median(ratios):.3f} "
+    print(f"  {theirs_label[0]} median {statistics.median(theirs):.3f} s")
+    print(f"  ratio imgkit/{theirs_label[1]}: median {statistics.median(ratios):.3f} "
           f"(min {min(ratios):.3f}, max {max(ratios):.3f})")
 
 
@@ -153,12 +161,9 @@ def noop_buildkit(cuda: str, rounds: int) -> None:
             for times, run in sides if round_ % 2 == 0 else reversed(sides):
                 times.append(run())
             ratios.append(ours[-1] / theirs[-1])
-    print(f"no-op rebuild of the CUDA {cuda} slice ({len(contexts)} images, built by BuildKit), "
-          f"{rounds} rounds, alternating")
-    print(f"  imgkit build (skip by input hash): median {statistics.median(ours):.3f} s")
-    print(f"  docker buildx bake, every step cached: median {statistics.median(theirs):.3f} s")
-    print(f"  ratio imgkit/BuildKit: median {statistics.median(ratios):.3f} "
-          f"(min {min(ratios):.3f}, max {max(ratios):.3f})")
+    report(f"no-op rebuild of the CUDA {cuda} slice ({len(contexts)} images, built by BuildKit), "
+           f"{rounds} rounds, alternating", ours,
+           ("docker buildx bake, every step cached:", "BuildKit"), theirs, ratios)
 
 
 def flattened(contexts, tag: str) -> str:  # type: ignore[no-untyped-def]
