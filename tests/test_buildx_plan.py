@@ -145,3 +145,28 @@ def test_auto_bakes_on_engines_whose_own_buildkit_builds_named_contexts() -> Non
         "engine (unknown)'s own BuildKit cannot build named contexts (engine 23 or later can)"
     for version in ("23.0.0", "26.1.5+dfsg1", "28.3.2"):
         assert why_not_this_engine(version) is None
+
+
+def test_a_child_baked_with_its_parent_on_other_layers_than_the_parents_tag_is_named() -> None:
+    """BuildKit may give a child, built in the bake with its parent, another of the results
+    its cache holds for a parent step than the parent's own target got: such a child is
+    found (and built again on the parent as tagged); an image whose parent was not built
+    in the bake, or that stands on its parent's layers, is not."""
+    from imgkit.builder.buildx import off_parent
+    from imgkit.builder.outcome import BUILT, UP_TO_DATE, Result
+    from imgkit.engine import ImageInfo
+
+    from .fakes import FakeEngine
+    made = contexts()
+    python, *children = [c.target.tag for c in made]
+    engine = FakeEngine()
+
+    def put(tag: str, *layers: str) -> None:
+        engine.images[tag] = ImageInfo(id=f"sha256:{tag}", tags=(tag,), labels={}, layers=layers, size=1)
+    put(python, "base", "py-a")
+    put(children[0], "base", "py-b", "cuda")          # on another build of the parent's step
+    put(children[1], "base", "py-a", "cuda")          # on the parent as tagged
+    results = [Result(tag, BUILT) for tag in [python, *children]]
+    assert off_parent(engine, made, results) == [children[0]]
+    results[0] = Result(python, UP_TO_DATE)           # the parent came from the store
+    assert off_parent(engine, made, results) == []

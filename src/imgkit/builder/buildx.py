@@ -36,7 +36,7 @@ from ..interrupts import interrupt_sets
 from ..options import BuildOptions
 from ..render.bake import EXTRA_INDEX_VARIABLE, INDEX_VARIABLE, bake_target, target_name
 from .buildenv import BuildEnv
-from .freshness import Freshness
+from .freshness import Freshness, check_freshness
 from .outcome import BUILT, CANCELLED, FAILED, SKIPPED, UP_TO_DATE, WOULD_BUILD, Result, up_to_date
 
 if TYPE_CHECKING:
@@ -256,18 +256,31 @@ class BakeBuilder:
 
     def run(self, contexts: list[Context], freshness: dict[str, Freshness]) -> list[Result]:
         driver = driver_of(self.options.builder)            # no buildx: exit 3, before building
+        local_store = driver == "docker"
         workdir = Path(tempfile.mkdtemp(prefix="imgkit-bake-"))
         try:
-            return self._run(contexts, freshness, driver == "docker", workdir)
+            results = self._run(contexts, freshness, local_store, workdir, self._force)
+            if local_store and not self.cancel.is_set() and off_parent(self.engine, contexts, results):
+                # BuildKit keeps every result a step ever had (a --no-cache build adds one),
+                # and a child built in the bake with its parent may have taken another of
+                # them than the parent's own target did: it stands on layers its parent's
+                # tag does not have, and the next build would make it again. Built once more
+                # on the parent as tagged, it is what the next build finds up to date.
+                again = check_freshness(self.engine, [c.stamp for c in contexts])
+                shutil.rmtree(workdir, ignore_errors=True)
+                workdir.mkdir()
+                redone = self._run(contexts, again, local_store, workdir, lambda _: False)
+                results = [r2 if r2.status != UP_TO_DATE else r1 for r1, r2 in zip(results, redone)]
+            return results
         finally:
             shutil.rmtree(workdir, ignore_errors=True)
 
     def _run(self, contexts: list[Context], freshness: dict[str, Freshness], local_store: bool,
-             workdir: Path) -> list[Result]:
+             workdir: Path, force: Callable[[str], bool]) -> list[Result]:
         from ..render.contexts import write_context  # not at import: a no-op build renders nothing
         secrets, environ = secrets_for(self.env)
         plan = plan_bake(contexts, freshness, local_store=local_store, context_dir=workdir,
-                         secrets=secrets, force=self._force)
+                         secrets=secrets, force=force)
         results = {c.target.tag: up_to_date(c.target.tag, freshness[c.target.tag])
                    for c in contexts if c.target.tag not in plan.why}
         if self.options.dry_run or not plan.build:
@@ -343,6 +356,21 @@ class BakeBuilder:
         reason = f"docker buildx bake exited {code} without building it"
         return Result(tag, FAILED, reason=reason,
                       error=BuildFailed(tag, "bake", reason, progress.tail))
+
+
+def off_parent(engine: Engine, contexts: list[Context], results: list[Result]) -> list[str]:
+    """The images just built whose parent was built in the same bake and whose layers do
+    not begin with the layers the parent's tag has now."""
+    built = {r.tag for r in results if r.status == BUILT}
+    strays = []
+    for context in contexts:
+        tag, parent = context.target.tag, context.target.parent
+        if tag in built and parent in built:
+            child, below = engine.image(tag), engine.image(parent)
+            if child is not None and below is not None and \
+                    child.layers[:len(below.layers)] != below.layers:
+                strays.append(tag)
+    return strays
 
 
 def _pump(process: subprocess.Popen[str], lines: queue.Queue[str | None]) -> None:
