@@ -90,3 +90,34 @@ def test_the_base_gets_updates_and_security_pockets() -> None:
     assert apt_sources(noble, "http://archive.ubuntu.com/ubuntu", None).splitlines() == [
         "deb http://archive.ubuntu.com/ubuntu noble main universe",
         "deb http://archive.ubuntu.com/ubuntu noble-updates main universe"]
+
+
+def test_a_base_another_imgkit_is_making_is_waited_for_not_made_twice() -> None:
+    """Two builds starting together on a fresh host: the second waits for the first's base
+    (a lock on the host, per base) and finds it made, rather than making its own."""
+    import threading
+
+    from imgkit.builder.base import ensure_base
+    from imgkit.builder.hostlock import one_maker_of
+
+    from .fakes import FakeEngine
+    ref = "imgkit-test-lock/debian:bookworm"
+    engine = FakeEngine()
+    holding, release = threading.Event(), threading.Event()
+
+    def first_maker() -> None:
+        with one_maker_of(ref, lambda _: None):
+            holding.set()
+            release.wait(10)
+            engine.add(ref)               # what it made
+
+    maker = threading.Thread(target=first_maker)
+    maker.start()
+    holding.wait(10)
+    said: list[str] = []
+    threading.Timer(0.3, release.set).start()
+    bookworm = load().os_release("bookworm")
+    assert ensure_base(engine, ref, bookworm, source="pull", log=said.append) == "present"
+    maker.join(10)
+    assert said == [f"another imgkit is making {ref} on this host: waiting for it (Ctrl-C stops waiting)",
+                    f"the other imgkit finished making {ref}"]

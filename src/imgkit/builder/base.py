@@ -18,6 +18,7 @@ from ..engine import Engine
 from ..errors import HostError, UsageError
 from ..matrix.compat import OsRelease
 from .base_image import pull_base
+from .hostlock import one_maker_of
 
 REGISTRY_PROBE = ("registry-1.docker.io", 443)
 
@@ -98,6 +99,15 @@ def ensure_base(engine: Engine, ref: str, os_release: OsRelease, *, source: str 
     (a registry's tag would give the host's platform)."""
     if engine.image(ref) is not None:
         return "present"
+    with one_maker_of(ref, log):          # two builds starting together make it once
+        if engine.image(ref) is not None:
+            return "present"
+        return _obtain(engine, ref, os_release, source, mirrors, log, platform)
+
+
+def _obtain(engine: Engine, ref: str, os_release: OsRelease, source: str,
+            mirrors: dict[str, str] | None, log: Callable[[str], None],
+            platform: str | None) -> str:
     if os_release.given:      # a team's own base: pulled as named, never made in its place
         log(f"pulling {ref}")
         pull_base(engine, ref)
