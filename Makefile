@@ -33,17 +33,20 @@ build: host setup     ## the main job: build the CUDA $(CUDA) slice of the bundl
 	$(BIN)/imgkit build --cuda $(CUDA)
 
 # The tests that need no engine run on every core (pytest-xdist); the engine's tests after
-# them, one at a time (they share the engine, its registries and ports). Bytecode is kept
-# between runs even where the environment sets PYTHONDONTWRITEBYTECODE: without it every
-# test worker rewrites every test module's asserts again (half of collecting). Each test file
-# runs on one worker (--dist loadfile): a module's fixtures (test_package builds and installs
-# the package, ~15 s) are made once, not once per worker. (xdist_group marks would say it per
-# module, but pytest 9.2 drops them silently: pytest-xdist issue 1386.)
+# them, on two workers: each test file runs on one worker (--dist loadfile), so a module's
+# fixtures (test_package builds and installs the package, ~15 s; the arm64 family) are made
+# once, not once per worker. Two sessions share the engine as two users would: each
+# judges only its own namespaces' images and containers (tests/leftovers.py), legacy builds
+# take the host's build lock, and BuildKit shares one cache. More workers than two gain
+# nothing on a 2-core CI machine and only load a larger one's engine. (xdist_group marks
+# would say it per module, but pytest 9.2 drops them silently: pytest-xdist issue 1386.)
+# Bytecode is kept between runs even where the environment sets PYTHONDONTWRITEBYTECODE:
+# without it every test worker rewrites every test module's asserts again.
 PYTEST = PYTHONDONTWRITEBYTECODE= PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/pytest -q
 
 test: host test-tools setup-test  ## every test, the real Docker engine included
 	$(PYTEST) -m "not docker" -n auto --dist loadfile
-	$(PYTEST) -m docker
+	$(PYTEST) -m docker -n 2 --dist loadfile
 
 test-fast: setup-test ## only the tests that need no Docker engine, on every core
 	$(PYTEST) -m "not docker" -n auto --dist loadfile

@@ -49,19 +49,24 @@ def private_plan_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pat
 
 
 @pytest.fixture(scope="session", autouse=True)
-def one_builder_everywhere() -> Iterator[None]:
-    """`imgkit build` in the tests drives the legacy builder unless a test says otherwise:
-    `--engine auto` would bake wherever the host's engine has buildx (a developer's Docker
-    CE), and tests of the scheduler, its step containers and Ctrl-C, or of reproducing a
-    build with a plain `docker build`, would then test BuildKit instead. The BuildKit tests
-    (test_docker_buildkit.py) and the ones that check auto say --engine themselves."""
-    old = os.environ.get("IMGKIT_ENGINE")
-    os.environ["IMGKIT_ENGINE"] = "docker"
+def the_users_builder() -> Iterator[None]:
+    """`imgkit build` in the tests builds as a user's does: `--engine auto`, BuildKit where
+    the engine has buildx (CI's has). BuildKit's cache is the engine's, shared by every
+    namespace: a test's own namespace gets the mini chain in about a second from cached
+    steps, where the legacy builder (whose steps start with each namespace's labels) spent
+    17 s. The legacy builder's own tests (its scheduler and step containers, Ctrl-C, the
+    settings server, the host lock, a plain `docker build` of a rendered context) ask for
+    it with the `legacy_builder` fixture; the BuildKit tests say --engine themselves."""
+    old = os.environ.pop("IMGKIT_ENGINE", None)
     yield
-    if old is None:
-        del os.environ["IMGKIT_ENGINE"]
-    else:
+    if old is not None:
         os.environ["IMGKIT_ENGINE"] = old
+
+
+@pytest.fixture()
+def legacy_builder(monkeypatch: pytest.MonkeyPatch) -> None:
+    """This test's `imgkit build` runs drive the engine's legacy builder."""
+    monkeypatch.setenv("IMGKIT_ENGINE", "docker")
 
 
 @pytest.fixture()
@@ -140,10 +145,10 @@ class TwoPlatforms:
 
 @pytest.fixture(scope="session")
 def two_platforms(engine, namespace, arm64_base, tmp_path_factory) -> TwoPlatforms:  # type: ignore[no-untyped-def]
-    """`imgkit build` of a family for both platforms (the legacy builder), once for the
+    """`imgkit build` of a family for both platforms by the legacy builder, once for the
     session: the arm64 tests stand on it, and the BuildKit one builds its own CUDA images
-    on its python layers. (A namespace of its own: other modules expect the session's
-    namespace to build its python layer themselves.)"""
+    on its python layers (the same inputs whichever builder made them). (A namespace of its
+    own: other modules expect the session's namespace to build its python layer themselves.)"""
     own = f"{namespace}-platforms"
     for ref in (f"{namespace}/debian:bookworm", arm64_base):
         engine.tag(engine.image(ref).id, f"{own}/debian:bookworm" + ("-arm64" if ref == arm64_base else ""))
@@ -157,7 +162,8 @@ def two_platforms(engine, namespace, arm64_base, tmp_path_factory) -> TwoPlatfor
     report = tmp_path / "build.json"
 
     def build() -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "imgkit", "build", *common, "--json", str(report)],
+        return subprocess.run([sys.executable, "-m", "imgkit", "build", *common, "--engine", "docker",
+                               "--json", str(report)],
                               capture_output=True, text=True, timeout=1800)
     done = build()
     assert done.returncode == 0, done.stdout + done.stderr
@@ -204,8 +210,8 @@ def build_from_files(engine, ref: str, files: dict[str, bytes]) -> str:  # type:
 
 
 def no_verify_containers(engine) -> list[str]:  # type: ignore[no-untyped-def]
-    return [c.id for c in engine.client.containers.list(
-        all=True, filters={"label": "org.imgkit.role=verify"})]
+    """The verify containers of this session's images still in the engine."""
+    return sorted(leftovers.our_containers(engine, label="org.imgkit.role=verify"))
 
 
 @dataclass(frozen=True)
@@ -216,20 +222,19 @@ class MiniStack:
 
 @pytest.fixture(scope="session")
 def mini_stack(engine, base_image, namespace, tmp_path_factory) -> MiniStack:  # type: ignore[no-untyped-def]
-    """A real imgkit image: Debian + python3 + the CUDA 11.8 runtime wheel, and its parent."""
-    from imgkit.builder.buildenv import BuildEnv, SecretServer, default_ca_bundle
-    from imgkit.builder.scheduler import Builder
-    from imgkit.options import BuildOptions
-    from imgkit.render.command import render_contexts
-    from imgkit.selection import Selection
+    """A real imgkit image: Debian + python3 + the CUDA 11.8 runtime wheel, and its parent,
+    built by `imgkit build` as a user would."""
     project = tmp_path_factory.mktemp("mini")
     (project / "images").mkdir()
     (project / "images" / "mini.yaml").write_text(MINI_FAMILY)
-    contexts = render_contexts(Selection(project / "images", namespace, templates=ROOT / "templates"))
-    with SecretServer(BuildEnv(ca_bundle=default_ca_bundle(None)), engine.bridge_gateway()) as s:
-        results = Builder(engine, BuildOptions(), s.extra_hosts, lambda *a: None).run(contexts)
-    assert all(r.status in ("built", "up-to-date") for r in results), results
-    return MiniStack(python=contexts[0].target.tag, mini=contexts[-1].target.tag)
+    report = project / "build.json"
+    done = subprocess.run([sys.executable, "-m", "imgkit", "build", "--images", str(project / "images"),
+                           "--namespace", namespace, "--json", str(report)],
+                          capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stdout + done.stderr
+    tags = [i["tag"] for i in json.loads(report.read_text())["images"]]
+    return MiniStack(python=next(t for t in tags if "/python:" in t),
+                     mini=next(t for t in tags if "/cuda:" in t))
 
 
 @pytest.fixture(scope="session")

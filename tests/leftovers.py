@@ -13,12 +13,33 @@ import os
 import re
 import tempfile
 import uuid
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
 LOCKS = Path(tempfile.gettempdir()) / "imgkit-test-namespaces"
+TITLE = "org.opencontainers.image.title"
 NAMESPACE = re.compile(r"imgkit-(?:test|pipe|bk)-[0-9a-f]{8}")
 _held: list[int] = []          # the open, locked files: closed only when the process ends
+_claimed: list[str] = []       # the namespaces this process claimed
+
+
+@dataclass(frozen=True)
+class Listed:
+    """An image as the engine lists it."""
+    id: str
+    tags: list[str]
+    digests: list[str]           # REPO@sha256:... it was pulled or pushed by
+    labels: dict[str, str]
+
+
+def images(engine: Any, **filters: Any) -> list[Listed]:
+    """Every (top-level) image, from one list call. docker-py's images.list() inspects each
+    image it listed, and one that another session removes in between fails the call."""
+    return [Listed(i["Id"], [t for t in i.get("RepoTags") or [] if t != "<none>:<none>"],
+                   [d for d in i.get("RepoDigests") or [] if not d.startswith("<none>")],
+                   i.get("Labels") or {})
+            for i in engine.api.images(filters=filters or None)]
 
 
 def claim(prefix: str) -> str:
@@ -28,7 +49,23 @@ def claim(prefix: str) -> str:
     fd = os.open(LOCKS / name, os.O_CREAT | os.O_RDWR, 0o644)
     fcntl.flock(fd, fcntl.LOCK_EX)
     _held.append(fd)
+    _claimed.append(name)
     return name
+
+
+def ours(text: str) -> bool:
+    """Whether `text` (an image name, a label's value) names a namespace this session claimed."""
+    return any(ns in text for ns in _claimed)
+
+
+def our_containers(engine: Any, **filters: Any) -> set[str]:
+    """The containers (running or not) this session's tests made: the name of their image
+    or one of their labels names one of its namespaces. A container carries its image's
+    labels (imgkit's images begin with theirs, and so do a legacy build's step containers),
+    and the tests name every image under a namespace. What another session, or another
+    pytest-xdist worker, runs beside this one is not ours to judge."""
+    return {c["Id"] for c in engine.api.containers(all=True, filters=filters or None)
+            if ours(c.get("Image") or "") or any(ours(v) for v in (c.get("Labels") or {}).values())}
 
 
 def _alive(name: str) -> bool:
@@ -69,9 +106,12 @@ def clear(engine: Any, doomed: Callable[[str], bool]) -> None:
     image that also carries a name kept (the shared Debian base) keeps it; and an image
     several repositories name is removed only once none does."""
     import docker.errors
-    images = engine.client.images.list()
-    names = {i.id: i.tags + (i.attrs.get("RepoDigests") or []) for i in images}
+    listed = images(engine)
+    names = {i.id: i.tags + i.digests for i in listed}
     touched = {i for i, n in names.items() if any(doomed(x) for x in n)}
+    # and what has no name left but says whose it is: a test's image an interrupted or
+    # refused build left <none> (every imgkit image carries its own tag as its title)
+    touched |= {i.id for i in listed if not names[i.id] and doomed(i.labels.get(TITLE, ""))}
     for name in (x for i in touched for x in names[i] if doomed(x)):
         try:
             # the image goes with its last name, and with it the untagged parents only it
@@ -81,8 +121,7 @@ def clear(engine: Any, doomed: Callable[[str], bool]) -> None:
         except docker.errors.APIError:
             pass
     for _ in range(5):            # children before their parents: a parent goes next pass
-        left = [i for i in engine.client.images.list() if i.id in touched and not i.tags
-                and not i.attrs.get("RepoDigests")]
+        left = [i for i in images(engine) if i.id in touched and not i.tags and not i.digests]
         for image in left:
             try:
                 engine.client.images.remove(image.id)

@@ -17,9 +17,12 @@ import pytest
 from imgkit.verify.run import VerifyOptions, verify
 from imgkit.verify.verdict import Verdict
 
+from . import leftovers
 from .conftest import build_from_files, no_verify_containers
 from .registry import USER, docker_config, skopeo_json, skopeo_tags
 from .test_cli import imgkit
+from .test_docker_buildkit import build_json, buildkit, layers  # noqa: F401  (the fixture)
+from .test_docker_buildkit import project as bake_project
 from .test_docker_layouts import EXTRACT, NVIDIA_ENV
 
 pytestmark = pytest.mark.docker
@@ -166,11 +169,45 @@ def test_build_makes_each_platform_and_each_verifies(engine, arm64_base, two_pla
     assert {i["status"] for i in json.loads(two_platforms.report.read_text())["images"]} == {"up-to-date"}
 
 
+def test_build_engine_buildx_makes_another_platforms_images_too(  # type: ignore[no-untyped-def]
+        buildkit, two_platforms, arm64_base, tmp_path):  # noqa: F811
+    """A family for amd64 and arm64 through one bake: the arm64 images are their own
+    targets, built by BuildKit under QEMU and kept as TAG-arm64 (configs say arm64, the same
+    input hash as the amd64 twin), each on its parent's arm64 image, down to the arm64 base;
+    a second build has nothing to do and the arm64 image verifies as arm64. The python
+    layers are the ones the legacy builder made for both platforms (two_platforms): BuildKit
+    takes them as up to date, the same inputs whichever builder made them, and builds the
+    CUDA images on them (emulated apt runs once in the session). Here, not in
+    test_docker_buildkit.py: a test file runs on one pytest worker, and this one's fixtures
+    are the arm64 tests'."""
+    kit, ns = buildkit, two_platforms.namespace
+    proj = bake_project(tmp_path / "p", "family: mini\ncuda_libs: [cudart]\n"
+                                   "platforms: [linux/amd64, linux/arm64]\naxes:\n  cuda: [\"12.4\"]\n")
+    first = build_json(kit, proj, ns, tmp_path / "1.json", "--engine", "buildx")
+    cuda = f"{ns}/cuda:12.4-cudart-py3.11-bookworm"
+    python = f"{ns}/python:3.11-bookworm"
+    assert first == {python: "up-to-date", f"{python}-arm64": "up-to-date",
+                     cuda: "built", f"{cuda}-arm64": "built"}, first
+    here, there = kit.inspect(cuda), kit.inspect(f"{cuda}-arm64")
+    assert here and there and (here["Architecture"], there["Architecture"]) == ("amd64", "arm64")
+    assert here["Config"]["Labels"]["org.imgkit.input-hash"] == \
+        there["Config"]["Labels"]["org.imgkit.input-hash"]
+    assert layers(kit, f"{cuda}-arm64")[:len(layers(kit, f"{python}-arm64"))] == \
+        layers(kit, f"{python}-arm64")
+    assert layers(kit, f"{python}-arm64")[:len(layers(kit, arm64_base))] == layers(kit, arm64_base)
+    again = build_json(kit, proj, ns, tmp_path / "2.json", "--engine", "buildx")
+    assert set(again.values()) == {"up-to-date"}, again
+    judged = kit.imgkit("verify", f"{cuda}-arm64", "--platform", "linux/arm64", "--gpus", "none",
+                        check=False)
+    assert judged.returncode == 0, judged.stdout + judged.stderr
+    assert "linux/arm64" in judged.stdout
+
+
 @pytest.fixture()
 def pulled_tags_removed(engine, registry):  # type: ignore[no-untyped-def]
     """`verify HOST/REPO:TAG` tags what it pulls as `docker pull` would: those tags go."""
     yield
-    for image in engine.client.images.list():
+    for image in leftovers.images(engine):
         for tag in image.tags:
             if tag.startswith(f"{registry.address}/"):
                 engine.untag(tag)

@@ -15,21 +15,42 @@ import pytest
 
 from imgkit.builder.buildenv import BuildEnv, SecretServer, default_ca_bundle
 from imgkit.builder.buildx import why_not_buildkit
+from imgkit.builder.hostlock import one_build_at_a_time
 from imgkit.builder.scheduler import BUILT, FAILED, SKIPPED, UP_TO_DATE, Builder
 from imgkit.labels import INPUT_HASH as INPUT_HASH_LABEL
 from imgkit.options import BuildOptions
 from imgkit.render.command import render_contexts
 from imgkit.selection import Selection
 
-from .conftest import MINI_FAMILY
+from .conftest import MINI_FAMILY, mini_project
+from .leftovers import images as listed_images
+from .leftovers import our_containers
 
-pytestmark = pytest.mark.docker
+# the legacy builder's own tests
+pytestmark = [pytest.mark.docker, pytest.mark.usefixtures("legacy_builder")]
+
+
+@pytest.fixture(scope="module")
+def namespace(namespace, engine, base_image, tmp_path_factory) -> str:  # type: ignore[no-untyped-def]
+    """The session's namespace as this module's own (`NS-legacy`), its mini chain built by
+    the legacy builder first: a test that adds a step to the python layer then finds this
+    builder's cache for every step before it. (The session's own chain is BuildKit's, whose
+    cache the legacy builder does not read: each such test would build the layer afresh.)"""
+    ns = f"{namespace}-legacy"
+    engine.tag(engine.image(base_image).id, f"{ns}/debian:bookworm")
+    project = mini_project(tmp_path_factory.mktemp("legacy"))
+    done = subprocess.run([sys.executable, "-m", "imgkit", "build", "--engine", "docker",
+                           "--images", str(project / "images"), "--namespace", ns],
+                          capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return ns
 
 
 def build(engine, project: Path, namespace: str, **kw):  # type: ignore[no-untyped-def]
     contexts = render_contexts(Selection(project / "images", namespace, templates=project / "templates"))
     env = BuildEnv(ca_bundle=default_ca_bundle(None))
-    with SecretServer(env, engine.bridge_gateway()) as server:
+    # the settings server's port is the host's: one legacy build at a time, as imgkit's
+    with one_build_at_a_time(lambda _: None), SecretServer(env, engine.bridge_gateway()) as server:
         results = Builder(engine, BuildOptions(jobs=2, **kw), server.extra_hosts,
                           lambda *a: None).run(contexts)
     return contexts, {r.tag: r for r in results}
@@ -70,7 +91,7 @@ def test_build_skip_force_and_reproduce(engine, base_image, project, namespace, 
     assert {r.status for r in forced.values()} == {BUILT}
     rebuilt = engine.image(leaf.target.tag)
     assert rebuilt is not None and rebuilt.id != info.id
-    dangling = engine.client.images.list(filters={"dangling": True})
+    dangling = listed_images(engine, dangling=True)
     assert info.id not in {d.id for d in dangling}
 
 
@@ -78,7 +99,7 @@ def test_failed_step_is_reported_and_dependents_skipped(engine, base_image, proj
     template = project / "templates" / "python.Dockerfile.j2"
     template.write_text(template.read_text().replace(
         "WORKDIR /workspace", "RUN echo imgkit-test-marker && exit 7\nWORKDIR /workspace"))
-    containers_before = {c.id for c in engine.client.containers.list(all=True)}
+    containers_before = our_containers(engine)
     contexts, results = build(engine, project, namespace)
     root, child = contexts[0].target.tag, contexts[1].target.tag
     assert results[root].status == FAILED and results[child].status == SKIPPED
@@ -88,13 +109,13 @@ def test_failed_step_is_reported_and_dependents_skipped(engine, base_image, proj
     assert any("imgkit-test-marker" in line for line in error.log_tail)
     assert engine.image(root) is None or engine.image(root).labels.get(INPUT_HASH_LABEL) != \
         contexts[0].input_hash  # no tag points at the failed build
-    assert {c.id for c in engine.client.containers.list(all=True)} <= containers_before
+    assert our_containers(engine) <= containers_before
     assert not leftovers(engine, root)
 
 
 def leftovers(engine, tag: str) -> list[str]:  # type: ignore[no-untyped-def]
     """Untagged images a build of `tag` left (`<none>` in `docker images`)."""
-    return [i.id for i in engine.client.images.list(filters={
+    return [i.id for i in listed_images(engine, **{
         "dangling": True, "label": f"org.opencontainers.image.title={tag}"})]
 
 
@@ -155,15 +176,15 @@ def test_ctrl_c_stops_a_silent_step_promptly_and_leaves_nothing(  # type: ignore
         "WORKDIR /workspace", "RUN sleep 600\nWORKDIR /workspace"))
     root = f"{namespace}/python:3.11-bookworm"
     root_before = engine.image(root)
-    containers_before = {c.id for c in engine.client.containers.list(all=True)}
+    containers_before = our_containers(engine)
     proc = subprocess.Popen([sys.executable, "-m", "imgkit", "build", "--images",
                              str(project / "images"), "--namespace", namespace],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env={**os.environ, "PYTHONFAULTHANDLER": "1"})
     try:
         deadline = time.monotonic() + 600
-        while not [c for c in engine.client.containers.list()  # the `sleep` step is running
-                   if c.id not in containers_before and "sleep" in str(c.attrs["Args"])]:
+        while not [c for c in our_containers(engine, status="running") - containers_before
+                   if "sleep" in str(engine.api.inspect_container(c)["Args"])]:  # the `sleep` step runs
             assert proc.poll() is None, proc.communicate()
             assert time.monotonic() < deadline
             time.sleep(0.5)
@@ -180,7 +201,7 @@ def test_ctrl_c_stops_a_silent_step_promptly_and_leaves_nothing(  # type: ignore
     assert proc.returncode == 130, stderr
     assert time.monotonic() - stopped_at < 30, "Ctrl-C waited for the step to finish"
     assert "Traceback" not in stderr and "interrupted" in stderr
-    assert {c.id for c in engine.client.containers.list(all=True)} <= containers_before
+    assert our_containers(engine) <= containers_before
     assert not leftovers(engine, root)
     after = engine.image(root)  # the tag still points where it did: never at a half-built image
     assert (after.id if after else None) == (root_before.id if root_before else None)
@@ -196,7 +217,7 @@ def test_stop_requested_between_steps_still_kills_the_step_that_starts_next(  # 
     contexts = render_contexts(Selection(project / "images", namespace, templates=project / "templates"))
     root = contexts[0].target.tag
     root_before = engine.image(root)
-    containers_before = {c.id for c in engine.client.containers.list(all=True)}
+    containers_before = our_containers(engine)
 
     def listener(tag: str, event: str, text: str) -> None:
         if event == "log" and text.strip() == "imgkit-stop-here":
@@ -207,7 +228,7 @@ def test_stop_requested_between_steps_still_kills_the_step_that_starts_next(  # 
     with pytest.raises(KeyboardInterrupt):
         builder.run(contexts)
     assert time.monotonic() - start < 120, "the silent step ran on after the stop"
-    assert {c.id for c in engine.client.containers.list(all=True)} <= containers_before
+    assert our_containers(engine) <= containers_before
     assert not leftovers(engine, root)
     after = engine.image(root)
     assert (after.id if after else None) == (root_before.id if root_before else None)
@@ -258,7 +279,7 @@ def test_a_pulled_base_that_already_has_uid_1000_still_gets_our_user(  # type: i
         out = engine.client.containers.run(leaf, ["id"], remove=True).decode()
         assert out.startswith("uid=1000(imgkit)"), out
     finally:
-        for image in engine.client.images.list():
+        for image in listed_images(engine):
             for tag in image.tags:
                 if tag.startswith(ns + "/"):
                     engine.remove_image(tag)
@@ -283,7 +304,8 @@ def test_ctrl_c_as_two_builds_end_together_leaves_no_untagged_image(  # type: ig
             finished.add(tag)
             both_built.wait()
 
-    with SecretServer(BuildEnv(ca_bundle=default_ca_bundle(None)), engine.bridge_gateway()) as server:
+    with one_build_at_a_time(lambda _: None), \
+            SecretServer(BuildEnv(ca_bundle=default_ca_bundle(None)), engine.bridge_gateway()) as server:
         builder = Builder(engine, BuildOptions(jobs=2), server.extra_hosts, listener)
         with pytest.raises(KeyboardInterrupt):
             builder.run(contexts)
@@ -474,7 +496,6 @@ def test_a_second_build_waits_for_the_first_instead_of_failing(  # type: ignore[
         engine, base_image, project, namespace):
     """Two builds on one host: the second says it waits, then builds once the first is done
     (here the first is this test, holding the host's build lock)."""
-    from imgkit.builder.hostlock import one_build_at_a_time
     contexts, _ = build(engine, project, namespace)
     root = contexts[0].target.tag
     engine.untag(root)          # out of date: the next build makes it again (from the layer cache)
@@ -551,7 +572,7 @@ def test_refresh_base_makes_the_base_again_and_the_chain_rebuilds_on_it(  # type
         assert again.returncode == 0 and "up-to-date" in again.stdout, again.stdout
         assert engine.image(base_image) is not None          # the shared base is still there
     finally:
-        for image in engine.client.images.list():
+        for image in listed_images(engine):
             for tag in image.tags:
                 if tag.startswith(ns):
                     engine.remove_image(tag)

@@ -7,8 +7,10 @@ import docker.errors
 import pytest
 
 from imgkit.builder.buildenv import PORT, BuildEnv, SecretServer
+from imgkit.builder.hostlock import one_build_at_a_time
 
-pytestmark = pytest.mark.docker
+# the legacy builder's own tests
+pytestmark = [pytest.mark.docker, pytest.mark.usefixtures("legacy_builder")]
 
 
 def test_only_the_builds_own_steps_read_the_build_settings(engine, mini_stack, tmp_path):  # type: ignore[no-untyped-def]
@@ -16,7 +18,8 @@ def test_only_the_builds_own_steps_read_the_build_settings(engine, mini_stack, t
     check = f'RUN imgkit-build-env sh -c \'test "$PIP_INDEX_URL" = "{secret}"\''
     dockerfile = f"FROM {mini_stack.python}\nUSER root\n{check}\n".encode()
     gateway = engine.bridge_gateway()
-    with SecretServer(BuildEnv(index_url=secret), gateway) as server:
+    # the settings server's port is the host's: one legacy build at a time, as imgkit's
+    with one_build_at_a_time(lambda _: None), SecretServer(BuildEnv(index_url=secret), gateway) as server:
         # any other container on the bridge reaches the port, but not the settings
         fetch = (f"import urllib.request as u; u.build_opener(u.ProxyHandler({{}}))"
                  f".open('http://{gateway}:{PORT}/index-url', timeout=5)")

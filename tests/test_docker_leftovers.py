@@ -54,7 +54,7 @@ def test_a_dead_sessions_namespace_is_cleared_and_a_live_ones_kept(engine, base_
         cleared = leftovers.sweep(engine)
 
         assert dead in cleared and alive not in cleared
-        names = {t for i in engine.client.images.list() for t in i.tags}
+        names = {t for i in leftovers.images(engine) for t in i.tags}
         assert not [n for n in names if dead in n], sorted(n for n in names if dead in n)
         assert {f"{alive}/child:1", f"127.0.0.1:9/prod/{alive}/child:1"} <= names
         assert engine.image(base_image).id == base                 # the shared base keeps its name

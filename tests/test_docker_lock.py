@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from . import leftovers
 from .conftest import MINI_FAMILY, ROOT
 
 pytestmark = pytest.mark.docker
@@ -116,7 +117,7 @@ def test_an_image_built_from_its_lock_holds_it_and_a_rebuild_from_nothing_holds_
         assert tampered.returncode == 1, tampered.stdout + tampered.stderr
         assert "HASH" in tampered.stdout.upper() and req in tampered.stdout
     finally:
-        for image in engine.client.images.list():
+        for image in leftovers.images(engine):
             for tag in image.tags:
                 if tag.startswith(ns):
                     engine.remove_image(tag)

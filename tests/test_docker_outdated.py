@@ -15,6 +15,7 @@ from typing import Iterator
 import pytest
 
 from .conftest import build_from_files
+from .leftovers import our_containers
 
 pytestmark = pytest.mark.docker
 
@@ -84,7 +85,7 @@ def test_a_waiting_security_update_is_exit_1_naming_it_and_none_is_exit_0(  # ty
                         security_repo)
     current = image_with(engine, mini_stack.python, f"{namespace}/outdated:current", "2.0",
                          security_repo)
-    containers = {c.id for c in engine.client.containers.list(all=True)}
+    containers = our_containers(engine)
 
     done = outdated(behind, "--no-pip", "--json", str(tmp_path / "behind.json"))
     assert done.returncode == 1, done.stdout + done.stderr
@@ -97,7 +98,7 @@ def test_a_waiting_security_update_is_exit_1_naming_it_and_none_is_exit_0(  # ty
     assert done.returncode == 0, done.stdout + done.stderr
     assert json.loads((tmp_path / "current.json").read_text())[0]["security"] == []
     assert done.stdout.startswith("ok")
-    assert {c.id for c in engine.client.containers.list(all=True)} <= containers   # none left
+    assert our_containers(engine) <= containers   # none left
 
     # verify --updates (deprecated, still taken): the same news as an informational line of
     # the verdict (never a failure)

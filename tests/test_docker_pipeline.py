@@ -38,10 +38,10 @@ def forget(engine, ns: str, registry: str, keep_base: bool = True) -> None:  # t
     import docker.errors
     base = engine.image(f"{ns}/debian:bookworm")
     for _ in range(5):
-        doomed = [image for image in engine.client.images.list()
+        doomed = [image for image in leftovers.images(engine)
                   if not (keep_base and base is not None and image.id == base.id)
                   and any(n.startswith(f"{ns}/") or (registry and n.startswith(registry))
-                          for n in image.tags + image.attrs.get("RepoDigests", []))]
+                          for n in image.tags + image.digests)]
         if not doomed:
             return
         for image in doomed:

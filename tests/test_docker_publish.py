@@ -19,6 +19,7 @@ import requests
 
 from imgkit.publish.push import id_tag
 
+from . import leftovers
 from .registry import USER, FaultProxy, Registry, docker_config, skopeo_json, skopeo_tags, start_registry
 from .test_sbom import valid
 
@@ -98,7 +99,7 @@ def test_a_verified_image_reaches_two_registries_under_one_digest(  # type: igno
         blob = requests.get(f"http://{where.address}/v2/{repository}/blobs/{layer}",
                             auth=(USER, where.password), timeout=30).json()
         assert blob["image_id"] == image_id and blob["passed"] and blob["subject"] == digest
-    assert not [t for i in engine.client.images.list() for t in i.tags
+    assert not [t for i in leftovers.images(engine) for t in i.tags
                 if t.startswith((registry.address, second.address))], "a push tag was left behind locally"
 
 
@@ -221,7 +222,7 @@ def test_ctrl_c_during_a_push_moves_no_tag_and_leaves_no_local_tag(  # type: ign
         assert "Traceback" not in stderr
         repository, tag = ref.rsplit(":", 1)
         assert tag not in skopeo_tags(registry, repository)
-        assert not [t for i in engine.client.images.list() for t in i.tags
+        assert not [t for i in leftovers.images(engine) for t in i.tags
                     if t.startswith(proxy.address)], "a push tag was left behind locally"
     finally:
         proxy.close()

@@ -364,6 +364,7 @@ def test_publish_signs_the_build_provenance_of_what_this_checkout_built(  # type
     import hashlib as digests
 
     from imgkit.builder.buildenv import BuildEnv, SecretServer, default_ca_bundle
+    from imgkit.builder.hostlock import one_build_at_a_time
     from imgkit.builder.scheduler import Builder
     from imgkit.labels import INPUT_HASH
     from imgkit.options import BuildOptions
@@ -371,7 +372,8 @@ def test_publish_signs_the_build_provenance_of_what_this_checkout_built(  # type
     from imgkit.selection import Selection
     config = config_for(tmp_path, staging)
     contexts = render_contexts(Selection(project / "images", namespace, templates=project / "templates"))
-    with SecretServer(BuildEnv(ca_bundle=default_ca_bundle(None)), engine.bridge_gateway()) as s:
+    with one_build_at_a_time(lambda _: None), \
+            SecretServer(BuildEnv(ca_bundle=default_ca_bundle(None)), engine.bridge_gateway()) as s:
         Builder(engine, BuildOptions(), s.extra_hosts, lambda *a: None).run(contexts)
     tag = contexts[-1].target.tag
     assert imgkit("verify", tag, "--gpus", "none", config=config).returncode == 0
