@@ -145,10 +145,10 @@ class TwoPlatforms:
 
 @pytest.fixture(scope="session")
 def two_platforms(engine, namespace, arm64_base, tmp_path_factory) -> TwoPlatforms:  # type: ignore[no-untyped-def]
-    """`imgkit build` of a family for both platforms by the legacy builder, once for the
-    session: the arm64 tests stand on it, and the BuildKit one builds its own CUDA images
-    on its python layers (the same inputs whichever builder made them). (A namespace of its
-    own: other modules expect the session's namespace to build its python layer themselves.)"""
+    """`imgkit build` of a family for both platforms, once for the session: the arm64 tests
+    stand on it, and the BuildKit one builds its own CUDA images on its python layers. (A
+    namespace of its own: other modules expect the session's namespace to build its python
+    layer themselves.)"""
     own = f"{namespace}-platforms"
     for ref in (f"{namespace}/debian:bookworm", arm64_base):
         engine.tag(engine.image(ref).id, f"{own}/debian:bookworm" + ("-arm64" if ref == arm64_base else ""))
@@ -162,8 +162,7 @@ def two_platforms(engine, namespace, arm64_base, tmp_path_factory) -> TwoPlatfor
     report = tmp_path / "build.json"
 
     def build() -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "imgkit", "build", *common, "--engine", "docker",
-                               "--json", str(report)],
+        return subprocess.run([sys.executable, "-m", "imgkit", "build", *common, "--json", str(report)],
                               capture_output=True, text=True, timeout=1800)
     done = build()
     assert done.returncode == 0, done.stdout + done.stderr

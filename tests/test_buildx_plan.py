@@ -149,9 +149,9 @@ def test_auto_bakes_on_engines_whose_own_buildkit_builds_named_contexts() -> Non
 
 def test_a_child_baked_with_its_parent_on_other_layers_than_the_parents_tag_is_named() -> None:
     """BuildKit may give a child, built in the bake with its parent, another of the results
-    its cache holds for a parent step than the parent's own target got: such a child is
-    found (and built again on the parent as tagged); an image whose parent was not built
-    in the bake, or that stands on its parent's layers, is not."""
+    its cache holds for a parent step than the parent's own target got (and, beside another
+    build, even on a parent from the store): such a child is found, to be built again on
+    the parent as tagged; an image not built now, or on its parent's layers, is not."""
     from imgkit.builder.buildx import off_parent
     from imgkit.builder.outcome import BUILT, UP_TO_DATE, Result
     from imgkit.engine import ImageInfo
@@ -169,4 +169,6 @@ def test_a_child_baked_with_its_parent_on_other_layers_than_the_parents_tag_is_n
     results = [Result(tag, BUILT) for tag in [python, *children]]
     assert off_parent(engine, made, results) == [children[0]]
     results[0] = Result(python, UP_TO_DATE)           # the parent came from the store
+    assert off_parent(engine, made, results) == [children[0]]
+    results[1] = Result(children[0], UP_TO_DATE)      # not built now: the next build's to judge
     assert off_parent(engine, made, results) == []

@@ -175,9 +175,8 @@ def test_build_engine_buildx_makes_another_platforms_images_too(  # type: ignore
     targets, built by BuildKit under QEMU and kept as TAG-arm64 (configs say arm64, the same
     input hash as the amd64 twin), each on its parent's arm64 image, down to the arm64 base;
     a second build has nothing to do and the arm64 image verifies as arm64. The python
-    layers are the ones the legacy builder made for both platforms (two_platforms): BuildKit
-    takes them as up to date, the same inputs whichever builder made them, and builds the
-    CUDA images on them (emulated apt runs once in the session). Here, not in
+    layers are the ones two_platforms made for both platforms: BuildKit takes them as up to
+    date and builds the CUDA images on them (emulated apt runs once in the session). Here, not in
     test_docker_buildkit.py: a test file runs on one pytest worker, and this one's fixtures
     are the arm64 tests'."""
     kit, ns = buildkit, two_platforms.namespace

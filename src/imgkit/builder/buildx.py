@@ -263,9 +263,11 @@ class BakeBuilder:
             if local_store and not self.cancel.is_set() and off_parent(self.engine, contexts, results):
                 # BuildKit keeps every result a step ever had (a --no-cache build adds one),
                 # and a child built in the bake with its parent may have taken another of
-                # them than the parent's own target did: it stands on layers its parent's
-                # tag does not have, and the next build would make it again. Built once more
-                # on the parent as tagged, it is what the next build finds up to date.
+                # them than the parent's own target did. Seen too with the parent taken from
+                # the engine's store while another build ran beside this one. Either way it
+                # stands on layers its parent's tag does not have, and the next build would
+                # make it again. Built once more on the parent as tagged (once: a child still
+                # astray after that is left to the next build), it is up to date for it.
                 again = check_freshness(self.engine, [c.stamp for c in contexts])
                 shutil.rmtree(workdir, ignore_errors=True)
                 workdir.mkdir()
@@ -359,13 +361,14 @@ class BakeBuilder:
 
 
 def off_parent(engine: Engine, contexts: list[Context], results: list[Result]) -> list[str]:
-    """The images just built whose parent was built in the same bake and whose layers do
-    not begin with the layers the parent's tag has now."""
+    """The images just built whose layers do not begin with the layers their parent's tag
+    has now (their parent built in the same bake, or taken from the engine's store)."""
     built = {r.tag for r in results if r.status == BUILT}
+    ours = {r.tag for r in results if r.status in (BUILT, UP_TO_DATE)}
     strays = []
     for context in contexts:
         tag, parent = context.target.tag, context.target.parent
-        if tag in built and parent in built:
+        if tag in built and parent in ours:
             child, below = engine.image(tag), engine.image(parent)
             if child is not None and below is not None and \
                     child.layers[:len(below.layers)] != below.layers:
