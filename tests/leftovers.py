@@ -84,7 +84,9 @@ def _alive(name: str) -> bool:
 
 
 def sweep(engine: Any) -> list[str]:
-    """Remove every image of a namespace no live session holds. Returns those cleared."""
+    """Remove every container and image of a namespace no live session holds. Returns those
+    cleared."""
+    import docker.errors
     dead: dict[str, bool] = {}
 
     def is_dead(name: str) -> bool:
@@ -93,6 +95,14 @@ def sweep(engine: Any) -> list[str]:
             dead[ns] = not _alive(ns)
         return any(dead[ns] for ns in found)
 
+    # first its containers (a killed session's verify or service container, stopped or
+    # not): an image a container still uses cannot be removed
+    for c in engine.api.containers(all=True):
+        if is_dead(c.get("Image") or "") or any(is_dead(v) for v in (c.get("Labels") or {}).values()):
+            try:
+                engine.api.remove_container(c["Id"], force=True)
+            except docker.errors.APIError:
+                pass
     clear(engine, is_dead)
     cleared = sorted(ns for ns, gone in dead.items() if gone)
     for ns in cleared:

@@ -1,4 +1,4 @@
-"""A killed session's images are cleared by the next one; a live session's, and the shared
+"""A killed session's images (and containers) are cleared by the next one; a live session's, and the shared
 base's own name, are not."""
 from __future__ import annotations
 
@@ -50,6 +50,8 @@ def test_a_dead_sessions_namespace_is_cleared_and_a_live_ones_kept(engine, base_
             engine.pull_checked(f"{name}@{digest}", (USER, registry.password))
         assert not engine.image(pushed).tags
         assert len(engine.client.images.get(pushed).attrs["RepoDigests"]) == 2
+        # a container the killed session left, stopped, holds its image in use
+        held = engine.api.create_container(f"{dead}/child:1", command=["true"])["Id"]
 
         cleared = leftovers.sweep(engine)
 
@@ -60,6 +62,7 @@ def test_a_dead_sessions_namespace_is_cleared_and_a_live_ones_kept(engine, base_
         assert engine.image(base_image).id == base                 # the shared base keeps its name
         assert engine.image(child) is None and engine.image(pushed) is None   # the images too
         assert engine.image(step) is None           # and the steps they were built from
+        assert engine.api.containers(all=True, filters={"id": held}) == []   # its container first
     finally:
         live.kill()
         live.wait()
