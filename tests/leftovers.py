@@ -64,8 +64,13 @@ def our_containers(engine: Any, **filters: Any) -> set[str]:
     labels (imgkit's images begin with theirs, and so do a legacy build's step containers),
     and the tests name every image under a namespace. What another session, or another
     pytest-xdist worker, runs beside this one is not ours to judge."""
+    return containers_named(engine, ours, **filters)
+
+
+def containers_named(engine: Any, named: Callable[[str], bool], **filters: Any) -> set[str]:
+    """The containers whose image name or one of whose labels `named` accepts."""
     return {c["Id"] for c in engine.api.containers(all=True, filters=filters or None)
-            if ours(c.get("Image") or "") or any(ours(v) for v in (c.get("Labels") or {}).values())}
+            if named(c.get("Image") or "") or any(named(v) for v in (c.get("Labels") or {}).values())}
 
 
 def _alive(name: str) -> bool:
@@ -97,12 +102,11 @@ def sweep(engine: Any) -> list[str]:
 
     # first its containers (a killed session's verify or service container, stopped or
     # not): an image a container still uses cannot be removed
-    for c in engine.api.containers(all=True):
-        if is_dead(c.get("Image") or "") or any(is_dead(v) for v in (c.get("Labels") or {}).values()):
-            try:
-                engine.api.remove_container(c["Id"], force=True)
-            except docker.errors.APIError:
-                pass
+    for container in containers_named(engine, is_dead):
+        try:
+            engine.api.remove_container(container, force=True)
+        except docker.errors.APIError:
+            pass
     clear(engine, is_dead)
     cleared = sorted(ns for ns, gone in dead.items() if gone)
     for ns in cleared:
