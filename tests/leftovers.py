@@ -143,3 +143,18 @@ def clear(engine: Any, doomed: Callable[[str], bool]) -> None:
                 pass              # a parent of one still there, or in use: the next pass
         if not left:
             break
+
+
+def processes_with(variable: str) -> list[str]:
+    """The command lines of the processes whose environment holds `variable` (NAME=value):
+    what a command the test started with it left running (its children inherit it), and
+    nothing another test or session runs beside it."""
+    wanted = variable.encode() + b"\0"
+    found = []
+    for proc in Path("/proc").iterdir():
+        try:
+            if proc.name.isdigit() and wanted in (proc / "environ").read_bytes() + b"\0":
+                found.append((proc / "cmdline").read_bytes().replace(b"\0", b" ").decode().strip())
+        except OSError:                 # gone meanwhile, or not ours to read
+            continue
+    return found
