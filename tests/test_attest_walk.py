@@ -8,11 +8,13 @@ import json
 import os
 import subprocess
 import sys
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 
-from imgkit.engine import ContainerRun, ImageInfo, PathStat, RunSpec
+from imgkit.engine import ContainerRun, ImageInfo, PathStat, RunSpec, StatFiles
 from imgkit.options import Signer, VerifyOptions
 from imgkit.registry.artifacts import artifact_tag
 
@@ -45,6 +47,10 @@ class CountingEngine(FakeEngine):
         done = subprocess.run([sys.executable, *spec.entrypoint[1:], *spec.command], env=env,
                               capture_output=True, text=True, timeout=300)
         return ContainerRun(done.returncode, done.stdout, done.stderr, False, 1.0)
+
+    @contextmanager
+    def ran_container(self, spec: RunSpec) -> Iterator[tuple[ContainerRun, StatFiles]]:
+        yield self.run_container(spec), lambda paths: self.stat_files(spec.image, paths)
 
     def stat_files(self, image: str, paths: list[str]) -> dict[str, PathStat | None]:
         found: dict[str, PathStat | None] = {}

@@ -13,6 +13,7 @@ import pytest
 from imgkit.errors import HostError
 from imgkit.verify.run import VerifyOptions, verify
 
+from . import leftovers
 from .conftest import build_from_files, no_verify_containers
 
 pytestmark = pytest.mark.docker
@@ -165,6 +166,41 @@ def framed(script: str) -> str:
     chose (a hostile python3 can read it: the report is judged on its merits anyway)."""
     return ('printf "\\nIMGKIT-REPORT-BEGIN %s\\n" "$IMGKIT_REPORT_MARK"; '
             f'{script}; printf "\\nIMGKIT-REPORT-END %s\\n" "$IMGKIT_REPORT_MARK"')
+
+
+def test_one_container_serves_the_run_and_the_look_at_the_images_files(  # type: ignore[no-untyped-def]
+        engine, namespace):
+    """verify reads the files a report names through the probe's exited container (no
+    second container); a writable run that changed files has them read from the image,
+    not from what the run left."""
+    import time
+
+    from imgkit.engine import RunSpec
+    image = f"{namespace}/debian:bookworm"        # this session's own name: only its events
+    paths = ["/etc/debian_version", "/etc/issue", "/no/such/file"]
+    as_built = engine.stat_files(image, paths)
+    assert as_built["/etc/debian_version"] is not None and as_built["/no/such/file"] is None
+
+    def created(since: float) -> int:
+        events = engine.api.events(since=since, until=time.time(), decode=True,
+                                   filters={"type": "container", "event": "create", "image": image})
+        return sum(1 for _ in events)
+
+    since = time.time()
+    with engine.ran_container(RunSpec(image=image, entrypoint=("/bin/sh", "-c"),
+                                      command=("true",), timeout=60)) as (run, stat):
+        assert run.exit_code == 0
+        assert stat(paths) == as_built
+    assert created(since) == 1
+
+    since = time.time()
+    change = "rm /etc/debian_version && printf 'changed by the run, a longer text' > /etc/issue"
+    with engine.ran_container(RunSpec(image=image, entrypoint=("/bin/sh", "-c"), command=(change,),
+                                      timeout=60, user="root", writable=True)) as (run, stat):
+        assert run.exit_code == 0, run.stderr
+        assert stat(paths) == as_built                 # the image's, not the run's
+    assert created(since) == 2
+    assert not leftovers.containers_named(engine, lambda name: name == image)
 
 
 @pytest.mark.parametrize("name,script,reason", [

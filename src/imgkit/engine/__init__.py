@@ -9,10 +9,20 @@ from .build import Builds
 from .client import Client
 from .containers import Containers
 from .images import Images
-from .types import ContainerRun, FileEntry, ImageConfig, ImageInfo, PathStat, RunSpec, ServiceState, Step
+from .types import (
+    ContainerRun,
+    FileEntry,
+    ImageConfig,
+    ImageInfo,
+    PathStat,
+    RunSpec,
+    ServiceState,
+    StatFiles,
+    Step,
+)
 
 __all__ = ["Client", "ContainerRun", "Engine", "FileEntry", "ImageConfig", "ImageInfo", "PathStat",
-           "RunSpec", "ServiceState", "Step", "connect", "docker_credentials"]
+           "RunSpec", "ServiceState", "StatFiles", "Step", "connect", "docker_credentials"]
 
 
 class Engine(Images, Builds, Containers, Registries):

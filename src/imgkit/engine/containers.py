@@ -11,7 +11,7 @@ from typing import Any, Callable, Iterator, TypeVar
 from .. import labels
 from ..errors import ContainerFailed, EngineUnavailable, first_line
 from .client import START_HINT, Client
-from .types import ContainerRun, FileEntry, PathStat, RunSpec, ServiceState
+from .types import ContainerRun, FileEntry, PathStat, RunSpec, ServiceState, StatFiles
 
 T = TypeVar("T")
 
@@ -21,6 +21,15 @@ class Containers(Client):
         """Run `spec` to its end or its deadline; the container is removed on every path
         (start failure, timeout, Ctrl-C). At most the limits of output are kept, and the
         engine's own log of it rotates, so a flood fills neither memory nor the disk."""
+        with self.ran_container(spec) as (run, _):
+            return run
+
+    @contextmanager
+    def ran_container(self, spec: RunSpec) -> Iterator[tuple[ContainerRun, StatFiles]]:
+        """run_container's run, the exited container kept until the block ends, and a
+        `stat_files` for the image read through it when the run changed no file there (a
+        read-only root, or an empty diff of a writable one), else through a container of
+        its own: one container serves both the run and the look at the image's files."""
         import docker.errors
         import docker.types
         api = self.api
@@ -48,7 +57,14 @@ class Containers(Client):
             code = self._wait(cid, spec.timeout)
             out, truncated = self._logs(cid, "stdout", spec.stdout_limit)
             err, _ = self._logs(cid, "stderr", spec.stderr_limit)
-            return ContainerRun(code, out, err, truncated, time.monotonic() - started)
+            run = ContainerRun(code, out, err, truncated, time.monotonic() - started)
+
+            def stat(paths: list[str]) -> dict[str, PathStat | None]:
+                # /tmp is a tmpfs, gone once the container stopped: the diff holds the rest
+                if spec.writable and self.api.diff(cid):
+                    return self.stat_files(spec.image, paths)
+                return self._stat_all(cid, paths)
+            yield run, stat
         finally:
             self.remove_container(cid)
 
@@ -103,10 +119,13 @@ class Containers(Client):
     def stat_files(self, image: str, paths: list[str]) -> dict[str, PathStat | None]:
         """Each path as `image`'s filesystem has it (None: no such file)."""
         with self._unstarted(image) as cid:
-            # imported here: concurrent.futures brings logging, ~4 ms a no-op build never needs
-            from concurrent.futures import ThreadPoolExecutor
-            with ThreadPoolExecutor(max_workers=8) as pool:  # one HEAD request per path
-                return dict(zip(paths, pool.map(lambda path: self._stat(cid, path), paths)))
+            return self._stat_all(cid, paths)
+
+    def _stat_all(self, cid: str, paths: list[str]) -> dict[str, PathStat | None]:
+        # imported here: concurrent.futures brings logging, ~4 ms a no-op build never needs
+        from concurrent.futures import ThreadPoolExecutor
+        with ThreadPoolExecutor(max_workers=8) as pool:  # one HEAD request per path
+            return dict(zip(paths, pool.map(lambda path: self._stat(cid, path), paths)))
 
     def _stat(self, cid: str, path: str) -> PathStat | None:
         response = self.api.head(self.api._url("/containers/{0}/archive", cid),

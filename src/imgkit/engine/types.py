@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 
 @dataclass(frozen=True)
@@ -107,3 +107,7 @@ class FileEntry:
 class PathStat:
     """A file as the image's own filesystem has it (read through the engine)."""
     size: int
+
+
+# what each path is in an image's filesystem (None: no such file)
+StatFiles = Callable[[list[str]], dict[str, PathStat | None]]

@@ -8,11 +8,12 @@ import base64
 import importlib
 import re
 import threading
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Iterator
 
 from .. import labels, platforms, versions
-from ..engine import ContainerRun, Engine, ImageInfo, RunSpec
+from ..engine import ContainerRun, Engine, ImageInfo, RunSpec, StatFiles
 from ..errors import ContainerFailed, HostError, ImageError, Inconsistent, UsageError
 from ..options import VerifyOptions
 from ..probe import channel, priority
@@ -102,6 +103,7 @@ def driver_check(driver: str, cuda: str | None, data: Compat, source: str = "") 
 class ProbeRun:
     run: ContainerRun
     token: str       # the report's marker token, chosen here for this run
+    stat: StatFiles  # the image's files, read through the probe's exited container
 
 
 def runnable_platform(ref: str, info: ImageInfo, options: VerifyOptions) -> str:
@@ -129,24 +131,26 @@ def _foreign(platform: str) -> str:
     return "" if platform == platforms.host() else platform
 
 
+@contextmanager
 def run_probe(engine: Engine, image_id: str, options: VerifyOptions,
               extra: tuple[str, ...] = (), platform: str = "",
-              environment: dict[str, str] | None = None) -> ProbeRun:
+              environment: dict[str, str] | None = None) -> Iterator[ProbeRun]:
     """The probe in a throwaway, locked-down container of exactly the image judged, as
     `platform` (runnable_platform's answer; "": the image's own), with `environment` added
-    (the team's gpuTests)."""
+    (the team's gpuTests); the exited container removed when the block ends."""
     args: tuple[str, ...] = (("--no-gpu",) if options.gpus == "none"
                              else ("--gemm-size", str(options.gemm_size)))
     args += extra
     token = channel.new_token()
-    return ProbeRun(engine.run_container(RunSpec(
+    with engine.ran_container(RunSpec(
         image=image_id, entrypoint=("python3", "-c", BOOT), command=args,
         environment={**(environment or {}), "HOME": "/tmp", channel.MARK_ENV: token,
                      "IMGKIT_PROBE": base64.b64encode(probe_zip()).decode()},
         gpus=options.gpus, timeout=options.timeout, memory=options.memory, shm_size=options.shm_size,
         labels={labels.ROLE: labels.ROLE_VERIFY}, stdout_limit=REPORT_LIMIT,
         platform=_foreign(platform),
-        writable=bool(environment))), token)   # a team's tests may write (a throwaway layer)
+        writable=bool(environment))) as (run, stat):   # a team's tests may write (a throwaway layer)
+        yield ProbeRun(run, token, stat)
 
 
 def import_judges() -> None:
@@ -169,13 +173,16 @@ def verify(engine: Engine, ref: str, options: VerifyOptions, *, info: ImageInfo 
     host = tuple(host_driver_checks(exp, dict(info.env))) if use_gpu else ()
     warm = threading.Thread(target=import_judges, daemon=True)
     warm.start()
-    try:
-        probe = run_probe(engine, info.id, options, ("--inventory",) if with_inventory else (),
-                          platform=platform, environment=environment)
-    except ContainerFailed as exc:
-        return _not_started(ref, info.id, exc.explanation, host)
-    warm.join()
-    verdict = judge_run(engine, ref, info, exp, probe.run, options, host, token=probe.token)
+    with ExitStack() as stack:
+        try:
+            probe = stack.enter_context(run_probe(
+                engine, info.id, options, ("--inventory",) if with_inventory else (),
+                platform=platform, environment=environment))
+        except ContainerFailed as exc:
+            return _not_started(ref, info.id, exc.explanation, host)
+        warm.join()
+        verdict = judge_run(engine, ref, info, exp, probe.run, options, host, token=probe.token,
+                            stat=probe.stat)
     return replace(verdict, probe_seconds=probe.run.seconds)
 
 
@@ -219,8 +226,9 @@ def inventory(engine: Engine, info: ImageInfo, options: VerifyOptions, name: str
     from .facts import InvalidReport, parse_output
     try:
         quiet = replace(options, gpus="none")
-        probe = run_probe(engine, info.id, quiet, ("--inventory", "--no-frameworks"),
-                          platform=runnable_platform(name, info, quiet))
+        with run_probe(engine, info.id, quiet, ("--inventory", "--no-frameworks"),
+                       platform=runnable_platform(name, info, quiet)) as probe:
+            pass
     except ContainerFailed as exc:
         raise ImageError(f"{name}: the probe could not start: {exc.explanation.strip()[:300]}")
     run = probe.run
@@ -250,10 +258,11 @@ def _not_started(ref: str, image_id: str, text: str, host: tuple[Check, ...]) ->
 
 def judge_run(engine: Engine | None, ref: str, info: ImageInfo, exp: Expectations, run: ContainerRun,
               options: VerifyOptions, host: tuple[Check, ...] = (),
-              token: str | None = None) -> Verdict:
+              token: str | None = None, stat: StatFiles | None = None) -> Verdict:
     """Whatever the probe printed, a verdict: a report is parsed (the one framed with
-    `token`, when this run chose one), checked against the image and evaluated; a hang, a
-    flood, junk or a crash is one failing check that says which."""
+    `token`, when this run chose one), checked against the image's files (through `stat`,
+    else a container of the image) and evaluated; a hang, a flood, junk or a crash is one
+    failing check that says which."""
     from .claims import claim_checks
     from .corroborate import file_checks, user_check
     from .evaluate import evaluate
@@ -267,8 +276,8 @@ def judge_run(engine: Engine | None, ref: str, info: ImageInfo, exp: Expectation
         return failure(ref, info.id, Check(
             "probe.report", FAIL, "a valid imgkit probe report", "invalid",
             f"the image's python3 gave no usable report: {exc}"), before=host)
-    files = (file_checks(report, lambda paths: engine.stat_files(info.id, paths))
-             if engine is not None else NOT_CORROBORATED)
+    files = (NOT_CORROBORATED if engine is None else
+             file_checks(report, stat or (lambda paths: engine.stat_files(info.id, paths))))
     seen = (files, user_check(report, info.user), *claim_checks(report, dict(info.env)))
     return evaluate(ref, info.id, report, exp, gpu=options.gpus != "none",
                     thresholds=options.thresholds, before=host + seen, shm_size=options.shm_size,
