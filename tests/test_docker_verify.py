@@ -171,8 +171,8 @@ def framed(script: str) -> str:
 def test_one_container_serves_the_run_and_the_look_at_the_images_files(  # type: ignore[no-untyped-def]
         engine, namespace):
     """verify reads the files a report names through the probe's exited container (no
-    second container); a writable run that changed files has them read from the image,
-    not from what the run left."""
+    second container) when its root was read-only; a writable run (a team's tests ride
+    along) has them read from the image, not from what the run left."""
     import time
 
     from imgkit.engine import RunSpec
