@@ -111,8 +111,8 @@ class BuildFailed(ImgkitError):
     images its steps made (to be removed: no <none> image is left behind)."""
 
     def __init__(self, tag: str, step: str, reason: str, log_tail: list[str],
-                 images: tuple[str, ...] = ()) -> None:
-        super().__init__(f"{tag}: {step}: {reason}")
+                 images: tuple[str, ...] = (), hint: str = "") -> None:
+        super().__init__(f"{tag}: {step}: {reason}", hint=hint)
         self.tag = tag
         self.step = step
         self.reason = reason

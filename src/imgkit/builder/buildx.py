@@ -351,13 +351,28 @@ class BakeBuilder:
             return Result(tag, SKIPPED, reason=f"parent {parent} {results[parent].status}")
         if tag in progress.failed:
             step, reason = progress.failed[tag]
-            error = BuildFailed(tag, step, reason, progress.logs.get(tag, []))
+            logs = progress.logs.get(tag, [])
+            error = BuildFailed(tag, step, reason, logs, hint=stale_cache_hint([reason, *logs]))
             return Result(tag, FAILED, reason=reason, error=error)
         if self.cancel.is_set():
             return Result(tag, CANCELLED)
         reason = f"docker buildx bake exited {code} without building it"
-        return Result(tag, FAILED, reason=reason,
-                      error=BuildFailed(tag, "bake", reason, progress.tail))
+        return Result(tag, FAILED, reason=reason, error=BuildFailed(
+            tag, "bake", reason, progress.tail, hint=stale_cache_hint(progress.tail)))
+
+
+# BuildKit's cache can name layers the engine's store no longer holds (seen on engine 26
+# after `docker buildx prune --keep-storage N`): every bake that reaches one fails so, until
+# the cache is emptied.
+STALE_CACHE = "layer does not exist"
+STALE_CACHE_HINT = ("BuildKit's cache names layers the engine no longer holds (a partial "
+                    "`docker buildx prune` leaves it so): empty it with `docker buildx prune "
+                    "-af`, then build again")
+
+
+def stale_cache_hint(lines: list[str]) -> str:
+    """What to do when the bake's output says BuildKit's cache is stale; "" otherwise."""
+    return STALE_CACHE_HINT if any(STALE_CACHE in line for line in lines) else ""
 
 
 def off_parent(engine: Engine, contexts: list[Context], results: list[Result]) -> list[str]:

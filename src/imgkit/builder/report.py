@@ -74,4 +74,6 @@ def print_build_failure(error: BuildFailed) -> None:
     out.print(f"\n[bold red]{error.tag}[/] failed at {error.step}: {error.reason}")
     for line in error.log_tail[-15:]:
         out.print(f"  | {line}", markup=False)
+    if error.hint:
+        out.print(f"  hint: {error.hint}", markup=False, highlight=False)
 
