@@ -35,8 +35,7 @@ build: host setup     ## the main job: build the CUDA $(CUDA) slice of the bundl
 # The tests that need no engine run on every core (pytest-xdist); the engine's tests after
 # them, on two workers: each test file runs on one worker (--dist loadfile), so a module's
 # fixtures (test_package builds and installs the package, ~15 s; the arm64 family) are made
-# once, not once per worker; the longest files go out first (tests/conftest.py: LONGEST_FIRST,
-# kept in that order by --no-loadscope-reorder). Two sessions share the engine as two users would: each
+# once, not once per worker. Two sessions share the engine as two users would: each
 # judges only its own namespaces' images and containers (tests/leftovers.py), legacy builds
 # take the host's build lock, and BuildKit shares one cache. More workers than two gain
 # nothing on a 2-core CI machine and only load a larger one's engine. (xdist_group marks
@@ -47,7 +46,7 @@ PYTEST = PYTHONDONTWRITEBYTECODE= PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/pytest -
 
 test: host test-tools setup-test  ## every test, the real Docker engine included
 	$(PYTEST) -m "not docker" -n auto --dist loadfile
-	$(PYTEST) -m docker -n 2 --dist loadfile --no-loadscope-reorder
+	$(PYTEST) -m docker -n 2 --dist loadfile
 
 test-fast: setup-test ## only the tests that need no Docker engine, on every core
 	$(PYTEST) -m "not docker" -n auto --dist loadfile

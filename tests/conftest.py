@@ -27,20 +27,7 @@ if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
-# The engine's longest test files on a fresh machine (their fixtures make images: emulated
-# arm64, the README's slice, today's bundled stack), handed to the test workers first
-# (`make test` keeps this order: --no-loadscope-reorder). Left to pytest-xdist, files go out
-# by how many tests they hold, and a long one that starts last leaves one worker running
-# alone at the end.
-LONGEST_FIRST = ("test_docker_arm64.py", "test_slow_paddle.py", "test_docker_buildkit.py",
-                 "test_docker_build.py", "test_docker_gitlab_runner.py")
-
-
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    def rank(item: pytest.Item) -> int:
-        name = item.path.name
-        return LONGEST_FIRST.index(name) if name in LONGEST_FIRST else len(LONGEST_FIRST)
-    items.sort(key=rank)             # stable: each file's tests keep their order
     if os.environ.get("IMGKIT_SKIP_SLOW") == "1":
         skip = pytest.mark.skip(reason="IMGKIT_SKIP_SLOW=1")
         for item in items:
