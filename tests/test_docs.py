@@ -24,7 +24,8 @@ ROOT_FLAGS = {"--version", "--help", "-h", "--install-completion", "--show-compl
 FOREIGN = {"--all", "--preserve-digests",          # skopeo copy
            "--arch",                                # debootstrap
            "--baseline", "--cold",                  # bench/*.py
-           "--hash", "--no-cache",                  # pip's lock lines, docker build
+           "--hash", "--no-cache", "--no-compile",  # pip's lock lines and install, docker build
+           "--durations",                           # pytest
            "--metadata-file"}                       # docker buildx bake
 
 
