@@ -32,23 +32,12 @@ def pipeline_ns(engine, base_image) -> Iterator[str]:  # type: ignore[no-untyped
     forget(engine, ns, "")
 
 
-def forget(engine, ns: str, registry: str, keep_base: bool = True) -> None:  # type: ignore[no-untyped-def]
-    """What a fresh runner would not have: every image of the namespace or the registry
-    (children before parents, hence the passes)."""
-    import docker.errors
-    base = engine.image(f"{ns}/debian:bookworm")
-    for _ in range(5):
-        doomed = [image for image in leftovers.images(engine)
-                  if not (keep_base and base is not None and image.id == base.id)
-                  and any(n.startswith(f"{ns}/") or (registry and n.startswith(registry))
-                          for n in image.tags + image.digests)]
-        if not doomed:
-            return
-        for image in doomed:
-            try:
-                engine.client.images.remove(image.id, force=True)
-            except docker.errors.APIError:
-                pass   # a parent of one still there: the next pass
+def forget(engine, ns: str, registry: str) -> None:  # type: ignore[no-untyped-def]
+    """What a fresh runner would not have: every image of the namespace (pulled from any
+    registry too) or of `registry`, but for the namespace's Debian base (the runner's OS)."""
+    base = f"{ns}/debian:bookworm"
+    leftovers.clear(engine, lambda name: name != base and (
+        name.startswith(f"{ns}/") or f"/{ns}/" in name or bool(registry) and name.startswith(registry)))
 
 
 def resolved(pipeline: dict[str, Any], name: str) -> dict[str, Any]:
