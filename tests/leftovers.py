@@ -149,11 +149,11 @@ def processes_with(variable: str) -> list[str]:
     """The command lines of the processes whose environment holds `variable` (NAME=value):
     what a command the test started with it left running (its children inherit it), and
     nothing another test or session runs beside it."""
-    wanted = variable.encode() + b"\0"
+    wanted = variable.encode()
     found = []
     for proc in Path("/proc").iterdir():
         try:
-            if proc.name.isdigit() and wanted in (proc / "environ").read_bytes() + b"\0":
+            if proc.name.isdigit() and wanted in (proc / "environ").read_bytes().split(b"\0"):
                 found.append((proc / "cmdline").read_bytes().replace(b"\0", b" ").decode().strip())
         except OSError:                 # gone meanwhile, or not ours to read
             continue

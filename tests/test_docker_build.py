@@ -23,8 +23,8 @@ from imgkit.render.command import render_contexts
 from imgkit.selection import Selection
 
 from .conftest import MINI_FAMILY, mini_project
+from .leftovers import clear, our_containers
 from .leftovers import images as listed_images
-from .leftovers import our_containers
 
 # the legacy builder's own tests
 pytestmark = [pytest.mark.docker, pytest.mark.usefixtures("legacy_builder")]
@@ -69,11 +69,13 @@ def test_build_skip_force_and_reproduce(engine, base_image, project, namespace, 
 
     # a second run builds nothing: every image up to date, the very same images, none new
     # (how fast that is, is the benchmark's to say: bench/build_bench.py)
-    before = {i.id for i in listed_images(engine) if any(namespace in t for t in i.tags)}
+    def named() -> set[str]:
+        return {i.id for i in listed_images(engine) if any(namespace in t for t in i.tags)}
+    before = named()
     _, again = build(engine, project, namespace)
     assert {r.status for r in again.values()} == {UP_TO_DATE}
     assert {r.image_id for r in again.values()} <= before
-    assert {i.id for i in listed_images(engine) if any(namespace in t for t in i.tags)} == before
+    assert named() == before
 
     # plain `docker build` (the legacy builder's, which built it) of the rendered context
     # gives the very same image (cache answers), whatever builder the host's CLI prefers
@@ -281,10 +283,7 @@ def test_a_pulled_base_that_already_has_uid_1000_still_gets_our_user(  # type: i
         out = engine.client.containers.run(leaf, ["id"], remove=True).decode()
         assert out.startswith("uid=1000(imgkit)"), out
     finally:
-        for image in listed_images(engine):
-            for tag in image.tags:
-                if tag.startswith(ns + "/"):
-                    engine.remove_image(tag)
+        clear(engine, lambda name: name.startswith(ns + "/"))
 
 
 def test_ctrl_c_as_two_builds_end_together_leaves_no_untagged_image(  # type: ignore[no-untyped-def]
@@ -574,7 +573,4 @@ def test_refresh_base_makes_the_base_again_and_the_chain_rebuilds_on_it(  # type
         assert again.returncode == 0 and "up-to-date" in again.stdout, again.stdout
         assert engine.image(base_image) is not None          # the shared base is still there
     finally:
-        for image in listed_images(engine):
-            for tag in image.tags:
-                if tag.startswith(ns):
-                    engine.remove_image(tag)
+        clear(engine, lambda name: name.startswith(ns))

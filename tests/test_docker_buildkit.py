@@ -290,11 +290,11 @@ def test_build_engine_buildx_bad_builder_is_exit_2_and_ctrl_c_leaves_only_whole_
 
     template = proj / "templates" / "pip-layer.Dockerfile.j2"
     template.write_text(template.read_text().replace("USER root", "USER root\nRUN sleep 600", 1))
-    marker = f"IMGKIT_TEST_RUN={ns}"        # its bake inherits it: what it leaves is findable
+    marker = {"IMGKIT_TEST_RUN": ns}         # its bake inherits it: what it leaves is findable
     proc = subprocess.Popen([sys.executable, "-m", "imgkit", "build", "--engine", "buildx",
                              "--images", str(proj / "images"), "--templates",
                              str(proj / "templates"), "--namespace", ns, "--verbose"],
-                            env={**kit.env, marker.split("=")[0]: ns},
+                            env={**kit.env, **marker},
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     seen: list[str] = []
     try:
@@ -318,7 +318,7 @@ def test_build_engine_buildx_bad_builder_is_exit_2_and_ctrl_c_leaves_only_whole_
     for cuda in ("11.8", "12.4"):
         assert kit.inspect(f"{ns}/cuda:{cuda}-cudart-py3.11-bookworm") is None
     # this build's bake only: the other test worker may be baking its own meanwhile
-    assert not leftovers.processes_with(marker), "the bake was left running"
+    assert not leftovers.processes_with(f"IMGKIT_TEST_RUN={ns}"), "the bake was left running"
 
 
 def test_a_rendered_context_builds_under_buildkit_with_its_secrets_and_the_cache(  # type: ignore[no-untyped-def]

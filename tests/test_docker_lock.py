@@ -117,10 +117,7 @@ def test_an_image_built_from_its_lock_holds_it_and_a_rebuild_from_nothing_holds_
         assert tampered.returncode == 1, tampered.stdout + tampered.stderr
         assert "HASH" in tampered.stdout.upper() and req in tampered.stdout
     finally:
-        for image in leftovers.images(engine):
-            for tag in image.tags:
-                if tag.startswith(ns):
-                    engine.remove_image(tag)
+        leftovers.clear(engine, lambda name: name.startswith(ns))
 
 
 def test_check_resolve_names_what_moved_on_the_index_and_writes_nothing(  # type: ignore[no-untyped-def]
