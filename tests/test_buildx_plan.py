@@ -7,7 +7,14 @@ from pathlib import Path
 import pytest
 
 from imgkit.builder.buildenv import BuildEnv
-from imgkit.builder.buildx import BakeProgress, plan_bake, secrets_for, stale_cache_hint, why_not_this_engine
+from imgkit.builder.buildx import (
+    BakeProgress,
+    plan_bake,
+    secrets_for,
+    stale_cache_hint,
+    why_not_this_engine,
+    write_ca_copy,
+)
 from imgkit.builder.freshness import Freshness
 from imgkit.matrix.compat import load
 from imgkit.matrix.plan import make_plan
@@ -81,6 +88,20 @@ def test_force_is_no_cache_for_what_it_names_and_secrets_never_hold_a_value(tmp_
     assert environ == {"IMGKIT_INDEX_URL": "https://user:token@pypi.example/simple"}
     assert secrets == ["id=imgkit-ca-bundle,src=/etc/ssl/certs/ca-certificates.crt",
                        "id=imgkit-index-url,env=IMGKIT_INDEX_URL"]
+
+
+def test_the_ca_bundle_is_read_from_a_copy_in_the_bakes_own_folder(tmp_path: Path) -> None:
+    """buildx 0.19 and later refuse a secret file outside the folder bake runs in (without
+    `--allow fs.read=`, which 0.13 lacks): the bundle is copied there, byte for byte."""
+    bundle = tmp_path / "corporate-ca.pem"
+    bundle.write_bytes(b"-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n")
+    folder = tmp_path / "bake"
+    folder.mkdir()
+    copy = write_ca_copy(BuildEnv(ca_bundle=bundle), folder)
+    assert copy is not None and copy.parent == folder and copy.read_bytes() == bundle.read_bytes()
+    secrets, _ = secrets_for(BuildEnv(ca_bundle=bundle), copy)
+    assert secrets == [f"id=imgkit-ca-bundle,src={copy}"]
+    assert write_ca_copy(BuildEnv(ca_bundle=None), folder) is None
 
 
 def test_progress_gives_a_shared_step_to_the_parent_whose_dockerfile_has_it() -> None:

@@ -112,12 +112,13 @@ class BakePlan:
     document: dict[str, object]
 
 
-def secrets_for(env: BuildEnv) -> tuple[list[str], dict[str, str]]:
+def secrets_for(env: BuildEnv, ca_copy: Path | None = None) -> tuple[list[str], dict[str, str]]:
     """The bake `secret` entries for the build's trust settings, and the environment they
-    read from (an index URL may hold credentials: never in the document)."""
+    read from (an index URL may hold credentials: never in the document). `ca_copy`: where
+    the bake reads the CA bundle from instead of its own path (write_ca_copy)."""
     entries, environ = [], {}
     if env.ca_bundle is not None:
-        entries.append(f"id=imgkit-ca-bundle,src={env.ca_bundle}")
+        entries.append(f"id=imgkit-ca-bundle,src={ca_copy or env.ca_bundle}")
     for name, variable, value in (("imgkit-index-url", INDEX_VARIABLE, env.index_url),
                                   ("imgkit-extra-index-url", EXTRA_INDEX_VARIABLE,
                                    env.extra_index_url)):
@@ -125,6 +126,18 @@ def secrets_for(env: BuildEnv) -> tuple[list[str], dict[str, str]]:
             entries.append(f"id={name},env={variable}")
             environ[variable] = value
     return entries, environ
+
+
+def write_ca_copy(env: BuildEnv, folder: Path) -> Path | None:
+    """The CA bundle copied into the bake's folder, where bake runs: buildx 0.19 and later
+    read no file outside it without `--allow fs.read=PATH` (which buildx 0.13 does not know)
+    and, asked anyway, stop with "additional privileges requested". It holds certificates
+    only, no secret; the folder goes when the build ends."""
+    if env.ca_bundle is None:
+        return None
+    copy = folder / "ca-bundle.pem"
+    copy.write_bytes(env.files()["ca.pem"])
+    return copy
 
 
 def plan_bake(contexts: list[Context], freshness: dict[str, Freshness], *, local_store: bool,
@@ -280,7 +293,7 @@ class BakeBuilder:
     def _run(self, contexts: list[Context], freshness: dict[str, Freshness], local_store: bool,
              workdir: Path, force: Callable[[str], bool]) -> list[Result]:
         from ..render.contexts import write_context  # not at import: a no-op build renders nothing
-        secrets, environ = secrets_for(self.env)
+        secrets, environ = secrets_for(self.env, write_ca_copy(self.env, workdir))
         plan = plan_bake(contexts, freshness, local_store=local_store, context_dir=workdir,
                          secrets=secrets, force=force)
         results = {c.target.tag: up_to_date(c.target.tag, freshness[c.target.tag])
