@@ -10,11 +10,12 @@
 # - where the distribution's docker.io is 23 or later (Debian 13, Ubuntu 24.04), apt
 #   installs it with docker-buildx;
 # - Debian 12's is 20.10, whose BuildKit cannot build named contexts without pulling a
-#   frontend image: there Debian 13's engine 26, its CLI and buildx 0.13 are unpacked into
-#   /opt/imgkit-engine (they need glibc >= 2.34; Debian 12 has 2.36) and run with Debian 12's
-#   runc (Debian 13's needs glibc 2.38) on the default socket. Its CLI is linked from
-#   /usr/local/bin where there is no docker CLI, buildx from the user's Docker config
-#   (~/.docker/cli-plugins).
+#   frontend image: there .ci/unpack-engine.sh unpacks a newer engine, its CLI, containerd
+#   and buildx into /opt/imgkit-engine (Debian testing's 28.5, else Debian 13's 26), run
+#   with Debian 12's runc on the default socket. The newer the better: engines 26.0 to 27.1
+#   make every pip step wait while BuildKit checksums its parent (docs/building.md). Its CLI
+#   is linked from /usr/local/bin where there is no docker CLI, buildx from the user's
+#   Docker config (~/.docker/cli-plugins).
 # Idempotent: does nothing that is already done. Needs root (or sudo).
 set -euo pipefail
 SUDO=""
@@ -31,17 +32,6 @@ apt_install() {
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "$@"
 }
 
-# Debian 13's engine, CLI and buildx, unpacked into $ENGINE (Debian 12 and older)
-unpack_trixie_engine() {
-  echo "setup-host: fetching Debian 13's docker.io, docker-cli, containerd and docker-buildx"
-  local debs
-  debs=$(mktemp -d)
-  bash "$(dirname "$0")/trixie-debs.sh" "$debs" docker.io docker-cli containerd docker-buildx
-  $SUDO mkdir -p "$ENGINE"
-  for deb in "$debs"/*.deb; do $SUDO dpkg -x "$deb" "$ENGINE"; done
-  $SUDO rm -rf "$debs"
-}
-
 if ! docker info >/dev/null 2>&1; then
   missing=()
   command -v debootstrap >/dev/null 2>&1 || missing+=(debootstrap)
@@ -53,7 +43,7 @@ if ! docker info >/dev/null 2>&1; then
       missing+=(docker.io docker-buildx)
     else
       missing+=(runc iptables)
-      unpack_trixie_engine
+      bash "$(dirname "$0")/unpack-engine.sh" "$ENGINE"
     fi
   fi
   [ "${#missing[@]}" -eq 0 ] || { echo "setup-host: installing ${missing[*]}"; apt_install "${missing[@]}"; }

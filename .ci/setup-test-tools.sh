@@ -45,7 +45,7 @@ fi
 if ! command -v cosign >/dev/null 2>&1; then
   echo "setup-test-tools: installing cosign from Debian 13 (trixie)"
   debs=$(mktemp -d)
-  bash "$(dirname "$0")/trixie-debs.sh" "$debs" cosign
+  bash "$(dirname "$0")/debian-debs.sh" trixie "$debs" cosign
   $SUDO dpkg -i "$debs"/cosign_*.deb
   rm -rf "$debs"
 fi

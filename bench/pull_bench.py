@@ -6,8 +6,8 @@ For IMAGE (default: the slice's Paddle image, built by `make build`), in one run
 1. pushed to a registry on 127.0.0.1 twice: by the engine (gzip layers: what `docker push`
    and `imgkit publish` send) and as `imgkit publish --compression zstd` sends it (zstd
    layers, the engine's own config: the same image id); each push timed;
-2. pulled cold into a throwaway engine whose store is emptied before every pull (Debian
-   13's dockerd 26 from /opt/imgkit-engine, which `make host` unpacks on Debian 12; a socket,
+2. pulled cold into a throwaway engine whose store is emptied before every pull (the
+   dockerd in /opt/imgkit-engine, which `make host` unpacks on Debian 12; a socket,
    data root and bridge of its own): seconds to pull and extract, then the first and second
    `import FRAMEWORK` in a container of it (no network); rounds alternate which compression
    goes first;

@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
-"""Set-up benchmark: what `make build` installs on a fresh Debian 12 host (Debian 13's engine
-26, CLI and buildx unpacked as .ci/setup-host.sh does, Debian 12's runc, iptables and
+"""Set-up benchmark: what `make build` installs on a fresh Debian 12 host (an engine, CLI and
+buildx unpacked by .ci/unpack-engine.sh as .ci/setup-host.sh does, Debian 12's runc, iptables and
 debootstrap; imgkit in a venv) against what `make test` adds (QEMU, a registry, skopeo,
 rsync, Node and a compiler; imgkit's test tools in the venv), each timed in a fresh container
 of the same Debian image, side by side in one run, rounds alternating which goes first. Left
 out of the test side, so the figure understates what make build no longer waits for:
-cosign (fetched from Debian 13 by .ci/trixie-debs.sh) and gitlab-ci-local's npm install
+cosign (fetched from Debian 13 by .ci/debian-debs.sh) and gitlab-ci-local's npm install
 (it compiles a native module; in a bare container its pinned release's dependencies no
 longer build with Debian 12's Node 18).
 
@@ -23,8 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 BUILD_APT = "runc iptables debootstrap"
 # what .ci/setup-host.sh does on Debian 12 (everything but starting the engine)
-ENGINE = ("bash /src/.ci/trixie-debs.sh /tmp/debs docker.io docker-cli containerd docker-buildx "
-          ">/dev/null && for d in /tmp/debs/*.deb; do dpkg -x $d /opt/imgkit-engine; done")
+ENGINE = "bash /src/.ci/unpack-engine.sh /opt/imgkit-engine >/dev/null"
 TEST_APT = "docker-registry skopeo rsync nodejs npm g++ make qemu-user-static binfmt-support"
 APT = ("apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q "
        "--no-install-recommends python3-venv {packages} >/dev/null")

@@ -26,7 +26,7 @@ FOREIGN = {"--all", "--preserve-digests",          # skopeo copy
            "--baseline", "--cold",                  # bench/*.py
            "--hash", "--no-cache", "--no-compile",  # pip's lock lines and install, docker build
            "--durations",                           # pytest
-           "--metadata-file"}                       # docker buildx bake
+           "--metadata-file", "--allow"}            # docker buildx bake
 
 
 def commands() -> dict[str, set[str]]:
