@@ -11,6 +11,7 @@ from imgkit.builder.buildx import (
     BakeProgress,
     plan_bake,
     secrets_for,
+    slow_secret_steps_note,
     stale_cache_hint,
     why_not_this_engine,
     write_ca_copy,
@@ -212,3 +213,12 @@ def test_a_bake_that_fails_on_a_stale_cache_says_how_to_empty_it(capsys: pytest.
     shown = capsys.readouterr().out
     assert "| #14 ERROR: failed to export image: layer does not exist" in shown
     assert "hint: BuildKit's cache names layers the engine no longer holds" in shown
+
+
+def test_engines_whose_buildkit_checksums_each_pip_steps_parent_are_named() -> None:
+    """moby/buildkit#5251: engines 26.0 to 27.1 only (measured: docs/benchmarks.md)."""
+    for version in ("26.0.0", "26.1.5+dfsg1", "27.1.2"):
+        note = slow_secret_steps_note(version)
+        assert note is not None and version.split("+")[0] in note and "27.2" in note
+    for version in ("25.0.5", "27.2.0", "28.5.2+dfsg4", "20.10.24+dfsg1", ""):
+        assert slow_secret_steps_note(version) is None

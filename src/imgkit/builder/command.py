@@ -28,7 +28,7 @@ from ..selection import Selection
 from . import plancache, report
 from .base import ensure_base, parse_mirrors
 from .buildenv import BuildEnv, SecretServer, build_env
-from .buildx import BakeBuilder, why_not_buildkit
+from .buildx import BakeBuilder, driver_of, slow_secret_steps_note, why_not_buildkit
 from .freshness import check_freshness
 from .hostlock import one_build_at_a_time
 from .noop import answer_if_up_to_date, base_days, summarize
@@ -281,6 +281,11 @@ def run_bake(engine: Engine, contexts: list[Context], env: BuildEnv, options: Bu
     """Every context through one `docker buildx bake` (BuildKit runs builds side by side
     itself: no host lock and no settings server)."""
     freshness = check_freshness(engine, [c.stamp for c in contexts])
+    builds = not options.dry_run and (options.force or not all(f.fresh for f in freshness.values()))
+    if builds and driver_of(options.builder) == "docker":      # the engine's own BuildKit
+        note = slow_secret_steps_note(engine.server_version())
+        if note:
+            stderr_line(f"note: {note}")
     return BakeBuilder(engine, options, env, progress(verbose), forced).run(contexts, freshness)
 
 
