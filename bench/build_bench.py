@@ -38,7 +38,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
 from imgkit.builder.buildenv import BuildEnv, SecretServer, default_ca_bundle  # noqa: E402
-from imgkit.builder.buildx import plan_bake, secrets_for  # noqa: E402
+from imgkit.builder.buildx import plan_bake, secrets_for, write_ca_copy  # noqa: E402
 from imgkit.builder.freshness import Freshness  # noqa: E402
 from imgkit.engine import connect  # noqa: E402
 from imgkit.matrix import compat  # noqa: E402
@@ -125,7 +125,8 @@ def report(title: str, ours: list[float], theirs_label: tuple[str, str], theirs:
 def bake_everything(contexts, workdir: Path) -> tuple[list[str], dict[str, str]]:  # type: ignore[no-untyped-def]
     """The bake imgkit's BuildKit path runs when every image of the slice is stale (the
     same document, without --force's no-cache): with BuildKit's cache warm, its own check."""
-    secrets, environ = secrets_for(BuildEnv(ca_bundle=default_ca_bundle(None)))
+    env = BuildEnv(ca_bundle=default_ca_bundle(None))
+    secrets, environ = secrets_for(env, write_ca_copy(env, workdir))   # as imgkit does
     stale = {c.target.tag: Freshness("the bench asks BuildKit", None) for c in contexts}
     plan = plan_bake(contexts, stale, local_store=True, context_dir=workdir, secrets=secrets,
                      force=lambda tag: False)

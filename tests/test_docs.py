@@ -26,7 +26,8 @@ FOREIGN = {"--all", "--preserve-digests",          # skopeo copy
            "--baseline", "--cold",                  # bench/*.py
            "--hash", "--no-cache", "--no-compile",  # pip's lock lines and install, docker build
            "--durations",                           # pytest
-           "--metadata-file", "--allow"}            # docker buildx bake
+           "--metadata-file", "--allow",            # docker buildx bake
+           "--mount"}                               # a Dockerfile RUN
 
 
 def commands() -> dict[str, set[str]]:

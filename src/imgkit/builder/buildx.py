@@ -116,7 +116,7 @@ def slow_secret_steps_note(version: str) -> str | None:
         return None
     return (f"engine {version.split('+')[0]}'s BuildKit checksums each pip step's parent image "
             "before the step runs (moby/buildkit#5251): engine 27.2 or later builds the same "
-            "images faster (the bundled slice in 0.82 to 0.85x the time: docs/building.md)")
+            "images faster (the bundled slice in 0.82 to 0.86x the time: docs/building.md)")
 
 
 @dataclass(frozen=True)
