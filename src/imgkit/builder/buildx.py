@@ -95,10 +95,14 @@ def why_not_buildkit(engine: Engine, builder: str | None) -> str | None:
     return why_not_this_engine(engine.server_version())
 
 
+def release(version: str) -> tuple[int, ...]:
+    """An engine's (major, minor) from what it says ("26.1.5+dfsg1" -> (26, 1)); () for ""."""
+    return tuple(int(n) for n in re.findall(r"\d+", version)[:2])
+
+
 def why_not_this_engine(version: str) -> str | None:
     """None when an engine of this version builds named contexts with its own BuildKit."""
-    numbers = tuple(int(n) for n in re.findall(r"\d+", version)[:2])
-    if numbers < NAMED_CONTEXTS_ENGINE:
+    if release(version) < NAMED_CONTEXTS_ENGINE:
         return (f"engine {version.split('+')[0] or '(unknown)'}'s own BuildKit cannot build "
                 "named contexts (engine 23 or later can)")
     return None
@@ -111,8 +115,7 @@ SLOW_SECRET_STEPS = ((26, 0), (27, 2))
 
 def slow_secret_steps_note(version: str) -> str | None:
     """A note for engines whose own BuildKit makes each pip step wait; None for others."""
-    numbers = tuple(int(n) for n in re.findall(r"\d+", version)[:2])
-    if not SLOW_SECRET_STEPS[0] <= numbers < SLOW_SECRET_STEPS[1]:
+    if not SLOW_SECRET_STEPS[0] <= release(version) < SLOW_SECRET_STEPS[1]:
         return None
     return (f"engine {version.split('+')[0]}'s BuildKit checksums each pip step's parent image "
             "before the step runs (moby/buildkit#5251): engine 27.2 or later builds the same "
