@@ -27,6 +27,7 @@ import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Collection, Iterator
 
@@ -285,9 +286,13 @@ class BakeBuilder:
     def _force(self, tag: str) -> bool:
         return self.options.force and (self.forced is None or tag in self.forced)
 
+    @cached_property
+    def driver(self) -> str:
+        """The builder's driver, asked of buildx once (no buildx: exit 3, before building)."""
+        return driver_of(self.options.builder)
+
     def run(self, contexts: list[Context], freshness: dict[str, Freshness]) -> list[Result]:
-        driver = driver_of(self.options.builder)            # no buildx: exit 3, before building
-        local_store = driver == "docker"
+        local_store = self.driver == "docker"
         workdir = Path(tempfile.mkdtemp(prefix="imgkit-bake-"))
         try:
             results = self._run(contexts, freshness, local_store, workdir, self._force)

@@ -28,8 +28,8 @@ from ..selection import Selection
 from . import plancache, report
 from .base import ensure_base, parse_mirrors
 from .buildenv import BuildEnv, SecretServer, build_env
-from .buildx import BakeBuilder, driver_of, slow_secret_steps_note, why_not_buildkit
-from .freshness import check_freshness
+from .buildx import BakeBuilder, slow_secret_steps_note, why_not_buildkit
+from .freshness import Freshness, check_freshness
 from .hostlock import one_build_at_a_time
 from .noop import answer_if_up_to_date, base_days, summarize
 from .outcome import Result
@@ -254,13 +254,18 @@ def make_bases(engine: Engine, contexts: list[Context], source: str,
     return replaced
 
 
+def builds_something(options: BuildOptions, freshness: dict[str, Freshness]) -> bool:
+    """Whether this run builds anything: not a dry run, and forced or something is stale."""
+    return not options.dry_run and (options.force or not all(f.fresh for f in freshness.values()))
+
+
 def run_builds(engine: Engine, contexts: list[Context], env: BuildEnv, options: BuildOptions,
                verbose: bool, forced: Collection[str] | None = None,
                legacy_why: str = "") -> list[Result]:
     """Every context through the scheduler, with the build-settings server up while
     something is really built (and, when auto chose this builder, why it did)."""
     freshness = check_freshness(engine, [c.stamp for c in contexts])
-    builds = not options.dry_run and (options.force or not all(f.fresh for f in freshness.values()))
+    builds = builds_something(options, freshness)
     with (one_build_at_a_time(stderr_line) if builds else nullcontext()), \
             SecretServer(env if builds else BuildEnv(),
                          engine.bridge_gateway() if builds else "") as server:
@@ -281,12 +286,12 @@ def run_bake(engine: Engine, contexts: list[Context], env: BuildEnv, options: Bu
     """Every context through one `docker buildx bake` (BuildKit runs builds side by side
     itself: no host lock and no settings server)."""
     freshness = check_freshness(engine, [c.stamp for c in contexts])
-    builds = not options.dry_run and (options.force or not all(f.fresh for f in freshness.values()))
-    if builds and driver_of(options.builder) == "docker":      # the engine's own BuildKit
+    builder = BakeBuilder(engine, options, env, progress(verbose), forced)
+    if builds_something(options, freshness) and builder.driver == "docker":  # the engine's own BuildKit
         note = slow_secret_steps_note(engine.server_version())
         if note:
             stderr_line(f"note: {note}")
-    return BakeBuilder(engine, options, env, progress(verbose), forced).run(contexts, freshness)
+    return builder.run(contexts, freshness)
 
 
 def progress(verbose: bool) -> Callable[[str, str, str], None]:
