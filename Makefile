@@ -32,21 +32,23 @@ test-tools: host      ## what the tests need on the host: QEMU, a registry, skop
 build: host setup     ## the main job: build the CUDA $(CUDA) slice of the bundled matrix
 	$(BIN)/imgkit build --cuda $(CUDA)
 
-# The tests that need no engine run on every core (pytest-xdist); the engine's tests after
-# them, on two workers: each test file runs on one worker (--dist loadfile), so a module's
-# fixtures (test_package builds and installs the package, ~15 s; the arm64 family) are made
-# once, not once per worker. Two sessions share the engine as two users would: each
-# judges only its own namespaces' images and containers (tests/leftovers.py), legacy builds
-# take the host's build lock, and BuildKit shares one cache. More workers than two gain
-# nothing on a 2-core CI machine and only load a larger one's engine. (xdist_group marks
-# would say it per module, but pytest 9.2 drops them silently: pytest-xdist issue 1386.)
+# One pytest run for every test, on two workers: each test file runs on one worker (--dist
+# loadfile), so a module's fixtures (test_package builds and installs the package, ~15 s;
+# the arm64 family) are made once, not once per worker. The tests that need no engine fill
+# the minutes the engine's tests spend waiting (on downloads, on containers) instead of
+# running before them. Two sessions share the engine as two users would: each judges only
+# its own namespaces' images and containers (tests/leftovers.py), legacy builds take the
+# host's build lock, and BuildKit shares one cache. More workers than two gain nothing on a
+# 2-core CI machine and only load a larger one's engine. (xdist_group marks would say it per
+# module, but pytest 9.2 drops them silently: pytest-xdist issue 1386.) The test tools
+# (apt, npm) and the venv's test packages (pip) are installed side by side.
 # Bytecode is kept between runs even where the environment sets PYTHONDONTWRITEBYTECODE:
 # without it every test worker rewrites every test module's asserts again.
 PYTEST = PYTHONDONTWRITEBYTECODE= PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/pytest -q
 
-test: host test-tools setup-test  ## every test, the real Docker engine included
-	$(PYTEST) -m "not docker" -n auto --dist loadfile
-	$(PYTEST) -m docker -n 2 --dist loadfile
+test: host            ## every test, the real Docker engine included
+	@$(MAKE) --no-print-directory -j2 --output-sync=target test-tools setup-test
+	$(PYTEST) -n 2 --dist loadfile
 
 test-fast: setup-test ## only the tests that need no Docker engine, on every core
 	$(PYTEST) -m "not docker" -n auto --dist loadfile
