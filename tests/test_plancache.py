@@ -9,6 +9,7 @@ import pytest
 from imgkit.budget import Budget
 from imgkit.builder import plancache
 from imgkit.builder.noop import too_old
+from imgkit.builder.plankey import fingerprint
 from imgkit.cache import cache_dir
 from imgkit.render.stamp import Stamp
 
@@ -29,7 +30,8 @@ def tree(tmp_path: Path) -> Path:
 
 
 def key(tree: Path, **selection: object) -> str:
-    return plancache.fingerprint(tree / "images", tree / "templates", {**SELECTION, **selection})
+    return fingerprint(plancache.inputs_for(tree / "images", tree / "templates",
+                                            {**SELECTION, **selection}))
 
 
 def test_fingerprint_follows_every_input(tree: Path) -> None:

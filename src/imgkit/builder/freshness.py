@@ -24,9 +24,11 @@ class Freshness:
         return not self.why
 
 
-def check_freshness(engine: Engine, stamps: list[Stamp]) -> dict[str, Freshness]:
-    """One inspect per image (and base); `stamps` come parents first."""
-    infos: dict[str, ImageInfo | None] = {}
+def check_freshness(engine: Engine, stamps: list[Stamp],
+                    seen: dict[str, ImageInfo | None] | None = None) -> dict[str, Freshness]:
+    """One inspect per image (and base); `stamps` come parents first. `seen` is filled with
+    every reference inspected and what it showed."""
+    infos: dict[str, ImageInfo | None] = {} if seen is None else seen
 
     def inspect(ref: str) -> ImageInfo | None:
         if ref not in infos:

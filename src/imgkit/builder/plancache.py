@@ -2,36 +2,31 @@
 
 A no-op `imgkit build` has to be much cheaper than docker's own cache check. Parsing the
 matrix and compat data and rendering every template is most of its cost (imports
-included), yet the result depends only on bytes that hash in a millisecond: the matrix
-files, the templates, imgkit's own code and data, the Jinja2 and PyYAML releases, the
-Python version and the selection arguments. This cache maps that fingerprint to each
-image's Stamp. It never answers "is the image there": the engine is asked about every
+included), yet the result depends only on bytes that hash in a few milliseconds (the
+matrix files, the templates, imgkit's own code and data, the Jinja2 and PyYAML releases,
+the Python version and the selection: plankey.py). This cache maps that fingerprint to
+each image's Stamp. It never answers "is the image there": the engine is asked about every
 image on every run; a miss or an unreadable entry just means the plan is made again.
 """
 from __future__ import annotations
 
-import hashlib
 import json
-import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..budget import Budget
 from ..cache import cache_dir, write_whole
 from ..render.stamp import Stamp
 from ..selection import Selection
 from ..shipped import PACKAGE_DIR, default_templates
+from .plankey import fingerprint
 
-FORMAT = 3
+if TYPE_CHECKING:
+    from .plankey import PlanInputs
 
-
-def _tree_files(root: Path) -> list[Path]:
-    out = []
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
-        out += [Path(dirpath, f) for f in sorted(filenames) if not f.endswith(".pyc")]
-    return out
+FORMAT = 3     # of a stored entry (the key's own is plankey.FORMAT)
 
 
 def _library_sources() -> list[Path]:
@@ -47,32 +42,26 @@ def _library_sources() -> list[Path]:
     return paths
 
 
-def fingerprint(images: Path, templates: Path, selection: dict[str, object],
-                compat: Path | None = None) -> str:
+def inputs_for(images: Path, templates: Path, selection: dict[str, object],
+               compat: Path | None = None) -> PlanInputs:
     """`compat`: a compat overlay outside the matrix folder (one inside is hashed with it)."""
-    digest = hashlib.sha256(f"imgkit-plan-{FORMAT}\0{sys.version}\0".encode())
-    digest.update(json.dumps(selection, sort_keys=True).encode())
-    if compat is not None:
-        try:
-            digest.update(b"\0compat\0" + compat.read_bytes())
-        except OSError:
-            digest.update(b"\0compat: unreadable\0")  # the CLI then reports it properly
     shipped = default_templates()     # what a partial templates/ folder takes from imgkit
     roots = [("pkg", PACKAGE_DIR), ("images", images), ("templates", templates)]
-    for label, root in roots + ([("shipped", shipped)] if shipped is not None else []):
-        for path in _tree_files(root):
-            content = path.read_bytes()
-            digest.update(f"\0{label}/{path.relative_to(root)}\0{len(content)}\0".encode())
-            digest.update(content)
-    for path in _library_sources():
-        digest.update(b"\0lib\0" + path.read_bytes())
-    return digest.hexdigest()
+    return {"roots": [(label, str(root)) for label, root in
+                      roots + ([("shipped", shipped)] if shipped is not None else [])],
+            "libraries": [str(path) for path in _library_sources()],
+            "selection": selection, "compat": str(compat) if compat is not None else None}
+
+
+def plan_inputs(selection: Selection) -> PlanInputs:
+    """What the plan of `selection` is made from, as fingerprint() hashes it."""
+    return inputs_for(selection.images, selection.templates_dir, selection.options,
+                      selection.compat_file)
 
 
 def plan_key(selection: Selection) -> str:
     """The cache key of `selection`: every byte that shapes its plan."""
-    return fingerprint(selection.images, selection.templates_dir, selection.options,
-                       selection.compat_file)
+    return fingerprint(plan_inputs(selection))
 
 
 def _entry(key: str) -> Path:

@@ -25,13 +25,22 @@ def build_json(results: list[Result], seconds: float, builder: str | None = None
 
 def build_summary(results: list[Result], seconds: float) -> str:
     """The build summary as aligned plain text: one row per image, tags never cut."""
+    return "\n".join([summary_head(results).format(seconds=seconds), *summary_rows(results)])
+
+
+def summary_head(results: list[Result]) -> str:
+    """The summary's first line, its time left as `{seconds}` (the no-op's memo keeps it so)."""
+    total = (tally(r.status for r in results) or "nothing to do").replace("{", "{{").replace("}", "}}")
+    return f"imgkit build: {len(results)} images in {{seconds:.1f}} s ({total})"
+
+
+def summary_rows(results: list[Result]) -> list[str]:
+    """The summary's table: one row per image, tags never cut."""
     header = ("tag", "status", "size", "adds", "seconds", "note")
     rows = [(r.tag, r.status, human_size(r.size) if r.size else "",
              human_size(r.added) if r.added else "",
              f"{r.seconds:.1f}" if r.seconds else "", r.reason[:60]) for r in results]
-    total = tally(r.status for r in results)
-    return "\n".join([f"imgkit build: {len(results)} images in {seconds:.1f} s ({total or 'nothing to do'})",
-                      *columns(header, rows, right=frozenset({2, 3, 4}))])
+    return columns(header, rows, right=frozenset({2, 3, 4}))
 
 
 def print_build_summary(results: list[Result], seconds: float) -> None:

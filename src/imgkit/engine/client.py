@@ -1,5 +1,6 @@
 """The connection to the Docker engine: docker-py, imported and connected on first use,
-and a few lines of HTTP over the local socket for the read-only calls a no-op build makes.
+and plain HTTP over the local socket (localhttp.py) for the read-only calls a no-op build
+makes.
 
 Importing docker-py (and requests) costs about 0.1 s, more than everything else a no-op
 `imgkit build` does; the calls it needs (ping, inspect) speak HTTP to the local engine
@@ -9,10 +10,10 @@ back to docker-py for tcp/ssh/TLS engines.
 from __future__ import annotations
 
 import json
-import socket
 import threading
 from typing import TYPE_CHECKING, Any, Iterator, TypedDict, cast
 
+from .. import localhttp
 from ..errors import EngineUnavailable, ImgkitError, first_line
 
 if TYPE_CHECKING:
@@ -54,29 +55,16 @@ class Client:
         return self.client.api
 
     def _get_local(self, path: str) -> Any:
-        """GET a JSON document from the local engine socket; None on 404.
-
-        HTTP/1.0, so the engine sends a plain body and closes the connection: a dozen lines
-        instead of http.client, whose import alone costs a no-op build ~15 ms."""
+        """GET a JSON document from the local engine socket; None on 404."""
         if self.socket_path is None:
             raise EngineUnavailable("the Docker engine is not on a local socket", hint=START_HINT)
-        chunks = []
         try:
-            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
-                sock.settimeout(self.timeout)
-                sock.connect(self.socket_path)
-                sock.sendall(f"GET {path} HTTP/1.0\r\nHost: docker\r\n\r\n".encode())
-                while chunk := sock.recv(1 << 16):
-                    chunks.append(chunk)
+            status, body = localhttp.get(self.socket_path, path, self.timeout)
         except OSError as exc:
             raise EngineUnavailable(f"cannot reach the Docker engine at {self.socket_path}: "
                                     f"{exc.strerror or exc}", hint=START_HINT)
-        head, _, body = b"".join(chunks).partition(b"\r\n\r\n")
-        try:
-            status = int(head.split(b" ", 2)[1])
-        except (IndexError, ValueError):
-            raise EngineUnavailable(f"{self.socket_path} does not answer like a Docker engine",
-                                    hint=START_HINT)
+        except ValueError as exc:
+            raise EngineUnavailable(str(exc), hint=START_HINT)
         if status == 404:
             return None
         if status != 200:
