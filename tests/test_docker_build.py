@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from imgkit.builder import memo
 from imgkit.builder.buildenv import BuildEnv, SecretServer, default_ca_bundle
 from imgkit.builder.buildx import why_not_buildkit
 from imgkit.builder.hostlock import one_build_at_a_time
@@ -140,8 +141,22 @@ def cli_build(project: Path, namespace: str) -> tuple[dict[str, str], str]:
     return {row.split()[0]: row.split()[1] for row in rows}, proc.stderr
 
 
+def replayed(project: Path, namespace: str, capsys: pytest.CaptureFixture[str]) -> dict[str, str] | None:
+    """{tag: status} when the no-op's memo answers cli_build's command line here (as that
+    imgkit would, in this process: the same folder, variables, Python and imgkit), else None."""
+    answered = memo.replay(["build", "--images", str(project / "images"), "--namespace", namespace],
+                           time.monotonic())
+    out = capsys.readouterr().out
+    if not answered:
+        assert out == ""
+        return None
+    lines = out.splitlines()
+    rows = lines[lines.index(next(x for x in lines if x.startswith("---"))) + 1:]
+    return {row.split()[0]: row.split()[1] for row in rows}
+
+
 def test_cli_noop_answers_from_the_plan_cache_yet_sees_every_change(  # type: ignore[no-untyped-def]
-        engine, base_image, project, namespace, private_plan_cache):
+        engine, base_image, project, namespace, private_plan_cache, capsys):
     statuses, _ = cli_build(project, namespace)
     assert set(statuses.values()) <= {BUILT, UP_TO_DATE} and len(statuses) == 2
     assert list((private_plan_cache / "plans").glob("*.json"))
@@ -150,15 +165,35 @@ def test_cli_noop_answers_from_the_plan_cache_yet_sees_every_change(  # type: ig
     assert set(statuses.values()) == {UP_TO_DATE}
     assert "building" not in stderr
     root, leaf = list(statuses)
+    # ...which wrote down what its answer rested on: the next one is the memo's, the same
+    assert replayed(project, namespace, capsys) == statuses
+    assert replayed(project, namespace, capsys) == statuses     # it holds while all else does
 
     engine.remove_image(leaf)                                   # the engine is always asked
+    assert replayed(project, namespace, capsys) is None         # (the memo too: an ID is gone)
     statuses, _ = cli_build(project, namespace)
     assert statuses == {root: UP_TO_DATE, leaf: BUILT}
 
+    fresh = {root: UP_TO_DATE, leaf: UP_TO_DATE}
+    assert cli_build(project, namespace)[0] == fresh            # a memo again, then
+    assert replayed(project, namespace, capsys) == fresh
     template = project / "templates" / "pip-layer.Dockerfile.j2"  # a changed input is seen
     template.write_text(template.read_text() + "# a comment changes the input hash\n")
+    assert replayed(project, namespace, capsys) is None
     statuses, _ = cli_build(project, namespace)
     assert statuses == {root: UP_TO_DATE, leaf: BUILT}
+
+    assert cli_build(project, namespace)[0] == fresh
+    assert replayed(project, namespace, capsys) == fresh
+    (project / "templates.new").mkdir()          # a folder beside the matrix's (templates/ is
+    assert replayed(project, namespace, capsys) is None     # found there)
+    (project / "templates.new").rmdir()
+    assert replayed(project, namespace, capsys) == fresh
+    os.environ["IMGKIT_INDEX_URL"] = "http://127.0.0.1:9/simple"   # a variable the build reads
+    try:
+        assert replayed(project, namespace, capsys) is None
+    finally:
+        del os.environ["IMGKIT_INDEX_URL"]
 
     # a family that holds its base to an age is answered by the fast path too: the cache
     # keeps the base's limit, and the no-op asks the engine how old the base is
@@ -171,6 +206,15 @@ def test_cli_noop_answers_from_the_plan_cache_yet_sees_every_change(  # type: ig
     assert engine.made_at(base) is not None                     # dated by its history
     statuses, stderr = cli_build(project, namespace)
     assert set(statuses.values()) == {UP_TO_DATE} and "base:" not in stderr, stderr
+    # the memo keeps when the base was made and the age allowed: past it, no memo answers
+    assert replayed(project, namespace, capsys) == statuses
+    kept_memo = Path(memo.memo_file(
+        ["build", "--images", str(project / "images"), "--namespace", namespace]))
+    memo_body = json.loads(kept_memo.read_text())
+    assert memo_body["bases"] == {base: [engine.made_at(base), 30]}
+    memo_body["bases"][base][0] -= 31 * 86400
+    kept_memo.write_text(json.dumps(memo_body))
+    assert replayed(project, namespace, capsys) is None
 
 
 def test_ctrl_c_stops_a_silent_step_promptly_and_leaves_nothing(  # type: ignore[no-untyped-def]

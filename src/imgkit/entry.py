@@ -3,11 +3,12 @@ before loading the CLI.
 
 A no-op `imgkit build` must cost well under docker's own cache check, and Python start-up
 dominates it; importing typer alone is a third of that. So a plain `imgkit build` with only
-selection options is first tried here: parse those few options, and if the plan cache knows
-the selection and every image is up to date, print the summary and exit 0. Anything else
-(help, --force, --dry-run, any other option, a cache miss, anything out of date, any error)
-goes to the typer CLI from the start, so its parsing, messages and exit codes stay the
-only ones a user ever sees.
+selection options is first tried here: parse those few options; if the memo of the last
+such answer still holds (builder/memo.py: standard library only), give it again; else if
+the plan cache knows the selection and every image is up to date, print the summary (and
+write the memo) and exit 0. Anything else (help, --force, --dry-run, any other option, a
+cache miss, anything out of date, any error) goes to the typer CLI from the start, so its
+parsing, messages and exit codes stay the only ones a user ever sees.
 
 `imgkit verify IMAGE [--gpus G] [--checks FILE]`, the command CI runs most, is measured
 against `docker run` plus the framework's import, and typer's start-up is a few hundredths
@@ -20,7 +21,6 @@ from __future__ import annotations
 import os
 import sys
 import time
-from pathlib import Path
 
 # Options the fast path understands: flag -> field of the Selection. They only
 # select what to check; everything that changes how images are built is left to the CLI.
@@ -56,21 +56,30 @@ def try_noop_build(argv: list[str]) -> bool:
     selection = parse_selection(argv[1:])
     if selection is None:
         return False
+    started = time.monotonic()
+    from .builder import memo
+    if memo.replay(argv, started):
+        return True
+    from pathlib import Path
+
     from .builder.buildenv import build_env
     from .builder.noop import answer_if_up_to_date
-    from .builder.plancache import plan_key
+    from .builder.plancache import plan_inputs
+    from .builder.plankey import fingerprint
     from .errors import ImgkitError
     from .project import selection_from
-    started = time.monotonic()
     try:
-        build_env(**{k: os.environ.get(v) or None for k, v in BUILD_ENV_VARS.items()})
+        env = build_env(**{k: os.environ.get(v) or None for k, v in BUILD_ENV_VARS.items()})
         paths = {k: Path(selection[k]) if k in selection else None
                  for k in ("images", "templates", "compat_file")}
-        key = plan_key(selection_from(
+        inputs = plan_inputs(selection_from(
             images=paths["images"], templates=paths["templates"], compat=paths["compat_file"],
             namespace=selection.get("namespace"), cuda=selection.get("cuda"),
             only=(selection["only"],) if "only" in selection else ()))
-        return answer_if_up_to_date(key, started)
+        key = fingerprint(inputs)
+        recorder = memo.Recorder(argv, inputs, key,
+                                 str(env.ca_bundle) if env.ca_bundle is not None else None)
+        return answer_if_up_to_date(key, started, recorder=recorder)
     except ImgkitError:
         return False  # the CLI runs the command again and reports it properly
 
@@ -115,6 +124,7 @@ def try_plain_verify(argv: list[str]) -> int | None:
     if plain is None:
         return None
     from dataclasses import replace
+    from pathlib import Path
 
     from .console import print_error
     from .errors import ImgkitError
