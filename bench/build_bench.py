@@ -138,12 +138,15 @@ def bake_everything(contexts, workdir: Path) -> tuple[list[str], dict[str, str]]
              "default"], {**os.environ, **environ})
 
 
-def noop_buildkit(cuda: str, rounds: int) -> None:
+def noop_buildkit(cuda: str, rounds: int, aged: bool = False) -> None:
     plan = select(make_plan(load_spec(ROOT / "images"), compat.load()), cuda=cuda)
     contexts = render_plan(plan, ROOT / "templates", buildkit_secrets=True)
     engine = connect()
     imgkit = imgkit_command() + ["build", "--cuda", cuda]
     with tempfile.TemporaryDirectory() as tmp:
+        if aged:
+            imgkit += ["--images", str(aged_matrix(Path(tmp) / "aged")),
+                       "--templates", str(ROOT / "templates")]
         bake, environ = bake_everything(contexts, Path(tmp))
         subprocess.run(imgkit, check=True, capture_output=True)   # everything up to date first
         ids = {c.target.tag: engine.image(c.target.tag) for c in contexts}
@@ -166,7 +169,8 @@ def noop_buildkit(cuda: str, rounds: int) -> None:
                 times.append(run())
             ratios.append(ours[-1] / theirs[-1])
     report(f"no-op rebuild of the CUDA {cuda} slice ({len(contexts)} images, built by BuildKit), "
-           f"{rounds} rounds, alternating", ours,
+           f"{rounds} rounds, alternating" + (", every stack family with max_base_age" if aged else ""),
+           ours,
            ("docker buildx bake, every step cached:", "BuildKit"), theirs, ratios)
 
 
@@ -284,7 +288,7 @@ def main() -> None:
         engines(args.cuda, args.rounds)
         return
     if args.buildkit:
-        noop_buildkit(args.cuda, args.rounds)
+        noop_buildkit(args.cuda, args.rounds, aged=args.max_base_age)
         return
     noop(args.cuda, args.rounds, aged=args.max_base_age)
     if args.cold:
