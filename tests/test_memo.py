@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -93,3 +95,16 @@ def test_anything_unreadable_is_a_miss_that_prints_nothing(
 def test_a_reference_is_quoted_whole_for_the_engines_filter() -> None:
     assert memo._quoted('{"reference": ["ns/a:1", "b@sha256:00"]}') == (
         "%7B%22reference%22%3A%20%5B%22ns%2Fa%3A1%22%2C%20%22b%40sha256%3A00%22%5D%7D")
+
+
+def test_the_replay_loads_no_module_it_exists_to_avoid() -> None:
+    """The memo is worth having only while its path stays off pathlib, dataclasses, typing
+    and the engine package (their imports are most of what the fast path before it costs)."""
+    code = ("import sys, time; from imgkit import entry; from imgkit.builder import memo; "
+            "memo.replay(['build', '--cuda', '11.8'], time.monotonic()); print(' '.join(sys.modules))")
+    loaded = set(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                                check=True, env={**os.environ, "IMGKIT_CACHE_DIR": "/nonexistent"}
+                                ).stdout.split())
+    assert "imgkit.builder.memo" in loaded
+    avoided = {"pathlib", "dataclasses", "typing", "imgkit.engine", "imgkit.builder.noop"}
+    assert not avoided & loaded, avoided & loaded
