@@ -8,7 +8,7 @@ import pytest
 
 from imgkit.budget import Budget
 from imgkit.builder import plancache
-from imgkit.builder.noop import too_old
+from imgkit.builder.noop import base_dates, too_old
 from imgkit.builder.plankey import fingerprint
 from imgkit.cache import cache_dir
 from imgkit.render.stamp import Stamp
@@ -73,12 +73,16 @@ def test_a_base_past_its_max_base_age_sends_the_no_op_down_the_full_path() -> No
     date, to the full path, which makes it again."""
     now, day = 1_000_000_000, 86400
     engine = DatedBases({"ns/debian:bookworm": now - 10 * day, "ns/ubuntu:24.04": now - 31 * day})
-    assert not too_old(engine, {}, now)                                   # type: ignore[arg-type]
-    assert not too_old(engine, {"ns/debian:bookworm": 30}, now)           # type: ignore[arg-type]
-    assert not too_old(engine, {"ns/debian:bookworm": 10}, now)           # type: ignore[arg-type]
-    assert too_old(engine, {"ns/debian:bookworm": 9}, now)                # type: ignore[arg-type]
-    assert too_old(engine, {"ns/ubuntu:24.04": 30}, now)                  # type: ignore[arg-type]
-    assert too_old(engine, {"ns/gone:1": 30}, now)                        # type: ignore[arg-type]
+
+    def old(ages: dict[str, int]) -> bool:
+        return too_old(base_dates(engine, ages), ages, now)  # type: ignore[arg-type]
+
+    assert not old({})
+    assert not old({"ns/debian:bookworm": 30})
+    assert not old({"ns/debian:bookworm": 10})
+    assert old({"ns/debian:bookworm": 9})
+    assert old({"ns/ubuntu:24.04": 30})
+    assert old({"ns/gone:1": 30})
 
 
 def test_a_damaged_entry_is_a_miss(tree: Path) -> None:

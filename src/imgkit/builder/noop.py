@@ -27,10 +27,8 @@ def answer_if_up_to_date(key: str, started: float, json_file: Path | None = None
     engine = connect()                                        # unreachable: exit 3
     seen: dict[str, ImageInfo | None] = {}
     freshness = check_freshness(engine, stamps, seen)
-    made = {ref: engine.made_at(ref) for ref in known.base_ages}
-    now = time.time()
-    if not all(f.fresh for f in freshness.values()) or any(
-            past_age(made[ref], limit, now) for ref, limit in known.base_ages.items()):
+    made = base_dates(engine, known.base_ages)
+    if not all(f.fresh for f in freshness.values()) or too_old(made, known.base_ages):
         return False                                          # the full path makes them
     results = [up_to_date(s.tag, freshness[s.tag]) for s in stamps]
     if overruns(results, stamps):
@@ -38,7 +36,8 @@ def answer_if_up_to_date(key: str, started: float, json_file: Path | None = None
     results = summarize(engine, results, stamps, started, json_file)
     if recorder is not None and engine.socket_path is not None:
         for ref in known.base_ages:
-            seen.setdefault(ref, engine.image(ref))
+            if ref not in seen:
+                seen[ref] = engine.image(ref)
         ids = {ref: info.id for ref, info in seen.items() if info is not None}
         if len(ids) == len(seen):
             recorder.write(engine.socket_path, ids,
@@ -54,11 +53,17 @@ def base_days(engine: Engine, ref: str, now: float | None = None) -> int | None:
     return None if made is None else age_days(made, now or time.time())
 
 
-def too_old(engine: Engine, base_ages: dict[str, int], now: float | None = None) -> bool:
+def base_dates(engine: Engine, base_ages: dict[str, int]) -> dict[str, int | None]:
+    """When each base held to an age was made (None where the engine cannot say)."""
+    return {ref: engine.made_at(ref) for ref in base_ages}
+
+
+def too_old(made: dict[str, int | None], base_ages: dict[str, int],
+            now: float | None = None) -> bool:
     """Whether a base is older than its families' max_base_age allows (or cannot be dated):
     then the full path makes it again, as make_bases judges it."""
     when = now or time.time()
-    return any(past_age(engine.made_at(ref), limit, when) for ref, limit in base_ages.items())
+    return any(past_age(made.get(ref), limit, when) for ref, limit in base_ages.items())
 
 
 def summarize(engine: Engine, results: list[Result], stamps: list[Stamp], started: float,
