@@ -144,8 +144,8 @@ def cli_build(project: Path, namespace: str) -> tuple[dict[str, str], str]:
 def replayed(project: Path, namespace: str, capsys: pytest.CaptureFixture[str]) -> dict[str, str] | None:
     """{tag: status} when the no-op's memo answers cli_build's command line here (as that
     imgkit would, in this process: the same folder, variables, Python and imgkit), else None."""
-    answered = memo.replay(["build", "--images", str(project / "images"), "--namespace", namespace],
-                           time.monotonic())
+    answered = memo.replay(memo.memo_name(
+        ["build", "--images", str(project / "images"), "--namespace", namespace]), time.monotonic())
     out = capsys.readouterr().out
     if not answered:
         assert out == ""

@@ -77,18 +77,18 @@ def test_the_kept_summary_is_the_summary() -> None:
 
 def test_anything_unreadable_is_a_miss_that_prints_nothing(
         here: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert not memo.replay(ARGV, time.monotonic())               # no memo
+    assert not memo.replay(memo.memo_name(ARGV), time.monotonic())               # no memo
     inputs = {"roots": [("images", str(here))], "libraries": [], "selection": {}, "compat": None}
-    recorder = memo.Recorder(ARGV, inputs, fingerprint(inputs), None)  # type: ignore[arg-type]
+    recorder = memo.Recorder(memo.memo_name(ARGV), inputs, fingerprint(inputs), None)  # type: ignore[arg-type]
     recorder.write(str(here / "no-engine.sock"), {"ns/a:1": "sha256:" + "0" * 64}, {},
                    "imgkit build: 1 images in {seconds:.1f} s (1 up-to-date)", ["row"])
     path = Path(memo.memo_file(ARGV))
     assert json.loads(path.read_text())["ids"] == {"ns/a:1": "sha256:" + "0" * 64}
-    assert not memo.replay(ARGV, time.monotonic())               # no engine at that socket
+    assert not memo.replay(memo.memo_name(ARGV), time.monotonic())               # no engine at that socket
     path.write_text("{not json")
-    assert not memo.replay(ARGV, time.monotonic())
+    assert not memo.replay(memo.memo_name(ARGV), time.monotonic())
     path.write_text(json.dumps({"format": memo.FORMAT}))
-    assert not memo.replay(ARGV, time.monotonic())
+    assert not memo.replay(memo.memo_name(ARGV), time.monotonic())
     assert capsys.readouterr().out == ""
 
 
@@ -101,7 +101,8 @@ def test_the_replay_loads_no_module_it_exists_to_avoid() -> None:
     """The memo is worth having only while its path stays off pathlib, dataclasses, typing
     and the engine package (their imports are most of what the fast path before it costs)."""
     code = ("import sys, time; from imgkit import entry; from imgkit.builder import memo; "
-            "memo.replay(['build', '--cuda', '11.8'], time.monotonic()); print(' '.join(sys.modules))")
+            "memo.replay(memo.memo_name(['build', '--cuda', '11.8']), time.monotonic()); "
+            "print(' '.join(sys.modules))")
     loaded = set(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                                 check=True, env={**os.environ, "IMGKIT_CACHE_DIR": "/nonexistent"}
                                 ).stdout.split())

@@ -58,7 +58,8 @@ def try_noop_build(argv: list[str]) -> bool:
         return False
     started = time.monotonic()
     from .builder import memo
-    if memo.replay(argv, started):
+    name = memo.memo_name(argv)   # once, for the replay and for the memo written on a miss
+    if memo.replay(name, started):
         return True
     from pathlib import Path
 
@@ -77,7 +78,7 @@ def try_noop_build(argv: list[str]) -> bool:
             namespace=selection.get("namespace"), cuda=selection.get("cuda"),
             only=(selection["only"],) if "only" in selection else ()))
         key = fingerprint(inputs)
-        recorder = memo.Recorder(argv, inputs, key,
+        recorder = memo.Recorder(name, inputs, key,
                                  str(env.ca_bundle) if env.ca_bundle is not None else None)
         return answer_if_up_to_date(key, started, recorder=recorder)
     except ImgkitError:

@@ -32,7 +32,7 @@ import time
 
 from .. import localhttp
 from ..cache import cache_root
-from .plankey import fingerprint
+from .plankey import fingerprint, read_bytes
 
 TYPE_CHECKING = False   # typing's import would cost the replay its share
 if TYPE_CHECKING:
@@ -54,11 +54,6 @@ def age_days(made: float, now: float) -> int:
 def past_age(made: float | None, limit: int, now: float) -> bool:
     """Whether a base made at `made` is older than `limit` days allow (or cannot be dated)."""
     return made is None or age_days(made, now) > limit
-
-
-def _read(path: str) -> bytes:
-    with open(path, "rb") as f:
-        return f.read()
 
 
 def _entries(folder: str) -> list[list[object]]:
@@ -84,7 +79,7 @@ def memo_name(argv: list[str]) -> str:
         for name in PROJECT_FILES:
             if [name, False] in entries:
                 try:
-                    digest.update(b"\0" + _read(os.path.join(folder, name)))
+                    digest.update(b"\0" + read_bytes(os.path.join(folder, name)))
                 except OSError:
                     digest.update(b"\0<unreadable>")
         parent = os.path.dirname(folder)
@@ -103,12 +98,13 @@ def memo_file(argv: list[str]) -> str:
 
 
 class Recorder:
-    """What the fast path knew before it asked the engine: the command line, the plan's
-    inputs and fingerprint, the CA bundle it checked. write() adds what the engine showed."""
+    """What the fast path knew before it asked the engine: the memo's name (memo_name), the
+    plan's inputs and fingerprint, the CA bundle it checked. write() adds what the engine
+    showed."""
 
-    def __init__(self, argv: list[str], inputs: PlanInputs, plan_key: str,
+    def __init__(self, name: str, inputs: PlanInputs, plan_key: str,
                  ca_bundle: str | None) -> None:
-        self.name = memo_name(argv)
+        self.name = name
         self.body: dict[str, object] = {
             "format": FORMAT, "name": self.name, "inputs": inputs, "plan_key": plan_key,
             "ca_bundle": ca_bundle, "beside": {}}
@@ -166,11 +162,11 @@ def _engine_ids(socket_path: str, refs: list[str]) -> dict[str, str]:
     return {ref: shown[ref] for ref in refs if ref in shown}
 
 
-def replay(argv: list[str], started: float) -> bool:
-    """Print the memo's summary and return True when it still holds; else print nothing."""
+def replay(name: str, started: float) -> bool:
+    """Print the summary the memo `name` (memo_name) keeps and return True when it still
+    holds; else print nothing."""
     try:
-        name = memo_name(argv)
-        memo = json.loads(_read(_memo_file(name)))
+        memo = json.loads(read_bytes(_memo_file(name)))
         if memo["format"] != FORMAT or memo["name"] != name or not _still_holds(memo, time.time()):
             return False
         summary = "\n".join([memo["head"].format(seconds=time.monotonic() - started), *memo["rows"]])

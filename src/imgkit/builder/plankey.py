@@ -36,7 +36,7 @@ def tree_files(root: str) -> list[str]:
     return out
 
 
-def _read(path: str) -> bytes:
+def read_bytes(path: str) -> bytes:
     with open(path, "rb") as f:
         return f.read()
 
@@ -47,14 +47,14 @@ def fingerprint(inputs: PlanInputs) -> str:
     digest.update(json.dumps(inputs["selection"], sort_keys=True).encode())
     if inputs["compat"] is not None:
         try:
-            digest.update(b"\0compat\0" + _read(inputs["compat"]))
+            digest.update(b"\0compat\0" + read_bytes(inputs["compat"]))
         except OSError:
             digest.update(b"\0compat: unreadable\0")  # the CLI then reports it properly
     for label, root in inputs["roots"]:
         for path in tree_files(root):
-            content = _read(path)
+            content = read_bytes(path)
             digest.update(f"\0{label}/{os.path.relpath(path, root)}\0{len(content)}\0".encode())
             digest.update(content)
     for path in inputs["libraries"]:
-        digest.update(b"\0lib\0" + _read(path))
+        digest.update(b"\0lib\0" + read_bytes(path))
     return digest.hexdigest()
