@@ -36,13 +36,13 @@ build: host setup     ## the main job: build the CUDA $(CUDA) slice of the bundl
 # loadfile), so a module's fixtures (test_package builds and installs the package, ~15 s;
 # the arm64 family) are made once, not once per worker. The tests that need no engine run
 # beside the engine's instead of before them: one command, one summary (on a 2-core machine
-# 2% shorter than two runs, within what the machine drifts). Two sessions share the engine as two users would: each judges only
-# its own namespaces' images and containers (tests/leftovers.py), legacy builds take the
-# host's build lock, and BuildKit shares one cache. More workers than two gain nothing on a
-# 2-core CI machine and only load a larger one's engine. (xdist_group marks would say it per
-# module, but pytest 9.2 drops them silently: pytest-xdist issue 1386.) The test tools
-# (apt, npm; they need the host, so it is set up first) and the venv's test packages (pip)
-# are installed side by side.
+# 2% shorter than two runs, within what the machine drifts). Two sessions share the engine
+# as two users would: each judges only its own namespaces' images and containers
+# (tests/leftovers.py), legacy builds take the host's build lock, and BuildKit shares one
+# cache. More workers than two gain nothing on a 2-core CI machine and only load a larger
+# one's engine. (xdist_group marks would say it per module, but pytest 9.2 drops them
+# silently: pytest-xdist issue 1386.) The test tools (apt, npm; they need the host, so it
+# is set up first) and the venv's test packages (pip) are installed side by side.
 # Bytecode is kept between runs even where the environment sets PYTHONDONTWRITEBYTECODE:
 # without it every test worker rewrites every test module's asserts again.
 PYTEST = PYTHONDONTWRITEBYTECODE= PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/pytest -q
