@@ -43,6 +43,10 @@ class FakeEngine:
     def image(self, ref: str) -> ImageInfo | None:
         return self.images.get(ref)
 
+    def known(self, ref: str, *hint: str) -> ImageInfo:
+        from imgkit.engine.images import Images
+        return Images.known(self, ref, *hint)  # type: ignore[arg-type]  # the engine's rule, on image()
+
     def build(self, context_dir: Path, label: str, *, extra_hosts: dict[str, str],
               on_line: Callable[[str], None], cancel: threading.Event, nocache: bool = False) -> str:
         self._note("build without cache" if nocache else "build", label)

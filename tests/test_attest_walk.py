@@ -81,15 +81,17 @@ def staged(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> tuple[CountingEng
                      platform="linux/amd64")
     engine = CountingEngine(info)
     import imgkit.registry.remote as remote
-    import imgkit.verify.command as command
-    monkeypatch.setattr(command, "connect", lambda: engine)
+    import imgkit.verify.attach as attach
+    import imgkit.verify.subject as subject
+    monkeypatch.setattr(subject, "connect", lambda: engine)
+    monkeypatch.setattr(attach, "connect", lambda: engine)
     monkeypatch.setattr(remote, "_client", lambda *_: registry)
     return engine, registry, f"{REGISTRY}/{REPOSITORY}@{manifest.digest}"
 
 
 def test_attest_looks_the_image_up_once_and_runs_the_probe_once(
         staged: tuple[CountingEngine, OpenRegistry, str]) -> None:
-    from imgkit.verify.command import attest
+    from imgkit.verify.attach import attest
     engine, registry, reference = staged
     code = attest(image=reference, options=VerifyOptions(gpus="none"), signer=Signer())
     digest = reference.split("@")[1]
@@ -103,11 +105,13 @@ def test_attest_looks_the_image_up_once_and_runs_the_probe_once(
 
 def test_the_sbom_comes_from_the_verdicts_own_probe_run(
         staged: tuple[CountingEngine, OpenRegistry, str]) -> None:
-    from imgkit.verify.command import judge, resolve, sbom_of
+    from imgkit.verify.attach import sbom_of
+    from imgkit.verify.command import verdict_of
+    from imgkit.verify.subject import resolve
     engine, _, reference = staged
     options = VerifyOptions(gpus="none")
     _, subject = resolve(reference, options, None, retry_for=0)
-    verdict = judge(engine, subject, options, None, with_inventory=True)
+    verdict = verdict_of(engine, subject, options, None, with_inventory=True)
     document = json.loads(sbom_of(engine, subject, verdict))
     assert len(engine.runs) == 1                               # no second container for it
     assert document["bomFormat"] == "CycloneDX"

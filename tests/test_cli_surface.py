@@ -1,6 +1,6 @@
 """The command line as a person meets it: help in words, `-h` and `--version`, one meaning
-per flag name, an option that takes one value refused when given twice, shell completion,
-and the old spellings still taken for a release, each with a deprecation line."""
+per flag name, an option that takes one value refused when given twice, shell completion.
+No old spelling is kept: 0.1 was never released, so nobody wrote one."""
 from __future__ import annotations
 
 import os
@@ -16,7 +16,6 @@ import typer.main
 from typer.testing import CliRunner
 
 from imgkit.cli import app
-from imgkit.cli.deprecated import rewrite
 
 ROOT = Path(__file__).resolve().parent.parent
 PYTHON_TYPES = re.compile(r"<(?:bool|str|int|float|path|list\[[a-z]+\])>|\b(?:TEXT|INTEGER|FLOAT|"
@@ -129,45 +128,15 @@ def test_shell_completion_is_installable_and_completes_commands() -> None:
     assert completed.stdout.split() == ["check-signed"], completed.stdout + completed.stderr
 
 
-@pytest.mark.parametrize("old, new", [
-    (["verify", "r.example/m/x@sha256:" + "a" * 64, "--attest", "--key", "k"],
-     ["attest", "r.example/m/x@sha256:" + "a" * 64, "--signing-key", "k"]),
-    (["verify", "R", "--require-signed", "--key=pub", "--max-age", "7d"],
-     ["check-signed", "R", "--trusted-key=pub", "--max-age", "7d"]),
-    (["verify", "img", "--min-gemm", "0.6", "--min-conv=0.3"],
-     ["verify", "img", "--min", "gemm=0.6", "--min", "conv=0.3"]),
-    (["publish", "--key", "k", "--to", "r"], ["publish", "--signing-key", "k", "--to", "r"]),
-    (["promote", "S", "--key", "p"], ["promote", "S", "--trusted-key", "p"]),
-    (["export", "policy", "--key", "p.pub"], ["export", "policy", "--trusted-key", "p.pub"]),
-    (["list", "--stats", "--builders", "4", "--gpus", "8"],
-     ["list", "--stats", "--farm", "4", "--gpu-pool", "8"]),
-    (["verify", "R", "--attest", "--require-signed"], ["attest", "R", "--require-signed"]),
-    (["verify", "img", "--expect", "--key"], ["verify", "img", "--expect", "--key"]),
-    (["promote", "S", "--", "--key"], ["promote", "S", "--", "--key"]),
+@pytest.mark.parametrize("args", [
+    ["verify", "img:1", "--attest"], ["verify", "img:1", "--require-signed"],
+    ["verify", "img:1", "--min-gemm", "0.6"], ["verify", "img:1", "--updates"],
+    ["verify", "img:1", "--candidates", "c"], ["verify", "img:1", "--from-report", "r.json"],
+    ["publish", "--key", "k"], ["list", "--builders", "4"],
 ])
-def test_old_spellings_are_rewritten(old: list[str], new: list[str]) -> None:
-    done = rewrite(old)
-    assert done.args == new
-    assert bool(done.notes) == (old != new)
-    assert all(n.startswith("deprecated: ") and "0.3" in n for n in done.notes)
-
-
-def test_an_old_spelling_runs_the_new_command_and_says_so(monkeypatch: pytest.MonkeyPatch,
-                                                          tmp_path: Path) -> None:
-    import imgkit.verify.command as stage
-    key = tmp_path / "cosign.key"
-    key.write_text("not read here")
-    called: dict[str, Any] = {}
-
-    def attest(**kwargs: Any) -> int:
-        called.update(kwargs)
-        return 0
-    monkeypatch.setattr(stage, "attest", attest)
-    result = CliRunner().invoke(app, ["verify", "reg.example/ml/x@sha256:" + "b" * 64,
-                                      "--attest", "--key", str(key), "--min-gemm", "0.7"])
-    assert result.exit_code == 0, result.output
-    assert called["signer"].key == str(key) and called["options"].thresholds.gemm == 0.7
-    assert "deprecated: `verify --attest` is now `imgkit attest`" in result.output
+def test_spellings_of_before_the_first_release_are_unknown_options(args: list[str]) -> None:
+    result = invoke(*args)
+    assert result.exit_code == 2 and "No such option" in result.output, result.output
 
 
 @pytest.mark.parametrize("args, said", [
@@ -184,10 +153,3 @@ def test_bad_combinations_exit_2_naming_the_option(args: list[str], said: str) -
                                                       "DOCKER_HOST": "unix:///nonexistent.sock"})
     assert result.returncode == 2, result.stdout + result.stderr
     assert said in " ".join(result.stderr.split()) and "Traceback" not in result.stderr
-
-
-def test_verify_candidates_still_works_one_release_and_says_where_it_went() -> None:
-    done = rewrite(["verify", "paddle:1", "--candidates", "candidates"])
-    assert done.args == ["verify", "paddle:1", "--candidates", "candidates"]   # taken as it is
-    [note] = done.notes
-    assert "imgkit attest TAG --candidates DIR" in note and "0.3" in note

@@ -10,8 +10,8 @@ import pytest
 
 from imgkit.engine import FileEntry, ImageConfig
 from imgkit.errors import SpecError, SpecErrors
-from imgkit.verify.cst import load_checks
-from imgkit.verify.declared import _content, _existence, metadata_checks
+from imgkit.matrix.checkfile import load_checks
+from imgkit.verify.declared.files import content_check, existence_check, metadata_checks
 
 # the kind of file a team keeps for container-structure-test, unmodified
 TEAM_CST = """\
@@ -88,17 +88,18 @@ def test_every_problem_of_a_check_file_is_said_with_its_line(tmp_path: Path) -> 
 def test_file_tests_judge_what_the_filesystem_holds(tmp_path: Path) -> None:
     checks = load_checks(write(tmp_path, TEAM_CST))
     ca, ssh = checks.file_existence_tests
-    assert _existence(ca, FileEntry("-rw-r--r--", 0, 0, b"")).verdict == "pass"
-    wrong = _existence(ca, FileEntry("-rw-rw-rw-", 1000, 0, b""))
+    assert existence_check(ca, FileEntry("-rw-r--r--", 0, 0, b"")).verdict == "pass"
+    wrong = existence_check(ca, FileEntry("-rw-rw-rw-", 1000, 0, b""))
     assert wrong.verdict == "fail" and "mode -rw-rw-rw-, not -rw-r--r--" in wrong.diagnosis
     assert "uid 1000, not 0" in wrong.diagnosis and wrong.name == "check: the CA bundle"
-    assert _existence(ssh, None).verdict == "pass"
-    assert _existence(ssh, FileEntry("-rw-------", 0, 0, b"k")).verdict == "fail"
+    assert existence_check(ssh, None).verdict == "pass"
+    assert existence_check(ssh, FileEntry("-rw-------", 0, 0, b"k")).verdict == "fail"
     sources = checks.file_content_tests[0]
-    assert _content(sources, FileEntry("-rw-r--r--", 0, 0, b"deb http://x bookworm main\n")).verdict == "pass"
-    failed = _content(sources, FileEntry("-rw-r--r--", 0, 0, b"deb http://x testing main\n"))
+    kept = FileEntry("-rw-r--r--", 0, 0, b"deb http://x bookworm main\n")
+    assert content_check(sources, kept).verdict == "pass"
+    failed = content_check(sources, FileEntry("-rw-r--r--", 0, 0, b"deb http://x testing main\n"))
     assert failed.verdict == "fail" and "/testing/ found" in failed.diagnosis
-    assert _content(sources, None).verdict == "fail"
+    assert content_check(sources, None).verdict == "fail"
 
 
 def test_the_metadata_test_names_every_difference(tmp_path: Path) -> None:
@@ -158,8 +159,9 @@ def test_gpu_tests_run_in_the_probe_after_its_gpu_work_and_are_judged(tmp_path: 
     import os
     from dataclasses import replace
 
+    from imgkit.verify.declared.gpu_tests import gpu_test_checks
+    from imgkit.verify.declared.in_probe import probe_environment
     from imgkit.verify.facts import parse_report
-    from imgkit.verify.in_probe import gpu_test_checks, probe_environment
 
     from .gpu_host import probe_host
     from .test_evaluate import GOOD, run
@@ -194,8 +196,9 @@ def test_command_tests_run_in_the_probes_own_container_and_are_judged_from_its_r
     command run in a container of its own."""
     import os
 
+    from imgkit.verify.declared.commands import commands_from_report
+    from imgkit.verify.declared.in_probe import extra_seconds, probe_environment
     from imgkit.verify.facts import parse_report
-    from imgkit.verify.in_probe import commands_from_report, extra_seconds, probe_environment
 
     from .gpu_host import probe_host
     from .test_evaluate import GOOD

@@ -100,16 +100,5 @@ def test_a_waiting_security_update_is_exit_1_naming_it_and_none_is_exit_0(  # ty
     assert done.stdout.startswith("ok")
     assert our_containers(engine) <= containers   # none left
 
-    # verify --updates (deprecated, still taken): the same news as an informational line of
-    # the verdict (never a failure)
-    said = subprocess.run([sys.executable, "-m", "imgkit", "verify", behind, "--gpus", "none",
-                           "--updates", "--json", str(tmp_path / "v.json")], capture_output=True,
-                          text=True)
-    assert "deprecated: `verify --updates`" in said.stderr and "imgkit outdated" in said.stderr
-    checks = {c["name"]: c for c in json.loads((tmp_path / "v.json").read_text())["checks"]}
-    line = checks["updates.security"]
-    assert line["verdict"] == "info" and not line["required"], line
-    assert f"{PACKAGE} 1.0 -> 2.0" in line["measured"], line
-
     unknown = outdated("nosuch/image:1")
     assert unknown.returncode == 2 and "nosuch/image:1" in unknown.stderr

@@ -407,7 +407,3 @@ def test_a_k8s_jobs_report_gives_the_verdict_of_a_local_run(  # type: ignore[no-
     junk = subprocess.run([sys.executable, "-m", "imgkit", "judge", mini,
                            str(tmp_path / "junk.txt")], capture_output=True, text=True)
     assert junk.returncode == 1 and "Traceback" not in junk.stderr
-    # the old spelling judges alike, and says what to write instead
-    old = subprocess.run([sys.executable, "-m", "imgkit", "verify", mini, "--from-report",
-                          str(tmp_path / "junk.txt")], capture_output=True, text=True)
-    assert old.returncode == 1 and "imgkit judge IMAGE FILE" in old.stderr, old.stderr

@@ -217,10 +217,11 @@ def test_wheels_reached_only_by_rpath_are_found_and_used() -> None:
 def test_declared_gpu_tests_run_with_the_gpu_visible() -> None:
     """A team's gpuTests as `imgkit verify --checks` sends them: run by the probe after its
     GPU work, with the GPU visible; a forward pass on the GPU passes, a bad device fails."""
-    from imgkit.verify.cst import CheckFile
+    from imgkit.matrix.checkfile import CheckFile
+    from imgkit.verify.declared.gpu_tests import gpu_test_checks
+    from imgkit.verify.declared.in_probe import probe_environment
     from imgkit.verify.evaluate import evaluate
     from imgkit.verify.facts import parse_report
-    from imgkit.verify.in_probe import gpu_test_checks, probe_environment
 
     from .gpu_host import loader_env
     checks = CheckFile.model_validate({"schemaVersion": "2.0.0", "gpuTests": [

@@ -29,7 +29,7 @@ OWNERS = {
                  "registry/candidates.py",                  # CI jobs hand us; family files:
                  "matrix/family_model.py", "matrix/fields.py", "matrix/problems.py",
                  "matrix/spec.py", "matrix/schema.py",
-                 "verify/cst.py",                           # the declared checks' file (CST's)
+                 "matrix/checkfile.py",                     # the declared checks' file (CST's)
                  "site/inputs.py"},                         # verify --json files, from anywhere
     "pydantic_core": {"matrix/fields.py"},                   # the refusals in imgkit's own words
     "tomli": {"project.py"},                                 # tomllib before Python 3.11
@@ -204,6 +204,58 @@ def test_package_folders_form_no_cycle() -> None:
         return None
     for start in edges:
         assert cycle_from(start, (start,)) is None, cycle_from(start, (start,))
+
+
+def import_cycle(edges: dict[str, set[str]]) -> list[str] | None:
+    """One cycle of `edges` (its nodes in order, the first again at the end), or None."""
+    done: set[str] = set()
+
+    def walk(node: str, path: list[str]) -> list[str] | None:
+        for nxt in sorted(edges.get(node, ())):
+            if nxt in path:
+                return [*path[path.index(nxt):], nxt]
+            if nxt not in done:
+                found = walk(nxt, [*path, nxt])
+                if found:
+                    return found
+        done.add(node)
+        return None
+    for start in sorted(edges):
+        found = walk(start, [start]) if start not in done else None
+        if found:
+            return found
+    return None
+
+
+def test_modules_form_no_import_cycle() -> None:
+    """No file imports, at any depth, a file that imports it back: imports inside
+    functions and under TYPE_CHECKING count too (a lazy import is still a dependency)."""
+    files = {module_name(p): p for p in PACKAGE.rglob("*.py")}
+
+    def every_import(path: Path) -> set[str]:
+        """The files `path` imports: `from . import flags` is the file flags.py, not the
+        package's __init__ as well."""
+        package = ["imgkit", *path.parent.relative_to(PACKAGE).parts]
+        found: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                found.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom):
+                base = package[: len(package) - node.level + 1] if node.level else []
+                module = ".".join(base + ([node.module] if node.module else []))
+                names = {f"{module}.{alias.name}" for alias in node.names}
+                found.update(names & files.keys())
+                if names - files.keys():       # a name defined in the module itself
+                    found.add(module)
+        return found
+    edges = {name: {m for m in every_import(path) if m in files and m != name}
+             for name, path in files.items()}
+    assert import_cycle(edges) is None, " -> ".join(import_cycle(edges) or [])
+
+
+def test_the_cycle_finder_finds_a_cycle() -> None:
+    assert import_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert import_cycle({"a": {"b", "c"}, "b": {"c"}, "c": set()}) is None
 
 
 def test_no_assert_for_control_flow_in_the_package() -> None:

@@ -240,8 +240,7 @@ def outdated_file(path: Path) -> Path:
     (one under a registry's name), the CUDA image with none, an entry that is no image."""
     import json
 
-    from imgkit.verify.outdated import AptUpdate, Outdated, PipRelease
-    from imgkit.verify.report import outdated_json
+    from imgkit.lock.outdated import AptUpdate, Outdated, PipRelease, outdated_json
     torch = Outdated("registry.example.com/ml/" + FAMILIES[1][0], apt=[
         AptUpdate("libssl3", "bookworm-security", "3.0.13-1~deb12u1", "3.0.17-1~deb12u2"),
         AptUpdate("libc6", "bookworm-security", "2.36-9+deb12u7", "2.36-9+deb12u10"),

@@ -1,9 +1,10 @@
 """The command line's commands: declarations only. Each takes its options (cli/flags.py)
 and makes one call into its stage, imported inside the command so start-up stays lazy.
 
-Where each command lives: init -> starter/; list, schema -> matrix/; lock -> lock/; render ->
-render/; build, size -> builder/; verify, judge, attest, check-signed, sbom, outdated -> verify/;
-publish, merge, promote -> publish/; ci, export -> export/; probe -> probe/."""
+Where each command lives: init -> starter/; list, schema -> matrix/; lock, outdated -> lock/;
+render -> render/; build, size -> builder/; verify, judge -> verify/command.py; attest,
+check-signed, sbom -> verify/attach.py; publish, merge, promote -> publish/; ci, export ->
+export/; probe -> probe/."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -133,11 +134,9 @@ def build(selection: Selection, jobs: flags.Jobs = BUILD_DEFAULTS.jobs,
 def verify(image: flags.Image, gpus: flags.Gpus = DEFAULTS.gpus, expect: flags.Expect = [],
            min_: flags.Min = [], platform: flags.ImagePlatform = None,
            timeout: flags.Timeout = DEFAULTS.timeout, shm_size: flags.ShmSize = DEFAULTS.shm_size,
-           candidates: flags.VerifyCandidates = None, from_report: flags.VerifyFromReport = None,
            retry_for: flags.RetryFor = PUBLISH_DEFAULTS.retry_for, json_file: flags.Json = None,
            junit: flags.Junit = None, markdown: flags.Markdown = None,
-           metrics: flags.Metrics = None, checks: flags.Checks = None,
-           updates: flags.Updates = False) -> int:
+           metrics: flags.Metrics = None, checks: flags.Checks = None) -> int:
     """Prove an image's stack matches its tag and that the GPU really computes.
 
     A registry reference is pulled by digest first. The verdict is kept as the ticket of the
@@ -149,9 +148,8 @@ def verify(image: flags.Image, gpus: flags.Gpus = DEFAULTS.gpus, expect: flags.E
     return run(image=image, options=VerifyOptions(
         gpus=gpus, expect=tuple(expect), thresholds=thresholds_of(min_),
         platform=platform_of(platform), timeout=timeout,
-        shm_size=docker_size("--shm-size", shm_size), updates=updates, checks=checks),
-        outputs=Outputs(json_file, junit, markdown, metrics), candidates=candidates,
-        from_report=from_report, retry_for=retry_for)
+        shm_size=docker_size("--shm-size", shm_size), checks=checks),
+        outputs=Outputs(json_file, junit, markdown, metrics), retry_for=retry_for)
 
 
 @command()
@@ -164,11 +162,11 @@ def judge(image: flags.Image, report: flags.Report, expect: flags.Expect = [],
     """Judge a probe's report made elsewhere (a Kubernetes Job's or fleet check's) as verify
     would, running no probe; with no engine, IMAGE's config is read from its registry."""
     from ..verify.command import Outputs
-    from ..verify.command import verify as run
-    return run(image=image, options=VerifyOptions(
+    from ..verify.command import judge as run
+    return run(image=image, report_file=report, options=VerifyOptions(
         expect=tuple(expect), thresholds=thresholds_of(min_), platform=platform_of(platform),
         checks=checks), outputs=Outputs(json_file, junit, markdown, metrics),
-        from_report=report, retry_for=retry_for, reference=reference, margin=margin)
+        retry_for=retry_for, reference=reference, margin=margin)
 
 
 @command()
@@ -186,8 +184,8 @@ def attest(image: flags.RemoteImage, signing_key: flags.SigningKey = None,
 
     The same probe and checks as `imgkit verify`; the SBOM is read in the same container
     run. Exit codes as `imgkit verify`."""
+    from ..verify.attach import attest as run
     from ..verify.command import Outputs
-    from ..verify.command import attest as run
     return run(image=image, options=VerifyOptions(
         gpus=gpus, expect=tuple(expect), thresholds=thresholds_of(min_),
         platform=platform_of(platform), timeout=timeout,
@@ -208,7 +206,7 @@ def check_signed(image: flags.RemoteImage, trusted_key: flags.TrustedKey = None,
     about its very digest that verifies against --trusted-key (or a keyless identity).
 
     A deploy gate, the rule admission policies apply. Exit 1: refused, saying why."""
-    from ..verify.command import check_signed as run
+    from ..verify.attach import check_signed as run
     return run(image=image, trust=trust(trusted_key, certificate_identity,
                                         certificate_oidc_issuer, tlog),
                allow_gpu_unverified=allow_gpu_unverified,
@@ -287,7 +285,7 @@ def outdated(selection: Selection, images_: flags.LocalImages = None,
 
     Exit 0: no security update waits; 1: one does (a CI gate); 2: an unknown image;
     3: no engine or no mirror."""
-    from ..verify.command import outdated as run
+    from ..lock.command import outdated as run
     return run(images=list(images_ or []), selection=selection, json_file=json_file,
                index_url=setting_or(index_url, "index_url"), pip=pip)
 
@@ -305,7 +303,7 @@ def sbom(image: flags.OneImage, out: flags.SbomOut,
          timeout: flags.Timeout = DEFAULTS.timeout) -> None:
     """Write the image's CycloneDX SBOM: OS packages, Python distributions, and each NVIDIA
     library with the version the library itself reports (read in a throwaway container)."""
-    from ..verify.command import sbom as run
+    from ..verify.attach import sbom as run
     run(image=image, out=out, timeout=timeout)
 
 

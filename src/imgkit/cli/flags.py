@@ -71,10 +71,6 @@ Json = Annotated[Optional[Path], typer.Option(
 Candidates = Annotated[Optional[Path], typer.Option(
     "--candidates", metavar="DIR", help="The `imgkit publish --candidate --json` files of "
     "earlier CI jobs: an image they staged is taken by its staged digest.")]
-# verify's own: judging what a pipeline staged is attest's (its verify jobs); kept one release
-VerifyCandidates = Annotated[Optional[Path], typer.Option(
-    "--candidates", metavar="DIR", hidden=True, help="Deprecated: `imgkit attest TAG "
-    "--candidates DIR` judges what earlier jobs staged.")]
 RetryFor = Annotated[float, typer.Option(
     "--retry-for", metavar="SECONDS", min=0, help="How long to keep retrying a registry "
     "failure that may heal (timeouts, 5xx, 429); a refused connection or an unknown host "
@@ -239,9 +235,6 @@ ShmSize = Annotated[Optional[str], typer.Option(
 FromReport = Annotated[Optional[Path], typer.Option(
     "--from-report", metavar="FILE", help="Judge the probe's report in FILE (the log of a Job "
                                           "of `imgkit export k8s`) instead of running it here.")]
-VerifyFromReport = Annotated[Optional[Path], typer.Option(
-    "--from-report", metavar="FILE", hidden=True, help="Deprecated: `imgkit judge IMAGE FILE` "
-                                                       "judges a report made elsewhere.")]
 Report = Annotated[Path, typer.Argument(
     metavar="REPORT", show_default=False,
     help="The probe's report: the log of a Job of `imgkit export k8s`, or what `imgkit probe` "
@@ -255,8 +248,6 @@ Metrics = Annotated[Optional[str], typer.Option(
     "--metrics", metavar="FILE|URL", help="Also write the verdict as Prometheus metrics: into "
     "FILE, replaced whole (for node_exporter's textfile collector), or pushed to the "
     "Pushgateway at an http(s) URL, grouped by image and host.")]
-Updates = Annotated[bool, typer.Option("--updates", hidden=True, help="Deprecated: use "
-                                                                       "`imgkit outdated IMAGE`.")]
 
 # publish, merge, promote
 LocalTags = Annotated[Optional[list[str]], typer.Argument(

@@ -1,12 +1,11 @@
 """How imgkit's commands behave as commands, whatever they do: errors as one paragraph and
 an exit code (never a traceback), `-h` and `--version`, an option that takes one value
-refused when given twice, old spellings rewritten with a deprecation line, help text as
-prose, and the selection options declared once for every command that selects."""
+refused when given twice, help text as prose, and the selection options declared once for
+every command that selects."""
 from __future__ import annotations
 
 import functools
 import inspect
-import sys
 from collections import Counter
 from dataclasses import replace
 from typing import Any, Callable, Mapping, TypeVar
@@ -17,7 +16,7 @@ from typer.core import TyperCommand, TyperGroup
 from ..console import console, print_error
 from ..errors import EXIT_INTERRUPTED, ImgkitError
 from ..project import selection_from
-from . import deprecated, flags
+from . import flags
 from .values import platforms_of
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -66,15 +65,7 @@ class WordyGroup(TyperGroup):
 
 
 class RootGroup(WordyGroup):
-    """The `imgkit` group: rewrites the old spellings (cli/deprecated.py) before parsing."""
-
-    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
-        if not ctx.resilient_parsing:
-            rewritten = deprecated.rewrite(list(args))
-            for note in rewritten.notes:
-                print(note, file=sys.stderr)
-            args = rewritten.args
-        return super().parse_args(ctx, args)
+    """The `imgkit` group."""
 
 
 def prose(doc: str | None) -> str | None:

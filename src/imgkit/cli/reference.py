@@ -6,7 +6,6 @@ from typing import Any
 
 import typer
 
-from . import deprecated
 from .framework import prose
 
 HEADER = ("# Command-line reference\n\n"
@@ -19,10 +18,6 @@ def reference() -> str:
     from .commands import app
     lines = [HEADER]
     walk(typer.main.get_command(app), [], lines)
-    lines += ["## Old spellings", "",
-              f"Still taken until imgkit {deprecated.REMOVED_IN}, each with a line on stderr "
-              "saying what to write instead:", ""]
-    lines += [f"- `{old}` is now `{new}`" for old, new in old_spellings()]
     return "\n".join(lines).rstrip() + "\n"
 
 
@@ -58,12 +53,3 @@ def option_line(param: Any) -> str:
         said += f" Environment: {param.envvar}."
     return f"- {flags}: {said}"
 
-
-def old_spellings() -> list[tuple[str, str]]:
-    said = [(f"imgkit verify {flag}", f"imgkit {mode}") for flag, mode in deprecated.MODES.items()]
-    said += [(f"imgkit verify {flag} X", f"--min {key}=X")
-             for flag, key in deprecated.THRESHOLDS.items()]
-    said += [(f"imgkit {command} {flag}", f"imgkit {command} {new}")
-             for (command, flag), new in deprecated.RENAMED.items()]
-    said += [(f"imgkit {command} {flag}", f"{new}") for (command, flag), new in deprecated.NOTED.items()]
-    return said

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Iterator
 from urllib.parse import quote
 
-from ..errors import ImgkitError, first_line
+from ..errors import ImgkitError, UsageError, first_line
 from .client import Client
 from .types import ImageConfig, ImageInfo, Step
 
@@ -33,6 +33,14 @@ class Images(Client):
                          env=tuple((name, value) for name, _, value in
                                    (str(e).partition("=") for e in config.get("Env") or ())),
                          digests=tuple(attrs.get("RepoDigests") or ()))
+
+    def known(self, ref: str, hint: str = "build it (imgkit build) or pull it first") -> ImageInfo:
+        """What the engine says of `ref`; an image it does not hold is a usage error (exit 2)
+        saying what to do (`hint`)."""
+        info = self.image(ref)
+        if info is None:
+            raise UsageError(f"image {ref!r} not found in the local engine", hint=hint)
+        return info
 
     def config(self, ref: str) -> ImageConfig:
         """The image's config as the engine reports it (env, entrypoint, cmd, user, workdir,

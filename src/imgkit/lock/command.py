@@ -1,12 +1,14 @@
 """`imgkit lock`: resolve every image of the selection to exact versions with hashes and
 write one lock per image; `--check`: exit 1 naming each image whose lock is missing or no
 longer what the matrix says; `--check --resolve`: also resolve again, write nothing, and
-exit 1 naming what moved on the index or the mirror since the locks were written."""
+exit 1 naming what moved on the index or the mirror since the locks were written.
+`imgkit outdated`: what waits for an image that its lock does not hold yet (outdated.py)."""
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Callable
 
-from .. import platforms
+from .. import labels, platforms
 from ..console import stderr_line
 from ..engine import Engine
 from ..errors import EXIT_FAILED, EXIT_OK, UsageError
@@ -226,3 +228,33 @@ def _merged(target: Target, per_platform: list[list[Pinned]]) -> list[Pinned]:
         out.append(Pinned(first.name, first.version, hashes, marker))
     return out
 
+
+
+def outdated(*, images: list[str], selection: Selection, json_file: Path | None = None,
+             index_url: str | None = None, pip: bool = True) -> int:
+    """What waits for each image; exit 1 when security updates do. No image named: the
+    images the matrix (selection) names that are here."""
+    import datetime as dt
+
+    from ..engine import connect
+    from . import outdated as waiting
+    engine = connect()                                        # unreachable: exit 3
+    if not images:
+        images = [t for t in load_plan(selection).finals if engine.image(t) is not None]
+        if not images:
+            raise UsageError("none of the matrix's images is here", hint="build them, or name TAGs")
+    found = []
+    today = dt.datetime.now(dt.timezone.utc).date()
+    for ref in images:
+        info = engine.known(ref)
+        apt, dists = waiting.ask_image(engine, info.id)
+        result = waiting.Outdated(ref, apt)
+        if pip:
+            result.pip = waiting.patch_releases(dists, index_url)
+        result.base_created, result.base_days = waiting.base_age(engine, info.id, today)
+        result.base_release = info.labels.get(labels.BASE_RELEASE_DATE, "")
+        found.append(result)
+        print(waiting.outdated_line(result), flush=True)
+    if json_file is not None:
+        json_file.write_text(waiting.outdated_json(found))
+    return EXIT_FAILED if any(r.security for r in found) else EXIT_OK

@@ -22,8 +22,7 @@ from ..registry.destination import Destination, check_names, parse_destination
 from ..registry.reference import problem
 from ..render.command import render_selection
 from ..selection import Selection
-from ..verify.command import sbom_document
-from ..verify.run import known
+from ..verify.attach import sbom_document
 from . import report
 from .promote import Promoter, check_tags, parse_source, parse_target
 from .provenance import predicate, read_source
@@ -59,7 +58,7 @@ def publish(selection: Selection, *, tags: list[str], to: list[str], options: Pu
         publisher = Publisher(engine, destinations, options, log=stderr_line,
                               progress=bars.update,
                               describe=lambda ref, image_id: sbom_document(
-                                  engine, ref, known(engine, image_id)),
+                                  engine, ref, engine.known(image_id)),
                               provenance=provenance_of(engine, selection, options))
         try:
             with terminate_interrupts():

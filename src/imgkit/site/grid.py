@@ -132,7 +132,7 @@ def rows(plan: Plan, found: list[Found], held: dict[str, ImageFacts] | None = No
 
 
 def updates_of(record: OutdatedRecord) -> Updates:
-    from ..verify.outdated import AptUpdate
+    from ..lock.outdated import AptUpdate
     security = record.security or tuple(
         u for u in record.apt if AptUpdate(u.package, u.suite, u.installed, u.available).security)
     return Updates(tuple(f"{u.package} {u.installed} -> {u.available}" for u in security),

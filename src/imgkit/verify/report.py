@@ -1,46 +1,12 @@
 """A verdict as people and tools read it: a table in a terminal, one whole line per check
-in a CI log, JSON, JUnit and Markdown (and the CI job's summary); what waits for an image
-(`imgkit outdated`)."""
+in a CI log, JSON, JUnit and Markdown (and the CI job's summary)."""
 from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Sequence
 
 from ..console import append_step_summary, console, flat, print_table
 from .verdict import Check, Verdict
-
-if TYPE_CHECKING:
-    from .outdated import Outdated
-
-
-def outdated_line(result: Outdated) -> str:
-    """One image's waiting updates, whole on one line (a CI log keeps it)."""
-    security, other = result.security, [u for u in result.apt if not u.security]
-    parts = [f"{len(security)} security update{'s' if len(security) != 1 else ''} waiting"
-             + (": " + ", ".join(f"{u.package} {u.installed} -> {u.available}" for u in security)
-                if security else ""),
-             f"{len(other)} other package update{'s' if len(other) != 1 else ''}",
-             f"{len(result.pip)} newer patch release{'s' if len(result.pip) != 1 else ''}"
-             + (": " + ", ".join(f"{p.name} {p.installed} -> {p.newest_patch}" for p in result.pip)
-                if result.pip else "")]
-    if result.base_created:
-        parts.append(f"base from {result.base_created} ({result.base_days} days old"
-                     + (f", its mirror's Release of {result.base_release})" if result.base_release
-                        else ")"))
-    return f"{'OUTDATED' if security else 'ok'}  {result.image}: " + "; ".join(parts)
-
-
-def print_outdated(result: Outdated) -> None:
-    print(outdated_line(result), flush=True)
-
-
-def outdated_json(results: Sequence[Outdated]) -> str:
-    import dataclasses
-    import json
-    return json.dumps([{**dataclasses.asdict(r), "security": [dataclasses.asdict(u) for u in r.security]}
-                       for r in results], indent=1)
-
 
 VERDICT_STYLE = {"pass": "green", "fail": "bold red", "warn": "yellow", "skip": "yellow",
                  "info": "dim"}

@@ -166,7 +166,7 @@ def verify(engine: Engine, ref: str, options: VerifyOptions, *, info: ImageInfo 
     """The verdict of one probe run in a container of `ref` (`info`: what the engine said of
     it, when the caller asked already). With `with_inventory`, the report also lists what
     is installed (its SBOM), read in that same run."""
-    info = info or known(engine, ref)
+    info = info or engine.known(ref, BUILD_HINT)
     platform = runnable_platform(ref, info, options)
     exp = expectations(ref, info.labels, list(options.expect))
     use_gpu = options.gpus != "none"
@@ -190,14 +190,6 @@ BUILD_HINT = "build it (imgkit build) or pull it first"
 REPORT_HINT = "pull it (or name it by registry reference) to judge its report"
 
 
-def known(engine: Engine, ref: str, hint: str = BUILD_HINT) -> ImageInfo:
-    """What the engine says of `ref`; an image it does not hold is a usage error (exit 2)."""
-    info = engine.image(ref)
-    if info is None:
-        raise UsageError(f"image {ref!r} not found in the local engine", hint=hint)
-    return info
-
-
 def judge_report(engine: Engine | None, ref: str, stdout: str, options: VerifyOptions, *,
                  info: ImageInfo | None = None) -> Verdict:
     """The verdict of a report the probe printed elsewhere (a Kubernetes Job), as if it had
@@ -208,7 +200,7 @@ def judge_report(engine: Engine | None, ref: str, stdout: str, options: VerifyOp
     if info is None:
         if engine is None:
             raise Inconsistent(f"{ref}: a report to judge with neither the image nor an engine")
-        info = known(engine, ref, REPORT_HINT)
+        info = engine.known(ref, REPORT_HINT)
     try:
         asked_gpu = not json.loads(channel.unframe(stdout) or "").get("args", {}).get("no_gpu", False)
     except (ValueError, AttributeError):

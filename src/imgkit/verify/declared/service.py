@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import time
 
-from .. import labels
-from ..engine import Engine, RunSpec
-from ..errors import ContainerFailed
-from .cst import ServiceTest
-from .declared import stream_problems
-from .verdict import FAIL, PASS, Check
+from ... import labels
+from ...engine import Engine, RunSpec
+from ...errors import ContainerFailed
+from ...matrix.checkfile import ServiceTest
+from ..verdict import FAIL, PASS, Check
+from .judged import stream_problems
 
 ROUND = 5.0       # seconds one asking container keeps trying before imgkit looks at the server
 SHOWN = 3         # lines kept of what the server printed when it failed

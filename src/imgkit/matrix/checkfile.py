@@ -5,7 +5,8 @@ has no word, imgkit's serviceTests (the image's own server must answer on a port
 gpuTests (Python run by the probe's interpreter with the GPU visible). What imgkit does
 not run yet (setup and teardown commands, licenseTests, containerRunOptions) is refused
 naming the key, never skipped in silence. Every problem of the file is said at once, with
-its line (the family files' way). Pure: declared.py runs the checks."""
+its line (the family files' way). Read with the matrix, so a broken file is a mistake of
+the matrix; verify/declared/ runs the checks."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -15,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .. import yamlload
 from ..errors import SpecError, every_problem
-from ..matrix.problems import key_of, line_of
+from .problems import key_of, line_of
 
 SCHEMA_VERSION = "2.0.0"
 NOT_YET = {"setup": "setup commands", "teardown": "teardown commands",

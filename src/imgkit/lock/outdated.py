@@ -2,7 +2,8 @@
 in the mirror, the security ones apart (asked in a throwaway container of the image, with the
 image's own apt sources, as root on the bridge network, nothing kept); the newer patch
 releases of its Python distributions within the same minor (asked of the package index, from
-the host); and how old its base is (the first layer's date).
+the host); and how old its base is (the first layer's date). What moves a lock, seen from the
+image: `imgkit lock` is how a team takes it in.
 """
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from dataclasses import dataclass, field
 
 from ..engine import Engine, RunSpec
 from ..errors import HostError
-from ..lock.apt import APT_OPTIONS, APT_PREPARE
+from .apt import APT_OPTIONS, APT_PREPARE
 
 SCRIPT = (f"{APT_PREPARE} && apt list --upgradable {APT_OPTIONS} 2>/dev/null; "
           "echo '--- pip'; "
@@ -130,3 +131,27 @@ def patch_releases(dists: dict[str, str], index_url: str | None = None) -> list[
         if newer:
             out.append(PipRelease(name, dists[name], newer))
     return out
+
+
+def outdated_line(result: Outdated) -> str:
+    """One image's waiting updates, whole on one line (a CI log keeps it)."""
+    security, other = result.security, [u for u in result.apt if not u.security]
+    parts = [f"{len(security)} security update{'s' if len(security) != 1 else ''} waiting"
+             + (": " + ", ".join(f"{u.package} {u.installed} -> {u.available}" for u in security)
+                if security else ""),
+             f"{len(other)} other package update{'s' if len(other) != 1 else ''}",
+             f"{len(result.pip)} newer patch release{'s' if len(result.pip) != 1 else ''}"
+             + (": " + ", ".join(f"{p.name} {p.installed} -> {p.newest_patch}" for p in result.pip)
+                if result.pip else "")]
+    if result.base_created:
+        parts.append(f"base from {result.base_created} ({result.base_days} days old"
+                     + (f", its mirror's Release of {result.base_release})" if result.base_release
+                        else ")"))
+    return f"{'OUTDATED' if security else 'ok'}  {result.image}: " + "; ".join(parts)
+
+
+def outdated_json(results: list[Outdated]) -> str:
+    import dataclasses
+    import json
+    return json.dumps([{**dataclasses.asdict(r), "security": [dataclasses.asdict(u) for u in r.security]}
+                       for r in results], indent=1)
