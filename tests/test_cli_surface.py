@@ -84,6 +84,45 @@ def test_a_signing_key_and_a_trusted_key_never_share_a_name() -> None:
     assert helps["--trusted-key"] and all("public" in h for h in helps["--trusted-key"])
 
 
+# What the surface may grow to: each command's visible options, and the top-level help's
+# lines in a 100-column terminal. Raising one is a decision, not a side effect.
+MOST_OPTIONS = 23           # build (the selection's seven included)
+TOP_HELP_LINES = 45
+
+
+def test_no_command_grows_past_the_ceiling_of_options() -> None:
+    counts = {name: len(visible_options(command)) for name, command in commands()}
+    assert max(counts.values()) <= MOST_OPTIONS, sorted(counts.items(), key=lambda c: -c[1])[:3]
+    assert counts["export k8s"] <= 11, counts["export k8s"]     # the cluster is a settings table
+
+
+def test_the_top_level_help_fits_a_screen_one_line_a_command_in_groups() -> None:
+    shown = CliRunner().invoke(app, ["--help"], env={"COLUMNS": "100"}).output
+    lines = shown.rstrip().splitlines()
+    assert len(lines) <= TOP_HELP_LINES, len(lines)
+    groups = re.findall(r"╭─ ([^─]+?) ─", shown)
+    assert groups[1:5] == ["Make images", "Prove them", "Ship them", "Look inside"], groups
+    listed = re.findall(r"^│ ([a-z][a-z-]+) {2,}(\S.*?)\s*│$", shown, re.M)
+    top = typer.main.get_command(app).commands          # type: ignore[attr-defined]
+    assert sorted(name for name, _ in listed) == sorted(top), listed
+    assert len(set(dict(listed).values())) == len(listed)    # one line each, none cut
+
+
+def test_one_meaning_per_flag_name() -> None:
+    """Where verified images are promoted is --registry everywhere (bake's push target is
+    --push-to); --gpus is the probe container's GPUs everywhere (a Job's count is the
+    cluster table's gpus_per_job)."""
+    helps: dict[str, set[str]] = {}
+    for _, command in commands():
+        for option in visible_options(command):
+            for flag in option.opts:
+                helps.setdefault(flag, set()).add(option.help or "")
+    assert all(h.startswith("Where verified images are promoted") for h in helps["--registry"]), \
+        helps["--registry"]
+    assert helps["--gpus"] == {"The container's GPUs, as docker takes them: none, all, a "
+                               "count, or device ids."}, helps["--gpus"]
+
+
 def test_selection_options_are_declared_once() -> None:
     """Every command that selects takes the same --cuda/--only/--images/--namespace/--compat
     (the very same declaration, so the same help)."""

@@ -377,10 +377,11 @@ def test_a_k8s_jobs_report_gives_the_verdict_of_a_local_run(  # type: ignore[no-
     (tmp_path / "images").mkdir()
     (tmp_path / "images" / "mini.yaml").write_text(MINI_FAMILY)
     jobs = tmp_path / "k8s"
+    (tmp_path / "cluster.toml").write_text("gpus_per_job = 0\n")     # no GPU here
     proc = subprocess.run([sys.executable, "-m", "imgkit", "export", "k8s", "--images",
                            str(tmp_path / "images"), "--namespace", namespace, "--registry",
-                           "registry.example.com", "--gpus", "0", "--out", str(jobs)],
-                          capture_output=True, text=True)
+                           "registry.example.com", "--cluster", str(tmp_path / "cluster.toml"),
+                           "--out", str(jobs)], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     (tmp_path / "log.txt").write_text("some kubelet noise\n" + run_job_command(engine, jobs, mini))
     remote, here = tmp_path / "remote.json", tmp_path / "here.json"

@@ -106,12 +106,23 @@ def validate(*paths: Path) -> Checked:
     return kubernetes_validate(*paths)
 
 
+# what a cluster fixes once, as a team writes it (docs/scale.md)
+CLUSTER = """\
+[cluster]
+runtime_class = "nvidia"
+tolerations = ["nvidia.com/gpu:NoSchedule"]
+node_selector = { "nvidia.com/gpu.present" = "true" }
+shm_size = "16Gi"
+namespace = "gpu-ci"
+"""
+
+
 def test_the_k8s_export_passes_kubernetes_validate_and_its_golden_file(tmp_path: Path) -> None:
     out = tmp_path / "k8s"
+    cluster = tmp_path / "cluster.toml"
+    cluster.write_text(CLUSTER)
     done = imgkit("export", "k8s", "--cuda", "11.8", "--registry", "registry.example.com/ml",
-                  "--out", str(out), "--runtime-class", "nvidia", "--toleration",
-                  "nvidia.com/gpu:NoSchedule", "--node-selector", "nvidia.com/gpu.present=true",
-                  "--shm-size", "16Gi", "--k8s-namespace", "gpu-ci")
+                  "--out", str(out), "--cluster", str(cluster))
     assert done.returncode == 0, done.stderr
     files = sorted(out.glob("*.yaml"))
     assert len(files) == 5                                        # the probe and 4 Jobs
@@ -150,20 +161,68 @@ def test_job_names_fit_kubernetes() -> None:
     assert job_name(PADDLE) == "imgkit-verify-paddle-2-6-2-gpu-cuda11-8-cudnn8"
 
 
+@pytest.mark.parametrize("table, message", [
+    ('tolerations = ["nvidia.com/gpu:Sometimes"]',
+     "cluster.tolerations: 'nvidia.com/gpu:Sometimes': expected"),
+    ('node_selector = { "bad key" = "x" }', "cluster.node_selector"),
+    ('shm_size = "lots"', "cluster.shm_size"),
+    ("gpus_per_job = 40", "cluster.gpus_per_job"),
+    ("gpu_per_job = 1", "cluster.gpu_per_job: not a cluster setting"),
+    ('deadline = "soon"', "cluster.deadline"),
+    ('[cluster.fleet]\npushgateway = "ftp://x"', "cluster.fleet.judge_image"),
+])
+def test_a_bad_cluster_table_is_exit_2_naming_the_key(table: str, message: str,
+                                                       tmp_path: Path) -> None:
+    (tmp_path / "cluster.toml").write_text(f"[cluster]\n{table}\n")
+    done = imgkit("export", "k8s", "--cuda", "11.8", "--out", str(tmp_path / "k"), "--registry",
+                  "r.example.com", "--cluster", str(tmp_path / "cluster.toml"))
+    said = " ".join(done.stderr.split())
+    assert done.returncode == 2 and message in said and "Traceback" not in said, said
+    assert str(tmp_path / "cluster.toml") in said and not (tmp_path / "k").exists()
+
+
+def test_every_problem_of_a_cluster_table_is_said_at_once(tmp_path: Path) -> None:
+    (tmp_path / "cluster.toml").write_text('gpus_per_job = -1\nttl = "a day"\nrunclass = "x"\n')
+    done = imgkit("export", "k8s", "--cuda", "11.8", "--out", str(tmp_path / "k"), "--registry",
+                  "r.example.com", "--cluster", str(tmp_path / "cluster.toml"))
+    said = " ".join(done.stderr.split())
+    assert done.returncode == 2, said
+    assert all(k in said for k in ("cluster.gpus_per_job", "cluster.ttl", "cluster.runclass"))
+
+
+def test_the_k8s_export_reads_the_project_files_cluster_and_registry(tmp_path: Path) -> None:
+    """From a project made by `imgkit init`, with `registry` and a [cluster] table in its
+    imgkit.toml: no flag but --out."""
+    assert imgkit("init", str(tmp_path / "p"), "--namespace", "ml").returncode == 0
+    project = tmp_path / "p" / "imgkit.toml"
+    project.write_text(project.read_text() + '\nregistry = "registry.example.com/ml"\n'
+                       + '[cluster]\ngpus_per_job = 2\nruntime_class = "nvidia-cdi"\n')
+    done = imgkit("export", "k8s", "--out", "k8s", cwd=tmp_path / "p")
+    assert done.returncode == 0, done.stderr
+    jobs = [yaml.safe_load(p.read_text()) for p in (tmp_path / "p" / "k8s").glob("verify-*.yaml")]
+    assert jobs
+    for job in jobs:
+        pod = job["spec"]["template"]["spec"]
+        assert pod["runtimeClassName"] == "nvidia-cdi"
+        assert pod["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] == "2"
+        assert pod["containers"][0]["image"].startswith("registry.example.com/ml/")
+
+
 @pytest.mark.parametrize("args, message", [
-    (["--toleration", "nvidia.com/gpu:Sometimes"], "--toleration"),
-    (["--node-selector", "novalue"], "--node-selector"),
-    (["--shm-size", "lots"], "--shm-size"),
     (["--registry", "nohost"], "--registry 'nohost'"),
+    ([], "export k8s needs --registry"),
+    (["--registry", "r.example.com", "--fleet"], "--fleet needs [cluster.fleet]"),
+    (["--registry", "r.example.com", "--verdicts", "v"], "--verdicts is for a fleet check"),
 ])
 def test_bad_k8s_options_are_exit_2(args: list[str], message: str, tmp_path: Path) -> None:
-    base = ["export", "k8s", "--cuda", "11.8", "--out", str(tmp_path / "k")]
-    done = imgkit(*base, *(["--registry", "r.example.com"] if "--registry" not in args else []), *args)
-    assert done.returncode == 2 and message in done.stderr and "Traceback" not in done.stderr
+    done = imgkit("export", "k8s", "--cuda", "11.8", "--out", str(tmp_path / "k"), *args,
+                  cwd=tmp_path, env={"IMGKIT_IMAGES": str(ROOT / "images")})
+    said = " ".join(done.stderr.split())
+    assert done.returncode == 2 and message in said and "Traceback" not in said, said
 
 
 def test_bake_tags_images_in_the_registry_given_yet_builds_on_named_parents(tmp_path: Path) -> None:
-    done = imgkit("export", "bake", "--only", "paddle:*", "--registry", "r.example.com/staging",
+    done = imgkit("export", "bake", "--only", "paddle:*", "--push-to", "r.example.com/staging",
                   "--out", str(tmp_path))
     assert done.returncode == 0, done.stderr
     document = json.loads((tmp_path / "docker-bake.json").read_text())

@@ -100,7 +100,7 @@ def test_every_problem_of_every_file_is_reported_at_once(tmp_path: Path) -> None
     result = runner.invoke(app, ["list", "--images", str(images)])
     assert result.exit_code == 2
     out = result.output
-    assert "5 problems in 2 family files" in out
+    assert "5 problems in 2 files" in out
     assert "team.yaml:5: files: not a key of a framework family" in out
     assert "`files` belongs to an extension family" in out     # where the key does belong
     assert "team.yaml:7: axes.cuda[0]: 12.8 was read as a number" in out
@@ -126,7 +126,7 @@ def test_a_good_family_on_a_broken_one_is_left_out_with_it(tmp_path: Path) -> No
     assert result.exit_code == 0, result.output
     assert "team_ext.yaml: left out of this run: it extends the broken family team" in result.output
     result = runner.invoke(app, ["list", "--images", str(images), "--only", "team/ext:*"])
-    assert result.exit_code == 2 and "3 problems in 1 family file" in result.output
+    assert result.exit_code == 2 and "3 problems in 1 file" in result.output
 
 
 def test_a_family_file_passed_as_the_matrix_folder_is_named(tmp_path: Path) -> None:

@@ -123,12 +123,20 @@ def test_a_reference_verified_without_a_gpu_holds_nothing(tmp_path: Path) -> Non
     assert "without a GPU" in caught.value.message
 
 
-def fleet_export(tmp_path: Path, *extra: str) -> Any:
+FLEET = """\
+[cluster.fleet]
+judge_image = "registry.example.com/ml/imgkit:0.1"
+pushgateway = "http://pushgateway.monitoring:9091"
+"""
+
+
+def fleet_export(tmp_path: Path, *extra: str, fleet: str = FLEET) -> Any:
+    """`export k8s --fleet` with `fleet` as the cluster file ([cluster.fleet] and more)."""
     from .test_exports import imgkit
+    (tmp_path / "cluster.toml").write_text(fleet)
     return imgkit("export", "k8s", "--cuda", "11.8", "--only", PADDLE, "--registry",
                   "registry.example.com/ml", "--out", str(tmp_path / "k8s"), "--fleet",
-                  "--judge-image", "registry.example.com/ml/imgkit:0.1", "--pushgateway",
-                  "http://pushgateway.monitoring:9091", *extra)
+                  "--cluster", str(tmp_path / "cluster.toml"), *extra)
 
 
 def verdict_of_paddle(folder: Path) -> Path:
@@ -145,9 +153,9 @@ def test_the_fleet_export_is_a_cronjob_per_image_that_kubernetes_validate_accept
     as an init container writing its report to a shared folder, then `imgkit judge` in
     imgkit's image against the reference verdict, pushing to the Pushgateway."""
     from .test_exports import validate
-    done = fleet_export(tmp_path, "--nodes", "4", "--schedule", "0 3 * * *",
-                        "--verdicts", str(verdict_of_paddle(tmp_path / "verdicts")),
-                        "--pull-secret", "registry-creds", "--margin", "0.05")
+    done = fleet_export(tmp_path, "--verdicts", str(verdict_of_paddle(tmp_path / "verdicts")),
+                        fleet=FLEET + 'nodes = 4\nschedule = "0 3 * * *"\n'
+                        'pull_secret = "registry-creds"\nmargin = 0.05\n')
     assert done.returncode == 0, done.stderr
     files = sorted((tmp_path / "k8s").glob("*.yaml"))
     assert [f.name for f in files] == ["fleet-paddle-2-6-2-gpu-cuda11-8-cudnn8.yaml",
@@ -180,35 +188,20 @@ def test_the_fleet_export_is_a_cronjob_per_image_that_kubernetes_validate_accept
         in pod["volumes"]
 
 
-@pytest.mark.parametrize("args,words", [
-    (["--judge-image", "x"], "--judge-image is for a fleet check"),
-])
-def test_fleet_options_without_fleet_are_bad_usage(tmp_path: Path, args: list[str],
-                                                    words: str) -> None:
-    from .test_exports import imgkit
-    done = imgkit("export", "k8s", "--cuda", "11.8", "--registry", "r.example.com/ml",
-                  "--out", str(tmp_path / "k"), *args)
-    assert done.returncode == 2 and words in done.stderr, done.stderr
-    assert not (tmp_path / "k").exists()
-
-
-@pytest.mark.parametrize("drop,extra,words", [
-    ("--judge-image", [], "--fleet needs --judge-image"),
-    ("--pushgateway", [], "--fleet needs --pushgateway"),
-    ("", ["--schedule", "every day"], "not a cron schedule"),
-    ("", ["--verdicts", "/nonexistent"], "not a folder"),
+@pytest.mark.parametrize("fleet,extra,words", [
+    ('[cluster.fleet]\npushgateway = "http://p:9091"\n', [], "cluster.fleet.judge_image"),
+    ('[cluster.fleet]\njudge_image = "j:1"\n', [], "cluster.fleet.pushgateway"),
+    ('[cluster.fleet]\njudge_image = "j:1"\npushgateway = "p:9091"\n', [], "cluster.fleet.pushgateway"),
+    (FLEET + 'schedule = "every day"\n', [], "not a cron schedule"),
+    (FLEET, ["--verdicts", "/nonexistent"], "not a folder"),
+    ("[cluster]\n", [], "--fleet needs [cluster.fleet]"),
 ])
 def test_a_fleet_check_missing_what_it_needs_is_bad_usage_and_writes_nothing(
-        tmp_path: Path, drop: str, extra: list[str], words: str) -> None:
-    from .test_exports import imgkit
-    args = ["--fleet", "--judge-image", "j:1", "--pushgateway", "http://p:9091", *extra]
-    if drop:
-        at = args.index(drop)
-        del args[at:at + 2]
-    done = imgkit("export", "k8s", "--cuda", "11.8", "--registry", "r.example.com/ml",
-                  "--out", str(tmp_path / "k"), *args)
-    assert done.returncode == 2 and words in done.stderr, done.stderr
-    assert not (tmp_path / "k").exists()
+        tmp_path: Path, fleet: str, extra: list[str], words: str) -> None:
+    done = fleet_export(tmp_path, *extra, fleet=fleet)
+    said = " ".join(done.stderr.split())
+    assert done.returncode == 2 and words in said and "Traceback" not in said, said
+    assert not (tmp_path / "k8s").exists()
 
 
 def test_an_image_without_a_reference_verdict_is_named(tmp_path: Path) -> None:

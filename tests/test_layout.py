@@ -30,7 +30,8 @@ OWNERS = {
                  "matrix/family_model.py", "matrix/fields.py", "matrix/problems.py",
                  "matrix/spec.py", "matrix/schema.py",
                  "matrix/checkfile.py",                     # the declared checks' file (CST's)
-                 "site/inputs.py"},                         # verify --json files, from anywhere
+                 "site/inputs.py",                          # verify --json files, from anywhere
+                 "export/cluster.py"},                      # a cluster's settings table
     "pydantic_core": {"matrix/fields.py"},                   # the refusals in imgkit's own words
     "tomli": {"project.py"},                                 # tomllib before Python 3.11
     "packaging": {"versions.py", "matrix/"},                 # version rules: the host's and the matrix's

@@ -156,12 +156,13 @@ def test_the_jupyter_extension_works_as_non_root_and_demands_its_token(engine, s
 
 def test_the_k8s_job_of_the_paddle_image_gives_the_verdict_of_a_local_run(engine, slice_built, tmp_path):  # type: ignore[no-untyped-def]
     """The Kubernetes export of the slice, its Paddle Job's own command run with plain
-    `docker run` (no GPU: --gpus 0), the log judged by `imgkit judge`: the same checks and
+    `docker run` (no GPU: gpus_per_job = 0), the log judged by `imgkit judge`: the same checks and
     exit code as `imgkit verify --gpus none`."""
     from .test_docker_verify import run_job_command
     jobs = tmp_path / "k8s"
+    (tmp_path / "cluster.toml").write_text("gpus_per_job = 0\n")
     result = imgkit("export", "k8s", "--only", PADDLE, "--registry", "registry.example.com/ml",
-                    "--gpus", "0", "--out", str(jobs))
+                    "--cluster", str(tmp_path / "cluster.toml"), "--out", str(jobs))
     assert result.returncode == 0, result.stderr
     (tmp_path / "log.txt").write_text(run_job_command(engine, jobs, slice_built))
     remote = imgkit("judge", slice_built, str(tmp_path / "log.txt"), "--json",

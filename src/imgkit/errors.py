@@ -35,7 +35,8 @@ class ImgkitError(Exception):
 
 
 class SpecError(ImgkitError):
-    """A matrix file is malformed or a value is not allowed; names file, line and key."""
+    """A file of the user's (a family file, a check file, a settings table) is malformed or
+    a value is not allowed; names file, line and key."""
 
     exit_code = EXIT_USAGE
 
@@ -49,7 +50,7 @@ class SpecError(ImgkitError):
 
 
 class SpecErrors(SpecError):
-    """Every problem found in the matrix files, reported at once (file, line, key, hint);
+    """Every problem found in the user's files, reported at once (file, line, key, hint);
     as a SpecError it is the first of them."""
 
     def __init__(self, problems: Sequence[SpecError]) -> None:
@@ -57,7 +58,7 @@ class SpecErrors(SpecError):
         super().__init__(first.file, first.key, first.reason, hint=first.hint, line=first.line)
         files = len({p.file for p in problems})
         self.problems = tuple(problems)
-        self.message = (f"{len(problems)} problems in {files} family "
+        self.message = (f"{len(problems)} problems in {files} "
                         f"file{'s' if files > 1 else ''}:\n"
                         + "\n".join(f"  {p.message}" + (f"\n      hint: {p.hint}" if p.hint else "")
                                     for p in problems))

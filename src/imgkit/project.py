@@ -14,6 +14,8 @@ theirs. Every command run anywhere inside the project then sees the same matrix.
     [select]                            # what a command works on when no --cuda, --only or
     cuda = "12.8"                       # --platform is given
     only = ["ml/pytorch:*"]
+    [cluster]                           # what `imgkit export k8s` needs of a cluster
+    runtime_class = "nvidia"            # (export/cluster.py reads and checks this table)
 
 A setting comes from, first to last: the command line, an IMGKIT_* variable (IMGKIT_IMAGES,
 IMGKIT_TEMPLATES, IMGKIT_COMPAT, IMGKIT_NAMESPACE, IMGKIT_REGISTRY, IMGKIT_INDEX_URL,
@@ -67,6 +69,7 @@ class Project:
     file: Path | None                          # None: no project file was found
     settings: Settings = field(default_factory=Settings)
     select: Select = field(default_factory=Select)
+    cluster: dict[str, object] | None = None   # [cluster], as written: export/cluster.py checks it
 
     def setting(self, name: str) -> Path | str | None:
         """A setting from its IMGKIT_* variable, else the project file, else None."""
@@ -85,18 +88,32 @@ def _table(path: Path) -> dict[str, object] | None:
         return None
     if path.name == "pyproject.toml" and "[tool.imgkit" not in text:
         return None
-    if sys.version_info >= (3, 11):   # imported only when there is a project file to read
+    document = _parsed(path, text)
+    if path.name == PROJECT_FILE:
+        return document
+    tool = document.get("tool")
+    table = tool.get("imgkit") if isinstance(tool, dict) else None
+    return table if isinstance(table, dict) else None
+
+
+def _parsed(path: Path, text: str) -> dict[str, object]:
+    if sys.version_info >= (3, 11):   # imported only when there is a TOML file to read
         import tomllib
     else:  # pragma: no cover - Python 3.10
         import tomli as tomllib  # type: ignore[import-not-found, unused-ignore]
     try:
-        document = tomllib.loads(text)
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise UsageError(f"{path}: not valid TOML: {exc}")
-    if path.name == PROJECT_FILE:
-        return document
-    table = document.get("tool", {}).get("imgkit")
-    return table if isinstance(table, dict) else None
+
+
+def read_toml(path: Path) -> dict[str, object]:
+    """A TOML settings file given by name (bad or missing: exit 2, naming it)."""
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise UsageError(f"{path}: {exc.strerror}")
+    return _parsed(path, text)
 
 
 def _checked(path: Path, table: dict[str, object]) -> Project:
@@ -105,6 +122,7 @@ def _checked(path: Path, table: dict[str, object]) -> Project:
     paths: dict[str, Path] = {"images": _shown(where / "images")}   # a project's matrix: its images/
     texts: dict[str, str] = {}
     select = Select()
+    cluster: dict[str, object] | None = None
     for key, value in table.items():
         if key in PATHS and isinstance(value, str) and value:
             paths[key] = _shown(where / value)
@@ -112,15 +130,17 @@ def _checked(path: Path, table: dict[str, object]) -> Project:
             texts[key] = value
         elif key == "select" and isinstance(value, dict):
             select = _selection(path, value)
+        elif key == "cluster" and isinstance(value, dict):
+            cluster = value
         else:
-            known = ", ".join((*PATHS, *TEXTS, "select"))
+            known = ", ".join((*PATHS, *TEXTS, "select", "cluster"))
             raise UsageError(f"{path}: {key}: not a setting, or not of its type ({value!r})",
                              hint=f"settings: {known} (docs/your-matrix.md#the-project-file)")
     settings = Settings(images=paths["images"], templates=paths.get("templates"),
                         compat=paths.get("compat"), namespace=texts.get("namespace"),
                         registry=texts.get("registry"), index_url=texts.get("index_url"),
                         extra_index_url=texts.get("extra_index_url"))
-    return Project(file=path, settings=settings, select=select)
+    return Project(file=path, settings=settings, select=select, cluster=cluster)
 
 
 def _shown(path: Path) -> Path:

@@ -23,7 +23,18 @@ from ..options import (
 from ..project import setting_or
 from ..selection import Selection
 from . import flags
-from .framework import CONTEXT, RootGroup, WordyGroup, commands_of, selects
+from .framework import (
+    CONTEXT,
+    DEVELOP,
+    INSPECT,
+    MAKE,
+    PROVE,
+    SHIP,
+    RootGroup,
+    WordyGroup,
+    commands_of,
+    selects,
+)
 from .values import (
     compression_of,
     destination_of,
@@ -40,7 +51,8 @@ app = typer.Typer(cls=RootGroup, context_settings=CONTEXT, no_args_is_help=True,
 export_app = typer.Typer(cls=WordyGroup, context_settings=CONTEXT, no_args_is_help=True,
                          help="Hand the matrix to other tools: BuildKit bake files, Kubernetes "
                               "Jobs, admission policies.")
-app.add_typer(export_app, name="export")
+app.add_typer(export_app, name="export", rich_help_panel=SHIP,
+              short_help="Hand the matrix to BuildKit, Kubernetes, admission, Prometheus.")
 command, export_command = commands_of(app), commands_of(export_app)
 
 
@@ -49,7 +61,18 @@ def imgkit(version: flags.Version = False) -> None:
     """Build and verify GPU container images from a declared matrix."""
 
 
-@command("list")
+@command(MAKE, "Start a project: imgkit.toml and a family of each kind.")
+def init(folder: flags.InitFolder = Path("."), namespace: flags.Namespace = None,
+         ci: flags.InitCi = None, registry: flags.InitRegistry = None) -> None:
+    """Start a project in FOLDER: imgkit.toml, a commented family of each kind in images/
+    (a small CUDA stack first, so the first build takes minutes), and the family files'
+    JSON Schema for editors; with --ci, the CI pipeline too. --namespace goes into
+    imgkit.toml and the families' repositories. Nothing is overwritten."""
+    from ..starter.command import init as run
+    run(folder, namespace, ci=ci, registry=registry)
+
+
+@command(MAKE, "Validate the matrix and list its images, parents first.", name="list")
 @selects()
 def list_(selection: Selection, json_file: flags.Json = None, stats: flags.Stats = False,
           from_build: flags.FromBuild = None, farm: flags.Farm = [1, 4, 16],
@@ -61,18 +84,7 @@ def list_(selection: Selection, json_file: flags.Json = None, stats: flags.Stats
               builders=farm, gpus=gpu_pool)
 
 
-@command()
-def init(folder: flags.InitFolder = Path("."), namespace: flags.Namespace = None,
-         ci: flags.InitCi = None, registry: flags.InitRegistry = None) -> None:
-    """Start a project in FOLDER: imgkit.toml, a commented family of each kind in images/
-    (a small CUDA stack first, so the first build takes minutes), and the family files'
-    JSON Schema for editors; with --ci, the CI pipeline too. --namespace goes into
-    imgkit.toml and the families' repositories. Nothing is overwritten."""
-    from ..starter.command import init as run
-    run(folder, namespace, ci=ci, registry=registry)
-
-
-@command()
+@command(MAKE, "Print the family files' JSON Schema, for editors.")
 def schema() -> None:
     """Print the JSON Schema of family files (images/*.yaml), for editors and CI checks;
     docs/matrix.md is its reference."""
@@ -80,7 +92,7 @@ def schema() -> None:
     print(schema_text(), end="")
 
 
-@command()
+@command(MAKE, "Pin every pip and apt package of each image.")
 @selects()
 def lock(selection: Selection, check: flags.Check = False, resolve: flags.Resolve = False,
          index_url: flags.IndexUrl = None) -> int:
@@ -96,7 +108,7 @@ def lock(selection: Selection, check: flags.Check = False, resolve: flags.Resolv
                         make_base=make_missing_base)
 
 
-@command()
+@command(MAKE, "Write each image's build context (Dockerfile and files).")
 @selects("templates")
 def render(selection: Selection, out: flags.ContextsOut,
            engine: flags.RenderEngine = "auto") -> None:
@@ -105,7 +117,7 @@ def render(selection: Selection, out: flags.ContextsOut,
     run(selection, out=out, form=engine)
 
 
-@command()
+@command(MAKE, "Build what is out of date; skip what is up to date.")
 @selects("templates", "platforms")
 def build(selection: Selection, jobs: flags.Jobs = BUILD_DEFAULTS.jobs,
           force: flags.Force = False, keep_parents: flags.KeepParents = False,
@@ -130,7 +142,7 @@ def build(selection: Selection, jobs: flags.Jobs = BUILD_DEFAULTS.jobs,
         reuse_from=destination_of("--reuse-from", reuse_from))
 
 
-@command()
+@command(PROVE, "Prove an image's stack and that the GPU really computes.")
 def verify(image: flags.Image, gpus: flags.Gpus = DEFAULTS.gpus, expect: flags.Expect = [],
            min_: flags.Min = [], platform: flags.ImagePlatform = None,
            timeout: flags.Timeout = DEFAULTS.timeout, shm_size: flags.ShmSize = DEFAULTS.shm_size,
@@ -152,7 +164,7 @@ def verify(image: flags.Image, gpus: flags.Gpus = DEFAULTS.gpus, expect: flags.E
         outputs=Outputs(json_file, junit, markdown, metrics), retry_for=retry_for)
 
 
-@command()
+@command(PROVE, "Judge a probe's report made elsewhere (a Kubernetes Job's).")
 def judge(image: flags.Image, report: flags.Report, expect: flags.Expect = [],
           min_: flags.Min = [], reference: flags.Reference = None, margin: flags.JudgeMargin = 0.1,
           platform: flags.ReportPlatform = None, checks: flags.Checks = None,
@@ -169,7 +181,7 @@ def judge(image: flags.Image, report: flags.Report, expect: flags.Expect = [],
         retry_for=retry_for, reference=reference, margin=margin)
 
 
-@command()
+@command(PROVE, "Verify a registry image and attach its signed verdict and SBOM.")
 def attest(image: flags.RemoteImage, signing_key: flags.SigningKey = None,
            keyless: flags.Keyless = False, tlog: flags.Tlog = None,
            gpus: flags.Gpus = DEFAULTS.gpus, expect: flags.Expect = [],
@@ -195,7 +207,8 @@ def attest(image: flags.RemoteImage, signing_key: flags.SigningKey = None,
         signer=signer_of(signing_key, keyless, tlog))
 
 
-@command("check-signed")
+@command(PROVE, "Whether a registry image carries a signed, passing verdict.",
+         name="check-signed")
 def check_signed(image: flags.RemoteImage, trusted_key: flags.TrustedKey = None,
                  certificate_identity: flags.Identity = None,
                  certificate_oidc_issuer: flags.Issuer = None, max_age: flags.MaxAge = None,
@@ -214,7 +227,7 @@ def check_signed(image: flags.RemoteImage, trusted_key: flags.TrustedKey = None,
                retry_for=retry_for)
 
 
-@command()
+@command(SHIP, "Push verified images to registries, by digest.")
 @selects("platforms")
 def publish(selection: Selection, tags: flags.LocalTags = None, to: flags.PublishTo = [],
             candidate: flags.Candidate = False, reuse_from: flags.ReuseFrom = None,
@@ -237,7 +250,7 @@ def publish(selection: Selection, tags: flags.LocalTags = None, to: flags.Publis
         json_file=json_file, reuse_from=destination_of("--reuse-from", reuse_from))
 
 
-@command()
+@command(SHIP, "Stage one multi-platform index per image.")
 @selects()
 def merge(selection: Selection, candidates: flags.StagedCandidates,
           tags: flags.LocalTags = None, retry_for: flags.RetryFor = PUBLISH_DEFAULTS.retry_for,
@@ -252,7 +265,7 @@ def merge(selection: Selection, candidates: flags.StagedCandidates,
                retry_for=retry_for)
 
 
-@command()
+@command(SHIP, "Copy a verified candidate to production, by digest.")
 def promote(source: flags.Source, to: flags.PromoteTo = [], tag: flags.Tag = [],
             trusted_key: flags.TrustedKey = None, certificate_identity: flags.Identity = None,
             certificate_oidc_issuer: flags.Issuer = None, max_age: flags.MaxAge = None,
@@ -275,7 +288,7 @@ def promote(source: flags.Source, to: flags.PromoteTo = [], tag: flags.Tag = [],
                    max_age=seconds_of("--max-age", max_age), retry_for=retry_for))
 
 
-@command()
+@command(INSPECT, "What waits for an image: updates, patch releases, base age.")
 @selects()
 def outdated(selection: Selection, images_: flags.LocalImages = None,
              pip: flags.Pip = True, index_url: flags.IndexUrl = None,
@@ -290,7 +303,7 @@ def outdated(selection: Selection, images_: flags.LocalImages = None,
                index_url=setting_or(index_url, "index_url"), pip=pip)
 
 
-@command()
+@command(INSPECT, "The steps that weigh most in an image.")
 def size(image: flags.OneImage, top: flags.Top = 10, json_file: flags.Json = None) -> None:
     """List the steps that weigh most in an image, and what its own layers add to its
     parent."""
@@ -298,7 +311,7 @@ def size(image: flags.OneImage, top: flags.Top = 10, json_file: flags.Json = Non
     run(image=image, top=top, json_file=json_file)
 
 
-@command()
+@command(INSPECT, "Write an image's CycloneDX SBOM.")
 def sbom(image: flags.OneImage, out: flags.SbomOut,
          timeout: flags.Timeout = DEFAULTS.timeout) -> None:
     """Write the image's CycloneDX SBOM: OS packages, Python distributions, and each NVIDIA
@@ -307,7 +320,7 @@ def sbom(image: flags.OneImage, out: flags.SbomOut,
     run(image=image, out=out, timeout=timeout)
 
 
-@command()
+@command(SHIP, "Write the CI pipeline that builds, verifies and promotes.")
 @selects()
 def ci(selection: Selection, platform: flags.CiPlatform, out: flags.PipelineOut,
        registry: flags.CiRegistry = None, staging: flags.Staging = None,
@@ -338,7 +351,7 @@ def ci(selection: Selection, platform: flags.CiPlatform, out: flags.PipelineOut,
         release_branch=release_branch, pages=pages, compression=compression_of(compression))
 
 
-@command()
+@command(INSPECT, "Write a static site of every image's verdict.")
 @selects()
 def site(selection: Selection, out: flags.SiteOut, verdicts: flags.Verdicts = None,
          outdated: flags.Outdated = None, registry: flags.SiteRegistry = None,
@@ -353,7 +366,7 @@ def site(selection: Selection, out: flags.SiteOut, verdicts: flags.Verdicts = No
                trust=trust(trusted_key, certificate_identity, certificate_oidc_issuer, tlog))
 
 
-@command()
+@command(DEVELOP, "Run the probe on this host and print its JSON facts.")
 def probe(no_gpu: flags.NoGpu = False, gemm_size: flags.GemmSize = 8192) -> None:
     """Run the probe on this host (no container) and print its JSON facts."""
     from ..probe.__main__ import main as probe_main

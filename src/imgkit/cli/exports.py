@@ -5,21 +5,22 @@ from __future__ import annotations
 from ..selection import Selection
 from . import flags
 from .commands import export_command
-from .framework import selects
+from .framework import EXPORT, selects
 from .values import seconds_of
 
 
-@export_command("bake")
+@export_command(EXPORT, "A docker-bake.json and the build contexts, for BuildKit.", name="bake")
 @selects("templates")
 def export_bake(selection: Selection, out: flags.ExportOut,
-                registry: flags.BakeRegistry = None) -> None:
+                push_to: flags.PushTo = None) -> None:
     """Write the build contexts and a docker-bake.json for `docker buildx bake`: a target
     per image, parents reached as target contexts, the CA bundle and index as secrets."""
     from ..export.command import export_bake as run
-    run(selection, out=out, registry=registry)
+    run(selection, out=out, push_to=push_to)
 
 
-@export_command("policy")
+@export_command(EXPORT, "Admission policies: only images with a signed, passing verdict.",
+                name="policy")
 def export_policy(out: flags.ExportOut, registry: flags.PolicyRegistries = [],
                   trusted_key: flags.PublicKeyFile = None, certificate_identity: flags.Identity = None,
                   certificate_oidc_issuer: flags.Issuer = None, kyverno: flags.Kyverno = False,
@@ -35,7 +36,8 @@ def export_policy(out: flags.ExportOut, registry: flags.PolicyRegistries = [],
         kinds=tuple(k for k, on in (("kyverno", kyverno), ("sigstore", sigstore)) if on))
 
 
-@export_command("monitoring")
+@export_command(EXPORT, "Prometheus alert rules and a Grafana dashboard.",
+                name="monitoring")
 def export_monitoring(out: flags.ExportOut, margin: flags.Margin = 0.1,
                       period: flags.Period = "1d") -> None:
     """Write Prometheus alerting rules and a Grafana dashboard for the verdicts `imgkit
@@ -45,26 +47,15 @@ def export_monitoring(out: flags.ExportOut, margin: flags.Margin = 0.1,
     run(out=out, margin=margin, period_seconds=int(seconds_of("--period", period) or 0))
 
 
-@export_command("k8s")
+@export_command(EXPORT, "Kubernetes Jobs (or fleet CronJobs) that run the probe.", name="k8s")
 @selects()
-def export_k8s(selection: Selection, out: flags.ExportOut, registry: flags.ClusterRegistry,
-               gpus: flags.JobGpus = 1, runtime_class: flags.RuntimeClass = "",
-               node_selector: flags.NodeSelector = [], toleration: flags.Toleration = [],
-               shm_size: flags.JobShmSize = "8Gi", deadline: flags.Deadline = 1800,
-               ttl: flags.Ttl = 86400, k8s_namespace: flags.K8sNamespace = "",
-               candidates: flags.Candidates = None, fleet: flags.Fleet = False,
-               judge_image: flags.JudgeImage = None, pushgateway: flags.Pushgateway = None,
-               schedule: flags.Schedule = "0 */6 * * *", nodes: flags.Nodes = 1,
-               margin: flags.JudgeMargin = 0.1, verdicts: flags.FleetVerdicts = None,
-               pull_secret: flags.PullSecret = "") -> None:
+def export_k8s(selection: Selection, out: flags.ExportOut, registry: flags.ClusterRegistry = None,
+               cluster: flags.Cluster = None, candidates: flags.Candidates = None,
+               fleet: flags.Fleet = False, verdicts: flags.FleetVerdicts = None) -> None:
     """Write a verification Job per image and the ConfigMap holding the probe; a Job's log
     is the report: `kubectl logs job/NAME > r.json && imgkit judge IMAGE r.json`. With
-    --fleet, a fleet check's CronJob per image instead."""
+    --fleet, a fleet check's CronJob per image instead. What the cluster fixes once comes
+    from the project file's [cluster] table (or --cluster FILE): docs/scale.md."""
     from ..export.command import export_k8s as run
-    from ..export.fleet import fleet_of
-    run(selection, out=out, registry=registry, candidates=candidates, gpus=gpus,
-        runtime_class=runtime_class, node_selector=node_selector, tolerations=toleration,
-        shm_size=shm_size, deadline=deadline, ttl=ttl, namespace=k8s_namespace,
-        fleet=fleet_of(fleet, judge_image=judge_image, pushgateway=pushgateway,
-                       schedule=schedule, nodes=nodes, margin=margin, pull_secret=pull_secret,
-                       verdicts=verdicts), verdicts=verdicts)
+    run(selection, out=out, registry=registry, cluster=cluster, candidates=candidates,
+        fleet=fleet, verdicts=verdicts)

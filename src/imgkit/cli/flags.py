@@ -358,12 +358,13 @@ Margin = Annotated[float, typer.Option(
 Period = Annotated[str, typer.Option(
     "--period", metavar="DURATION", help="How often each node sends a verdict (the fleet "
     "check's schedule), e.g. 6h or 1d: no verdict for two periods alerts.")]
-BakeRegistry = Annotated[Optional[str], typer.Option(
-    "--registry", metavar="REGISTRY[/NAMESPACE]", help="Tag the images in this registry, what "
-                                                       "`bake --push` pushes (default: local names).")]
+PushTo = Annotated[Optional[str], typer.Option(
+    "--push-to", metavar="REGISTRY[/NAMESPACE]", help="Tag the images for this registry, where "
+    "`docker buildx bake --push` pushes them (default: local names).")]
 PolicyRegistries = Annotated[list[str], typer.Option(
-    "--registry", metavar="REGISTRY[/NAMESPACE]", help="A registry whose images the policy "
-                                                       "covers (repeatable).")]
+    "--registry", metavar="REGISTRY[/NAMESPACE]", help="Where verified images are promoted "
+    "(repeatable): the policy covers the images pulled from there (default: the project "
+    "file's `registry`, or IMGKIT_REGISTRY).", show_default=False)]
 PublicKeyFile = Annotated[Optional[Path], typer.Option(
     "--trusted-key", metavar="FILE", help="The cosign public key (PEM) verdicts must be signed "
                                           "with.")]
@@ -373,50 +374,22 @@ Sigstore = Annotated[bool, typer.Option("--sigstore", help="Only the sigstore po
                                                            "ClusterImagePolicy.")]
 DemandTlog = Annotated[bool, typer.Option("--tlog", help="With --trusted-key: also demand a "
                                                          "Rekor entry.")]
-ClusterRegistry = Annotated[str, typer.Option(
-    "--registry", metavar="REGISTRY[/NAMESPACE]", help="Where the cluster pulls the images.")]
-JobGpus = Annotated[int, typer.Option(
-    "--gpus", metavar="N", min=0, max=16, help="nvidia.com/gpu per Job; 0 runs the probe "
-                                               "without GPU work.")]
-RuntimeClass = Annotated[str, typer.Option("--runtime-class", metavar="NAME",
-                                           help="runtimeClassName, e.g. nvidia.")]
-NodeSelector = Annotated[list[str], typer.Option("--node-selector", metavar="KEY=VALUE",
-                                                 help="A node label the Jobs need (repeatable).")]
-Toleration = Annotated[list[str], typer.Option(
-    "--toleration", metavar="KEY[=VALUE]:EFFECT", help="A taint the Jobs tolerate, e.g. "
-                                                       "nvidia.com/gpu:NoSchedule (repeatable).")]
-JobShmSize = Annotated[str, typer.Option("--shm-size", metavar="QUANTITY",
-                                         help="/dev/shm of the probe, a Kubernetes quantity.")]
-Deadline = Annotated[int, typer.Option("--deadline", metavar="SECONDS", min=60,
-                                       help="activeDeadlineSeconds of each Job.")]
-Ttl = Annotated[int, typer.Option("--ttl", metavar="SECONDS", min=0,
-                                  help="ttlSecondsAfterFinished of each Job.")]
-K8sNamespace = Annotated[str, typer.Option(
-    "--k8s-namespace", metavar="NAME", help="The Kubernetes namespace of the manifests "
-                                            "(default: kubectl's current one).")]
+ClusterRegistry = Annotated[Optional[str], typer.Option(
+    "--registry", metavar="REGISTRY[/NAMESPACE]", help="Where verified images are promoted: "
+    "the cluster pulls them from there (default: the project file's `registry`, or "
+    "IMGKIT_REGISTRY; a staged image by its digest with --candidates).", show_default=False)]
+Cluster = Annotated[Optional[Path], typer.Option(
+    "--cluster", metavar="FILE", help="What the cluster fixes once (GPUs per Job, runtime "
+    "class, node selector, tolerations, deadlines, the fleet's judge and Pushgateway): a TOML "
+    "file (default: the project file's [cluster] table).")]
 Fleet = Annotated[bool, typer.Option(
     "--fleet", help="A fleet check instead of one Job: a CronJob per image whose pods, each on "
-                    "a node of its own, run the probe and then `imgkit judge` (in --judge-image), "
-                    "pushing each node's verdict to --pushgateway.")]
-JudgeImage = Annotated[Optional[str], typer.Option(
-    "--judge-image", metavar="IMAGE", help="With --fleet: imgkit's own image, which judges the "
-                                           "report in each pod (Dockerfile at the repository's "
-                                           "root).")]
-Pushgateway = Annotated[Optional[str], typer.Option(
-    "--pushgateway", metavar="URL", help="With --fleet: the Pushgateway each node's verdict is "
-                                         "pushed to, as `verify --metrics URL` pushes.")]
-Schedule = Annotated[str, typer.Option(
-    "--schedule", metavar="CRON", help="With --fleet: when the checks run (cron's five fields).")]
-Nodes = Annotated[int, typer.Option(
-    "--nodes", metavar="N", min=1, max=1000, help="With --fleet: nodes checked each run, a pod "
-                                                  "on each (no two on one node).")]
+                    "a node of its own, run the probe and then `imgkit judge`, pushing each "
+                    "node's verdict to the Pushgateway ([cluster.fleet]).")]
 FleetVerdicts = Annotated[Optional[Path], typer.Option(
     "--verdicts", metavar="DIR", help="With --fleet: `imgkit verify --json` files of the "
     "verdicts the images were promoted with, each node held to its image's (see judge "
     "--reference).")]
-PullSecret = Annotated[str, typer.Option(
-    "--pull-secret", metavar="NAME", help="With --fleet: a kubernetes.io/dockerconfigjson "
-    "Secret to pull with, which the judge also reads the image's config with.")]
 
 # probe
 NoGpu = Annotated[bool, typer.Option("--no-gpu", help="Skip the GPU work.")]

@@ -101,11 +101,20 @@ def reports_errors(func: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
+# The top-level help's groups, in the order a matrix goes through them; `imgkit --help`
+# shows each command on one line (its `short` help) under its group.
+MAKE, PROVE, SHIP, INSPECT = "Make images", "Prove them", "Ship them", "Look inside"
+DEVELOP = "For imgkit's own developers"
+EXPORT = "Files for other tools"
+
+
 def commands_of(app: typer.Typer) -> Callable[..., Callable[[F], F]]:
-    """`@command()` for `app`: a OneValueCommand whose errors are reported."""
-    def command(name: str | None = None) -> Callable[[F], F]:
+    """`@command(GROUP, "one line")` for `app`: a OneValueCommand whose errors are
+    reported, listed under GROUP in `--help` with that one line."""
+    def command(panel: str, short: str, name: str | None = None) -> Callable[[F], F]:
         def register(func: F) -> F:
-            app.command(name, cls=OneValueCommand)(reports_errors(func))
+            app.command(name, cls=OneValueCommand, rich_help_panel=panel,
+                        short_help=short)(reports_errors(func))
             return func
         return register
     return command

@@ -23,13 +23,8 @@ from .bake import bake_file
 from .ci import PLATFORMS, RENDERERS
 from .jobs import CiSettings, jobs
 from .k8s import (
-    FleetSettings,
-    JobSettings,
-    check_quantity,
     dump,
     named_after,
-    parse_selector,
-    parse_toleration,
     probe_configmap,
     verify_job,
 )
@@ -141,9 +136,10 @@ def ci_command(selection: Selection, platform: str, registry: str | None, stagin
     return shlex.join([*words, "--out", str(out)])
 
 
-def export_bake(selection: Selection, *, out: Path, registry: str | None = None) -> None:
-    """The rendered contexts (pip steps mounting BuildKit secrets) and docker-bake.json."""
-    where = parse_destination(registry, "--registry") if registry else None   # bad: exit 2
+def export_bake(selection: Selection, *, out: Path, push_to: str | None = None) -> None:
+    """The rendered contexts (pip steps mounting BuildKit secrets) and docker-bake.json,
+    its images tagged for `push_to` when given."""
+    where = parse_destination(push_to, "--push-to") if push_to else None     # bad: exit 2
     plan = load_plan(selection)
     contexts = render_selection(selection, plan, buildkit_secrets=True)
     out.mkdir(parents=True, exist_ok=True)
@@ -153,19 +149,23 @@ def export_bake(selection: Selection, *, out: Path, registry: str | None = None)
     stderr_line(f"wrote {len(contexts)} contexts and {out / 'docker-bake.json'}")
 
 
-def export_k8s(selection: Selection, *, out: Path, registry: str, candidates: Path | None = None,
-               gpus: int = 1, runtime_class: str = "", node_selector: list[str] | None = None,
-               tolerations: list[str] | None = None, shm_size: str = "8Gi",
-               deadline: int = 1800, ttl: int = 86400, namespace: str = "",
-               fleet: FleetSettings | None = None, verdicts: Path | None = None) -> None:
+def export_k8s(selection: Selection, *, out: Path, registry: str | None = None,
+               cluster: Path | None = None, candidates: Path | None = None,
+               fleet: bool = False, verdicts: Path | None = None) -> None:
     """A ConfigMap with the probe and a verification Job per image the selection names;
-    with `fleet`, a fleet check's CronJob per image instead (held to `verdicts`)."""
-    settings = JobSettings(
-        gpus=gpus, runtime_class=runtime_class,
-        node_selector=tuple(parse_selector(s) for s in node_selector or ()),
-        tolerations=tuple(parse_toleration(t) for t in tolerations or ()),
-        shm_size=check_quantity("--shm-size", shm_size), deadline=deadline, ttl=ttl,
-        namespace=namespace)
+    with `fleet`, a fleet check's CronJob per image instead (held to `verdicts`). What the
+    cluster fixes comes from `cluster` (a TOML file), else the project's [cluster] table."""
+    from .cluster import cluster_settings, fleet_settings, job_settings
+    if verdicts is not None and not fleet:
+        raise UsageError("--verdicts is for a fleet check", hint="add --fleet")
+    table, where_set = cluster_settings(cluster)                 # bad: exit 2, every problem
+    settings = job_settings(table)
+    fleet_set = fleet_settings(table, where_set) if fleet else None
+    registry = setting_or(registry, "registry")
+    if not registry:
+        raise UsageError("export k8s needs --registry: where verified images are promoted, "
+                         "which the cluster pulls them from",
+                         hint="or set `registry` in imgkit.toml (or IMGKIT_REGISTRY)")
     where = parse_destination(registry, "--registry")                  # bad: exit 2
     plan = load_plan(selection)
     staged = load_candidates(candidates) if candidates is not None else {}
@@ -174,17 +174,17 @@ def export_k8s(selection: Selection, *, out: Path, registry: str, candidates: Pa
               f"{where.registry}/{where.repository(tag)}:{tag.rsplit(':', 1)[1]}"
               for tag in plan.finals}
     held_to: dict[str, Path] = {}
-    if fleet is not None and verdicts is not None:
+    if fleet_set is not None and verdicts is not None:
         from .fleet import references
         held_to = references(plan, verdicts)                  # bad or missing: exit 2, first
     out.mkdir(parents=True, exist_ok=True)
     (out / "probe-configmap.yaml").write_text(dump(probe_configmap(probe, settings)))
-    if fleet is not None:
+    if fleet_set is not None:
         from .fleet import write_fleet
-        count = write_fleet(plan, images, probe, settings, fleet, out, held_to)
+        count = write_fleet(plan, images, probe, settings, fleet_set, out, held_to)
         stderr_line(f"wrote {out}/probe-configmap.yaml and {count} fleet-check CronJobs; then "
                     f"`kubectl apply -f {out}`: each run pushes its nodes' verdicts to "
-                    f"{fleet.pushgateway}")
+                    f"{fleet_set.pushgateway}")
         return
     jobs_written = 0
     for tag in plan.finals:
@@ -223,9 +223,11 @@ def export_policy(*, out: Path, registries: list[str], key: Path | None, identit
     and the same rule as a CUE file for `cosign verify-attestation --policy`."""
     from .policy import PolicySettings, cluster_image_policy, cue, kyverno
     kinds = kinds or ("kyverno", "sigstore")
+    registries = registries or [r for r in (setting_or(None, "registry"),) if r]
     if not registries:
-        raise UsageError("--registry: name the registries (HOST[/NAMESPACE]) whose images the "
-                         "policy covers")
+        raise UsageError("export policy needs --registry: where verified images are promoted, "
+                         "whose images the policy covers",
+                         hint="or set `registry` in imgkit.toml (or IMGKIT_REGISTRY)")
     prefixes = []
     for registry in registries:
         where = parse_destination(registry, "--registry")                    # bad: exit 2

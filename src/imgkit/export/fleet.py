@@ -13,39 +13,12 @@ from ..verify.fleet import read_reference
 from .k8s import (
     FleetSettings,
     JobSettings,
-    check_schedule,
     dump,
     fleet_cronjob,
     fleet_name,
     named_after,
     reference_configmap,
 )
-
-
-def fleet_of(fleet: bool, *, judge_image: str | None, pushgateway: str | None, schedule: str,
-             nodes: int, margin: float, pull_secret: str, verdicts: Path | None,
-             ) -> FleetSettings | None:
-    """The fleet check's settings, or None without --fleet; what only a fleet check takes,
-    given without it, or a fleet check missing what it needs, is bad usage (exit 2)."""
-    if not fleet:
-        given = [flag for flag, value in (("--judge-image", judge_image),
-                                          ("--pushgateway", pushgateway),
-                                          ("--pull-secret", pull_secret),
-                                          ("--verdicts", verdicts)) if value]
-        if given:
-            raise UsageError(f"{given[0]} is for a fleet check", hint="add --fleet")
-        return None
-    if not judge_image:
-        raise UsageError("--fleet needs --judge-image IMAGE: imgkit's own image, which judges "
-                         "each node's report", hint="build it from the Dockerfile at imgkit's "
-                         "root and push it where the cluster pulls (docs/monitoring.md)")
-    if not pushgateway or not pushgateway.startswith(("http://", "https://")):
-        raise UsageError(f"--fleet needs --pushgateway URL (http:// or https://), not "
-                         f"{pushgateway!r}", hint="e.g. http://pushgateway.monitoring:9091")
-    return FleetSettings(judge_image=judge_image, pushgateway=pushgateway,
-                         schedule=check_schedule(schedule), nodes=nodes, margin=margin,
-                         pull_secret=pull_secret)
-
 
 CONFIGMAP_LIMIT = 900 << 10        # Kubernetes refuses a ConfigMap over 1 MiB
 

@@ -86,7 +86,7 @@ SCHEDULE = re.compile(r"^(@(hourly|daily|weekly|monthly|yearly|annually|midnight
 
 def check_schedule(text: str) -> str:
     if not SCHEDULE.match(text.strip()):
-        raise UsageError(f"--schedule {text!r}: not a cron schedule",
+        raise UsageError(f"{text!r} is not a cron schedule",
                          hint="five fields, e.g. \"0 */6 * * *\" (every 6 hours), or @daily")
     return text.strip()
 
@@ -95,27 +95,27 @@ KEY = re.compile(r"^([a-z0-9]([-a-z0-9.]*[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]
 
 
 def parse_selector(text: str) -> tuple[str, str]:
-    """--node-selector KEY=VALUE."""
+    """A node selector's KEY=VALUE."""
     key, sep, value = text.partition("=")
     if not sep or not KEY.match(key) or not LABEL_VALUE.match(value):
-        raise UsageError(f"--node-selector {text!r}: expected KEY=VALUE, a Kubernetes label",
+        raise UsageError(f"{text!r}: expected KEY=VALUE, a Kubernetes label",
                          hint="e.g. nvidia.com/gpu.product=NVIDIA-H100-80GB-HBM3")
     return key, value
 
 
 def parse_toleration(text: str) -> tuple[str, str, str]:
-    """--toleration KEY[=VALUE]:EFFECT."""
+    """A toleration, KEY[=VALUE]:EFFECT."""
     pair, sep, effect = text.rpartition(":")
     key, _, value = pair.partition("=")
     if not sep or effect not in EFFECTS or not KEY.match(key) or not LABEL_VALUE.match(value):
-        raise UsageError(f"--toleration {text!r}: expected KEY[=VALUE]:EFFECT",
+        raise UsageError(f"{text!r}: expected KEY[=VALUE]:EFFECT",
                          hint=f"effects: {', '.join(EFFECTS)}; e.g. nvidia.com/gpu:NoSchedule")
     return key, value, effect
 
 
-def check_quantity(flag: str, text: str) -> str:
+def check_quantity(text: str) -> str:
     if not QUANTITY.match(text):
-        raise UsageError(f"{flag} {text!r}: expected a Kubernetes quantity such as 8Gi")
+        raise UsageError(f"{text!r}: expected a Kubernetes quantity such as 8Gi")
     return text
 
 
