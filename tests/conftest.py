@@ -36,9 +36,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 @pytest.fixture(scope="session", autouse=True)
-def private_plan_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """Tests (and the imgkit processes they start) keep their plan cache to themselves."""
-    path = tmp_path_factory.mktemp("plan-cache")
+def private_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """Tests (and the imgkit processes they start) keep their caches to themselves."""
+    path = tmp_path_factory.mktemp("cache")
     old = os.environ.get("IMGKIT_CACHE_DIR")
     os.environ["IMGKIT_CACHE_DIR"] = str(path)
     yield path

@@ -12,7 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from imgkit.builder.plancache import plan_key
+from imgkit.builder.noop import plan_inputs
+from imgkit.builder.noopcache import fingerprint
 from imgkit.cli import app
 from imgkit.selection import Selection
 
@@ -102,6 +103,10 @@ def test_an_unquoted_version_gets_a_hint(tmp_path: Path) -> None:
            "'525.60.13'}, components: {cudart: '12.9.79'}, cudnn: ['9.10.2.21'], nccl: [2.27]}}")
     out = " ".join(imgkit_list(matrix(tmp_path, PADDLE3, raw=raw)).output.split())
     assert "cuda.12.9.nccl.0" in out and "quote versions" in out and "'2.27'" in out
+
+
+def plan_key(selection: Selection) -> str:
+    return fingerprint(plan_inputs(selection))
 
 
 def test_the_noop_cache_sees_an_overlay_change(tmp_path: Path) -> None:

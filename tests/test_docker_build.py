@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from imgkit.builder import memo
+from imgkit.builder import noopcache
 from imgkit.builder.buildenv import BuildEnv, SecretServer, default_ca_bundle
 from imgkit.builder.buildx import why_not_buildkit
 from imgkit.builder.hostlock import one_build_at_a_time
@@ -141,11 +141,17 @@ def cli_build(project: Path, namespace: str) -> tuple[dict[str, str], str]:
     return {row.split()[0]: row.split()[1] for row in rows}, proc.stderr
 
 
+def asked(project: Path, namespace: str) -> list[list[str]]:
+    argv = ["build", "--images", str(project / "images"), "--namespace", namespace]
+    found = noopcache.plain_build(argv)
+    assert found is not None
+    return found
+
+
 def replayed(project: Path, namespace: str, capsys: pytest.CaptureFixture[str]) -> dict[str, str] | None:
-    """{tag: status} when the no-op's memo answers cli_build's command line here (as that
+    """{tag: status} when the no-op cache answers cli_build's command line here (as that
     imgkit would, in this process: the same folder, variables, Python and imgkit), else None."""
-    answered = memo.replay(memo.memo_name(
-        ["build", "--images", str(project / "images"), "--namespace", namespace]), time.monotonic())
+    answered = noopcache.replay(noopcache.entry_name(asked(project, namespace)), time.monotonic())
     out = capsys.readouterr().out
     if not answered:
         assert out == ""
@@ -155,39 +161,35 @@ def replayed(project: Path, namespace: str, capsys: pytest.CaptureFixture[str]) 
     return {row.split()[0]: row.split()[1] for row in rows}
 
 
-def test_cli_noop_answers_from_the_plan_cache_yet_sees_every_change(  # type: ignore[no-untyped-def]
-        engine, base_image, project, namespace, private_plan_cache, capsys):
+def test_a_noop_answers_from_the_one_cache_yet_sees_every_change(  # type: ignore[no-untyped-def]
+        engine, base_image, project, namespace, private_cache, capsys):
     statuses, _ = cli_build(project, namespace)
     assert set(statuses.values()) <= {BUILT, UP_TO_DATE} and len(statuses) == 2
-    assert list((private_plan_cache / "plans").glob("*.json"))
-
-    statuses, stderr = cli_build(project, namespace)           # the no-op fast path
-    assert set(statuses.values()) == {UP_TO_DATE}
-    assert "building" not in stderr
     root, leaf = list(statuses)
-    # ...which wrote down what its answer rested on: the next one is the memo's, the same
-    assert replayed(project, namespace, capsys) == statuses
-    assert replayed(project, namespace, capsys) == statuses     # it holds while all else does
+    fresh = {root: UP_TO_DATE, leaf: UP_TO_DATE}
+    # the build that ended up to date wrote down what that rested on: the next no-op is the
+    # cache's, with the same summary the full path gives
+    assert replayed(project, namespace, capsys) == fresh
+    assert replayed(project, namespace, capsys) == fresh        # it holds while all else does
+    assert cli_build(project, namespace)[0] == fresh
 
     engine.remove_image(leaf)                                   # the engine is always asked
-    assert replayed(project, namespace, capsys) is None         # (the memo too: an ID is gone)
+    assert replayed(project, namespace, capsys) is None
     statuses, _ = cli_build(project, namespace)
     assert statuses == {root: UP_TO_DATE, leaf: BUILT}
+    assert replayed(project, namespace, capsys) == fresh        # written again
 
-    fresh = {root: UP_TO_DATE, leaf: UP_TO_DATE}
-    assert cli_build(project, namespace)[0] == fresh            # a memo again, then
-    assert replayed(project, namespace, capsys) == fresh
     template = project / "templates" / "pip-layer.Dockerfile.j2"  # a changed input is seen
     template.write_text(template.read_text() + "# a comment changes the input hash\n")
     assert replayed(project, namespace, capsys) is None
     statuses, _ = cli_build(project, namespace)
     assert statuses == {root: UP_TO_DATE, leaf: BUILT}
-
-    assert cli_build(project, namespace)[0] == fresh
     assert replayed(project, namespace, capsys) == fresh
-    (project / "templates.new").mkdir()          # a folder beside the matrix's (templates/ is
-    assert replayed(project, namespace, capsys) is None     # found there)
-    (project / "templates.new").rmdir()
+
+    (project / "templates").rename(project / "templates.kept")  # the templates/ beside the
+    assert replayed(project, namespace, capsys) is None         # matrix chose what renders
+    (project / "templates.kept").rename(project / "templates")
+    (project / "notes").mkdir()                                 # a folder that chooses nothing
     assert replayed(project, namespace, capsys) == fresh
     os.environ["IMGKIT_INDEX_URL"] = "http://127.0.0.1:9/simple"   # a variable the build reads
     try:
@@ -195,25 +197,20 @@ def test_cli_noop_answers_from_the_plan_cache_yet_sees_every_change(  # type: ig
     finally:
         del os.environ["IMGKIT_INDEX_URL"]
 
-    # a family that holds its base to an age is answered by the fast path too: the cache
-    # keeps the base's limit, and the no-op asks the engine how old the base is
+    # a family that holds its base to an age: the entry keeps when the base was made and
+    # the age allowed, and the replay judges the age itself; past it, the build does
     (project / "images" / "mini.yaml").write_text(MINI_FAMILY + "max_base_age: 30d\n")
-    cli_build(project, namespace)
-    kept = [json.loads(p.read_text()) for p in (private_plan_cache / "plans").glob("*.json")]
-    ages = [entry["base_ages"] for entry in kept if entry["base_ages"]]
-    assert ages and list(ages[0].values()) == [30], kept
-    base = next(iter(ages[0]))
-    assert engine.made_at(base) is not None                     # dated by its history
+    assert replayed(project, namespace, capsys) is None          # a changed family file
     statuses, stderr = cli_build(project, namespace)
     assert set(statuses.values()) == {UP_TO_DATE} and "base:" not in stderr, stderr
-    # the memo keeps when the base was made and the age allowed: past it, no memo answers
     assert replayed(project, namespace, capsys) == statuses
-    kept_memo = Path(memo.memo_file(
-        ["build", "--images", str(project / "images"), "--namespace", namespace]))
-    memo_body = json.loads(kept_memo.read_text())
-    assert memo_body["bases"] == {base: [engine.made_at(base), 30]}
-    memo_body["bases"][base][0] -= 31 * 86400
-    kept_memo.write_text(json.dumps(memo_body))
+    [kept] = [p for p in (private_cache / "noop").glob("*.json")
+              if json.loads(p.read_text())["name"] == noopcache.entry_name(asked(project, namespace))]
+    body = json.loads(kept.read_text())
+    [(base, (made, limit))] = body["bases"].items()
+    assert made == engine.made_at(base) and limit == 30
+    body["bases"][base][0] -= 31 * 86400
+    kept.write_text(json.dumps(body))
     assert replayed(project, namespace, capsys) is None
 
 

@@ -5,41 +5,15 @@ from __future__ import annotations
 import pytest
 import typer.main
 
+from imgkit.builder.noopcache import SELECTION_OPTIONS
 from imgkit.cli import app
-from imgkit.entry import (
-    BUILD_ENV_VARS,
-    SELECTION_OPTIONS,
-    parse_plain_verify,
-    parse_selection,
-    try_noop_build,
-    try_plain_verify,
-)
+from imgkit.entry import parse_plain_verify, try_noop_build, try_plain_verify
 from imgkit.project import ENV as PROJECT_ENV
 
 
 def build_params() -> dict[str, object]:
     command = typer.main.get_command(app).commands["build"]  # type: ignore[attr-defined]
     return {p.name: p for p in command.params}
-
-
-@pytest.mark.parametrize("args, expected", [
-    ([], {}),
-    (["--cuda", "11.8"], {"cuda": "11.8"}),
-    (["--cuda=11.8", "--only", "paddle:*"], {"cuda": "11.8", "only": "paddle:*"}),
-    (["--images", "m", "--templates", "t", "--namespace", "ns"],
-     {"images": "m", "templates": "t", "namespace": "ns"}),
-])
-def test_selection_options_are_parsed(args: list[str], expected: dict[str, str]) -> None:
-    assert parse_selection(args) == expected
-
-
-@pytest.mark.parametrize("args", [
-    ["--force"], ["--dry-run"], ["-v"], ["--jobs", "4"], ["--help"], ["--cuda"],
-    ["--cuda", "--only", "x"], ["--cuda", "11.8", "--cuda", "12.4"], ["extra"],
-    ["--ca-bundle", "x.pem"],
-])
-def test_anything_else_goes_to_the_cli(args: list[str]) -> None:
-    assert parse_selection(args) is None
 
 
 def test_only_build_is_answered_early() -> None:
@@ -62,8 +36,8 @@ def test_fast_path_options_match_the_cli() -> None:
     for name, var in PROJECT_ENV.items():    # the variables the fast path reads through it
         if name in params:
             assert params[name].envvar == var  # type: ignore[attr-defined]
-    for name, var in BUILD_ENV_VARS.items():
-        assert params[name].envvar == var  # type: ignore[attr-defined]
+    for name in ("ca_bundle", "index_url", "engine", "mirror"):   # in the entry's name
+        assert params[name].envvar.startswith("IMGKIT_")  # type: ignore[attr-defined]
 
 
 @pytest.mark.parametrize("args, expected", [

@@ -1,5 +1,5 @@
 """Image sizes as the matrix declares them (`size_budget: 7.5GB`): parsed once, carried by
-the plan and the plan cache. Standard library only: the no-op build path loads it."""
+the plan. Standard library only."""
 from __future__ import annotations
 
 import re

@@ -1,7 +1,7 @@
-"""Where imgkit keeps what it may forget: the plan cache (plans/), the verdict tickets
-(verdicts/) and whole verdicts (verdict-files/), the no-op build's memos (noop/) and the
-zstd layers published (zstd-layers/). $IMGKIT_CACHE_DIR, else $XDG_CACHE_HOME/imgkit, else
-~/.cache/imgkit. Only os at import: the no-op build's memo (builder/memo.py) reads it."""
+"""Where imgkit keeps what it may forget: the verdict tickets (verdicts/) and whole verdicts
+(verdict-files/), the no-op build's cache (noop/) and the zstd layers published
+(zstd-layers/). $IMGKIT_CACHE_DIR, else $XDG_CACHE_HOME/imgkit, else ~/.cache/imgkit. Only
+os at import: the no-op build's replay (builder/noopcache.py) reads it."""
 from __future__ import annotations
 
 import os

@@ -1,14 +1,13 @@
 """The `imgkit` console entry point: answers a no-op build, and runs a plain verify,
 before loading the CLI.
 
-A no-op `imgkit build` must cost well under docker's own cache check, and Python start-up
+A no-op `imgkit build` must cost well under BuildKit's own cache check, and Python start-up
 dominates it; importing typer alone is a third of that. So a plain `imgkit build` with only
-selection options is first tried here: parse those few options; if the memo of the last
-such answer still holds (builder/memo.py: standard library only), give it again; else if
-the plan cache knows the selection and every image is up to date, print the summary (and
-write the memo) and exit 0. Anything else (help, --force, --dry-run, any other option, a
-cache miss, anything out of date, any error) goes to the typer CLI from the start, so its
-parsing, messages and exit codes stay the only ones a user ever sees.
+selection options is first tried here: if the no-op cache's entry for it still holds
+(builder/noopcache.py: standard library only), its summary is printed and that is all.
+Anything else (help, --force, --dry-run, any other option, a miss) goes to the typer CLI
+from the start, so its parsing, messages and exit codes stay the only ones a user ever sees;
+its build writes the entry the next run answers from.
 
 `imgkit verify IMAGE [--gpus G] [--checks FILE]`, the command CI runs most, is measured
 against `docker run` plus the framework's import, and typer's start-up is a few hundredths
@@ -18,71 +17,16 @@ tests/test_entry.py keeps both fast paths in step with cli.py.
 """
 from __future__ import annotations
 
-import os
 import sys
 import time
-
-# Options the fast path understands: flag -> field of the Selection. They only
-# select what to check; everything that changes how images are built is left to the CLI.
-SELECTION_OPTIONS = {"--cuda": "cuda", "--only": "only", "--images": "images",
-                     "--templates": "templates", "--namespace": "namespace",
-                     "--compat": "compat_file"}
-# Read by `imgkit build` through typer's envvar; checked the same way here.
-BUILD_ENV_VARS = {"ca_bundle": "IMGKIT_CA_BUNDLE", "index_url": "IMGKIT_INDEX_URL"}
-
-
-def parse_selection(args: list[str]) -> dict[str, str] | None:
-    """`--opt value` / `--opt=value` pairs of SELECTION_OPTIONS, or None for anything else."""
-    out: dict[str, str] = {}
-    i = 0
-    while i < len(args):
-        flag, eq, value = args[i].partition("=")
-        if flag not in SELECTION_OPTIONS or SELECTION_OPTIONS[flag] in out:
-            return None
-        if not eq:
-            if i + 1 >= len(args) or args[i + 1].startswith("-"):
-                return None
-            value = args[i + 1]
-            i += 1
-        out[SELECTION_OPTIONS[flag]] = value
-        i += 1
-    return out
 
 
 def try_noop_build(argv: list[str]) -> bool:
     """True when `argv` was a build with nothing to do and it has been answered."""
-    if not argv or argv[0] != "build":
-        return False
-    selection = parse_selection(argv[1:])
-    if selection is None:
-        return False
     started = time.monotonic()
-    from .builder import memo
-    name = memo.memo_name(argv)   # once, for the replay and for the memo written on a miss
-    if memo.replay(name, started):
-        return True
-    from pathlib import Path
-
-    from .builder.buildenv import build_env
-    from .builder.noop import answer_if_up_to_date
-    from .builder.plancache import plan_inputs
-    from .builder.plankey import fingerprint
-    from .errors import ImgkitError
-    from .project import selection_from
-    try:
-        env = build_env(**{k: os.environ.get(v) or None for k, v in BUILD_ENV_VARS.items()})
-        paths = {k: Path(selection[k]) if k in selection else None
-                 for k in ("images", "templates", "compat_file")}
-        inputs = plan_inputs(selection_from(
-            images=paths["images"], templates=paths["templates"], compat=paths["compat_file"],
-            namespace=selection.get("namespace"), cuda=selection.get("cuda"),
-            only=(selection["only"],) if "only" in selection else ()))
-        key = fingerprint(inputs)
-        recorder = memo.Recorder(name, inputs, key,
-                                 str(env.ca_bundle) if env.ca_bundle is not None else None)
-        return answer_if_up_to_date(key, started, recorder=recorder)
-    except ImgkitError:
-        return False  # the CLI runs the command again and reports it properly
+    from .builder import noopcache
+    asked = noopcache.plain_build(argv)
+    return asked is not None and noopcache.replay(noopcache.entry_name(asked), started)
 
 
 PLAIN_VERIFY_FLAGS = ("--gpus", "--checks")

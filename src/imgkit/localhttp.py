@@ -2,8 +2,8 @@
 
 HTTP/1.0, so the engine sends a plain body and closes the connection: a dozen lines instead
 of http.client, whose import alone costs a no-op build ~15 ms. engine/client.py wraps it in
-imgkit's errors; the no-op build's memo (builder/memo.py) calls it directly, as importing
-the engine package would cost that memo most of what it saves."""
+imgkit's errors; the no-op build's cache (builder/noopcache.py) calls it directly, as
+importing the engine package would cost the no-op most of what the cache saves."""
 from __future__ import annotations
 
 import socket

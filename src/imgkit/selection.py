@@ -51,7 +51,7 @@ class Selection:
 
     @property
     def options(self) -> dict[str, object]:
-        """What of it shapes a plan besides the files it names (the plan cache's key)."""
+        """What of it shapes a plan besides the files it names (in the no-op cache's key)."""
         return {"namespace": self.namespace, "cuda": self.cuda, "only": list(self.only),
                 "compat": str(self.compat_file) if self.compat_file else None,
                 "platforms": list(self.platforms)}

@@ -25,13 +25,14 @@ from ..render.command import render_selection
 from ..render.contexts import Context
 from ..render.stamp import Stamp
 from ..selection import Selection
-from . import plancache, report
+from . import report
 from .base import ensure_base, parse_mirrors
 from .buildenv import BuildEnv, SecretServer, build_env
 from .buildx import BakeBuilder, slow_secret_steps_note, why_not_buildkit
 from .freshness import Freshness, check_freshness
 from .hostlock import one_build_at_a_time
-from .noop import answer_if_up_to_date, base_days, summarize
+from .noop import base_days, plan_inputs, remember, summarize
+from .noopcache import fingerprint
 from .outcome import Result
 from .scheduler import Builder
 from .weights import heaviest, layers, overruns
@@ -41,25 +42,22 @@ def build(selection: Selection, *, options: BuildOptions, verbose: bool = False,
           ca_bundle: str | None = None, index_url: str | None = None, base_source: str = "auto",
           mirrors: list[str] | None = None, json_file: Path | None = None,
           candidates: Path | None = None, retry_for: float = PUBLISH_DEFAULTS.retry_for,
-          reuse_from: Destination | None = None) -> int:
+          reuse_from: Destination | None = None, noop_name: str | None = None) -> int:
     """Validate, render, then build; returns the exit code (1 if any image failed).
     `candidates`: images staged by earlier CI jobs are pulled by digest, never rebuilt.
-    `reuse_from`: images production holds built from the same inputs are pulled, not built."""
+    `reuse_from`: images production holds built from the same inputs are pulled, not built.
+    `noop_name`: the no-op cache's entry for this command line (a plain `imgkit build` with
+    selection options only), written when the build ends with everything up to date."""
     started = time.monotonic()
     env = build_env(ca_bundle, index_url, setting_or(None, "extra_index_url"))   # bad CA: exit 2
     mirror_map = parse_mirrors(mirrors or [])                 # bad --mirror: exit 2
-    key = plancache.plan_key(selection)
-    answer = not (options.force or options.dry_run or candidates or options.refresh_base
-                  or reuse_from)
-    if answer and answer_if_up_to_date(key, started, json_file):
-        return EXIT_OK
+    inputs = plan_inputs(selection) if noop_name is not None else None
+    key = fingerprint(inputs) if inputs is not None else ""   # before anything is read
     plan = load_plan(selection)                               # bad matrix: exit 2
     wanted = platforms_to_build(plan)                         # no emulation: exit 3
     # BuildKit takes the trust settings as secret mounts: auto renders its form first
     contexts = render_selection(selection, plan, buildkit_secrets=options.engine != "docker",
                                 platforms=wanted)             # stale lock: exit 2
-    if answer and _answerable(plan, contexts):
-        plancache.store(key, [c.stamp for c in contexts], base_ages(contexts))
     engine = connect()                                        # unreachable: exit 3
     options, legacy_why = chosen_engine(engine, options)      # auto: BuildKit where it can
     if legacy_why:
@@ -81,7 +79,13 @@ def build(selection: Selection, *, options: BuildOptions, verbose: bool = False,
                else run_builds(engine, contexts, env, options, verbose, forced, legacy_why))
     for old_base in replaced:          # its chain was rebuilt: nothing stands on it now
         engine.remove_if_unused(old_base)
-    return reported(engine, results, contexts, started, json_file, options.engine)
+    code = reported(engine, results, contexts, started, json_file, options.engine)
+    if inputs is not None and noop_name is not None and code == EXIT_OK \
+            and _answerable(plan, contexts):
+        remember(engine, noop_name, inputs, key,
+                 str(env.ca_bundle) if env.ca_bundle is not None else None,
+                 [c.stamp for c in contexts], base_ages(contexts))
+    return code
 
 
 def reported(engine: Engine, results: list[Result], contexts: list[Context], started: float,
@@ -202,8 +206,8 @@ def take_given(engine: Engine, given: dict[str, Given], contexts: list[Context],
 
 
 def _answerable(plan: Plan, contexts: list[Context]) -> bool:
-    """Whether a later run may answer from the plan cache: not where a team's own base may
-    have been pulled anew (its tag naming another digest), or a file was left out."""
+    """Whether a later no-op may answer from what this build judged: not where a team's own
+    base may be pulled anew (its tag naming another digest), or a file was left out."""
     return not plan.left_out and not any(
         c.target.os_release and c.target.os_release.given for c in contexts)
 

@@ -3,7 +3,7 @@
 An image is up to date when its tag exists, carries the input hash its rendered context
 has now, and sits on its parent's current layers; an image whose parent is rebuilt is
 rebuilt too. This module needs only the engine's inspect call and each image's Stamp
-(what rendering made), so a no-op build can answer without rendering anything (plancache.py).
+(what rendering made); the no-op cache (noopcache.py) keeps what it judged fresh.
 """
 from __future__ import annotations
 

@@ -1,49 +1,86 @@
-"""The no-op build: when the plan cache knows the selection and the engine shows every image
-up to date, answer with the summary and nothing else. Light imports only: this is all a
-no-op `imgkit build` loads when its memo (memo.py) does not answer (see entry.py)."""
+"""What a build that ends with every image of its selection up to date writes down for the
+next no-op (noopcache.py answers from it): the plan's inputs and their fingerprint, the ID
+of every image, parent and base, when each base held to an age was made, and the summary a
+no-op prints. Judged with the build's own rules (freshness, the size budgets,
+max_base_age) on the images as they are when it ends."""
 from __future__ import annotations
 
+import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ..engine import Engine, ImageInfo, connect
+from ..engine import Engine, ImageInfo
 from ..render.stamp import Stamp
-from . import plancache, report
+from ..selection import Selection
+from ..shipped import PACKAGE_DIR, default_templates
+from . import report
 from .freshness import check_freshness
-from .memo import Recorder, age_days, past_age
+from .noopcache import age_days, past_age, write
 from .outcome import Result, up_to_date
 from .weights import overruns, with_added
 
+if TYPE_CHECKING:
+    from .noopcache import PlanInputs
 
-def answer_if_up_to_date(key: str, started: float, json_file: Path | None = None,
-                         recorder: Recorder | None = None) -> bool:
-    """The no-op path: when the plan cache knows this selection and the engine shows every
-    image up to date, print the summary and return True (and write the memo the next run
-    answers from, when given a `recorder`); otherwise print nothing."""
-    known = plancache.lookup(key)
-    if known is None:
-        return False
-    stamps = known.stamps
-    engine = connect()                                        # unreachable: exit 3
+
+def _library_sources() -> list[Path]:
+    """The packages whose release can change rendered output: their __init__.py (which
+    carries __version__), found on sys.path the way import would, without importing them."""
+    paths = []
+    for name in ("jinja2", "yaml"):
+        for entry in sys.path:
+            init = Path(entry or ".", name, "__init__.py")
+            if init.is_file():
+                paths.append(init)
+                break
+    return paths
+
+
+def plan_inputs(selection: Selection) -> PlanInputs:
+    """What the plan of `selection` is made from, as noopcache.fingerprint() hashes it."""
+    shipped = default_templates()     # what a partial templates/ folder takes from imgkit
+    roots = [("pkg", PACKAGE_DIR), ("images", selection.images),
+             ("templates", selection.templates_dir)]
+    compat = selection.compat_file
+    return {"roots": [(label, str(root)) for label, root in
+                      roots + ([("shipped", shipped)] if shipped is not None else [])],
+            "libraries": [str(path) for path in _library_sources()],
+            "selection": selection.options, "compat": str(compat) if compat is not None else None,
+            "beside": str(selection.images.resolve().parent / "templates")}
+
+
+def remember(engine: Engine, name: str, inputs: PlanInputs, key: str, ca_bundle: str | None,
+             stamps: list[Stamp], base_ages: dict[str, int]) -> None:
+    """Write the entry `name` when every image of `stamps` is up to date, within its size
+    budget, on a base young enough; else leave the cache as it is (the next build judges
+    again)."""
+    socket = engine.socket_path
+    if socket is None:                      # the replay asks the engine over its local socket
+        return
     seen: dict[str, ImageInfo | None] = {}
     freshness = check_freshness(engine, stamps, seen)
-    made = base_dates(engine, known.base_ages)
-    if not all(f.fresh for f in freshness.values()) or too_old(made, known.base_ages):
-        return False                                          # the full path makes them
+    made = {ref: engine.made_at(ref) for ref in base_ages}
+    if not all(f.fresh for f in freshness.values()) or too_old(made, base_ages):
+        return
     results = [up_to_date(s.tag, freshness[s.tag]) for s in stamps]
     if overruns(results, stamps):
-        return False                                          # the full path reports them
-    results = summarize(engine, results, stamps, started, json_file)
-    if recorder is not None and engine.socket_path is not None:
-        for ref in known.base_ages:
-            if ref not in seen:
-                seen[ref] = engine.image(ref)
-        ids = {ref: info.id for ref, info in seen.items() if info is not None}
-        if len(ids) == len(seen):
-            recorder.write(engine.socket_path, ids,
-                           {ref: [made[ref] or 0.0, limit] for ref, limit in known.base_ages.items()},
-                           report.summary_head(results), report.summary_rows(results))
-    return True
+        return
+    results = with_added(results, stamps, lambda ref: _size(seen, engine, ref))
+    for ref in base_ages:
+        if ref not in seen:
+            seen[ref] = engine.image(ref)
+    if any(info is None for info in seen.values()):
+        return
+    write(name, {"inputs": inputs, "plan_key": key, "ca_bundle": ca_bundle, "socket": socket,
+                 "ids": {ref: info.id for ref, info in seen.items() if info is not None},
+                 "bases": {ref: [made[ref] or 0.0, limit] for ref, limit in base_ages.items()},
+                 "head": report.summary_head(results), "rows": report.summary_rows(results)})
+
+
+def _size(seen: dict[str, ImageInfo | None], engine: Engine, ref: str) -> int | None:
+    info = seen[ref] if ref in seen else engine.image(ref)
+    return info.size if info else None
 
 
 def base_days(engine: Engine, ref: str, now: float | None = None) -> int | None:
@@ -53,15 +90,10 @@ def base_days(engine: Engine, ref: str, now: float | None = None) -> int | None:
     return None if made is None else age_days(made, now or time.time())
 
 
-def base_dates(engine: Engine, base_ages: dict[str, int]) -> dict[str, int | None]:
-    """When each base held to an age was made (None where the engine cannot say)."""
-    return {ref: engine.made_at(ref) for ref in base_ages}
-
-
 def too_old(made: dict[str, int | None], base_ages: dict[str, int],
             now: float | None = None) -> bool:
     """Whether a base is older than its families' max_base_age allows (or cannot be dated):
-    then the full path makes it again, as make_bases judges it."""
+    the next build makes it again, as make_bases judges it."""
     when = now or time.time()
     return any(past_age(made.get(ref), limit, when) for ref, limit in base_ages.items())
 

@@ -29,7 +29,7 @@ def build_summary(results: list[Result], seconds: float) -> str:
 
 
 def summary_head(results: list[Result]) -> str:
-    """The summary's first line, its time left as `{seconds}` (the no-op's memo keeps it so)."""
+    """The summary's first line, its time left as `{seconds}` (the no-op cache keeps it so)."""
     total = (tally(r.status for r in results) or "nothing to do").replace("{", "{{").replace("}", "}}")
     return f"imgkit build: {len(results)} images in {{seconds:.1f}} s ({total})"
 

@@ -7,6 +7,7 @@ check-signed, sbom -> verify/attach.py; publish, merge, promote -> publish/; ci,
 export/; probe -> probe/."""
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import typer
@@ -133,13 +134,16 @@ def build(selection: Selection, jobs: flags.Jobs = BUILD_DEFAULTS.jobs,
     Exit 0: built or up to date; 1: an image failed (its dependents are skipped); 2: bad
     input; 3: no engine, or a registry that refuses our credentials."""
     from ..builder.command import build as run
+    from ..builder.noopcache import entry_name, plain_build
+    asked = plain_build(sys.argv[1:])     # what the next plain `imgkit build` answers from
     return run(selection, options=BuildOptions(
         jobs=jobs, force=force, keep_parents=keep_parents, dry_run=dry_run, engine=engine,
         builder=builder, refresh_base=refresh_base), verbose=verbose, ca_bundle=ca_bundle,
         index_url=setting_or(index_url, "index_url"), base_source=base_source,
         mirrors=mirror or [], json_file=json_file,
         candidates=candidates, retry_for=retry_for,
-        reuse_from=destination_of("--reuse-from", reuse_from))
+        reuse_from=destination_of("--reuse-from", reuse_from),
+        noop_name=entry_name(asked) if asked is not None else None)
 
 
 @command(PROVE, "Prove an image's stack and that the GPU really computes.")

@@ -1,5 +1,5 @@
 """What rendering one image amounts to, for everything after it: the Stamp. Standard library
-only: the no-op build path reads stamps from the plan cache without rendering anything."""
+only: light to load wherever a build judges freshness."""
 from __future__ import annotations
 
 from dataclasses import dataclass
