@@ -38,7 +38,7 @@ build: host setup     ## the main job: build the CUDA $(CUDA) slice of the bundl
 # beside the engine's instead of before them: one command, one summary (on a 2-core machine
 # 2% shorter than two runs, within what the machine drifts). Two sessions share the engine
 # as two users would: each judges only its own namespaces' images and containers
-# (tests/leftovers.py), legacy builds take the host's build lock, and BuildKit shares one
+# (tests/helpers/leftovers.py), legacy builds take the host's build lock, and BuildKit shares one
 # cache. More workers than two gain nothing on a 2-core CI machine and only load a larger
 # one's engine. (xdist_group marks would say it per module, but pytest 9.2 drops them
 # silently: pytest-xdist issue 1386.) The test tools (apt, npm; they need the host, so it
@@ -54,9 +54,9 @@ test:                 ## every test, the real Docker engine included
 test-fast: setup-test ## only the tests that need no Docker engine, on every core
 	$(PYTEST) -m "not docker" -n auto --dist loadfile
 
-lint: setup-test      ## ruff (pyflakes, pycodestyle, import order) and mypy on src
+lint: setup-test      ## ruff (pyflakes, pycodestyle, import order) and mypy on src and tests
 	$(BIN)/ruff check src tests bench
-	$(BIN)/mypy src
+	$(BIN)/mypy src tests
 
 docs: setup           ## docs/cli.md, docs/matrix.md, the family files' and the verdict predicate's JSON Schemas, from the code (tests fail on drift)
 	$(BIN)/python -c "from imgkit.cli import reference; print(reference(), end='')" > docs/cli.md

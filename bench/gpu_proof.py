@@ -28,7 +28,7 @@ import torch  # first: it loads the CUDA libraries (by soname) that the probe th
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from imgkit.probe import cuda, gpu  # noqa: E402
-from tests.gpu_host import CPU_FALLBACKS, TF32_CASES, framework_facts, judge, probe_host  # noqa: E402
+from tests.helpers.gpu_host import CPU_FALLBACKS, TF32_CASES, framework_facts, judge, probe_host  # noqa: E402
 
 TORCH_DTYPE = {"fp32": torch.float32, "tf32": torch.float32, "fp16": torch.float16,
                "bf16": torch.bfloat16}

@@ -20,7 +20,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from tests.registry import USER, docker_config, start_registry  # noqa: E402
+from tests.helpers.registry import USER, docker_config, start_registry  # noqa: E402
 
 
 def docker_push(image: str, work: Path) -> float:

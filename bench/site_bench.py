@@ -22,8 +22,8 @@ sys.path.insert(0, str(ROOT))
 from imgkit.site.grid import rows  # noqa: E402
 from imgkit.site.inputs import read_verdicts  # noqa: E402
 from imgkit.site.pages import write_site  # noqa: E402
-from tests.test_evaluate import GOOD, run  # noqa: E402
-from tests.test_site import plan_of, slow, write_verdict  # noqa: E402
+from tests.helpers.reports import GOOD, run  # noqa: E402
+from tests.helpers.site import plan_of, slow, write_verdict  # noqa: E402
 
 
 def main() -> None:

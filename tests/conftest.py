@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -14,10 +13,11 @@ from typing import Callable, Iterator
 
 import pytest
 
-from . import leftovers
-from .registry import Registry, start_registry
-
-ROOT = Path(__file__).resolve().parent.parent
+from .helpers import leftovers
+from .helpers.buildkit import CONFIG, SOCKET, BuildKit
+from .helpers.images import MINI_FAMILY, MiniStack, mini_project
+from .helpers.pipelines import forget
+from .helpers.registry import Registry, start_registry
 
 # A run started in the background by a shell without job control (`cmd &` in a script, as
 # CI launchers do) inherits Ctrl-C as ignored, and so would every imgkit the tests start:
@@ -79,7 +79,7 @@ def registry(tmp_path: Path) -> Iterator[Registry]:
 
 
 @pytest.fixture(scope="session")
-def engine():  # type: ignore[no-untyped-def]
+def engine():
     from imgkit.engine import connect
     from imgkit.errors import EngineUnavailable
     try:
@@ -93,7 +93,7 @@ def engine():  # type: ignore[no-untyped-def]
 
 
 @pytest.fixture(scope="session")
-def base_image(engine) -> str:  # type: ignore[no-untyped-def]
+def base_image(engine) -> str:
     """The real Debian base every layer starts from (debootstrap when no registry)."""
     from imgkit.builder.base import ensure_base
     from imgkit.matrix import compat
@@ -105,7 +105,7 @@ def base_image(engine) -> str:  # type: ignore[no-untyped-def]
 
 
 @pytest.fixture(scope="session")
-def namespace(engine, base_image) -> Iterator[str]:  # type: ignore[no-untyped-def]
+def namespace(engine, base_image) -> Iterator[str]:
     """A unique repository prefix (its base is the shared Debian base, tagged again);
     every image under it (its own `NS-…` namespaces and its pushes' `HOST/…/NS…` names
     included) is removed at the end."""
@@ -117,7 +117,7 @@ def namespace(engine, base_image) -> Iterator[str]:  # type: ignore[no-untyped-d
 
 
 @pytest.fixture(scope="session")
-def arm64_base(engine, namespace) -> str:  # type: ignore[no-untyped-def]
+def arm64_base(engine, namespace) -> str:
     """Debian 12 arm64 from debootstrap (its second stage under QEMU, ~2 min the first time:
     the base is kept, as the amd64 one is), also tagged as the test namespace's."""
     from imgkit.builder.base import ensure_base
@@ -144,7 +144,7 @@ class TwoPlatforms:
 
 
 @pytest.fixture(scope="session")
-def two_platforms(engine, namespace, arm64_base, tmp_path_factory) -> TwoPlatforms:  # type: ignore[no-untyped-def]
+def two_platforms(engine, namespace, arm64_base, tmp_path_factory) -> TwoPlatforms:
     """`imgkit build` of a family for both platforms, once for the session: the arm64 tests
     stand on it, and the BuildKit one builds its own CUDA images on its python layers. (A
     namespace of its own: other modules expect the session's namespace to build its python
@@ -171,21 +171,8 @@ def two_platforms(engine, namespace, arm64_base, tmp_path_factory) -> TwoPlatfor
     return TwoPlatforms(common, own, cuda, built, build, report)
 
 
-MINI_FAMILY = """\
-family: mini
-description: smallest real CUDA image (cudart only) for tests
-cuda_libs: [cudart]
-axes:
-  cuda: ["11.8"]
-"""
 
 
-def mini_project(root: Path) -> Path:
-    """`root` made a project directory: the bundled templates and a one-image matrix."""
-    shutil.copytree(ROOT / "templates", root / "templates")
-    (root / "images").mkdir()
-    (root / "images" / "mini.yaml").write_text(MINI_FAMILY)
-    return root
 
 
 @pytest.fixture()
@@ -193,34 +180,14 @@ def project(tmp_path: Path) -> Path:
     return mini_project(tmp_path)
 
 
-def build_from_files(engine, ref: str, files: dict[str, bytes]) -> str:  # type: ignore[no-untyped-def]
-    """Build `ref` from an in-memory context (a Dockerfile and the files it copies)."""
-    import io
-    import tarfile
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w") as tar:
-        for path, data in files.items():
-            info = tarfile.TarInfo(path)
-            info.size = len(data)
-            tar.addfile(info, io.BytesIO(data))
-    buf.seek(0)
-    engine.client.images.build(fileobj=buf, custom_context=True, tag=ref, rm=True, forcerm=True)
-    return ref
 
 
-def no_verify_containers(engine) -> list[str]:  # type: ignore[no-untyped-def]
-    """The verify containers of this session's images still in the engine."""
-    return sorted(leftovers.our_containers(engine, label="org.imgkit.role=verify"))
 
 
-@dataclass(frozen=True)
-class MiniStack:
-    python: str   # Debian + python3 + a venv, no CUDA: the start of every layout image
-    mini: str     # + the CUDA 11.8 runtime wheel in the venv, as imgkit builds it
 
 
 @pytest.fixture(scope="session")
-def mini_stack(engine, base_image, namespace, tmp_path_factory) -> MiniStack:  # type: ignore[no-untyped-def]
+def mini_stack(engine, base_image, namespace, tmp_path_factory) -> MiniStack:
     """A real imgkit image: Debian + python3 + the CUDA 11.8 runtime wheel, and its parent,
     built by `imgkit build` as a user would."""
     project = tmp_path_factory.mktemp("mini")
@@ -239,3 +206,41 @@ def mini_stack(engine, base_image, namespace, tmp_path_factory) -> MiniStack:  #
 @pytest.fixture(scope="session")
 def mini(mini_stack: MiniStack) -> str:
     return mini_stack.mini
+
+
+@pytest.fixture()
+def pipeline_ns(engine, base_image) -> Iterator[str]:
+    """A namespace of its own (its images are removed between jobs), on the shared base."""
+    ns = leftovers.claim("imgkit-pipe")
+    engine.tag(engine.image(base_image).id, f"{ns}/debian:bookworm")
+    yield ns
+    engine.remove_image(f"{ns}/debian:bookworm")    # the tag only: the base is shared
+    forget(engine, ns, "")
+
+
+@pytest.fixture(scope="session")
+def buildkit(base_image: str) -> Iterator[BuildKit]:
+    """The BuildKit engine, with the session's Debian base loaded under our namespace and as
+    the registry name the bake export points at; every image of the namespace removed after."""
+    env = dict(os.environ)
+    env.update({k: v for k, v in (("DOCKER_HOST", SOCKET), ("DOCKER_CONFIG", CONFIG)) if v})
+    where = SOCKET or "the host's engine"
+    probe = subprocess.run(["docker", "buildx", "inspect"], env=env, capture_output=True, text=True)
+    if probe.returncode != 0:
+        if os.environ.get("CI"):
+            pytest.fail(f"no BuildKit at {where} (.ci/setup-host.sh installs it): "
+                        f"{probe.stderr.strip()}")
+        pytest.skip(f"no BuildKit at {where}: run .ci/setup-host.sh, or name an engine with "
+                    "IMGKIT_BUILDKIT_HOST")
+    kit = BuildKit(env, leftovers.claim("imgkit-bk"))
+    if SOCKET:                                   # another engine: the session's base into it
+        save = subprocess.Popen(["docker", "save", base_image], stdout=subprocess.PIPE)
+        kit.run("docker", "load", stdin=save.stdout)
+        save.wait()
+    kit.run("docker", "tag", base_image, f"{kit.namespace}/debian:bookworm")
+    kit.run("docker", "tag", base_image, "debian:bookworm-slim")   # what the export names
+    yield kit
+    tags = kit.run("docker", "images", "--format", "{{.Repository}}:{{.Tag}}").stdout.split()
+    mine = [t for t in tags if t.startswith(kit.namespace)]
+    if mine:
+        kit.run("docker", "rmi", *mine, check=False)

@@ -1,7 +1,7 @@
 """`imgkit attest` walks downhill: the image is looked up once, the probe runs once (its
 report carries the inventory the SBOM is made of), the verdict is judged and kept, then
 attached with the SBOM. A counting stand-in engine runs the real probe on this host as its
-"container"; the registry is the in-memory one of tests/fakes.py."""
+"container"; the registry is the in-memory one of tests/helpers/fakes.py."""
 from __future__ import annotations
 
 import json
@@ -18,7 +18,7 @@ from imgkit.engine import ContainerRun, ImageInfo, PathStat, RunSpec, StatFiles
 from imgkit.options import Signer, VerifyOptions
 from imgkit.registry.artifacts import artifact_tag
 
-from .fakes import FakeEngine, FakeRegistry
+from .helpers.fakes import FakeEngine, FakeRegistry
 
 REGISTRY = "registry.example.com"
 REPOSITORY = "ml/tiny"
@@ -111,8 +111,8 @@ def test_the_sbom_comes_from_the_verdicts_own_probe_run(
     engine, _, reference = staged
     options = VerifyOptions(gpus="none")
     _, subject = resolve(reference, options, None, retry_for=0)
-    verdict = verdict_of(engine, subject, options, None, with_inventory=True)
-    document = json.loads(sbom_of(engine, subject, verdict))
+    verdict = verdict_of(engine, subject, options, None, with_inventory=True)  # type: ignore[arg-type]
+    document = json.loads(sbom_of(engine, subject, verdict))  # type: ignore[arg-type]
     assert len(engine.runs) == 1                               # no second container for it
     assert document["bomFormat"] == "CycloneDX"
     names = {c["name"] for c in document["components"]}

@@ -100,7 +100,7 @@ def test_a_base_another_imgkit_is_making_is_waited_for_not_made_twice() -> None:
     from imgkit.builder.base import ensure_base
     from imgkit.builder.hostlock import one_maker_of
 
-    from .fakes import FakeEngine
+    from .helpers.fakes import FakeEngine
     ref = "imgkit-test-lock/debian:bookworm"
     engine = FakeEngine()
     holding, release = threading.Event(), threading.Event()
@@ -117,7 +117,7 @@ def test_a_base_another_imgkit_is_making_is_waited_for_not_made_twice() -> None:
     said: list[str] = []
     threading.Timer(0.3, release.set).start()
     bookworm = load().os_release("bookworm")
-    assert ensure_base(engine, ref, bookworm, source="pull", log=said.append) == "present"
+    assert ensure_base(engine, ref, bookworm, source="pull", log=said.append) == "present"  # type: ignore[arg-type]
     maker.join(10)
     assert said == [f"another imgkit is making {ref} on this host: waiting for it (Ctrl-C stops waiting)",
                     f"the other imgkit finished making {ref}"]

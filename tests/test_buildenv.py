@@ -24,7 +24,7 @@ def get(name: str, token: str | None) -> tuple[int, bytes]:
 
 
 @pytest.fixture
-def server(tmp_path: Path):  # type: ignore[no-untyped-def]
+def server(tmp_path: Path):
     bundle = tmp_path / "ca.pem"
     bundle.write_text("-----BEGIN CERTIFICATE-----\n")
     env = BuildEnv(ca_bundle=bundle, index_url="https://user:secret@pypi.example/simple")

@@ -24,7 +24,7 @@ from imgkit.registry import candidates
 from imgkit.registry.destination import parse_destination
 from imgkit.selection import Selection
 
-from .validators import Checked, check_jsonschema
+from .helpers.validators import Checked, check_jsonschema
 
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = ROOT / "tests" / "golden" / "ci"
@@ -32,7 +32,7 @@ SCHEMAS = {"github": "vendor.github-workflows", "gitlab": "vendor.gitlab-ci"}
 PADDLE = "paddle:2.6.2-gpu-cuda11.8-cudnn8"
 
 
-def bundled_plan(**selection: Any):  # type: ignore[no-untyped-def]
+def bundled_plan(**selection: Any):
     return load_plan(Selection(ROOT / "images", cuda=selection.get("cuda"),
                                only=tuple(selection.get("only", ()))))
 
@@ -43,7 +43,7 @@ def settings(**changes: Any) -> CiSettings:
                       **changes)
 
 
-def generated(platform: str, plan=None, **changes: Any) -> str:  # type: ignore[no-untyped-def]
+def generated(platform: str, plan=None, **changes: Any) -> str:
     command = f"imgkit ci {platform} --registry registry.example.com/ml --out {platform}.yml"
     ci = settings(**changes)
     return RENDERERS[platform](jobs(plan or bundled_plan(), ci), ci, command)
@@ -261,7 +261,7 @@ def test_each_platforms_image_staged_alone_is_found_by_tag_and_platform(tmp_path
     assert took[platforms.local_ref("x:1", "linux/arm64")].platform == "linux/arm64"
     # the index merged later wins for the tag itself
     candidate_file(tmp_path / "merged.json", {**staged("x:1", image_id=""), "image_id": "",
-                                              "platforms": ["linux/amd64", "linux/arm64"],
+                                              "platforms": ["linux/amd64", "linux/arm64"],  # type: ignore[dict-item]
                                               "digest": "sha256:" + "e" * 64})
     assert candidates.lookup(tmp_path, "x:1").platforms == ("linux/amd64", "linux/arm64")
     # the same platform staged as two images is refused, naming tag and platform

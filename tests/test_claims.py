@@ -11,7 +11,7 @@ from imgkit.verify.claims import claim_checks
 from imgkit.verify.facts import parse_report
 from imgkit.verify.verdict import FAIL, PASS
 
-from .test_evaluate import GOOD
+from .helpers.reports import GOOD
 
 NVIDIA_STYLE = {"CUDA_VERSION": "12.4.1", "NV_CUDA_LIB_VERSION": "12.4.1-1",
                 "NV_LIBCUBLAS_VERSION": "12.4.5.8-1", "NV_CUDNN_VERSION": "9.1.0.70-1",
@@ -19,7 +19,7 @@ NVIDIA_STYLE = {"CUDA_VERSION": "12.4.1", "NV_CUDA_LIB_VERSION": "12.4.1-1",
                 "PYTORCH_VERSION": "2.5.1", "NVIDIA_PYTORCH_VERSION": "24.10", "PATH": "/usr/bin"}
 
 
-def by_name(env: dict[str, str], report: dict = GOOD) -> dict[str, tuple[str, str]]:  # type: ignore[type-arg]
+def by_name(env: dict[str, str], report: dict = GOOD) -> dict[str, tuple[str, str]]:
     return {c.name: (c.verdict, c.diagnosis) for c in claim_checks(parse_report(report), env)}
 
 
@@ -62,7 +62,7 @@ def test_imgkits_own_layers_write_nvidias_variables_that_verify_holds_them_to() 
     from imgkit.verify.claims import claim_checks
     from imgkit.verify.facts import parse_report
 
-    from .test_evaluate import GOOD
+    from .helpers.reports import GOOD
     data = load()
     for cuda, release in data.cuda.items():
         env = dict(nvidia_env("cuda", dict(release.components), cuda, release.driver_minor_compat))

@@ -1,20 +1,15 @@
 """The command line as a user meets it: exit codes and messages, never a traceback."""
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from .helpers.cli import imgkit
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def imgkit(*args: str, env: dict[str, str] | None = None,
-           cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "imgkit", *args], capture_output=True, text=True,
-                          cwd=cwd, env={**os.environ, "COLUMNS": "200", **(env or {})}, timeout=120)
 
 
 @pytest.mark.parametrize("value", ["99.9", "11.8; rm -rf /", "", "$(id)"])

@@ -19,7 +19,7 @@ def commands() -> dict[str, set[str]]:
 
     def walk(command: object, path: list[str]) -> None:
         if hasattr(command, "commands"):
-            for name, sub in command.commands.items():   # type: ignore[attr-defined]
+            for name, sub in command.commands.items():
                 walk(sub, [*path, name])
             return
         found[" ".join(path)] = {o for p in command.params for o in (*p.opts, *p.secondary_opts)  # type: ignore[attr-defined]

@@ -15,24 +15,10 @@ from imgkit.matrix.plan import make_plan
 from imgkit.matrix.spec import load_spec, parse_family
 from imgkit.render.contexts import render_plan
 
+from .helpers.families import TEAM, TEAM2
+
 ROOT = Path(__file__).resolve().parent.parent
 BASE = "family: base\ncuda_libs: [cudart]\naxes:\n  cuda: ['11.8']\n"
-TEAM = """\
-family: team
-extends: {family: base}
-repository: team/app
-apt: [tini]
-user: {name: ml, uid: 1001}
-entrypoint: ["/usr/bin/tini", "--"]
-cmd: ["python3", "-c", "print('hi')"]
-labels: {com.example.team: ml-platform}
-env: {APP_HOME: /workspace/app}
-workdir: /workspace/app
-ports: [8080]
-run:
-  - echo built-by-run > /etc/team-marker
-"""
-TEAM2 = "family: team2\nextends: {family: team}\nrepository: team/app2\napt: [jq]\n"
 
 
 def dockerfiles(tmp_path: Path, **families: str) -> dict[str, str]:

@@ -24,7 +24,7 @@ from imgkit.selection import Selection
 from imgkit.verify import tickets
 from imgkit.verify.verdict import FAIL, PASS, Check, Verdict
 
-from .fakes import FakeEngine, FakeRegistry, image_id
+from .helpers.fakes import FakeEngine, FakeRegistry, image_id
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -86,9 +86,9 @@ def test_up_to_date_images_are_not_built_unless_forced(contexts: list[Context]) 
     run(engine, contexts)
     fresh = {c.target.tag: Freshness("", engine.image(c.target.tag)) for c in contexts}
     engine.events.clear()
-    results = Builder(engine, BuildOptions(), {}, lambda *_: None).run(contexts, fresh)
+    results = Builder(engine, BuildOptions(), {}, lambda *_: None).run(contexts, fresh)  # type: ignore[arg-type]
     assert {r.status for r in results} == {UP_TO_DATE} and not engine.events
-    results = Builder(engine, BuildOptions(force=True), {}, lambda *_: None).run(contexts, fresh)
+    results = Builder(engine, BuildOptions(force=True), {}, lambda *_: None).run(contexts, fresh)  # type: ignore[arg-type]
     assert {r.status for r in results} == {BUILT}
     assert sorted(t for what, t in engine.events if what == "build without cache") == sorted(
         c.target.tag for c in contexts)
@@ -102,7 +102,7 @@ def test_force_keeping_parents_rebuilds_anew_only_what_was_named_and_what_stands
     fresh = {c.target.tag: Freshness("", engine.image(c.target.tag)) for c in contexts}
     cudnn = next(c.target.tag for c in contexts if c.target.layer == "cudnn")
     engine.events.clear()
-    results = Builder(engine, BuildOptions(force=True, keep_parents=True), {}, lambda *_: None,
+    results = Builder(engine, BuildOptions(force=True, keep_parents=True), {}, lambda *_: None,  # type: ignore[arg-type]
                       forced={cudnn}).run(contexts, fresh)
     statuses = {r.tag: r.status for r in results}
     below = {c.target.tag for c in contexts if c.target.parent == cudnn}

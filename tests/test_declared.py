@@ -163,8 +163,8 @@ def test_gpu_tests_run_in_the_probe_after_its_gpu_work_and_are_judged(tmp_path: 
     from imgkit.verify.declared.in_probe import probe_environment
     from imgkit.verify.facts import parse_report
 
-    from .gpu_host import probe_host
-    from .test_evaluate import GOOD, run
+    from .helpers.gpu_host import probe_host
+    from .helpers.reports import GOOD, run
 
     checks = load_checks(write(tmp_path, GPU_TESTS))
     assert checks.count == 3 and checks.gpu_tests[2].timeout == 2
@@ -200,8 +200,8 @@ def test_command_tests_run_in_the_probes_own_container_and_are_judged_from_its_r
     from imgkit.verify.declared.in_probe import extra_seconds, probe_environment
     from imgkit.verify.facts import parse_report
 
-    from .gpu_host import probe_host
-    from .test_evaluate import GOOD
+    from .helpers.gpu_host import probe_host
+    from .helpers.reports import GOOD
     checks = load_checks(write(tmp_path, """\
 schemaVersion: 2.0.0
 globalEnvVars: [{key: GREETING, value: hello}]

@@ -17,13 +17,13 @@ import pytest
 from imgkit.verify.run import VerifyOptions, verify
 from imgkit.verify.verdict import Verdict
 
-from . import leftovers
-from .conftest import build_from_files, no_verify_containers
-from .registry import USER, docker_config, skopeo_json, skopeo_tags
-from .test_cli import imgkit
-from .test_docker_buildkit import build_json, buildkit, layers  # noqa: F401  (the fixture)
-from .test_docker_buildkit import project as bake_project
-from .test_docker_layouts import EXTRACT, NVIDIA_ENV
+from .helpers import leftovers
+from .helpers.buildkit import build_json, layers
+from .helpers.buildkit import project as bake_project
+from .helpers.cli import imgkit
+from .helpers.images import build_from_files, no_verify_containers
+from .helpers.layouts import EXTRACT, NVIDIA_ENV
+from .helpers.registry import USER, docker_config, skopeo_json, skopeo_tags
 
 pytestmark = pytest.mark.docker
 ARM64 = "linux/arm64"
@@ -49,20 +49,20 @@ def wheels(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 
 @pytest.fixture(scope="module")
-def arm64_python(two_platforms) -> str:  # type: ignore[no-untyped-def]
+def arm64_python(two_platforms) -> str:
     """The arm64 base with python3, a venv and the imgkit user: the python layer `imgkit
     build` made for arm64 (the amd64 layouts stand on its amd64 twin, mini_stack.python);
     emulated apt runs once in the session, for both."""
     return f"{two_platforms.namespace}/python:3.11-bookworm-arm64"
 
 
-def arm64_layout(engine, namespace: str, parent: str, name: str, steps: str,  # type: ignore[no-untyped-def]
+def arm64_layout(engine, namespace: str, parent: str, name: str, steps: str,
                  files: dict[str, bytes]) -> str:
     return build_from_files(engine, f"{namespace}/layout-arm64:{name}", {
         "Dockerfile": f"FROM {parent}\nUSER root\n{steps}\nUSER imgkit\n".encode(), **files})
 
 
-def judge(engine, ref: str) -> Verdict:  # type: ignore[no-untyped-def]
+def judge(engine, ref: str) -> Verdict:
     verdict = verify(engine, ref, VerifyOptions(gpus="none", platform=ARM64))
     assert no_verify_containers(engine) == []
     return verdict
@@ -72,7 +72,7 @@ def checks(verdict: Verdict) -> dict[str, str]:
     return {c.name: f"{c.verdict}: {c.measured} | {c.diagnosis}" for c in verdict.checks}
 
 
-def test_the_aarch64_wheel_in_a_venv(engine, arm64_python, namespace, wheels):  # type: ignore[no-untyped-def]
+def test_the_aarch64_wheel_in_a_venv(engine, arm64_python, namespace, wheels):
     """imgkit's own layout on arm64: the runtime wheel's aarch64 file in the venv."""
     name = wheels["aarch64"].name
     ref = arm64_layout(engine, namespace, arm64_python, "venv-wheel",
@@ -90,7 +90,7 @@ def test_the_aarch64_wheel_in_a_venv(engine, arm64_python, namespace, wheels):  
     assert copy.owner is not None and copy.owner.name == "nvidia_cuda_runtime_cu12"
 
 
-def test_an_sbsa_toolkit_tree(engine, arm64_python, namespace, wheels):  # type: ignore[no-untyped-def]
+def test_an_sbsa_toolkit_tree(engine, arm64_python, namespace, wheels):
     """The layout NVIDIA's arm64 (sbsa) packages leave: targets/sbsa-linux, version.json,
     the /usr/local/cuda link and an ld.so.conf.d entry."""
     name = wheels["aarch64"].name
@@ -114,7 +114,7 @@ def test_an_sbsa_toolkit_tree(engine, arm64_python, namespace, wheels):  # type:
     assert checks(verdict)["cudart.version"].startswith("pass: 12.4")
 
 
-def test_a_library_of_the_other_architecture_is_named(engine, arm64_python, namespace, wheels):  # type: ignore[no-untyped-def]
+def test_a_library_of_the_other_architecture_is_named(engine, arm64_python, namespace, wheels):
     """The x86-64 runtime copied into an arm64 image (a host's files, a wrong wheel unpacked):
     it cannot load, and the verdict says why in the architecture's words."""
     name = wheels["x86_64"].name
@@ -136,7 +136,7 @@ def test_a_library_of_the_other_architecture_is_named(engine, arm64_python, name
     assert found["platform"].startswith("pass")
 
 
-def test_the_cli_verifies_arm64_here_without_a_gpu_only(arm64_python) -> None:  # type: ignore[no-untyped-def]
+def test_the_cli_verifies_arm64_here_without_a_gpu_only(arm64_python) -> None:
     """Exit 0 with --gpus none (the platform line in the output); a GPU under emulation and
     a platform the image is not are usage errors (exit 2) that say so, nothing left behind."""
     done = imgkit("verify", arm64_python, "--platform", ARM64, "--gpus", "none")
@@ -149,7 +149,7 @@ def test_the_cli_verifies_arm64_here_without_a_gpu_only(arm64_python) -> None:  
     assert "Traceback" not in gpu.stderr + other.stderr
 
 
-def test_build_makes_each_platform_and_each_verifies(engine, arm64_base, two_platforms):  # type: ignore[no-untyped-def]
+def test_build_makes_each_platform_and_each_verifies(engine, arm64_base, two_platforms):
     """`imgkit build` of a family for both platforms: the host's images under their tags, the
     arm64 ones as TAG-arm64 standing on each other (configs say arm64, the same input hash),
     each verifies as its platform; a second build has nothing to do."""
@@ -169,7 +169,7 @@ def test_build_makes_each_platform_and_each_verifies(engine, arm64_base, two_pla
     assert {i["status"] for i in json.loads(two_platforms.report.read_text())["images"]} == {"up-to-date"}
 
 
-def test_build_engine_buildx_makes_another_platforms_images_too(  # type: ignore[no-untyped-def]
+def test_build_engine_buildx_makes_another_platforms_images_too(
         buildkit, two_platforms, arm64_base, tmp_path):  # noqa: F811
     """A family for amd64 and arm64 through one bake: the arm64 images are their own
     targets, built by BuildKit under QEMU and kept as TAG-arm64 (configs say arm64, the same
@@ -203,7 +203,7 @@ def test_build_engine_buildx_makes_another_platforms_images_too(  # type: ignore
 
 
 @pytest.fixture()
-def pulled_tags_removed(engine, registry):  # type: ignore[no-untyped-def]
+def pulled_tags_removed(engine, registry):
     """`verify HOST/REPO:TAG` tags what it pulls as `docker pull` would: those tags go."""
     yield
     for image in leftovers.images(engine):
@@ -212,7 +212,7 @@ def pulled_tags_removed(engine, registry):  # type: ignore[no-untyped-def]
                 engine.untag(tag)
 
 
-def skopeo_digest(registry, ref: str) -> str:  # type: ignore[no-untyped-def]
+def skopeo_digest(registry, ref: str) -> str:
     """The digest of what `ref` names (an index's own), from the bytes skopeo reads."""
     import hashlib
     out = subprocess.run(["skopeo", "inspect", "--raw", "--tls-verify=false",
@@ -232,13 +232,13 @@ class LoggedIn:
                               capture_output=True, text=True, timeout=900)
 
 
-def logged_in(registry, tmp_path: Path) -> LoggedIn:  # type: ignore[no-untyped-def]
+def logged_in(registry, tmp_path: Path) -> LoggedIn:
     config = docker_config(tmp_path / "docker", {registry.address: (USER, registry.password)})
     return LoggedIn({**os.environ, "DOCKER_CONFIG": str(config),
                      "IMGKIT_CACHE_DIR": str(tmp_path / "cache")})
 
 
-def test_one_tag_for_both_platforms_published_verified_and_promoted_as_an_index(  # type: ignore[no-untyped-def]
+def test_one_tag_for_both_platforms_published_verified_and_promoted_as_an_index(
         engine, two_platforms, registry, tmp_path, monkeypatch, pulled_tags_removed):
     """publish gates each platform's image on its own verdict, pushes both by digest and
     puts an OCI index naming them under the tag, the same digest in every destination;
@@ -318,7 +318,7 @@ def test_one_tag_for_both_platforms_published_verified_and_promoted_as_an_index(
     assert "half" not in skopeo_tags(registry, f"c/{repository}")
 
 
-def test_a_two_platform_candidate_is_one_staged_index_judged_per_platform(  # type: ignore[no-untyped-def]
+def test_a_two_platform_candidate_is_one_staged_index_judged_per_platform(
         engine, two_platforms, registry, tmp_path, pulled_tags_removed):
     """The pipeline's flow: `publish --candidate` stages each platform's image and their
     index; a verify job per platform picks its image from the staged index and attaches
@@ -394,7 +394,7 @@ def test_a_two_platform_candidate_is_one_staged_index_judged_per_platform(  # ty
     assert "building" not in done.stderr
 
 
-def test_each_platform_built_by_a_job_of_its_own_then_merged_and_promoted_whole(  # type: ignore[no-untyped-def]
+def test_each_platform_built_by_a_job_of_its_own_then_merged_and_promoted_whole(
         engine, two_platforms, registry, tmp_path, pulled_tags_removed):
     """The pipeline `imgkit ci gitlab` writes for a two-platform family, its jobs run one by
     one as their runners would (the arm64 jobs here under QEMU, with the very commands an
@@ -403,7 +403,7 @@ def test_each_platform_built_by_a_job_of_its_own_then_merged_and_promoted_whole(
     staged digest, and promote merges the index first and copies it whole."""
     from imgkit.registry.client import OCI_INDEX
 
-    from .test_docker_pipeline import gitlab_pipeline, run_jobs
+    from .helpers.pipelines import gitlab_pipeline, run_jobs
     own = two_platforms.common[3]
     cuda = two_platforms.cuda
     repository, tag = cuda.rsplit(":", 1)
@@ -468,7 +468,7 @@ def test_each_platform_built_by_a_job_of_its_own_then_merged_and_promoted_whole(
     assert skopeo_digest(registry, f"{production}/{repository}:{tag}") == index_entry["digest"]
 
 
-def test_a_manifest_list_the_docker_cli_made_is_judged_per_platform_and_promoted_whole(  # type: ignore[no-untyped-def]
+def test_a_manifest_list_the_docker_cli_made_is_judged_per_platform_and_promoted_whole(
         engine, two_platforms, registry, tmp_path, pulled_tags_removed):
     """An index imgkit did not make: each platform's image staged alone, then stitched into a
     Docker manifest list by `docker manifest create/push`. verify of its tag judges the

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import build_from_files
-from .registry import USER
+from .helpers.images import build_from_files
+from .helpers.registry import USER
 
 pytestmark = pytest.mark.docker
 
@@ -31,7 +31,7 @@ def family(images: Path, ref: str, cuda: str, name: str = "golden") -> None:
                                          f"axes:\n  cuda: [\"{cuda}\"]\n")
 
 
-def nvidia_style_base(engine, base_image: str, mini: str, ref: str) -> None:  # type: ignore[no-untyped-def]
+def nvidia_style_base(engine, base_image: str, mini: str, ref: str) -> None:
     """Debian with a CUDA 11.8 runtime as NVIDIA's images lay it out: the real libcudart
     (taken from the mini image's wheel) in /usr/local/cuda-11.8/lib64 under its full
     version, the soname link, the toolkit's version.json, /usr/local/cuda pointing at it,
@@ -51,7 +51,7 @@ def nvidia_style_base(engine, base_image: str, mini: str, ref: str) -> None:  # 
             "ENV CUDA_VERSION=11.8.0 NVIDIA_REQUIRE_CUDA=cuda>=11.8\n").encode()})
 
 
-def test_a_family_builds_on_its_own_base_by_digest(engine, base_image, mini, namespace,  # type: ignore[no-untyped-def]
+def test_a_family_builds_on_its_own_base_by_digest(engine, base_image, mini, namespace,
                                                   registry, tmp_path):
     run = uuid.uuid4().hex[:8]
     ref = f"{registry.address}/golden/cuda:11.8-runtime-{run}"
@@ -97,7 +97,7 @@ def test_a_family_builds_on_its_own_base_by_digest(engine, base_image, mini, nam
         engine.remove_image(ref)
 
 
-def test_a_base_imgkit_cannot_build_on_is_refused_with_what_it_is(engine, base_image, namespace,  # type: ignore[no-untyped-def]
+def test_a_base_imgkit_cannot_build_on_is_refused_with_what_it_is(engine, base_image, namespace,
                                                                   tmp_path):
     ref = f"{namespace}/alpine-like:1"
     build_from_files(engine, ref, {"Dockerfile": (

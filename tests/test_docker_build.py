@@ -23,16 +23,16 @@ from imgkit.options import BuildOptions
 from imgkit.render.command import render_contexts
 from imgkit.selection import Selection
 
-from .conftest import MINI_FAMILY, mini_project
-from .leftovers import clear, our_containers
-from .leftovers import images as listed_images
+from .helpers.images import MINI_FAMILY, mini_project
+from .helpers.leftovers import clear, our_containers
+from .helpers.leftovers import images as listed_images
 
 # the legacy builder's own tests
 pytestmark = [pytest.mark.docker, pytest.mark.usefixtures("legacy_builder")]
 
 
 @pytest.fixture(scope="module")
-def namespace(namespace, engine, base_image, tmp_path_factory) -> str:  # type: ignore[no-untyped-def]
+def namespace(namespace, engine, base_image, tmp_path_factory) -> str:
     """The session's namespace as this module's own (`NS-legacy`), its mini chain built by
     the legacy builder first: a test that adds a step to the python layer then finds this
     builder's cache for every step before it. (The session's own chain is BuildKit's, whose
@@ -47,7 +47,7 @@ def namespace(namespace, engine, base_image, tmp_path_factory) -> str:  # type: 
     return ns
 
 
-def build(engine, project: Path, namespace: str, **kw):  # type: ignore[no-untyped-def]
+def build(engine, project: Path, namespace: str, **kw):
     contexts = render_contexts(Selection(project / "images", namespace, templates=project / "templates"))
     env = BuildEnv(ca_bundle=default_ca_bundle(None))
     # the settings server's port is the host's: one legacy build at a time, as imgkit's
@@ -57,7 +57,7 @@ def build(engine, project: Path, namespace: str, **kw):  # type: ignore[no-untyp
     return contexts, {r.tag: r for r in results}
 
 
-def test_build_skip_force_and_reproduce(engine, base_image, project, namespace, tmp_path):  # type: ignore[no-untyped-def]
+def test_build_skip_force_and_reproduce(engine, base_image, project, namespace, tmp_path):
     # a namespace of its own: the session's (the mini fixture's) may hold these images already
     namespace = f"{namespace}-fresh"
     engine.tag(engine.image(base_image).id, f"{namespace}/debian:bookworm")
@@ -100,7 +100,7 @@ def test_build_skip_force_and_reproduce(engine, base_image, project, namespace, 
     assert info.id not in {d.id for d in dangling}
 
 
-def test_failed_step_is_reported_and_dependents_skipped(engine, base_image, project, namespace):  # type: ignore[no-untyped-def]
+def test_failed_step_is_reported_and_dependents_skipped(engine, base_image, project, namespace):
     template = project / "templates" / "python.Dockerfile.j2"
     template.write_text(template.read_text().replace(
         "WORKDIR /workspace", "RUN echo imgkit-test-marker && exit 7\nWORKDIR /workspace"))
@@ -118,13 +118,13 @@ def test_failed_step_is_reported_and_dependents_skipped(engine, base_image, proj
     assert not leftovers(engine, root)
 
 
-def leftovers(engine, tag: str) -> list[str]:  # type: ignore[no-untyped-def]
+def leftovers(engine, tag: str) -> list[str]:
     """Untagged images a build of `tag` left (`<none>` in `docker images`)."""
     return [i.id for i in listed_images(engine, **{
         "dangling": True, "label": f"org.opencontainers.image.title={tag}"})]
 
 
-def test_dry_run_builds_nothing(engine, base_image, project, namespace):  # type: ignore[no-untyped-def]
+def test_dry_run_builds_nothing(engine, base_image, project, namespace):
     contexts, results = build(engine, project, namespace + "-dry", dry_run=True)
     assert {r.status for r in results.values()} == {"would-build"}
     assert engine.image(contexts[0].target.tag) is None
@@ -161,7 +161,7 @@ def replayed(project: Path, namespace: str, capsys: pytest.CaptureFixture[str]) 
     return {row.split()[0]: row.split()[1] for row in rows}
 
 
-def test_a_noop_answers_from_the_one_cache_yet_sees_every_change(  # type: ignore[no-untyped-def]
+def test_a_noop_answers_from_the_one_cache_yet_sees_every_change(
         engine, base_image, project, namespace, private_cache, capsys):
     statuses, _ = cli_build(project, namespace)
     assert set(statuses.values()) <= {BUILT, UP_TO_DATE} and len(statuses) == 2
@@ -214,7 +214,7 @@ def test_a_noop_answers_from_the_one_cache_yet_sees_every_change(  # type: ignor
     assert replayed(project, namespace, capsys) is None
 
 
-def test_ctrl_c_stops_a_silent_step_promptly_and_leaves_nothing(  # type: ignore[no-untyped-def]
+def test_ctrl_c_stops_a_silent_step_promptly_and_leaves_nothing(
         engine, base_image, project, namespace):
     template = project / "templates" / "python.Dockerfile.j2"
     template.write_text(template.read_text().replace(
@@ -252,7 +252,7 @@ def test_ctrl_c_stops_a_silent_step_promptly_and_leaves_nothing(  # type: ignore
     assert (after.id if after else None) == (root_before.id if root_before else None)
 
 
-def test_stop_requested_between_steps_still_kills_the_step_that_starts_next(  # type: ignore[no-untyped-def]
+def test_stop_requested_between_steps_still_kills_the_step_that_starts_next(
         engine, base_image, project, namespace):
     # The stop comes while no step container runs (a quick step just printed); the silent
     # step after it starts only then. The build must end with it killed, not running on.
@@ -279,7 +279,7 @@ def test_stop_requested_between_steps_still_kills_the_step_that_starts_next(  # 
     assert (after.id if after else None) == (root_before.id if root_before else None)
 
 
-def test_the_os_axis_is_real_a_trixie_image_builds_and_loads_cuda(  # type: ignore[no-untyped-def]
+def test_the_os_axis_is_real_a_trixie_image_builds_and_loads_cuda(
         engine, base_image, project, namespace):
     """Another OS than the bundled bookworm: its own base (debootstrap when no registry),
     its own python (3.13), the same templates; the CUDA runtime loads as the non-root user."""
@@ -305,7 +305,7 @@ def test_the_os_axis_is_real_a_trixie_image_builds_and_loads_cuda(  # type: igno
     assert "trixie-updates" in sources
 
 
-def test_a_pulled_base_that_already_has_uid_1000_still_gets_our_user(  # type: ignore[no-untyped-def]
+def test_a_pulled_base_that_already_has_uid_1000_still_gets_our_user(
         engine, base_image, project, namespace):
     """ubuntu:24.04 from a registry ships user `ubuntu` with uid 1000; the python layer
     replaces it. Simulated on the local base: no registry is needed for the test."""
@@ -327,7 +327,7 @@ def test_a_pulled_base_that_already_has_uid_1000_still_gets_our_user(  # type: i
         clear(engine, lambda name: name.startswith(ns + "/"))
 
 
-def test_ctrl_c_as_two_builds_end_together_leaves_no_untagged_image(  # type: ignore[no-untyped-def]
+def test_ctrl_c_as_two_builds_end_together_leaves_no_untagged_image(
         engine, base_image, project, namespace):
     """Two sibling images finish, then the stop comes: both workers clean up at once. With an
     engine-wide prune the second was refused and a finished image stayed <none>."""
@@ -386,7 +386,7 @@ class CuttableProxy:
             threading.Thread(target=self._pump, args=(client, engine_side, False), daemon=True).start()
             threading.Thread(target=self._pump, args=(engine_side, client, True), daemon=True).start()
 
-    def _pump(self, source, sink, record: bool) -> None:  # type: ignore[no-untyped-def]
+    def _pump(self, source, sink, record: bool) -> None:
         import socket
         try:
             while chunk := source.recv(65536):
@@ -409,7 +409,7 @@ class CuttableProxy:
                     pass
 
 
-def test_an_engine_lost_mid_build_is_exit_3_with_a_clear_message(  # type: ignore[no-untyped-def]
+def test_an_engine_lost_mid_build_is_exit_3_with_a_clear_message(
         engine, base_image, project, namespace, tmp_path):
     template = project / "templates" / "python.Dockerfile.j2"
     template.write_text(template.read_text().replace(
@@ -435,7 +435,7 @@ def test_an_engine_lost_mid_build_is_exit_3_with_a_clear_message(  # type: ignor
     assert "the Docker engine stopped answering while building" in stderr and "dockerd" in stderr
 
 
-def test_the_next_build_removes_step_containers_an_interrupted_one_left(  # type: ignore[no-untyped-def]
+def test_the_next_build_removes_step_containers_an_interrupted_one_left(
         engine, base_image, project, namespace):
     contexts = render_contexts(Selection(project / "images", namespace, templates=project / "templates"))
     root = contexts[0].target.tag
@@ -457,7 +457,7 @@ def test_the_next_build_removes_step_containers_an_interrupted_one_left(  # type
 
 
 
-def test_an_image_over_its_size_budget_fails_the_build_naming_budget_and_layers(  # type: ignore[no-untyped-def]
+def test_an_image_over_its_size_budget_fails_the_build_naming_budget_and_layers(
         engine, base_image, project, namespace, tmp_path):
     """Built or up to date, an image heavier than its family allows fails the build (exit 1)
     with the budget, its file and the heaviest steps; within budget, the no-op path answers
@@ -499,7 +499,7 @@ def test_an_image_over_its_size_budget_fails_the_build_naming_budget_and_layers(
     assert out.returncode == 2 and "no local image" in out.stderr
 
 
-def test_an_extension_family_builds_on_its_parent_and_keeps_its_stack(  # type: ignore[no-untyped-def]
+def test_an_extension_family_builds_on_its_parent_and_keeps_its_stack(
         engine, base_image, project, namespace, tmp_path):
     """A child layer of every image it extends: pinned pip packages, a file from beside the
     matrix, environment, a port and the default command, as the non-root user; verify
@@ -534,7 +534,7 @@ def test_an_extension_family_builds_on_its_parent_and_keeps_its_stack(  # type: 
     assert checks["parent-stack"] == "pass" and checks["pip.check"] == "pass"
 
 
-def test_a_second_build_waits_for_the_first_instead_of_failing(  # type: ignore[no-untyped-def]
+def test_a_second_build_waits_for_the_first_instead_of_failing(
         engine, base_image, project, namespace):
     """Two builds on one host: the second says it waits, then builds once the first is done
     (here the first is this test, holding the host's build lock)."""
@@ -563,7 +563,7 @@ def test_a_second_build_waits_for_the_first_instead_of_failing(  # type: ignore[
 
 
 @pytest.mark.parametrize("cuda, cudart", [("13.0", "13.0.96"), ("13.5", "13.5.37")])
-def test_a_cuda_13_layer_builds_from_the_unsuffixed_wheels_and_verifies(  # type: ignore[no-untyped-def]
+def test_a_cuda_13_layer_builds_from_the_unsuffixed_wheels_and_verifies(
         engine, base_image, project, namespace, cuda, cudart):
     """CUDA 13's wheels drop the -cuXX suffix and keep their libraries in nvidia/cu13/lib:
     the layer must pin the right name and the image must still verify as its release (13.0,
@@ -583,7 +583,7 @@ def test_a_cuda_13_layer_builds_from_the_unsuffixed_wheels_and_verifies(  # type
     assert paths and all("/nvidia/cu13/lib/" in p for p in paths), paths
 
 
-def test_refresh_base_makes_the_base_again_and_the_chain_rebuilds_on_it(  # type: ignore[no-untyped-def]
+def test_refresh_base_makes_the_base_again_and_the_chain_rebuilds_on_it(
         engine, base_image, project, namespace):
     """--refresh-base: the base is made again (debootstrap here, with the Date: of the
     Release it came from), the python layer and what stands on it rebuild, and the next

@@ -13,7 +13,7 @@ from imgkit.builder.hostlock import one_build_at_a_time
 pytestmark = [pytest.mark.docker, pytest.mark.usefixtures("legacy_builder")]
 
 
-def test_only_the_builds_own_steps_read_the_build_settings(engine, mini_stack, tmp_path):  # type: ignore[no-untyped-def]
+def test_only_the_builds_own_steps_read_the_build_settings(engine, mini_stack, tmp_path):
     secret = "https://user:s3cret@pypi.example/simple"
     check = f'RUN imgkit-build-env sh -c \'test "$PIP_INDEX_URL" = "{secret}"\''
     dockerfile = f"FROM {mini_stack.python}\nUSER root\n{check}\n".encode()

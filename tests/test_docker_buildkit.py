@@ -6,116 +6,31 @@ the Docker config whose cli-plugins hold buildx)."""
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
 import time
 import uuid
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 
 from imgkit.render.command import render_contexts
 from imgkit.selection import Selection
 
-from . import leftovers
-from .conftest import ROOT
+from .helpers import leftovers
+from .helpers.buildkit import TWO_CUDAS, BuildKit, build_json, layers, project
 
 pytestmark = pytest.mark.docker
 
-SOCKET = os.environ.get("IMGKIT_BUILDKIT_HOST")          # default: the host's engine
-CONFIG = os.environ.get("IMGKIT_BUILDKIT_CONFIG")
-TWO_CUDAS = """\
-family: mini
-description: two small CUDA images on one shared python parent
-cuda_libs: [cudart]
-axes:
-  cuda: ["11.8", "12.4"]
-"""
 NO_SETTINGS = "imgkit-build-env: not run by"     # what the helper says without its secrets
 
 
-@dataclass(frozen=True)
-class BuildKit:
-    env: dict[str, str]          # DOCKER_HOST and DOCKER_CONFIG of the BuildKit engine
-    namespace: str
-
-    def run(self, *args: str, check: bool = True, **kw) -> subprocess.CompletedProcess[str]:  # type: ignore[no-untyped-def]
-        kw.setdefault("text", True)
-        done = subprocess.run(list(args), env=self.env, capture_output=True, **kw)
-        if check and done.returncode != 0:
-            raise AssertionError(f"{' '.join(args)}: {done.returncode}\n{done.stdout}\n{done.stderr}")
-        return done
-
-    def imgkit(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-        return self.run(sys.executable, "-m", "imgkit", *args, check=check)
-
-    def inspect(self, ref: str) -> dict | None:  # type: ignore[type-arg]
-        done = self.run("docker", "image", "inspect", ref, check=False)
-        return json.loads(done.stdout)[0] if done.returncode == 0 else None
-
-    def dangling(self) -> set[str]:
-        """Untagged images of this session's namespaces (their labels name one)."""
-        ids = self.run("docker", "images", "-q", "--no-trunc", "-f", "dangling=true").stdout.split()
-        if not ids:
-            return set()
-        found = self.run("docker", "image", "inspect", "--format", "{{.Id}} {{json .Config.Labels}}",
-                         *ids, check=False).stdout.splitlines()
-        return {line.split(" ", 1)[0] for line in found if leftovers.ours(line)}
-
-    def containers(self) -> set[str]:
-        """Containers of this session's namespaces (their image or labels name one)."""
-        found = self.run("docker", "ps", "-a", "--no-trunc", "--format",
-                         "{{.ID}}\t{{.Image}}\t{{.Labels}}").stdout.splitlines()
-        return {line.split("\t", 1)[0] for line in found if leftovers.ours(line)}
-
-    def own(self, suffix: str) -> str:
-        """A namespace of the test's own, on the session's Debian base (tagged, as the
-        session's namespace has it): its builds make no base of their own (debootstrap), and
-        BuildKit's cache answers for the python layer's steps another test ran on that base."""
-        ns = f"{self.namespace}-{suffix}"
-        self.run("docker", "tag", f"{self.namespace}/debian:bookworm", f"{ns}/debian:bookworm")
-        return ns
 
 
-@pytest.fixture(scope="session")
-def buildkit(base_image: str) -> Iterator[BuildKit]:  # type: ignore[no-untyped-def]
-    """The BuildKit engine, with the session's Debian base loaded under our namespace and as
-    the registry name the bake export points at; every image of the namespace removed after."""
-    env = dict(os.environ)
-    env.update({k: v for k, v in (("DOCKER_HOST", SOCKET), ("DOCKER_CONFIG", CONFIG)) if v})
-    where = SOCKET or "the host's engine"
-    probe = subprocess.run(["docker", "buildx", "inspect"], env=env, capture_output=True, text=True)
-    if probe.returncode != 0:
-        if os.environ.get("CI"):
-            pytest.fail(f"no BuildKit at {where} (.ci/setup-host.sh installs it): "
-                        f"{probe.stderr.strip()}")
-        pytest.skip(f"no BuildKit at {where}: run .ci/setup-host.sh, or name an engine with "
-                    "IMGKIT_BUILDKIT_HOST")
-    kit = BuildKit(env, leftovers.claim("imgkit-bk"))
-    if SOCKET:                                   # another engine: the session's base into it
-        save = subprocess.Popen(["docker", "save", base_image], stdout=subprocess.PIPE)
-        kit.run("docker", "load", stdin=save.stdout)
-        save.wait()
-    kit.run("docker", "tag", base_image, f"{kit.namespace}/debian:bookworm")
-    kit.run("docker", "tag", base_image, "debian:bookworm-slim")   # what the export names
-    yield kit
-    tags = kit.run("docker", "images", "--format", "{{.Repository}}:{{.Tag}}").stdout.split()
-    mine = [t for t in tags if t.startswith(kit.namespace)]
-    if mine:
-        kit.run("docker", "rmi", *mine, check=False)
 
 
-def project(tmp_path: Path, family: str = TWO_CUDAS) -> Path:
-    shutil.copytree(ROOT / "templates", tmp_path / "templates")
-    (tmp_path / "images").mkdir()
-    (tmp_path / "images" / "mini.yaml").write_text(family)
-    return tmp_path
 
 
 def marked_ca_bundle(tmp_path: Path, marker: str) -> Path:
@@ -127,17 +42,13 @@ def marked_ca_bundle(tmp_path: Path, marker: str) -> Path:
     return bundle
 
 
-def layers(kit: BuildKit, ref: str) -> list[str]:
-    info = kit.inspect(ref)
-    assert info is not None, ref
-    return list(info["RootFS"]["Layers"])
 
 
 def holds(kit: BuildKit, ref: str, needle: bytes) -> bool:
     """Does any byte of the image (layers, config, history) hold `needle`?"""
-    saved = kit.run("docker", "save", ref, text=False)  # type: ignore[call-overload]
+    saved = kit.run("docker", "save", ref, text=False)
     history = kit.run("docker", "history", "--no-trunc", ref).stdout
-    return needle in saved.stdout or needle.decode() in history
+    return needle in saved.stdout or needle.decode() in history  # type: ignore[operator]
 
 
 def checks(verdict_file: Path, namespace: str) -> dict[str, tuple[str, str]]:
@@ -146,7 +57,7 @@ def checks(verdict_file: Path, namespace: str) -> dict[str, tuple[str, str]]:
             for c in verdict["checks"] if c["name"] != "image.labels"}
 
 
-def test_bake_builds_the_export_parents_once_with_secrets_in_no_layer_and_it_verifies(  # type: ignore[no-untyped-def]
+def test_bake_builds_the_export_parents_once_with_secrets_in_no_layer_and_it_verifies(
         buildkit, mini_stack, tmp_path):
     """`docker buildx bake` of `imgkit export bake`: every target builds, the shared parent
     once, the CA bundle and index reach pip as secrets that no layer or history keeps, and
@@ -201,24 +112,16 @@ def test_bake_builds_the_export_parents_once_with_secrets_in_no_layer_and_it_ver
     assert checks(verdict, ns) == checks(ours, mini_stack.mini.split("/")[0])
 
 
-def build_json(kit: BuildKit, proj: Path, ns: str, out: Path, *extra: str,
-               code: int = 0) -> dict[str, str]:
-    done = kit.imgkit("build", "--images", str(proj / "images"), "--templates",
-                      str(proj / "templates"), "--namespace", ns, "--json", str(out), *extra,
-                      check=False)
-    assert done.returncode == code, done.stdout + done.stderr
-    assert "Traceback" not in done.stderr
-    return {row["tag"]: row["status"] for row in json.loads(out.read_text())["images"]}
 
 
-def test_build_engine_buildx_builds_skips_and_agrees_with_the_docker_builder(  # type: ignore[no-untyped-def]
+def test_build_engine_buildx_builds_skips_and_agrees_with_the_docker_builder(
         buildkit, tmp_path):
     kit, ns = buildkit, buildkit.own("eng")
     proj = project(tmp_path / "p")
     dangling, containers = kit.dangling(), kit.containers()
     first = build_json(kit, proj, ns, tmp_path / "1.json", "--engine", "buildx")
     assert set(first.values()) == {"built"} and len(first) == 3, first
-    ids = {tag: kit.inspect(tag)["Id"] for tag in first}  # type: ignore[index]
+    ids = {tag: kit.inspect(tag)["Id"] for tag in first}
 
     again = build_json(kit, proj, ns, tmp_path / "2.json", "--engine", "buildx")
     assert set(again.values()) == {"up-to-date"}, again
@@ -234,7 +137,7 @@ def test_build_engine_buildx_builds_skips_and_agrees_with_the_docker_builder(  #
     assert json.loads((tmp_path / "4.json").read_text())["builder"] == "buildx"
     new = f"{ns}/cuda:12.8-cudart-py3.11-bookworm"
     assert grown.pop(new) == "built" and set(grown.values()) == {"up-to-date"}, grown
-    assert all(kit.inspect(tag)["Id"] == ids[tag] for tag in grown)  # type: ignore[index]
+    assert all(kit.inspect(tag)["Id"] == ids[tag] for tag in grown)
     assert layers(kit, new)[:len(layers(kit, f"{ns}/python:3.11-bookworm"))] == \
         layers(kit, f"{ns}/python:3.11-bookworm")
     # auto where the docker CLI has no buildx: the legacy builder builds, and one line says why
@@ -252,15 +155,15 @@ def test_build_engine_buildx_builds_skips_and_agrees_with_the_docker_builder(  #
         assert {r["tag"]: r["status"] for r in result["images"]}[
             f"{ns}/cuda:12.6-cudart-py3.11-bookworm"] == "built"
     # --force rebuilds without the cache: the tag moves and the old image does not linger
-    old = kit.inspect(new)["Id"]  # type: ignore[index]
+    old = kit.inspect(new)["Id"]
     forced = build_json(kit, proj, ns, tmp_path / "5.json", "--engine", "buildx", "--force",
                         "--keep-parents", "--only", new)
-    assert forced[new] == "built" and kit.inspect(new)["Id"] != old, forced  # type: ignore[index]
+    assert forced[new] == "built" and kit.inspect(new)["Id"] != old, forced
     assert kit.inspect(old) is None
     assert kit.dangling() <= dangling and kit.containers() <= containers
 
 
-def test_build_engine_buildx_failure_names_the_step_skips_dependents_leaves_nothing(  # type: ignore[no-untyped-def]
+def test_build_engine_buildx_failure_names_the_step_skips_dependents_leaves_nothing(
         buildkit, tmp_path):
     kit, ns = buildkit, buildkit.own("fail")
     proj = project(tmp_path / "p")
@@ -282,7 +185,7 @@ def test_build_engine_buildx_failure_names_the_step_skips_dependents_leaves_noth
     assert kit.dangling() <= dangling
 
 
-def test_build_engine_buildx_bad_builder_is_exit_2_and_ctrl_c_leaves_only_whole_images(  # type: ignore[no-untyped-def]
+def test_build_engine_buildx_bad_builder_is_exit_2_and_ctrl_c_leaves_only_whole_images(
         buildkit, tmp_path):
     kit, ns = buildkit, buildkit.own("stop")
     proj = project(tmp_path / "p")
@@ -324,7 +227,7 @@ def test_build_engine_buildx_bad_builder_is_exit_2_and_ctrl_c_leaves_only_whole_
     assert not leftovers.processes_with(f"IMGKIT_TEST_RUN={ns}"), "the bake was left running"
 
 
-def test_a_rendered_context_builds_under_buildkit_with_its_secrets_and_the_cache(  # type: ignore[no-untyped-def]
+def test_a_rendered_context_builds_under_buildkit_with_its_secrets_and_the_cache(
         buildkit, tmp_path):
     """With the buildx plugin, `docker build` is BuildKit: `imgkit render` writes the secret
     mounts, and `docker build --secret` of a context reproduces the image from the cache an
@@ -361,7 +264,7 @@ def test_a_rendered_context_builds_under_buildkit_with_its_secrets_and_the_cache
 
 
 @pytest.mark.slow
-def test_todays_bundled_stack_builds_with_buildkit_and_verifies(buildkit, tmp_path):  # type: ignore[no-untyped-def]
+def test_todays_bundled_stack_builds_with_buildkit_and_verifies(buildkit, tmp_path):
     """The bundled PyTorch 2.15 (CUDA 13.2, bookworm) and JAX 0.11.2 (CUDA 13.0, trixie)
     images, built as a user would (`--engine buildx`), pass `imgkit verify --gpus none` with
     the stack their tags name; then removed (about 10 GB)."""

@@ -8,13 +8,13 @@ import sys
 
 import pytest
 
-from .conftest import MINI_FAMILY
-from .test_custom import TEAM, TEAM2
+from .helpers.families import TEAM, TEAM2
+from .helpers.images import MINI_FAMILY
 
 pytestmark = pytest.mark.docker
 
 
-def test_every_customisation_key_is_in_the_built_image(engine, mini, namespace, tmp_path):  # type: ignore[no-untyped-def]
+def test_every_customisation_key_is_in_the_built_image(engine, mini, namespace, tmp_path):
     images = tmp_path / "images"
     images.mkdir()
     (images / "mini.yaml").write_text(MINI_FAMILY)

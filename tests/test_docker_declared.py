@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import no_verify_containers
+from .helpers.images import no_verify_containers
 
 pytestmark = pytest.mark.docker
 
@@ -75,7 +75,7 @@ commandTests:
 """
 
 
-def verify(image: str, checks: Path, tmp_path: Path, *extra: str) -> tuple[int, dict, str]:  # type: ignore[type-arg]
+def verify(image: str, checks: Path, tmp_path: Path, *extra: str) -> tuple[int, dict, str]:
     out = tmp_path / "verdict.json"
     out.unlink(missing_ok=True)
     done = subprocess.run([sys.executable, "-m", "imgkit", "verify", image, "--gpus", "none",
@@ -86,11 +86,11 @@ def verify(image: str, checks: Path, tmp_path: Path, *extra: str) -> tuple[int, 
     return done.returncode, verdict, done.stdout + done.stderr
 
 
-def declared(verdict: dict) -> dict[str, dict]:  # type: ignore[type-arg]
+def declared(verdict: dict) -> dict[str, dict]:
     return {c["name"]: c for c in verdict["checks"] if c["name"].startswith("check: ")}
 
 
-def test_a_teams_cst_file_is_judged_in_the_verdict(engine, mini, tmp_path):  # type: ignore[no-untyped-def]
+def test_a_teams_cst_file_is_judged_in_the_verdict(engine, mini, tmp_path):
     (tmp_path / "ok.yaml").write_text(PASSING)
     code, verdict, said = verify(mini, tmp_path / "ok.yaml", tmp_path)
     assert code == 0, said
@@ -115,7 +115,7 @@ def test_a_teams_cst_file_is_judged_in_the_verdict(engine, mini, tmp_path):  # t
     assert not no_verify_containers(engine)
 
 
-def test_a_hanging_check_is_stopped_and_a_broken_file_refused(engine, mini, tmp_path):  # type: ignore[no-untyped-def]
+def test_a_hanging_check_is_stopped_and_a_broken_file_refused(engine, mini, tmp_path):
     (tmp_path / "hang.yaml").write_text(HANGING)
     code, verdict, said = verify(mini, tmp_path / "hang.yaml", tmp_path, "--timeout", "20")
     assert code == 1, said
@@ -158,10 +158,10 @@ serviceTests:
 
 
 @pytest.fixture(scope="module")
-def servers(engine, mini_stack, namespace):  # type: ignore[no-untyped-def]
+def servers(engine, mini_stack, namespace):
     """Three images of the mini python stack: one serving HTTP on 8000 as a non-root user,
     one whose server exits at once, one that never listens."""
-    from .conftest import build_from_files
+    from .helpers.images import build_from_files
     made = {}
     for name, cmd in (("serves", '["python3", "-m", "http.server", "8000"]'),
                       ("exits", '["python3", "-c", "import sys; print(\\"port taken\\"); sys.exit(4)"]'),
@@ -173,7 +173,7 @@ def servers(engine, mini_stack, namespace):  # type: ignore[no-untyped-def]
         engine.client.images.remove(ref, force=True)
 
 
-def test_a_service_must_answer_as_declared(engine, servers, tmp_path):  # type: ignore[no-untyped-def]
+def test_a_service_must_answer_as_declared(engine, servers, tmp_path):
     (tmp_path / "services.yaml").write_text(SERVICES)
     code, verdict, said = verify(servers["serves"], tmp_path / "services.yaml", tmp_path)
     assert code == 1, said
@@ -186,7 +186,7 @@ def test_a_service_must_answer_as_declared(engine, servers, tmp_path):  # type: 
     assert not no_verify_containers(engine)
 
 
-def test_a_server_that_exits_or_never_answers_fails_and_is_cleaned_up(engine, servers, tmp_path):  # type: ignore[no-untyped-def]
+def test_a_server_that_exits_or_never_answers_fails_and_is_cleaned_up(engine, servers, tmp_path):
     (tmp_path / "services.yaml").write_text(SERVICES)
     code, verdict, said = verify(servers["exits"], tmp_path / "services.yaml", tmp_path)
     assert code == 1, said
@@ -201,7 +201,7 @@ def test_a_server_that_exits_or_never_answers_fails_and_is_cleaned_up(engine, se
     assert not no_verify_containers(engine)                 # both containers gone
 
 
-def test_gpu_tests_without_a_gpu_are_skipped_not_passed(engine, mini, tmp_path):  # type: ignore[no-untyped-def]
+def test_gpu_tests_without_a_gpu_are_skipped_not_passed(engine, mini, tmp_path):
     (tmp_path / "gpu.yaml").write_text("schemaVersion: 2.0.0\ngpuTests:\n"
                                        "  - name: cuda is there\n    run: import ctypes\n")
     code, verdict, said = verify(mini, tmp_path / "gpu.yaml", tmp_path)

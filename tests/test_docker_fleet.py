@@ -25,15 +25,15 @@ from imgkit.export.k8s import FleetSettings, JobSettings, fleet_cronjob, probe_c
 from imgkit.shipped import probe_zip
 from imgkit.verify.report import verdict_json
 
-from .monitoring import need_tools, pushgateway
-from .registry import USER, Registry, docker_config
-from .test_evaluate import GOOD, run
-from .test_metrics import value
+from .helpers.metrics import value
+from .helpers.monitoring import need_tools, pushgateway
+from .helpers.registry import USER, Registry, docker_config
+from .helpers.reports import GOOD, run
 
 pytestmark = pytest.mark.docker
 
 
-def pushed_to(engine, registry: Registry, image: str, repository: str) -> str:  # type: ignore[no-untyped-def]
+def pushed_to(engine, registry: Registry, image: str, repository: str) -> str:
     """The image pushed into the registry as the cluster pulls it (by the engine, with the
     registry's login); its digest. The extra tag goes again."""
     ref = f"{registry.address}/{repository}:1"
@@ -44,7 +44,7 @@ def pushed_to(engine, registry: Registry, image: str, repository: str) -> str:  
         engine.untag(ref)
 
 
-def run_init_container(engine, pod: dict[str, Any], root: Path, local: str) -> Path:  # type: ignore[no-untyped-def]
+def run_init_container(engine, pod: dict[str, Any], root: Path, local: str) -> Path:
     """The probe's init container: its command, user and environment, a read-only root, the
     probe and the report folder mounted as the pod mounts them; the report file. `local`:
     the engine's name for the very image the pod pulls by digest (the kubelet pulls it with
@@ -88,7 +88,7 @@ def reference_for(image_id: str, path: Path) -> Path:
     return path
 
 
-def test_a_fleet_pod_probes_then_judges_with_no_engine_and_pushes_each_nodes_verdict(  # type: ignore[no-untyped-def]
+def test_a_fleet_pod_probes_then_judges_with_no_engine_and_pushes_each_nodes_verdict(
         engine, mini, registry, tmp_path):
     need_tools()
     digest = pushed_to(engine, registry, mini, "fleet/mini")
@@ -127,7 +127,7 @@ def test_a_fleet_pod_probes_then_judges_with_no_engine_and_pushes_each_nodes_ver
                  check="fleet.reference") == 0
 
 
-def test_with_no_engine_the_judge_reads_the_image_from_its_registry(  # type: ignore[no-untyped-def]
+def test_with_no_engine_the_judge_reads_the_image_from_its_registry(
         engine, mini, registry, tmp_path):
     """What the registry says of the image (labels, user, environment) is what the report is
     held to; the files are not looked up, and the verdict says so."""

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import mini_project
-from .registry import USER, skopeo_json, skopeo_tags
-from .test_docker_pipeline import forget, pipeline_ns  # noqa: F401  (the fixture: a namespace of its own)
+from .helpers.images import mini_project
+from .helpers.pipelines import forget
+from .helpers.registry import USER, skopeo_json, skopeo_tags
 
 pytestmark = pytest.mark.docker
 RUNNER = shutil.which("gitlab-ci-local")
@@ -29,7 +29,7 @@ if RUNNER is None:
                 allow_module_level=True)
 
 
-def test_a_real_gitlab_runner_runs_the_generated_pipeline_end_to_end(  # type: ignore[no-untyped-def]
+def test_a_real_gitlab_runner_runs_the_generated_pipeline_end_to_end(
         engine, pipeline_ns, registry, tmp_path):  # noqa: F811
     ns = pipeline_ns
     repo = tmp_path / "repo"
@@ -100,10 +100,10 @@ pip: ["APP==1.0"]     # what it depends on is pinned by the lock only
 """
 
 
-def run_pipeline(repo: Path, registry, tmp_path: Path, env: dict[str, str],  # type: ignore[no-untyped-def]
+def run_pipeline(repo: Path, registry, tmp_path: Path, env: dict[str, str],
                  *variables: str) -> str:
     run = subprocess.run(
-        [RUNNER, "--force-shell-executor", "--shell-isolation",
+        [RUNNER, "--force-shell-executor", "--shell-isolation",  # type: ignore[list-item]
          "--variable", f"REGISTRY_USERNAME={USER}", "--variable", f"REGISTRY_PASSWORD={registry.password}",
          "--variable", "COSIGN_PASSWORD=pw", "--variable", f"DOCKER_CONFIG={tmp_path / 'docker'}",
          "--variable", f"IMGKIT_CACHE_DIR={tmp_path / 'cache'}",
@@ -112,7 +112,7 @@ def run_pipeline(repo: Path, registry, tmp_path: Path, env: dict[str, str],  # t
     return f"exit {run.returncode}\n{run.stdout}{run.stderr}"
 
 
-def test_the_weekly_schedule_relocks_rebuilds_what_moved_and_promotes_and_the_gate_goes_red(  # type: ignore[no-untyped-def]
+def test_the_weekly_schedule_relocks_rebuilds_what_moved_and_promotes_and_the_gate_goes_red(
         engine, pipeline_ns, registry, tmp_path):  # noqa: F811
     """A locked matrix, its pipeline run by a real GitLab runner against a package index we
     move: a push builds, verifies and promotes behind the lock gate; a new release of a
@@ -120,7 +120,7 @@ def test_the_weekly_schedule_relocks_rebuilds_what_moved_and_promotes_and_the_ga
     takes the image that did not move from production (same digest), builds the one that
     did on it, verifies both and promotes: production now holds the new release, the
     repository's locks are untouched and the new ones are kept for review."""
-    from .pyindex import LocalIndex
+    from .helpers.pyindex import LocalIndex
     ns = pipeline_ns
     run = uuid.uuid4().hex[:8]
     app, lib = f"imgkit-app-{run}", f"imgkit-lib-{run}"

@@ -19,7 +19,7 @@ def imgkit(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
                           capture_output=True, text=True, timeout=900)
 
 
-def test_the_starter_projects_next_steps_build_and_verify_its_first_image(  # type: ignore[no-untyped-def]
+def test_the_starter_projects_next_steps_build_and_verify_its_first_image(
         engine, namespace, tmp_path):
     started = imgkit(tmp_path, "init", "team", "--namespace", namespace)
     assert started.returncode == 0, started.stderr

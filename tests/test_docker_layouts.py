@@ -14,16 +14,14 @@ import pytest
 from imgkit.verify.run import VerifyOptions, verify
 from imgkit.verify.verdict import Verdict
 
-from .conftest import MiniStack, build_from_files, no_verify_containers
+from .helpers.images import MiniStack, build_from_files, no_verify_containers
+from .helpers.layouts import EXTRACT, NVIDIA_ENV
 
 pytestmark = pytest.mark.docker
 CU11 = "nvidia-cuda-runtime-cu11==11.8.89"
 CU12 = "nvidia-cuda-runtime-cu12==12.4.127"
-NVIDIA_ENV = ('ENV NVIDIA_VISIBLE_DEVICES=all NVIDIA_DRIVER_CAPABILITIES=compute,utility '
-              'NVIDIA_REQUIRE_CUDA="cuda>={cuda}"\nLABEL org.imgkit.cuda="{cuda}"\n')
 NON_FREE = 'sed -i "s/ main$/ main non-free/" /etc/apt/sources.list && apt-get update -qq'
 TOOLKIT_LIB = "/usr/local/cuda-11.8/targets/x86_64-linux/lib"
-EXTRACT = "import sys, zipfile; open(sys.argv[3], 'wb').write(zipfile.ZipFile(sys.argv[1]).read(sys.argv[2]))"
 VERSION_JSON = ('{"cuda": {"name": "CUDA SDK", "version": "11.8.0"}, '
                 '"cuda_cudart": {"name": "CUDA Runtime (cudart)", "version": "11.8.89"}}')
 
@@ -60,11 +58,11 @@ def bundling_wheel(runtime: Path, soname: str) -> bytes:
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w") as archive:
         for name, data in {**files, "bundlefw-1.0.dist-info/RECORD": record}.items():
-            archive.writestr(name, data)
+            archive.writestr(name, data)  # type: ignore[arg-type]
     return buf.getvalue()
 
 
-def layout(engine, namespace: str, parent: str, name: str, steps: str,  # type: ignore[no-untyped-def]
+def layout(engine, namespace: str, parent: str, name: str, steps: str,
            files: dict[str, bytes] | None = None) -> str:
     """An image from `parent` with a few Dockerfile steps run as root; files in the context."""
     ref = f"{namespace}/layout:{name}"
@@ -72,7 +70,7 @@ def layout(engine, namespace: str, parent: str, name: str, steps: str,  # type: 
         "Dockerfile": f"FROM {parent}\nUSER root\n{steps}\nUSER imgkit\n".encode(), **(files or {})})
 
 
-def judge(engine, ref: str, *expect: str) -> Verdict:  # type: ignore[no-untyped-def]
+def judge(engine, ref: str, *expect: str) -> Verdict:
     verdict = verify(engine, ref, VerifyOptions(gpus="none", expect=expect))
     assert no_verify_containers(engine) == []
     return verdict
@@ -87,7 +85,7 @@ def cudart_source(verdict: Verdict) -> str:
     return " ".join(c.version_source or "" for c in verdict.facts.libraries.copies("cudart"))
 
 
-def test_system_pip_into_dist_packages(engine, mini_stack: MiniStack, namespace, wheels):  # type: ignore[no-untyped-def]
+def test_system_pip_into_dist_packages(engine, mini_stack: MiniStack, namespace, wheels):
     steps = (f"COPY {wheel(wheels, 'cu11').name} /tmp/\n"
              f"RUN {NON_FREE} && apt-get install -y -qq --no-install-recommends python3-pip "
              "&& /usr/bin/python3 -m pip install -q --break-system-packages --no-index --no-deps /tmp/*.whl "
@@ -107,7 +105,7 @@ def test_system_pip_into_dist_packages(engine, mini_stack: MiniStack, namespace,
     assert require.startswith("fail") and "cuda>=11.8" in require
 
 
-def test_debian_non_free_packages(engine, mini_stack: MiniStack, namespace):  # type: ignore[no-untyped-def]
+def test_debian_non_free_packages(engine, mini_stack: MiniStack, namespace):
     steps = (f"RUN {NON_FREE} && apt-get install -y -qq --no-install-recommends libcudart11.0 "
              "&& rm -rf /var/lib/apt/lists/*\n" + NVIDIA_ENV.format(cuda="11.8"))
     ref = layout(engine, namespace, mini_stack.python, "debian-packages", steps)
@@ -118,7 +116,7 @@ def test_debian_non_free_packages(engine, mini_stack: MiniStack, namespace):  # 
     assert "cudart is 11.8, the tag/labels say 12.1" in wrong["cudart.version"]
 
 
-def test_toolkit_tree_with_version_json(engine, mini_stack: MiniStack, namespace, wheels):  # type: ignore[no-untyped-def]
+def test_toolkit_tree_with_version_json(engine, mini_stack: MiniStack, namespace, wheels):
     name = wheel(wheels, "cu11").name
     # the layout NVIDIA's cuda-cudart-11-8 package leaves: a versioned tree, version.json,
     # the /usr/local/cuda link and an ld.so.conf.d entry
@@ -151,7 +149,7 @@ def test_toolkit_tree_with_version_json(engine, mini_stack: MiniStack, namespace
     ("cu12", "libcudart.so.12", "11.8", "fail"),         # a bundled runtime of another CUDA
     ("cu11", "libcudart.so.11.0", "11.8", "skip"),       # CUDA 11 needs a driver to tell: said so
 ])
-def test_runtime_bundled_in_a_framework_wheel(engine, mini_stack: MiniStack, namespace, wheels,  # type: ignore[no-untyped-def]
+def test_runtime_bundled_in_a_framework_wheel(engine, mini_stack: MiniStack, namespace, wheels,
                                               series, soname, label, verdict):
     data = bundling_wheel(wheel(wheels, series), soname)
     steps = ("COPY bundlefw-1.0-py3-none-any.whl /tmp/\n"
@@ -182,7 +180,7 @@ def dist_info(name: str, version: str, requires: tuple[str, ...] = (), tag: str 
     return files
 
 
-def test_broken_requirements_are_named_as_pip_check_names_them(engine, mini_stack: MiniStack,  # type: ignore[no-untyped-def]
+def test_broken_requirements_are_named_as_pip_check_names_them(engine, mini_stack: MiniStack,
                                                                namespace):
     """The probe checks requirements without pip's start-up: on an image with a missing, a
     conflicting, a marker-excluded, an extra-only and a wrongly-cased requirement, it finds

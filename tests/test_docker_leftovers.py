@@ -8,17 +8,17 @@ import uuid
 
 import pytest
 
-from . import leftovers
-from .conftest import ROOT, build_from_files
-from .registry import USER
+from .helpers import leftovers
+from .helpers.images import ROOT, build_from_files
+from .helpers.registry import USER
 
 pytestmark = pytest.mark.docker
 
-HOLD = ("import sys, time; sys.path.insert(0, sys.argv[1]); from tests import leftovers; "
+HOLD = ("import sys, time; sys.path.insert(0, sys.argv[1]); from tests.helpers import leftovers; "
         "print(leftovers.claim('imgkit-test'), flush=True); time.sleep(600)")
 
 
-def test_a_dead_sessions_namespace_is_cleared_and_a_live_ones_kept(engine, base_image, registry):  # type: ignore[no-untyped-def]
+def test_a_dead_sessions_namespace_is_cleared_and_a_live_ones_kept(engine, base_image, registry):
     dead = f"imgkit-test-{uuid.uuid4().hex[:8]}"          # claimed by nobody: a killed session's
     live = subprocess.Popen([sys.executable, "-c", HOLD, str(ROOT)], stdout=subprocess.PIPE, text=True)
     try:

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from . import leftovers
-from .conftest import MINI_FAMILY, ROOT
+from .helpers import leftovers
+from .helpers.images import MINI_FAMILY, ROOT
 
 pytestmark = pytest.mark.docker
 
@@ -54,7 +54,7 @@ def sbom_components(tag: str, out: Path) -> set[tuple[str, str]]:
     return {(c["name"], c.get("version", "")) for c in json.loads(out.read_text())["components"]}
 
 
-def test_an_image_built_from_its_lock_holds_it_and_a_rebuild_from_nothing_holds_the_same(  # type: ignore[no-untyped-def]
+def test_an_image_built_from_its_lock_holds_it_and_a_rebuild_from_nothing_holds_the_same(
         engine, base_image, namespace, tmp_path):
     ns = namespace + "-lock"
     engine.tag(engine.image(base_image).id, f"{ns}/debian:bookworm")
@@ -120,12 +120,12 @@ def test_an_image_built_from_its_lock_holds_it_and_a_rebuild_from_nothing_holds_
         leftovers.clear(engine, lambda name: name.startswith(ns))
 
 
-def test_check_resolve_names_what_moved_on_the_index_and_writes_nothing(  # type: ignore[no-untyped-def]
+def test_check_resolve_names_what_moved_on_the_index_and_writes_nothing(
         engine, base_image, namespace, tmp_path):
     """The gate a branch runs: the locks match the matrix, and resolving again (real pip
     against an index we move, real apt-get -s on the base) gives them back; a new release
     fails it, naming the distribution and both versions, with no lock rewritten."""
-    from .pyindex import LocalIndex
+    from .helpers.pyindex import LocalIndex
     ns = namespace + "-relock"
     engine.tag(engine.image(base_image).id, f"{ns}/debian:bookworm")
     index = LocalIndex(tmp_path / "index")

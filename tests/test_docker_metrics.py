@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import MiniStack
-from .monitoring import need_tools, prometheus, promtool, pushgateway, query_until
-from .test_metrics import value
+from .helpers.images import MiniStack
+from .helpers.metrics import value
+from .helpers.monitoring import need_tools, prometheus, promtool, pushgateway, query_until
 
 pytestmark = pytest.mark.docker
 IMGKIT = [sys.executable, "-m", "imgkit"]
@@ -45,7 +45,7 @@ def test_verdicts_reach_prometheus_through_a_pushgateway(mini_stack: MiniStack, 
 
 
 def test_a_pushgateway_that_is_down_is_blamed_after_the_verdict(mini: str, tmp_path: Path) -> None:
-    from .registry import free_port
+    from .helpers.registry import free_port
     url = f"http://127.0.0.1:{free_port()}"
     done = verify(mini, "--metrics", url, "--json", str(tmp_path / "v.json"))
     assert done.returncode == 3, done.stdout + done.stderr

@@ -14,8 +14,8 @@ from typing import Iterator
 
 import pytest
 
-from .conftest import build_from_files
-from .leftovers import our_containers
+from .helpers.images import build_from_files
+from .helpers.leftovers import our_containers
 
 pytestmark = pytest.mark.docker
 
@@ -37,7 +37,7 @@ def deb(tmp: Path, version: str) -> Path:
 
 
 @pytest.fixture()
-def security_repo(engine, tmp_path) -> Iterator[tuple[str, dict[str, bytes]]]:  # type: ignore[no-untyped-def]
+def security_repo(engine, tmp_path) -> Iterator[tuple[str, dict[str, bytes]]]:
     """A flat apt repository on the Docker bridge whose suite is `test-security` and holds
     version 2.0; returns its sources.list line and the two .debs."""
     import hashlib
@@ -64,7 +64,7 @@ def security_repo(engine, tmp_path) -> Iterator[tuple[str, dict[str, bytes]]]:  
         server.server_close()
 
 
-def image_with(engine, parent: str, ref: str, version: str,  # type: ignore[no-untyped-def]
+def image_with(engine, parent: str, ref: str, version: str,
                repo: tuple[str, dict[str, bytes]]) -> str:
     line, debs = repo
     dockerfile = (f"FROM {parent}\nUSER root\nCOPY pkg.deb /tmp/pkg.deb\nCOPY test.list "
@@ -79,7 +79,7 @@ def outdated(*args: str) -> subprocess.CompletedProcess[str]:
                           capture_output=True, text=True)
 
 
-def test_a_waiting_security_update_is_exit_1_naming_it_and_none_is_exit_0(  # type: ignore[no-untyped-def]
+def test_a_waiting_security_update_is_exit_1_naming_it_and_none_is_exit_0(
         engine, mini_stack, namespace, security_repo, tmp_path):
     behind = image_with(engine, mini_stack.python, f"{namespace}/outdated:behind", "1.0",
                         security_repo)

@@ -19,9 +19,17 @@ import requests
 
 from imgkit.publish.push import id_tag
 
-from . import leftovers
-from .registry import USER, FaultProxy, Registry, docker_config, skopeo_json, skopeo_tags, start_registry
-from .test_sbom import valid
+from .helpers import leftovers
+from .helpers.registry import (
+    USER,
+    FaultProxy,
+    Registry,
+    docker_config,
+    skopeo_json,
+    skopeo_tags,
+    start_registry,
+)
+from .helpers.sbom import valid
 
 pytestmark = pytest.mark.docker
 IMGKIT = [sys.executable, "-m", "imgkit"]
@@ -34,7 +42,7 @@ def second(tmp_path: Path) -> Iterator[Registry]:
     running.remove()
 
 
-def image_like(engine, namespace: str, parent: str, name: str) -> str:  # type: ignore[no-untyped-def]
+def image_like(engine, namespace: str, parent: str, name: str) -> str:
     """An image of its own id (a label apart from `parent`): its own ticket, same layers."""
     ref = f"{namespace}/pub-{name}:1.0-cuda11.8"
     dockerfile = f"FROM {parent}\nLABEL org.imgkit.test-run={uuid.uuid4().hex}\n"
@@ -57,11 +65,11 @@ def logins(tmp_path: Path, *registries: Registry, address: str | None = None) ->
                          {address or r.address: (USER, r.password) for r in registries})
 
 
-def raw(registry: Registry, ref: str) -> dict:  # type: ignore[type-arg]
+def raw(registry: Registry, ref: str) -> dict:
     return skopeo_json("inspect", "--raw", f"docker://{registry.address}/{ref}", registry=registry)
 
 
-def test_a_verified_image_reaches_two_registries_under_one_digest(  # type: ignore[no-untyped-def]
+def test_a_verified_image_reaches_two_registries_under_one_digest(
         engine, mini, namespace, registry, second, tmp_path):
     ref = image_like(engine, namespace, mini, "two")
     config = logins(tmp_path, registry, second)
@@ -103,7 +111,7 @@ def test_a_verified_image_reaches_two_registries_under_one_digest(  # type: igno
                 if t.startswith((registry.address, second.address))], "a push tag was left behind locally"
 
 
-def test_unverified_failed_and_moved_images_are_refused_with_nothing_pushed(  # type: ignore[no-untyped-def]
+def test_unverified_failed_and_moved_images_are_refused_with_nothing_pushed(
         engine, mini, namespace, base_image, registry, tmp_path):
     config = logins(tmp_path, registry)
     never = image_like(engine, namespace, mini, "never")
@@ -129,7 +137,7 @@ def test_unverified_failed_and_moved_images_are_refused_with_nothing_pushed(  # 
     assert skopeo_tags(registry, gpu_less.rsplit(":", 1)[0]) == []
 
 
-def test_a_wrong_password_is_exit_3_within_seconds(engine, mini, namespace, registry, tmp_path):  # type: ignore[no-untyped-def]
+def test_a_wrong_password_is_exit_3_within_seconds(engine, mini, namespace, registry, tmp_path):
     ref = image_like(engine, namespace, mini, "badpass")
     good = logins(tmp_path, registry)
     verified(ref, good)
@@ -143,7 +151,7 @@ def test_a_wrong_password_is_exit_3_within_seconds(engine, mini, namespace, regi
     assert skopeo_tags(registry, ref.rsplit(":", 1)[0]) == []
 
 
-def test_transient_faults_are_retried_to_the_right_digest(  # type: ignore[no-untyped-def]
+def test_transient_faults_are_retried_to_the_right_digest(
         engine, mini, namespace, registry, tmp_path):
     proxy = FaultProxy(registry.port, faults=["reset", "502", "429", "reset", "502", "429"])
     try:
@@ -163,7 +171,7 @@ def test_transient_faults_are_retried_to_the_right_digest(  # type: ignore[no-un
         proxy.close()
 
 
-def test_a_registry_killed_mid_push_moves_no_tag_and_a_rerun_completes(  # type: ignore[no-untyped-def]
+def test_a_registry_killed_mid_push_moves_no_tag_and_a_rerun_completes(
         engine, mini, namespace, registry, tmp_path):
     killed: list[str] = []
 
@@ -198,7 +206,7 @@ def test_a_registry_killed_mid_push_moves_no_tag_and_a_rerun_completes(  # type:
 
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
-def test_ctrl_c_during_a_push_moves_no_tag_and_leaves_no_local_tag(  # type: ignore[no-untyped-def]
+def test_ctrl_c_during_a_push_moves_no_tag_and_leaves_no_local_tag(
         engine, mini, namespace, registry, tmp_path, signum):
     started: list[subprocess.Popen[str]] = []
     interrupted: list[str] = []
@@ -228,7 +236,7 @@ def test_ctrl_c_during_a_push_moves_no_tag_and_leaves_no_local_tag(  # type: ign
         proxy.close()
 
 
-def test_dry_run_touches_no_registry(engine, mini, namespace, registry, tmp_path):  # type: ignore[no-untyped-def]
+def test_dry_run_touches_no_registry(engine, mini, namespace, registry, tmp_path):
     ref = image_like(engine, namespace, mini, "dry")
     config = logins(tmp_path, registry)
     verified(ref, config)
@@ -238,7 +246,7 @@ def test_dry_run_touches_no_registry(engine, mini, namespace, registry, tmp_path
     assert skopeo_tags(registry, ref.rsplit(":", 1)[0]) == []
 
 
-def test_candidate_then_verify_by_digest_then_promote(  # type: ignore[no-untyped-def]
+def test_candidate_then_verify_by_digest_then_promote(
         engine, mini, namespace, registry, second, tmp_path):
     """The staging flow: push a candidate (no gate), verify it by digest (pulled, since the
     local copy is gone) and attach the verdict, promote by digest with the verdict along."""
@@ -288,7 +296,7 @@ def test_candidate_then_verify_by_digest_then_promote(  # type: ignore[no-untype
             signed} <= set(promoted)
 
 
-def test_promotion_and_attestation_take_digests_only(engine, registry, tmp_path):  # type: ignore[no-untyped-def]
+def test_promotion_and_attestation_take_digests_only(engine, registry, tmp_path):
     config = logins(tmp_path, registry)
     out = imgkit("promote", f"{registry.address}/ml/x:1.0", "--to", f"{registry.address}/y",
                  config=config)
@@ -297,7 +305,7 @@ def test_promotion_and_attestation_take_digests_only(engine, registry, tmp_path)
     assert out.returncode == 2 and "attest needs a registry reference" in out.stderr
 
 
-def test_a_tls_registry_is_trusted_through_its_ca_in_certs_d_as_the_engine_trusts_it(  # type: ignore[no-untyped-def]
+def test_a_tls_registry_is_trusted_through_its_ca_in_certs_d_as_the_engine_trusts_it(
         engine, mini, namespace, registry, tmp_path):
     """On an address the engine does not treat as insecure (the bridge gateway, not
     loopback), a registry with a CA made here: refused without the CA, with the hint where
@@ -305,7 +313,7 @@ def test_a_tls_registry_is_trusted_through_its_ca_in_certs_d_as_the_engine_trust
     push, imgkit's own client and skopeo's copy all verify it."""
     from imgkit.registry.client import CERTS_D
 
-    from .registry import make_ca_and_certificate, start_registry
+    from .helpers.registry import make_ca_and_certificate, start_registry
     gateway = engine.bridge_gateway()
     ca, cert, key = make_ca_and_certificate(tmp_path / "pki", gateway)
     secure = start_registry(tmp_path / "registry-tls", tls=(cert, key), host=gateway)
@@ -347,7 +355,7 @@ def test_a_tls_registry_is_trusted_through_its_ca_in_certs_d_as_the_engine_trust
         secure.remove()
 
 
-def test_the_push_reports_each_layer_until_it_is_all_sent(engine, mini, namespace, registry):  # type: ignore[no-untyped-def]
+def test_the_push_reports_each_layer_until_it_is_all_sent(engine, mini, namespace, registry):
     """What the progress bars show: every layer the registry lacked, sent to its full size."""
     from imgkit.publish.report import PushBars
     ref = f"{registry.address}/progress/mini:1"
@@ -366,7 +374,7 @@ def test_the_push_reports_each_layer_until_it_is_all_sent(engine, mini, namespac
     assert sent == size > 10 << 20                            # python + the CUDA runtime wheel
 
 
-def test_zstd_layers_carry_the_verified_image_bit_for_bit_and_an_engine_pulls_it(  # type: ignore[no-untyped-def]
+def test_zstd_layers_carry_the_verified_image_bit_for_bit_and_an_engine_pulls_it(
         engine, mini, namespace, registry, second, tmp_path):
     """`publish --compression zstd`: the same verified image (its config, so its id), zstd
     layers under an OCI manifest in both registries with the verdict beside it; an engine

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import mini_project
-from .registry import USER, docker_config, skopeo_json, skopeo_tags
-from .test_docker_pipeline import forget, pipeline_ns  # noqa: F401  (the fixture)
+from .helpers.images import mini_project
+from .helpers.pipelines import forget
+from .helpers.registry import USER, docker_config, skopeo_json, skopeo_tags
 
 pytestmark = pytest.mark.docker
 
@@ -26,7 +26,7 @@ def imgkit(checkout: Path, config: Path, *args: str) -> subprocess.CompletedProc
                           capture_output=True, text=True, timeout=900)
 
 
-def test_an_image_production_holds_unchanged_is_pulled_not_built_nor_staged(  # type: ignore[no-untyped-def]
+def test_an_image_production_holds_unchanged_is_pulled_not_built_nor_staged(
         engine, pipeline_ns, registry, tmp_path):  # noqa: F811
     ns = pipeline_ns
     checkout = tmp_path / "checkout"

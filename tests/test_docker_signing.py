@@ -25,8 +25,8 @@ import pytest
 
 from imgkit.registry.cosign import VERDICT_TYPE
 
-from .conftest import mini_project
-from .registry import USER, Registry, docker_config, skopeo_json, skopeo_tags, start_registry
+from .helpers.images import mini_project
+from .helpers.registry import USER, Registry, docker_config, skopeo_json, skopeo_tags, start_registry
 
 pytestmark = pytest.mark.docker
 IMGKIT = [sys.executable, "-m", "imgkit"]
@@ -69,7 +69,7 @@ def config_for(tmp_path: Path, *registries: Registry) -> Path:
                          {r.address: (USER, r.password) for r in registries})
 
 
-def tiny(engine, registry: Registry, config: Path, name: str) -> tuple[str, str, str]:  # type: ignore[no-untyped-def]
+def tiny(engine, registry: Registry, config: Path, name: str) -> tuple[str, str, str]:
     """A one-file image of its own, pushed: (repository, digest, image id)."""
     import tarfile
     buf = io.BytesIO()
@@ -131,7 +131,7 @@ def refused(out: subprocess.CompletedProcess[str], words: str, production: Regis
     assert skopeo_tags(production, "prod/app") == []          # nothing copied, no tag moved
 
 
-def test_a_verdict_cosign_signed_with_the_trusted_key_is_promoted_and_verifies_there(  # type: ignore[no-untyped-def]
+def test_a_verdict_cosign_signed_with_the_trusted_key_is_promoted_and_verifies_there(
         engine, staging, production, keys, tmp_path):
     config = config_for(tmp_path, staging, production)
     repository, digest, image_id = tiny(engine, staging, config, "good")
@@ -164,7 +164,7 @@ def test_a_verdict_cosign_signed_with_the_trusted_key_is_promoted_and_verifies_t
     ("replayed", "replayed from another image"),
     ("not a verdict", "not an imgkit verdict v1"),
 ])
-def test_a_forged_or_unfit_verdict_is_refused_with_its_reason(  # type: ignore[no-untyped-def]
+def test_a_forged_or_unfit_verdict_is_refused_with_its_reason(
         engine, staging, production, keys, tmp_path, case, words):
     config = config_for(tmp_path, staging, production)
     repository, digest, image_id = tiny(engine, staging, config, case.replace(" ", "-"))
@@ -198,7 +198,7 @@ def test_a_forged_or_unfit_verdict_is_refused_with_its_reason(  # type: ignore[n
         assert out.returncode == 0, out.stdout + out.stderr
 
 
-def test_a_signed_verdict_moved_to_another_digest_or_tampered_with_is_refused(  # type: ignore[no-untyped-def]
+def test_a_signed_verdict_moved_to_another_digest_or_tampered_with_is_refused(
         engine, staging, production, keys, tmp_path):
     from imgkit.registry.client import Endpoint, RegistryClient
     config = config_for(tmp_path, staging, production)
@@ -234,7 +234,7 @@ def test_a_signed_verdict_moved_to_another_digest_or_tampered_with_is_refused(  
     refused(tampered, "does not verify", production)
 
 
-def pushed_and_attested(engine, image: str, ref: str, registry: Registry, config: Path,  # type: ignore[no-untyped-def]
+def pushed_and_attested(engine, image: str, ref: str, registry: Registry, config: Path,
                         key: Path, *extra: str) -> tuple[str, subprocess.CompletedProcess[str]]:
     """`image` pushed as `ref`, then `imgkit attest REPO@DIGEST --signing-key key`: the
     reference by digest, and attest's run (which passed)."""
@@ -249,7 +249,7 @@ def pushed_and_attested(engine, image: str, ref: str, registry: Registry, config
     return by_digest, out
 
 
-def test_imgkit_signs_what_verify_attaches_and_cosign_accepts_it_with_no_secret_leaked(  # type: ignore[no-untyped-def]
+def test_imgkit_signs_what_verify_attaches_and_cosign_accepts_it_with_no_secret_leaked(
         engine, mini, namespace, staging, production, keys, tmp_path):
     config = config_for(tmp_path, staging, production)
     ref = f"{staging.address}/{namespace}/signed-mini:1"
@@ -278,7 +278,7 @@ def test_imgkit_signs_what_verify_attaches_and_cosign_accepts_it_with_no_secret_
     engine.remove_image(ref)
 
 
-def test_the_site_says_which_promoted_images_carry_a_signed_verdict(  # type: ignore[no-untyped-def]
+def test_the_site_says_which_promoted_images_carry_a_signed_verdict(
         engine, mini, namespace, production, keys, tmp_path):
     """`imgkit site --registry`: the matrix's final image, promoted where a pipeline puts it
     and attested with the trusted key, is shown signed with its digest and the commands to
@@ -313,7 +313,7 @@ def test_the_site_says_which_promoted_images_carry_a_signed_verdict(  # type: ig
     engine.remove_image(ref)
 
 
-def test_promotion_without_a_key_refuses_unsigned_verdicts_with_a_hint(  # type: ignore[no-untyped-def]
+def test_promotion_without_a_key_refuses_unsigned_verdicts_with_a_hint(
         engine, staging, production, tmp_path):
     config = config_for(tmp_path, staging, production)
     repository, digest, _ = tiny(engine, staging, config, "no-key")
@@ -327,7 +327,7 @@ def test_promotion_without_a_key_refuses_unsigned_verdicts_with_a_hint(  # type:
     assert bad.returncode == 2 and "no such key file" in bad.stderr
 
 
-def test_the_exported_policy_runs_in_cosign_and_admits_only_passing_gpu_verdicts(  # type: ignore[no-untyped-def]
+def test_the_exported_policy_runs_in_cosign_and_admits_only_passing_gpu_verdicts(
         engine, staging, keys, tmp_path):
     """The rule `imgkit export policy` writes, run for real by `cosign verify-attestation
     --policy` against images it has never seen: a passing GPU verdict is admitted, a failed
@@ -357,7 +357,7 @@ def test_the_exported_policy_runs_in_cosign_and_admits_only_passing_gpu_verdicts
     assert admitted("cpu-only", lax) and not admitted("failed", lax)
 
 
-def test_publish_signs_the_build_provenance_of_what_this_checkout_built(  # type: ignore[no-untyped-def]
+def test_publish_signs_the_build_provenance_of_what_this_checkout_built(
         engine, project, namespace, staging, keys, tmp_path):
     """SLSA provenance v1, signed with cosign: the matrix and template files by digest and
     the input hash the image carries, for an image built from exactly these files."""

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import MiniStack, build_from_files, mini_project
+from .helpers.images import MiniStack, build_from_files, mini_project
 
 pytestmark = pytest.mark.docker
 IMGKIT = [sys.executable, "-m", "imgkit"]
@@ -47,7 +47,7 @@ def test_the_site_of_what_was_verified_here(mini_stack: MiniStack, namespace: st
     assert any('<figure id="layers">' in p and "pip install" in p for p in pages)
 
 
-def test_a_rebuilt_image_shows_what_it_is_now_and_what_moved_since(  # type: ignore[no-untyped-def]
+def test_a_rebuilt_image_shows_what_it_is_now_and_what_moved_since(
         engine, mini_stack: MiniStack, namespace: str, tmp_path: Path) -> None:
     """`make build`, a verify, a rebuild, a verify, then `imgkit site` with no --verdicts
     (what this machine kept): the image's verdict is the one of what its tag is now, the

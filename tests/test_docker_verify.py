@@ -2,7 +2,6 @@
 failing with the right diagnosis; no container is ever left behind."""
 from __future__ import annotations
 
-import io
 import json
 import subprocess
 import sys
@@ -13,23 +12,17 @@ import pytest
 from imgkit.errors import HostError
 from imgkit.verify.run import VerifyOptions, verify
 
-from . import leftovers
-from .conftest import build_from_files, no_verify_containers
+from .helpers import leftovers
+from .helpers.images import build_from_files, no_verify_containers
+from .helpers.jobs import derive, failed, run_job_command
 
 pytestmark = pytest.mark.docker
 CUDART = "/opt/venv/lib/python3.11/site-packages/nvidia/cuda_runtime/lib/libcudart.so.11.0"
 
 
-def derive(engine, namespace: str, parent: str, name: str, steps: str) -> str:  # type: ignore[no-untyped-def]
-    """A broken image made from `parent` with a few Dockerfile lines."""
-    ref = f"{namespace}/broken:{name}"
-    dockerfile = f"FROM {parent}\nUSER root\n{steps}\nUSER imgkit\n"
-    engine.client.images.build(fileobj=io.BytesIO(dockerfile.encode()), tag=ref, rm=True,
-                               forcerm=True)
-    return ref
 
 
-def with_site_file(engine, ref: str, parent: str, path: str, text: str) -> str:  # type: ignore[no-untyped-def]
+def with_site_file(engine, ref: str, parent: str, path: str, text: str) -> str:
     """`parent` with one more file in its venv's site-packages, at `path` there."""
     return build_from_files(engine, ref, {
         "Dockerfile": (f"FROM {parent}\nUSER root\n"
@@ -38,13 +31,9 @@ def with_site_file(engine, ref: str, parent: str, path: str, text: str) -> str: 
         "site-file": text.encode()})
 
 
-def failed(engine, ref: str, **kw) -> dict[str, str]:  # type: ignore[no-untyped-def]
-    verdict = verify(engine, ref, VerifyOptions(gpus="none", **kw))
-    assert no_verify_containers(engine) == []
-    return {c.name: c.diagnosis for c in verdict.failed}
 
 
-def test_good_image_passes_without_gpu_and_says_so(engine, mini):  # type: ignore[no-untyped-def]
+def test_good_image_passes_without_gpu_and_says_so(engine, mini):
     verdict = verify(engine, mini, VerifyOptions(gpus="none"))
     assert not verdict.failed, verdict.failed
     assert not verdict.gpu_verified
@@ -52,14 +41,14 @@ def test_good_image_passes_without_gpu_and_says_so(engine, mini):  # type: ignor
     assert cudart.measured == "11.8"
 
 
-def test_version_mismatch_with_the_tag(engine, mini, namespace):  # type: ignore[no-untyped-def]
+def test_version_mismatch_with_the_tag(engine, mini, namespace):
     # labels are exact and win; an image without them is judged by its tag
     ref = derive(engine, namespace, mini, "cuda12.4-cudnn9", 'LABEL org.imgkit.cuda=""')
     assert "cudart.version" in failed(engine, ref)
     assert "cudart.version" in failed(engine, mini, expect=("cuda=12.4",))
 
 
-def test_what_the_environment_claims_is_held_against_the_libraries(engine, mini, namespace):  # type: ignore[no-untyped-def]
+def test_what_the_environment_claims_is_held_against_the_libraries(engine, mini, namespace):
     # NVIDIA's and NGC's images say their versions in ENV; the image config is read, not the tag
     right = derive(engine, namespace, mini, "env-right", "ENV CUDA_VERSION=11.8.0")
     assert "env CUDA_VERSION" not in failed(engine, right)
@@ -70,37 +59,37 @@ def test_what_the_environment_claims_is_held_against_the_libraries(engine, mini,
     assert "holds no nccl" in said["env NCCL_VERSION"]
 
 
-def test_unloadable_library_is_named(engine, mini, namespace):  # type: ignore[no-untyped-def]
+def test_unloadable_library_is_named(engine, mini, namespace):
     ref = derive(engine, namespace, mini, "truncated",
                  f"RUN head -c 4096 {CUDART} > /usr/local/lib/libnccl.so.2 && ldconfig")
     fails = failed(engine, ref)
     assert "/usr/local/lib/libnccl.so.2" in fails["nccl.loadable"]
 
 
-def test_two_copies_on_the_loader_path(engine, mini, namespace):  # type: ignore[no-untyped-def]
+def test_two_copies_on_the_loader_path(engine, mini, namespace):
     ref = derive(engine, namespace, mini, "two-copies",
                  f"RUN cp {CUDART} /usr/local/lib/ && ldconfig")
     diagnosis = failed(engine, ref)["cudart.single-copy"]
     assert "/usr/local/lib/libcudart.so.11.0" in diagnosis and "/opt/imgkit/lib" in diagnosis
 
 
-def test_driver_library_baked_in(engine, mini, namespace):  # type: ignore[no-untyped-def]
+def test_driver_library_baked_in(engine, mini, namespace):
     ref = derive(engine, namespace, mini, "driver-lib",
                  f"RUN cp {CUDART} /usr/lib/x86_64-linux-gnu/libcuda.so.1")
     assert "libcuda.so.1" in failed(engine, ref)["driver-libs-not-baked"]
 
 
-def test_no_python3_is_a_verdict_not_a_traceback(engine, base_image):  # type: ignore[no-untyped-def]
+def test_no_python3_is_a_verdict_not_a_traceback(engine, base_image):
     assert "python3" in failed(engine, base_image)
 
 
-def test_unknown_image_is_usage_error(engine):  # type: ignore[no-untyped-def]
+def test_unknown_image_is_usage_error(engine):
     result = subprocess.run([sys.executable, "-m", "imgkit", "verify", "nope/nothing:1.0"],
                             capture_output=True, text=True)
     assert result.returncode == 2 and "not found" in result.stderr
 
 
-def test_gpus_all_without_nvidia_runtime_is_a_host_error(engine, mini):  # type: ignore[no-untyped-def]
+def test_gpus_all_without_nvidia_runtime_is_a_host_error(engine, mini):
     if "nvidia" in json.dumps(engine.client.info().get("Runtimes", {})):
         pytest.skip("this host has the NVIDIA runtime")
     with pytest.raises(HostError) as info:
@@ -112,7 +101,7 @@ def test_gpus_all_without_nvidia_runtime_is_a_host_error(engine, mini):  # type:
     assert result.returncode == 3 and "nvidia-ctk" in result.stderr
 
 
-def test_structure_with_testinfra(engine, mini):  # type: ignore[no-untyped-def]
+def test_structure_with_testinfra(engine, mini):
     testinfra = pytest.importorskip("testinfra")
     container = engine.client.containers.run(mini, ["sleep", "300"], detach=True)
     try:
@@ -128,7 +117,7 @@ def test_structure_with_testinfra(engine, mini):  # type: ignore[no-untyped-def]
 
 
 # -- hostile images: a python3 that is not what it claims ------------------------------------
-def fake_python(engine, namespace: str, base: str, name: str, script: str,  # type: ignore[no-untyped-def]
+def fake_python(engine, namespace: str, base: str, name: str, script: str,
                 files: dict[str, bytes] | None = None) -> str:
     """An image (from the Debian base, which has no python3) whose `python3` is `script`."""
     ref = f"{namespace}/hostile:{name}"
@@ -138,7 +127,7 @@ def fake_python(engine, namespace: str, base: str, name: str, script: str,  # ty
         "python3": f"#!/bin/sh\n{script}\n".encode(), **(files or {})})
 
 
-def cli_verify(ref: str, tmp_path, *extra: str) -> tuple[subprocess.CompletedProcess[str], dict]:  # type: ignore[no-untyped-def,type-arg]
+def cli_verify(ref: str, tmp_path, *extra: str) -> tuple[subprocess.CompletedProcess[str], dict]:
     out = tmp_path / "verdict.json"
     proc = subprocess.run([sys.executable, "-m", "imgkit", "verify", ref, "--gpus", "none",
                            "--json", str(out), *extra], capture_output=True, text=True, timeout=300)
@@ -146,7 +135,7 @@ def cli_verify(ref: str, tmp_path, *extra: str) -> tuple[subprocess.CompletedPro
     return proc, json.loads(out.read_text())
 
 
-def test_a_replayed_report_does_not_match_the_image(engine, mini, base_image, namespace, tmp_path):  # type: ignore[no-untyped-def]
+def test_a_replayed_report_does_not_match_the_image(engine, mini, base_image, namespace, tmp_path):
     good = verify(engine, mini, VerifyOptions(gpus="none"))
     assert good.facts is not None and not good.failed
     report = good.facts.model_dump_json().encode()
@@ -168,7 +157,7 @@ def framed(script: str) -> str:
             f'{script}; printf "\\nIMGKIT-REPORT-END %s\\n" "$IMGKIT_REPORT_MARK"')
 
 
-def test_one_container_serves_the_run_and_the_look_at_the_images_files(  # type: ignore[no-untyped-def]
+def test_one_container_serves_the_run_and_the_look_at_the_images_files(
         engine, namespace):
     """verify reads the files a report names through the probe's exited container (no
     second container) when its root was read-only; a writable run (a team's tests ride
@@ -212,7 +201,7 @@ def test_one_container_serves_the_run_and_the_look_at_the_images_files(  # type:
     ("other-token", 'printf "IMGKIT-REPORT-BEGIN abcdefabcdef\\n{}\\nIMGKIT-REPORT-END abcdefabcdef\\n"',
      "no probe report in its output"),
 ])
-def test_junk_output_is_a_failing_verdict(engine, base_image, namespace, tmp_path,  # type: ignore[no-untyped-def]
+def test_junk_output_is_a_failing_verdict(engine, base_image, namespace, tmp_path,
                                           name, script, reason):
     ref = fake_python(engine, namespace, base_image, name, script)
     proc, verdict = cli_verify(ref, tmp_path)
@@ -222,7 +211,7 @@ def test_junk_output_is_a_failing_verdict(engine, base_image, namespace, tmp_pat
     assert no_verify_containers(engine) == []
 
 
-def test_what_the_image_prints_at_start_up_and_exit_does_not_spoil_the_report(  # type: ignore[no-untyped-def]
+def test_what_the_image_prints_at_start_up_and_exit_does_not_spoil_the_report(
         engine, mini, namespace):
     """Real packages print from `.pth` hooks and exit handlers; a C library writes to
     descriptor 1 while the probe runs. None of it reaches the report."""
@@ -237,7 +226,7 @@ def test_what_the_image_prints_at_start_up_and_exit_does_not_spoil_the_report(  
     assert no_verify_containers(engine) == []
 
 
-def test_a_framework_whose_exit_hangs_costs_the_verdict_nothing(  # type: ignore[no-untyped-def]
+def test_a_framework_whose_exit_hangs_costs_the_verdict_nothing(
         engine, mini, namespace):
     """The probe takes what a framework's adapter printed and ends its interpreter there:
     a framework whose exit handler never returns (here a stand-in `paddle` that sleeps 600 s
@@ -255,7 +244,7 @@ def test_a_framework_whose_exit_hangs_costs_the_verdict_nothing(  # type: ignore
     assert no_verify_containers(engine) == []
 
 
-def test_a_hanging_probe_fails_at_the_timeout(engine, base_image, namespace, tmp_path):  # type: ignore[no-untyped-def]
+def test_a_hanging_probe_fails_at_the_timeout(engine, base_image, namespace, tmp_path):
     import time
     ref = fake_python(engine, namespace, base_image, "hang", "echo started >&2; exec sleep 600")
     started = time.monotonic()
@@ -267,7 +256,7 @@ def test_a_hanging_probe_fails_at_the_timeout(engine, base_image, namespace, tmp
     assert no_verify_containers(engine) == []
 
 
-def test_a_flood_of_output_fails_quickly_with_bounded_evidence(engine, base_image, namespace,  # type: ignore[no-untyped-def]
+def test_a_flood_of_output_fails_quickly_with_bounded_evidence(engine, base_image, namespace,
                                                                tmp_path):
     import time
     ref = fake_python(engine, namespace, base_image, "flood",
@@ -282,7 +271,7 @@ def test_a_flood_of_output_fails_quickly_with_bounded_evidence(engine, base_imag
     assert no_verify_containers(engine) == []
 
 
-def test_a_ci_log_and_job_summary(engine, mini, tmp_path):  # type: ignore[no-untyped-def]
+def test_a_ci_log_and_job_summary(engine, mini, tmp_path):
     """Through a pipe, as in CI: every check whole on one line; the job summary and the
     --markdown file get the Markdown table."""
     import os
@@ -303,7 +292,7 @@ def test_a_ci_log_and_job_summary(engine, mini, tmp_path):  # type: ignore[no-un
     assert summary.read_text() == "earlier steps\n" + table
 
 
-def test_verify_leaves_a_ticket_for_the_image_id_it_judged(engine, mini):  # type: ignore[no-untyped-def]
+def test_verify_leaves_a_ticket_for_the_image_id_it_judged(engine, mini):
     from imgkit.verify import tickets
     image_id = engine.image(mini).id
     proc = subprocess.run([sys.executable, "-m", "imgkit", "verify", mini, "--gpus", "none"],
@@ -316,12 +305,12 @@ def test_verify_leaves_a_ticket_for_the_image_id_it_judged(engine, mini):  # typ
 
 
 # -- SBOM ------------------------------------------------------------------------------------
-def test_the_sbom_of_a_real_image_validates_and_lists_what_it_holds(  # type: ignore[no-untyped-def]
+def test_the_sbom_of_a_real_image_validates_and_lists_what_it_holds(
         engine, mini, base_image, namespace, tmp_path):
     """OS packages from dpkg, Python distributions from the venv and the system, the CUDA
     runtime as the library reports it; an image without python3 or with a lying one is
     exit 1 with the reason, never a traceback, and no container is left."""
-    from .test_sbom import components, valid
+    from .helpers.sbom import components, valid
     out = tmp_path / "mini.cdx.json"
     proc = subprocess.run([sys.executable, "-m", "imgkit", "sbom", mini, "--out", str(out)],
                           capture_output=True, text=True, timeout=300)
@@ -347,33 +336,11 @@ def test_the_sbom_of_a_real_image_validates_and_lists_what_it_holds(  # type: ig
     assert no_verify_containers(engine) == []
 
 
-# -- verification as a Kubernetes Job ---------------------------------------------------------
-def run_job_command(engine, job_dir: Path, image: str) -> str:  # type: ignore[no-untyped-def]
-    """What the kubelet would run: the exported Job's own command, as its user, with a
-    read-only root, the probe from the ConfigMap mounted, a writable /tmp; its stdout."""
-    import base64
-
-    import yaml
-    configmap = yaml.safe_load((job_dir / "probe-configmap.yaml").read_text())
-    probe_dir = job_dir / "mounted-probe"
-    probe_dir.mkdir()
-    (probe_dir / "probe.zip").write_bytes(base64.b64decode(configmap["binaryData"]["probe.zip"]))
-    job = yaml.safe_load(next(job_dir.glob("verify-*.yaml")).read_text())
-    container = job["spec"]["template"]["spec"]["containers"][0]
-    mount = next(m["mountPath"] for m in container["volumeMounts"] if m["name"] == "probe")
-    security = job["spec"]["template"]["spec"]["securityContext"]
-    out = engine.client.containers.run(
-        image, entrypoint=container["command"][:1], command=container["command"][1:],
-        user=f"{security['runAsUser']}:{security['runAsGroup']}", read_only=True,
-        tmpfs={"/tmp": ""}, environment={e["name"]: e["value"] for e in container["env"]},
-        volumes={str(probe_dir): {"bind": mount, "mode": "ro"}}, remove=True, stdout=True,
-        stderr=False)
-    return out.decode()
 
 
-def test_a_k8s_jobs_report_gives_the_verdict_of_a_local_run(  # type: ignore[no-untyped-def]
+def test_a_k8s_jobs_report_gives_the_verdict_of_a_local_run(
         engine, mini, namespace, tmp_path):
-    from .conftest import MINI_FAMILY
+    from .helpers.images import MINI_FAMILY
     (tmp_path / "images").mkdir()
     (tmp_path / "images" / "mini.yaml").write_text(MINI_FAMILY)
     jobs = tmp_path / "k8s"

@@ -15,7 +15,8 @@ import yaml
 
 from imgkit.export.k8s import JobSettings, job_name, verify_job
 
-from .validators import Checked, kubernetes_validate
+from .helpers.cli import imgkit
+from .helpers.validators import validate
 
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = ROOT / "tests" / "golden"
@@ -30,12 +31,6 @@ TARGET_ATTRIBUTES: dict[str, type | tuple[type, ...]] = {
     "output": list, "platforms": list, "pull": bool, "secret": list, "shm-size": str, "ssh": list,
     "tags": list, "target": str, "ulimits": list}
 TOP = {"group", "target", "variable", "function"}
-
-
-def imgkit(*args: str, cwd: Path = ROOT,
-           env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "imgkit", *args], capture_output=True, text=True,
-                          cwd=cwd, env={**os.environ, **(env or {})})
 
 
 def check_bake_reference(document: dict[str, Any]) -> None:
@@ -102,8 +97,6 @@ def test_the_bake_reference_check_does_reject_a_bad_file() -> None:
         check_bake_reference({"group": {}, "target": {"a": {"dockerfiles": "x"}}})
 
 
-def validate(*paths: Path) -> Checked:
-    return kubernetes_validate(*paths)
 
 
 # what a cluster fixes once, as a team writes it (docs/scale.md)
@@ -149,7 +142,7 @@ def test_the_k8s_export_passes_kubernetes_validate_and_its_golden_file(tmp_path:
 
 def test_kubernetes_validate_does_reject_a_broken_job(tmp_path: Path) -> None:
     job = verify_job(PADDLE, "r.example.com/paddle:1", b"zip", JobSettings())
-    job["spec"]["template"]["spec"]["containers"][0]["gpus"] = 1        # no such field
+    job["spec"]["template"]["spec"]["containers"][0]["gpus"] = 1        # type: ignore[call-overload, index]  # no such field
     path = tmp_path / "bad.yaml"
     path.write_text(yaml.safe_dump(job))
     assert validate(path).returncode != 0

@@ -15,7 +15,7 @@ from imgkit.verify.corroborate import MAX_PATHS, file_checks, paths_to_check, us
 from imgkit.verify.facts import InvalidReport, parse_output, parse_report
 from imgkit.verify.verdict import EVIDENCE, FAIL, PASS, Check
 
-from .test_evaluate import GOOD
+from .helpers.reports import GOOD
 
 
 def good() -> dict[str, Any]:
@@ -27,7 +27,7 @@ def test_a_real_shaped_report_parses_into_frozen_facts() -> None:
     assert report.libraries.version("cudnn") == "9.1.0"
     assert report.frameworks["torch"].step_on_gpu
     with pytest.raises(Exception):
-        report.system.uid = 0  # type: ignore[misc]
+        report.system.uid = 0
 
 
 @pytest.mark.parametrize("mutate,where", [
@@ -38,7 +38,7 @@ def test_a_real_shaped_report_parses_into_frozen_facts() -> None:
     (lambda r: r["system"].update(python="3" * 100), "system.python"),
     (lambda r: r["libraries"].update(search_dirs=["/x"] * 5000), "libraries.search_dirs"),
 ])
-def test_a_malformed_report_is_refused_naming_where(mutate, where: str) -> None:  # type: ignore[no-untyped-def]
+def test_a_malformed_report_is_refused_naming_where(mutate, where: str) -> None:
     report = good()
     mutate(report)
     with pytest.raises(InvalidReport) as info:

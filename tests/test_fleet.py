@@ -18,7 +18,7 @@ from imgkit.verify.diagnose import HOST
 from imgkit.verify.fleet import fleet_checks, read_reference
 from imgkit.verify.report import verdict_json
 
-from .test_evaluate import GOOD, run
+from .helpers.reports import GOOD, run
 
 PADDLE = "paddle:2.6.2-gpu-cuda11.8-cudnn8"
 
@@ -132,7 +132,7 @@ pushgateway = "http://pushgateway.monitoring:9091"
 
 def fleet_export(tmp_path: Path, *extra: str, fleet: str = FLEET) -> Any:
     """`export k8s --fleet` with `fleet` as the cluster file ([cluster.fleet] and more)."""
-    from .test_exports import imgkit
+    from .helpers.cli import imgkit
     (tmp_path / "cluster.toml").write_text(fleet)
     return imgkit("export", "k8s", "--cuda", "11.8", "--only", PADDLE, "--registry",
                   "registry.example.com/ml", "--out", str(tmp_path / "k8s"), "--fleet",
@@ -152,7 +152,7 @@ def test_the_fleet_export_is_a_cronjob_per_image_that_kubernetes_validate_accept
     """Each run: a pod on each of N nodes (required anti-affinity on the hostname), the probe
     as an init container writing its report to a shared folder, then `imgkit judge` in
     imgkit's image against the reference verdict, pushing to the Pushgateway."""
-    from .test_exports import validate
+    from .helpers.validators import validate
     done = fleet_export(tmp_path, "--verdicts", str(verdict_of_paddle(tmp_path / "verdicts")),
                         fleet=FLEET + 'nodes = 4\nschedule = "0 3 * * *"\n'
                         'pull_secret = "registry-creds"\nmargin = 0.05\n')

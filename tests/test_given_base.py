@@ -84,7 +84,7 @@ def family_dir(tmp_path: Path, cuda: str = "12.4", extra: str = "") -> Path:
     return images
 
 
-def planned(images: Path, found: dict[str, BaseFacts | ImgkitError]):  # type: ignore[no-untyped-def]
+def planned(images: Path, found: dict[str, BaseFacts | ImgkitError]):
     spec = load_spec(images)
     return make_plan(spec, with_bases(spec, compat.load(), lambda refs: found), Settings())
 

@@ -18,7 +18,14 @@ from imgkit.verify import precision
 from imgkit.verify.expect import Expectations
 from imgkit.verify.verdict import FAIL, PASS
 
-from .gpu_host import CPU_FALLBACKS, TF32_CASES, framework_facts_once, judge, nvidia_gpu_present, probe_host
+from .helpers.gpu_host import (
+    CPU_FALLBACKS,
+    TF32_CASES,
+    framework_facts_once,
+    judge,
+    nvidia_gpu_present,
+    probe_host,
+)
 
 pytestmark = pytest.mark.gpu
 
@@ -87,8 +94,8 @@ def test_tf32_reading_follows_the_framework_switch(host_report: dict[str, Any], 
     assert facts.get("step_on_gpu"), facts
     for op, key, mode in (("matmul", "tf32", matmul), ("conv", "tf32_conv", conv)):
         name = f"{framework}.fp32-{op}-mode"
-        right = judge(report, framework=framework, **{key: "on" if mode == "tf32" else "off"})
-        wrong = judge(report, framework=framework, **{key: "off" if mode == "tf32" else "on"})
+        right = judge(report, framework=framework, **{key: "on" if mode == "tf32" else "off"})  # type: ignore[arg-type]
+        wrong = judge(report, framework=framework, **{key: "off" if mode == "tf32" else "on"})  # type: ignore[arg-type]
         assert right[name].verdict == PASS, right[name]
         assert right[name].measured.startswith(mode), right[name]
         assert wrong[name].verdict == FAIL, wrong[name]
@@ -223,7 +230,7 @@ def test_declared_gpu_tests_run_with_the_gpu_visible() -> None:
     from imgkit.verify.evaluate import evaluate
     from imgkit.verify.facts import parse_report
 
-    from .gpu_host import loader_env
+    from .helpers.gpu_host import loader_env
     checks = CheckFile.model_validate({"schemaVersion": "2.0.0", "gpuTests": [
         {"name": "a forward pass on the GPU", "expectedOutput": ["^cuda:0 NVIDIA"],
          "run": "import torch\nm = torch.nn.Linear(64, 8).cuda()\ny = m(torch.randn(4, 64, "

@@ -59,8 +59,8 @@ def runtime_imports(path: Path, typing_too: bool = False) -> set[str]:
 
     def visit(node: ast.AST) -> None:
         if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test) and not typing_too:
-            for child in node.orelse:
-                visit(child)
+            for branch in node.orelse:
+                visit(branch)
             return
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
@@ -330,3 +330,23 @@ def test_no_dict_of_any_crosses_a_module_boundary() -> None:
     crossing = [c for path, tree in trees.items() if "probe" not in path.parts
                 for c in _crossings(path, tree, imported)]
     assert not crossing, crossing
+
+
+def test_no_test_module_imports_another_or_conftest() -> None:
+    """What tests share lives in tests/helpers/ (and fixtures in conftest.py, which pytest
+    hands out): a test module imported by another runs its module-level code twice and ties
+    their fixtures together."""
+    tests = PACKAGE.parent.parent / "tests"
+    bench = PACKAGE.parent.parent / "bench"
+    found = []
+    for path in [*tests.rglob("*.py"), *bench.rglob("*.py")]:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, (ast.Import, ast.ImportFrom)):
+                continue
+            names = [node.module or ""] if isinstance(node, ast.ImportFrom) else [
+                a.name for a in node.names]
+            for name in names:
+                last = name.split(".")[-1]
+                if last.startswith("test_") or last == "conftest":
+                    found.append(f"{path.relative_to(tests.parent)}:{node.lineno} {name}")
+    assert not found, found

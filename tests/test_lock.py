@@ -3,7 +3,6 @@ resolves for, and a multi-platform image's one lock."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -20,30 +19,18 @@ from imgkit.lock.files import (
     render_lock,
 )
 from imgkit.lock.resolve import wheel_platforms
-from imgkit.matrix.compat import load
-from imgkit.matrix.plan import make_plan
-from imgkit.matrix.spec import Spec, parse_family
 from imgkit.render.contexts import render_plan
+
+from .helpers.locks import cuda_target, plan_of, write
 
 ROOT = Path(__file__).resolve().parent.parent
 H1, H2, H3 = "1" * 64, "2" * 64, "3" * 64
 
 
-def plan_of(**extra: Any):  # type: ignore[no-untyped-def]
-    family = {"family": "mini", "cuda_libs": ["cudart"], "axes": {"cuda": ["12.8"]}, **extra}
-    return make_plan(Spec((parse_family("images/mini.yaml", family),)), load())
 
 
-def cuda_target(plan):  # type: ignore[no-untyped-def]
-    return next(t for t in plan.targets if t.layer == "cuda")
 
 
-def write(images: Path, plan, pins: list[Pinned]) -> Path:  # type: ignore[no-untyped-def]
-    target = cuda_target(plan)
-    path = lock_path(images, target.tag)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(render_lock(target, inputs_digest(target, plan, None), pins, "2.36"))
-    return path
 
 
 def test_a_lock_reads_back_as_written_markers_and_every_hash_included() -> None:
@@ -66,7 +53,7 @@ def test_not_a_lock_is_exit_2_naming_the_file() -> None:
 def test_a_lock_is_stale_when_the_matrix_or_its_parents_lock_moves(tmp_path: Path) -> None:
     plan = plan_of()
     write(tmp_path, plan, [Pinned("nvidia-cuda-runtime-cu12", "12.8.90", (H1,))])
-    def problems(plan):  # type: ignore[no-untyped-def]
+    def problems(plan):
         # (the python layer's lock, of its apt packages, is not written here)
         return {plan.get(st.tag).layer: st.problem for st in lock_states(tmp_path, plan)}
     assert problems(plan) == {"python": "no lock", "cuda": ""}

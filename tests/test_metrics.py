@@ -12,31 +12,22 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from prometheus_client.parser import text_string_to_metric_families
 
 from imgkit.errors import HostError
 from imgkit.verify.metrics import Identity, metrics_text, push_metrics, write_metrics
 from imgkit.verify.verdict import FAIL, Check, Verdict, failure
 
-from .monitoring import need_tools, prometheus, promtool, pushgateway, query, query_until
-from .registry import free_port
-from .test_evaluate import GOOD, run
+from .helpers.metrics import no_device, samples, value
+from .helpers.monitoring import need_tools, prometheus, promtool, pushgateway, query, query_until
+from .helpers.registry import free_port
+from .helpers.reports import GOOD, run
 
 DIGEST = "sha256:" + "d" * 64
 SUBJECT = Identity(DIGEST, "linux/amd64", "gpu-node-7")
 
 
-def samples(text: str) -> dict[tuple[str, frozenset[tuple[str, str]]], float]:
-    """Every sample of the text, by name and label set."""
-    return {(s.name, frozenset(s.labels.items())): s.value
-            for family in text_string_to_metric_families(text) for s in family.samples}
 
 
-def value(text: str, name: str, **labels: str) -> float:
-    """The one sample of `name` whose labels include `labels`."""
-    found = [v for (n, ls), v in samples(text).items() if n == name and set(labels.items()) <= ls]
-    assert len(found) == 1, (name, labels, found)
-    return found[0]
 
 
 def slow_gemm() -> dict[str, Any]:
@@ -45,11 +36,6 @@ def slow_gemm() -> dict[str, Any]:
     return report
 
 
-def no_device() -> dict[str, Any]:
-    report = copy.deepcopy(GOOD)
-    report["gpu"] = {"device_count": 0, "runtime_error": {"error": "CUDA driver version is "
-                                                                   "insufficient for CUDA runtime version"}}
-    return report
 
 
 def verdicts() -> dict[str, Verdict]:

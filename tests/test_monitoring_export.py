@@ -14,9 +14,9 @@ from typer.testing import CliRunner
 from imgkit.cli import app
 from imgkit.verify.metrics import Identity, push_metrics
 
-from .monitoring import need_tools, prometheus, promtool, pushgateway, query
-from .test_evaluate import GOOD, run
-from .test_metrics import no_device
+from .helpers.metrics import no_device
+from .helpers.monitoring import need_tools, prometheus, promtool, pushgateway, query
+from .helpers.reports import GOOD, run
 
 ALERTS, DASHBOARD = "imgkit-alerts.yml", "imgkit-dashboard.json"
 
@@ -142,7 +142,7 @@ def test_the_dashboard_is_a_grafana_model_whose_queries_answer(tmp_path: Path) -
     assert [(a["labels"]["Hostname"], a["labels"]["fault"]) for a in firing] == [("n2", "host")]
 
 
-def wait_for_alert(prom: str, name: str, seconds: float = 30) -> list[dict]:  # type: ignore[type-arg]
+def wait_for_alert(prom: str, name: str, seconds: float = 30) -> list[dict]:
     import urllib.request
     deadline = time.monotonic() + seconds
     while True:

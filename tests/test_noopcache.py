@@ -148,9 +148,9 @@ def test_anything_unreadable_is_a_miss_that_prints_nothing(
         here: Path, capsys: pytest.CaptureFixture[str]) -> None:
     name = noopcache.entry_name(ASKED)
     assert not noopcache.replay(name, time.monotonic())                  # no entry
-    inputs = {"roots": [("images", str(here))], "libraries": [], "selection": {},
+    inputs: noopcache.PlanInputs = {"roots": [("images", str(here))], "libraries": [], "selection": {},
               "compat": None, "beside": str(here / "templates")}
-    noopcache.write(name, {"inputs": inputs, "plan_key": noopcache.fingerprint(inputs),  # type: ignore[arg-type]
+    noopcache.write(name, {"inputs": inputs, "plan_key": noopcache.fingerprint(inputs),
                            "ca_bundle": None, "socket": str(here / "no-engine.sock"),
                            "ids": {"ns/a:1": "sha256:" + "0" * 64}, "bases": {},
                            "head": "imgkit build: 1 images in {seconds:.1f} s (1 up-to-date)",

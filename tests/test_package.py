@@ -15,7 +15,7 @@ import pytest
 
 from imgkit.shipped import DISTRIBUTION
 
-from .validators import check_jsonschema
+from .helpers.validators import check_jsonschema
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -12,7 +12,7 @@ from imgkit.matrix.spec import Spec, load_spec, parse_family
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def bundled():  # type: ignore[no-untyped-def]
+def bundled():
     return make_plan(load_spec(ROOT / "images"), load())
 
 

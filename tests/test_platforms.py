@@ -21,7 +21,7 @@ from imgkit.matrix.spec import Spec, parse_family
 BOTH = ["linux/amd64", "linux/arm64"]
 
 
-def plan_of(*families: dict[str, Any]):  # type: ignore[no-untyped-def]
+def plan_of(*families: dict[str, Any]):
     return make_plan(Spec(tuple(parse_family(f"images/{f['family']}.yaml", f) for f in families)),
                      load())
 
@@ -40,7 +40,7 @@ def test_a_layer_is_planned_for_every_platform_an_image_on_it_needs() -> None:
         == tuple(BOTH)
     assert by_tag["imgkit/cuda:11.8-cudart-py3.11-bookworm"].platforms == ("linux/amd64",)
     assert "platforms" in plan_listing(plan).splitlines()[1]
-    assert {tuple(i["platforms"]) for i in plan_document(plan)["images"]} == {  # type: ignore[index]
+    assert {tuple(i["platforms"]) for i in plan_document(plan)["images"]} == {  # type: ignore[attr-defined]
         tuple(BOTH), ("linux/amd64",)}
 
 
@@ -249,8 +249,9 @@ def test_the_platform_is_judged_from_the_programs_not_the_config() -> None:
 
     from imgkit.verify.evaluate import evaluate
     from imgkit.verify.expect import expectations
+    from imgkit.verify.facts import parse_report
 
-    from .test_evaluate import GOOD, TAG, parse_report
+    from .helpers.reports import GOOD, TAG
     report = copy.deepcopy(GOOD)
     report["system"]["machine"] = "x86_64"
     report["libraries"]["families"]["cudart"]["copies"][0]["machine"] = "x86_64"

@@ -49,13 +49,13 @@ def test_the_image_label_overrides_the_default_per_operation() -> None:
     claims = exp(tf32="on", tf32_conv="off")
     assert checks_of("torch", TF32, FP32, claims) == {"fp32-matmul-mode": PASS,
                                                       "fp32-conv-mode": PASS}
-    assert claim_for("torch", "matmul", "tf32", claims, HOPPER).source == "label tf32=on"
+    assert claim_for("torch", "matmul", "tf32", claims, HOPPER).source == "label tf32=on"  # type: ignore[union-attr]
 
 
 def test_below_ampere_fp32_is_the_only_claim_whatever_was_said() -> None:
     assert checks_of("jax", FP32, FP32, exp(tf32="on"), VOLTA) == {"fp32-matmul-mode": PASS,
                                                                    "fp32-conv-mode": PASS}
-    assert claim_for("jax", "conv", "tf32_conv", exp(), VOLTA).source.startswith("no TF32 below")
+    assert claim_for("jax", "conv", "tf32_conv", exp(), VOLTA).source.startswith("no TF32 below")  # type: ignore[union-attr]
 
 
 def test_an_unknown_framework_without_a_claim_is_reported_not_judged() -> None:

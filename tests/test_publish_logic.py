@@ -86,7 +86,7 @@ axes:
 """
 
 
-def plan_of(tmp_path: Path, aliases: str, cudnn: str = '["8.6"]'):  # type: ignore[no-untyped-def]
+def plan_of(tmp_path: Path, aliases: str, cudnn: str = '["8.6"]'):
     (tmp_path / "paddle.yaml").write_text(PADDLE.format(aliases=aliases, cudnn=cudnn))
     return make_plan(load_spec(tmp_path), compat.load())
 
@@ -339,6 +339,6 @@ def test_the_engines_own_retry_of_a_layer_stops_the_push_only_past_the_time_allo
     assert exc.value.transient
     _stop_if_retrying_late(retry, now + 60, "r.example.com")       # type: ignore[arg-type]
     _stop_if_retrying_late(retry, None, "r.example.com")           # type: ignore[arg-type]
-    _stop_if_retrying_late({"status": "Retrying in 1 second"}, now + 60, "r")  # type: ignore[arg-type]
+    _stop_if_retrying_late({"status": "Retrying in 1 second"}, now + 60, "r")
     for status in ("Pushing", "Pushed", "Layer already exists", "Retrying soon"):
-        _stop_if_retrying_late({"status": status}, now - 1, "r")    # type: ignore[arg-type]
+        _stop_if_retrying_late({"status": status}, now - 1, "r")

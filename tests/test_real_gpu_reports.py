@@ -8,7 +8,7 @@ system's) and its driver libraries sit in /usr/local/nvidia, so those checks fai
 they should, and only the GPU's checks are held to passing.
 
 When the probe's version changes these fail: make new ones on a GPU with
-`python3 -c 'import json; from tests.gpu_host import probe_host; print(json.dumps(probe_host()))'`."""
+`python3 -c 'import json; from tests.helpers.gpu_host import probe_host; print(json.dumps(probe_host()))'`."""
 from __future__ import annotations
 
 import json
@@ -27,7 +27,7 @@ from imgkit.verify.metrics import Identity, metrics_text
 from imgkit.verify.report import verdict_json
 from imgkit.verify.verdict import FAIL, PASS, Verdict
 
-from .monitoring import need_tools, promtool
+from .helpers.monitoring import need_tools, promtool
 
 HERE = Path(__file__).parent / "gpu_reports"
 TAG = "pytorch:2.11.0-cuda13.0-cudnn9-runtime"   # what the host's stack is

@@ -19,7 +19,7 @@ GOLDEN = Path(__file__).resolve().parent / "golden"
 SEED = "paddle:2.6.2-gpu-cuda11.8-cudnn8"
 
 
-def contexts(templates: Path = ROOT / "templates"):  # type: ignore[no-untyped-def]
+def contexts(templates: Path = ROOT / "templates"):
     plan = select(make_plan(load_spec(ROOT / "images"), load()), cuda="11.8")
     return render_plan(plan, templates)
 

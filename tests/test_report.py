@@ -26,7 +26,7 @@ def test_empty_summary_says_so() -> None:
 
 
 # -- verdicts -------------------------------------------------------------------------------
-def verdict_with(*checks):  # type: ignore[no-untyped-def]
+def verdict_with(*checks):
     from imgkit.verify.verdict import Verdict
     return Verdict(image="paddle:2.6.2-gpu-cuda11.8-cudnn8", image_id="sha256:" + "ab" * 32,
                    checks=tuple(checks), gpu_checked=False)
@@ -35,13 +35,13 @@ def verdict_with(*checks):  # type: ignore[no-untyped-def]
 LONG = "/opt/venv/lib/python3.11/site-packages/nvidia/cuda_runtime/lib/libcudart.so.11.0 (11.8)" * 2
 
 
-def sample():  # type: ignore[no-untyped-def]
+def sample():
     from imgkit.verify.verdict import FAIL, PASS, Check
     return verdict_with(Check("dlopen libcudart.so", PASS, "resolves", LONG),
                         Check("cudart.version", FAIL, "12.1", "11.8", "cudart is 11.8 | not\n12.1"))
 
 
-def test_outside_a_terminal_each_check_is_one_whole_line(capsys) -> None:  # type: ignore[no-untyped-def]
+def test_outside_a_terminal_each_check_is_one_whole_line(capsys) -> None:
     from imgkit.verify.report import print_verdict
     print_verdict(sample(), terminal=False)
     lines = capsys.readouterr().out.splitlines()
@@ -58,7 +58,7 @@ def test_markdown_is_a_table_with_escaped_cells() -> None:
     assert "| cudart.version | 12.1 | 11.8 | fail | cudart is 11.8 \\| not 12.1 |" in text
 
 
-def test_junit_is_read_by_a_junit_consumer(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_junit_is_read_by_a_junit_consumer(tmp_path) -> None:
     from junitparser import Failure, JUnitXml
 
     from imgkit.verify.report import verdict_junit
@@ -70,7 +70,7 @@ def test_junit_is_read_by_a_junit_consumer(tmp_path) -> None:  # type: ignore[no
     assert [case.name for case in failed] == ["cudart.version"]
 
 
-def test_the_matrix_listing_keeps_long_tags_whole(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_the_matrix_listing_keeps_long_tags_whole(tmp_path) -> None:
     import json
     from pathlib import Path
 

@@ -4,29 +4,18 @@ test_docker_verify.py (a small image) and test_slow_paddle.py (the Paddle image)
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from imgkit.verify.facts import Inventory, Libraries
 from imgkit.verify.sbom import sbom
 
-from .validators import cyclonedx_error
+from .helpers.sbom import components, valid
+from .helpers.validators import cyclonedx_error
 
 IMAGE_ID = "sha256:" + "ab" * 32
 
 
-def valid(text: str) -> dict[str, Any]:
-    error = cyclonedx_error(text)
-    assert error is None, error
-    return json.loads(text)  # type: ignore[no-any-return]
 
 
-def components(document: dict[str, Any]) -> dict[tuple[str, str], set[str]]:
-    """(kind, name) -> versions, kind being the purl type or the component's group."""
-    out: dict[tuple[str, str], set[str]] = {}
-    for c in document.get("components", []):
-        kind = c["purl"].split(":")[1].split("/")[0] if "purl" in c else c.get("group", c["type"])
-        out.setdefault((kind, c["name"]), set()).add(c.get("version", ""))
-    return out
 
 
 def facts() -> tuple[Libraries, Inventory]:

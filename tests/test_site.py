@@ -6,78 +6,16 @@ from __future__ import annotations
 
 import copy
 import json
-import os
 import re
 from pathlib import Path
-from typing import Any
 
-from imgkit.matrix.targets import Plan, Target
 from imgkit.site.grid import ABSENT, FAILED, NONE, PASSED, UNVERIFIED, rows
 from imgkit.site.inputs import read_outdated, read_verdicts
 from imgkit.site.pages import write_site
 from imgkit.verify.report import verdict_json
-from imgkit.verify.verdict import Verdict
 
-from .test_evaluate import GOOD, run
-
-FAMILIES = (("imgkit/cuda:12.4-runtime-py3.11-bookworm", "cuda", "cuda", ""),
-            ("torch:2.5.1-cuda12.4", "torch", "framework", "2.5.1"),
-            ("torch-notebook:2.5.1-cuda12.4", "notebook", "extension", "2.5.1"),
-            ("jax:0.4-cuda12.4", "jax", "framework", "0.4"),
-            ("imgkit/python:3.11-bookworm", "cuda", "python", ""))
-
-
-def plan_of(count: int = 0) -> Plan:
-    """The five images above (or `count` made-up ones), two platforms for the framework."""
-    made = FAMILIES if not count else tuple((f"team/model-{i}:1.{i}-cuda12.4", f"family-{i % 20}",
-                                             "framework", f"1.{i}") for i in range(count))
-    return Plan(targets=tuple(Target(
-        tag=tag, layer=layer, family=family, parent=None, base=None, os="bookworm", python="3.11",
-        cuda=None if layer == "python" else "12.4",
-        components=(("framework", family), ("framework_version", version)) if version else (),
-        platforms=("linux/amd64", "linux/arm64") if tag.startswith("torch:") else ("linux/amd64",))
-        for tag, family, layer, version in made))
-
-
-def slow() -> dict[str, Any]:
-    report = copy.deepcopy(GOOD)
-    report["gpu"]["work"]["gemm"]["bf16"]["tflops"] = 100.0
-    return report
-
-
-def write_verdict(folder: Path, name: str, image: str, verdict: Verdict, age: float = 0,
-                  image_id: str = "", size: int | None = None) -> Path:
-    path = folder / f"{name}.json"
-    path.write_text(verdict_json(Verdict(image, image_id or verdict.image_id, verdict.checks,
-                                         verdict.gpu_checked, verdict.facts, size=size)))
-    stamp = path.stat().st_mtime - age
-    os.utime(path, (stamp, stamp))
-    return path
-
-
-def listed(report: dict[str, Any], numpy: str, libssl: str, *extra: str) -> dict[str, Any]:
-    """`report` with the packages an attest run lists (its inventory)."""
-    out = copy.deepcopy(report)
-    out["inventory"] = {"dpkg": [{"name": "libssl3", "version": libssl}],
-                        "python": [{"name": "numpy", "version": numpy, "location": "/opt/venv"},
-                                   *({"name": e, "version": "1.0", "location": "/opt/venv"}
-                                     for e in extra)]}
-    return out
-
-
-def verdicts(folder: Path) -> Path:
-    """A GPU pass of the CUDA image, a failed torch (an older pass of another build of it
-    too, with other packages), a notebook judged without a GPU under a registry's name, JAX
-    with none, a file that is no verdict."""
-    folder.mkdir(parents=True, exist_ok=True)
-    write_verdict(folder, "cuda", FAMILIES[0][0], run(GOOD))
-    write_verdict(folder, "torch-old", FAMILIES[1][0], run(listed(GOOD, "1.26.4", "3.0.11")),
-                  age=3600, image_id="sha256:" + "1" * 64)
-    write_verdict(folder, "torch", FAMILIES[1][0], run(listed(slow(), "2.0.1", "3.0.13", "requests")))
-    write_verdict(folder, "notebook", "registry.example.com/ml/" + FAMILIES[2][0], run(GOOD, gpu=False))
-    (folder / "broken.json").write_text('{"image": "x"}')
-    (folder / "notes.json").write_text("not json")
-    return folder
+from .helpers.reports import GOOD, run
+from .helpers.site import FAMILIES, plan_of, three_builds, verdicts, write_verdict
 
 
 def test_the_grid_shows_each_images_newest_verdict_and_never_passes_a_missing_one(tmp_path: Path) -> None:
@@ -156,19 +94,6 @@ def test_what_changed_since_the_build_before(tmp_path: Path) -> None:
     assert grid[FAMILIES[0][0]].cells[0].changes is None               # one build: nothing to compare
 
 
-def three_builds(folder: Path) -> Path:
-    """The verdicts of verdicts(), and a third build of torch before both, with its size:
-    each build of torch recorded its unpacked size."""
-    verdicts(folder)
-    for name, size in (("torch-old", 6_500_000_000), ("torch", 6_620_000_000)):
-        path = folder / f"{name}.json"
-        document = json.loads(path.read_text())
-        stamp = path.stat().st_mtime
-        path.write_text(json.dumps({**document, "size": size}))
-        os.utime(path, (stamp, stamp))
-    write_verdict(folder, "torch-oldest", FAMILIES[1][0], run(listed(GOOD, "1.25.0", "3.0.9")),
-                  age=7200, image_id="sha256:" + "2" * 64, size=6_400_000_000)
-    return folder
 
 
 def test_any_two_verdicts_of_an_image_are_compared_with_the_size_delta(tmp_path: Path) -> None:
@@ -238,7 +163,6 @@ def test_throughput_and_layers_are_drawn_as_inline_svg(tmp_path: Path) -> None:
 def outdated_file(path: Path) -> Path:
     """`imgkit outdated --json` as it writes it: torch with two security updates waiting
     (one under a registry's name), the CUDA image with none, an entry that is no image."""
-    import json
 
     from imgkit.lock.outdated import AptUpdate, Outdated, PipRelease, outdated_json
     torch = Outdated("registry.example.com/ml/" + FAMILIES[1][0], apt=[
@@ -285,12 +209,12 @@ def test_an_outdated_file_that_is_not_one_is_named(tmp_path: Path) -> None:
 
 
 def test_each_images_lock_shows_its_pins_or_why_not(tmp_path: Path) -> None:
-    from imgkit.lock.files import Pinned
+    from imgkit.lock.files import Pinned, lock_path
     from imgkit.site.locks import lock_views
 
-    from .test_lock import cuda_target, lock_path
-    from .test_lock import plan_of as locked_plan
-    from .test_lock import write as write_lock
+    from .helpers.locks import cuda_target
+    from .helpers.locks import plan_of as locked_plan
+    from .helpers.locks import write as write_lock
     plan = locked_plan()
     write_lock(tmp_path, plan, [Pinned("nvidia-cuda-runtime-cu12", "12.8.90", ("1" * 64,)),
                                 Pinned("extra", "1.0", ("2" * 64,), 'platform_machine == "x86_64"')])
@@ -343,8 +267,8 @@ def test_a_matrix_without_locks_says_nothing_of_locks(tmp_path: Path) -> None:
     from imgkit.cli import app
     from imgkit.lock.files import Pinned
 
-    from .test_lock import plan_of as locked_plan
-    from .test_lock import write as write_lock
+    from .helpers.locks import plan_of as locked_plan
+    from .helpers.locks import write as write_lock
     images = tmp_path / "images"
     images.mkdir()
     (images / "mini.yaml").write_text(yaml.safe_dump(
@@ -392,7 +316,7 @@ def test_what_the_registry_holds_shows_in_the_cell_and_on_the_page(tmp_path: Pat
 
 
 def test_trust_and_a_registry_come_together(tmp_path: Path) -> None:
-    from .test_cli import imgkit
+    from .helpers.cli import imgkit
     alone = imgkit("site", "--out", str(tmp_path / "s"), "--registry", "r.example/ml")
     assert alone.returncode == 2 and "needs the signer to trust" in alone.stderr
     (tmp_path / "k.pub").write_text("-----BEGIN PUBLIC KEY-----\n")

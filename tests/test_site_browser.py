@@ -18,7 +18,7 @@ from imgkit.site.grid import rows
 from imgkit.site.inputs import read_verdicts
 from imgkit.site.pages import write_site
 
-from .test_site import FAMILIES, plan_of, three_builds, verdicts
+from .helpers.site import FAMILIES, plan_of, three_builds, verdicts
 
 CHROMIUM, DRIVER = shutil.which("chromium"), shutil.which("chromedriver")
 if not (CHROMIUM and DRIVER) and not os.environ.get("CI"):

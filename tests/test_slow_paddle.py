@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import ROOT, no_verify_containers
-from .test_docker_verify import derive, failed
+from .helpers.images import ROOT, no_verify_containers
+from .helpers.jobs import derive, failed
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 PADDLE = "paddle:2.6.2-gpu-cuda11.8-cudnn8"
@@ -24,13 +24,13 @@ def imgkit(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.fixture(scope="module")
-def slice_built(engine, base_image) -> str:  # type: ignore[no-untyped-def]
+def slice_built(engine, base_image) -> str:
     result = imgkit("build", "--cuda", "11.8", "--jobs", "3")
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     return PADDLE
 
 
-def test_paddle_works_as_non_root(engine, slice_built):  # type: ignore[no-untyped-def]
+def test_paddle_works_as_non_root(engine, slice_built):
     code = ("import ctypes, os, paddle; ctypes.CDLL('libcudnn.so'); "
             "print(os.getuid(), paddle.version.cuda(), paddle.version.cudnn())")
     out = engine.client.containers.run(slice_built, ["python3", "-c", code], remove=True)
@@ -38,7 +38,7 @@ def test_paddle_works_as_non_root(engine, slice_built):  # type: ignore[no-untyp
     assert uid != "0" and cuda == "11.8" and cudnn.startswith("8.")
 
 
-def test_second_build_skips_everything(slice_built, tmp_path: Path):  # type: ignore[no-untyped-def]
+def test_second_build_skips_everything(slice_built, tmp_path: Path):
     start = time.monotonic()
     result = imgkit("build", "--cuda", "11.8", "--json", str(tmp_path / "build.json"))
     assert result.returncode == 0
@@ -48,7 +48,7 @@ def test_second_build_skips_everything(slice_built, tmp_path: Path):  # type: ig
     assert time.monotonic() - start < 30
 
 
-def test_verify_paddle_without_gpu(engine, slice_built, tmp_path: Path):  # type: ignore[no-untyped-def]
+def test_verify_paddle_without_gpu(engine, slice_built, tmp_path: Path):
     report = tmp_path / "v.json"
     result = imgkit("verify", slice_built, "--gpus", "none", "--json", str(report),
                     "--junit", str(tmp_path / "v.xml"))
@@ -62,19 +62,19 @@ def test_verify_paddle_without_gpu(engine, slice_built, tmp_path: Path):  # type
     assert no_verify_containers(engine) == []
 
 
-def test_paddle_import_failure_names_libgomp(engine, slice_built, namespace):  # type: ignore[no-untyped-def]
+def test_paddle_import_failure_names_libgomp(engine, slice_built, namespace):
     ref = derive(engine, namespace, slice_built, "no-libgomp",
                  "RUN rm -f /usr/lib/x86_64-linux-gnu/libgomp.so.1*")
     assert "libgomp.so.1" in failed(engine, ref)["paddle.import"]
 
 
-def test_bare_name_that_does_not_resolve(engine, slice_built, namespace):  # type: ignore[no-untyped-def]
+def test_bare_name_that_does_not_resolve(engine, slice_built, namespace):
     ref = derive(engine, namespace, slice_built, "no-bare-cudnn",
                  "RUN rm /opt/imgkit/lib/libcudnn.so")
     assert "libcudnn.so" in failed(engine, ref)["dlopen libcudnn.so"]
 
 
-def test_the_paddle_stack_under_another_cuda_names_both(engine, slice_built):  # type: ignore[no-untyped-def]
+def test_the_paddle_stack_under_another_cuda_names_both(engine, slice_built):
     fails = failed(engine, slice_built, expect=("cuda=12.1",))
     assert "cudart is 11.8, the tag/labels say 12.1" in fails["cudart.version"]
     # cuBLAS says 11.11.3 itself (its wheel is 11.11.3.6): the compat data places it in 11.8
@@ -85,8 +85,8 @@ def test_the_paddle_stack_under_another_cuda_names_both(engine, slice_built):  #
     assert "cuda>=11.8" in fails["env NVIDIA_REQUIRE_CUDA"]
 
 
-def test_the_sbom_of_the_paddle_image_validates_and_names_its_stack(slice_built, tmp_path: Path):  # type: ignore[no-untyped-def]
-    from .test_sbom import components, valid
+def test_the_sbom_of_the_paddle_image_validates_and_names_its_stack(slice_built, tmp_path: Path):
+    from .helpers.sbom import components, valid
     out = tmp_path / "paddle.cdx.json"
     result = imgkit("sbom", slice_built, "--out", str(out))
     assert result.returncode == 0, result.stdout + result.stderr
@@ -102,7 +102,7 @@ def test_the_sbom_of_the_paddle_image_validates_and_names_its_stack(slice_built,
 JUPYTER = "paddle-jupyter:2.6.2-gpu-cuda11.8-cudnn8"
 
 
-def test_the_jupyter_extension_works_as_non_root_and_demands_its_token(engine, slice_built, tmp_path):  # type: ignore[no-untyped-def]
+def test_the_jupyter_extension_works_as_non_root_and_demands_its_token(engine, slice_built, tmp_path):
     """The bundled extension: built on the Paddle layers, cv2/jupyterlab/paddle import as the
     non-root user, verify passes it (pip check, the parent's stack and the family's declared
     checks included: its server answers /api on 8888), and
@@ -110,7 +110,7 @@ def test_the_jupyter_extension_works_as_non_root_and_demands_its_token(engine, s
     import urllib.error
     import urllib.request
 
-    from .registry import free_port
+    from .helpers.registry import free_port
     out = engine.client.containers.run(JUPYTER, ["python3", "-c", (
         "import os, cv2, jupyterlab, paddle; print(os.getuid(), cv2.__version__, "
         "jupyterlab.__version__, paddle.__version__)")], remove=True)
@@ -154,11 +154,11 @@ def test_the_jupyter_extension_works_as_non_root_and_demands_its_token(engine, s
         container.remove(force=True)
 
 
-def test_the_k8s_job_of_the_paddle_image_gives_the_verdict_of_a_local_run(engine, slice_built, tmp_path):  # type: ignore[no-untyped-def]
+def test_the_k8s_job_of_the_paddle_image_gives_the_verdict_of_a_local_run(engine, slice_built, tmp_path):
     """The Kubernetes export of the slice, its Paddle Job's own command run with plain
     `docker run` (no GPU: gpus_per_job = 0), the log judged by `imgkit judge`: the same checks and
     exit code as `imgkit verify --gpus none`."""
-    from .test_docker_verify import run_job_command
+    from .helpers.jobs import run_job_command
     jobs = tmp_path / "k8s"
     (tmp_path / "cluster.toml").write_text("gpus_per_job = 0\n")
     result = imgkit("export", "k8s", "--only", PADDLE, "--registry", "registry.example.com/ml",

@@ -25,7 +25,7 @@ def verdict(image_id: str = A, *, passed: bool = True, gpu: bool = True,
 
 def test_a_verdict_is_recorded_under_the_id_it_judged() -> None:
     recorded = tickets.record(verdict(A, gpu=False))
-    assert tickets.lookup(A) == recorded and not recorded.gpu_checked
+    assert tickets.lookup(A) == recorded and not recorded.gpu_checked  # type: ignore[union-attr]
     assert tickets.lookup(B) is None
     assert tickets.path_of(A).name == "a" * 64 + ".json"
 

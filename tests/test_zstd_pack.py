@@ -49,10 +49,10 @@ def test_the_config_and_each_layer_are_found_by_their_digests(layout: str, tmp_p
     assert set(packed) == {sha(small), sha(large)}
     for data in (small, large):
         layer = packed[sha(data)]
-        compressed = layer.path.read_bytes()
+        compressed = layer.path.read_bytes()  # type: ignore[union-attr]
         assert (layer.digest, layer.size) == (sha(compressed), len(compressed))
         assert zstandard.ZstdDecompressor().stream_reader(io.BytesIO(compressed)).read() == data
-    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(p.path.name for p in packed.values())
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(p.path.name for p in packed.values())  # type: ignore[union-attr]
 
 
 def test_an_archive_without_the_config_or_a_layer_says_so(tmp_path: Path) -> None:
@@ -85,4 +85,4 @@ def test_a_layer_held_already_is_not_compressed_again(tmp_path: Path) -> None:
     found, packed = _pack(archive(files), sha(config), {sha(old), sha(new)}, tmp_path, held)
     assert found == config and sorted(asked) == sorted([sha(old), sha(new)])
     assert packed[sha(old)] == recorded
-    assert packed[sha(new)].path is not None and packed[sha(new)].path.is_file()
+    assert packed[sha(new)].path is not None and packed[sha(new)].path.is_file()  # type: ignore[union-attr]

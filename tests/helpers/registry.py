@@ -58,7 +58,7 @@ class Registry:
         htpasswd.write_text(f"{USER}:{hashed}\n")
         http = {"addr": self.address, "secret": uuid.uuid4().hex}
         if self.tls:
-            http["tls"] = {"certificate": str(self.tls[0]), "key": str(self.tls[1])}
+            http["tls"] = {"certificate": str(self.tls[0]), "key": str(self.tls[1])}  # type: ignore[assignment]
         config = {"version": 0.1, "log": {"level": "error", "accesslog": {"disabled": True}},
                   "storage": {"filesystem": {"rootdirectory": str(self.root / "data")},
                               "delete": {"enabled": True}},
@@ -116,14 +116,14 @@ def docker_config(directory: Path, logins: dict[str, tuple[str, str]]) -> Path:
     return directory
 
 
-def skopeo_json(*args: str, registry: Registry) -> dict:  # type: ignore[type-arg]
+def skopeo_json(*args: str, registry: Registry) -> dict:
     """skopeo, the independent reader, with the registry's credentials."""
     out = subprocess.run(["skopeo", *args, "--tls-verify=false",
                           f"--creds={USER}:{registry.password}"],
                          capture_output=True, text=True, timeout=60)
     if out.returncode != 0:
         raise RuntimeError(out.stderr)
-    return json.loads(out.stdout)  # type: ignore[no-any-return]
+    return json.loads(out.stdout)
 
 
 def skopeo_tags(registry: Registry, repository: str) -> list[str]:

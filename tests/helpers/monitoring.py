@@ -77,7 +77,22 @@ def prometheus(root: Path, pushgateway_url: str, rules: Path | None = None) -> I
     with running(["prometheus", f"--config.file={root / 'prometheus.yml'}",
                   f"--storage.tsdb.path={root / 'data'}",
                   f"--web.listen-address=127.0.0.1:{port}"], port, root / "prometheus.log"):
+        ready(f"http://127.0.0.1:{port}")
         yield f"http://127.0.0.1:{port}"
+
+
+def ready(prometheus_url: str, seconds: float = 30) -> None:
+    """Wait until Prometheus answers queries: it listens before its storage is open, and
+    answers 503 until then (seen on a loaded machine)."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            with urllib.request.urlopen(f"{prometheus_url}/-/ready", timeout=5):
+                return
+        except OSError:          # urllib's HTTPError (503) and a refused connection alike
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)
 
 
 def query(prometheus_url: str, promql: str) -> list[dict[str, Any]]:

@@ -47,3 +47,7 @@ def cyclonedx_error(text: str) -> object:
     from cyclonedx.schema import SchemaVersion
     from cyclonedx.validation.json import JsonStrictValidator
     return JsonStrictValidator(SchemaVersion.V1_6).validate_str(text)
+
+
+def validate(*paths: Path) -> Checked:
+    return kubernetes_validate(*paths)
