@@ -20,7 +20,7 @@ from imgkit.verify.expect import Expectations
 from imgkit.verify.facts import parse_report
 from imgkit.verify.verdict import Check
 
-SRC = str(Path(__file__).resolve().parent.parent / "src")
+SRC = str(Path(__file__).resolve().parents[2] / "src")
 
 # (framework, case, prelude, extra environment, the modes its default FP32 matmul and
 # convolution then really use). The prelude runs at interpreter start (a sitecustomize),

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from . import leftovers
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 MINI_FAMILY = """\
