@@ -5,6 +5,8 @@ Plain text keeps every tag whole and greppable in CI logs, where a rich table wo
 from __future__ import annotations
 
 import functools
+import threading
+import time
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 if TYPE_CHECKING:
@@ -102,13 +104,94 @@ def print_table(title: str, header: Sequence[str], rows: Sequence[Sequence[str]]
 
 
 def transfer_bars() -> Any:
-    """A started rich Progress of bars with bytes and speed on stderr when it is a terminal;
+    """A started rich Progress of bars with bytes, speed and time on stderr when it is a terminal;
     None elsewhere (a CI log), where progress lines say enough. The caller stops it."""
     err = console(stderr=True)
     if not err.is_terminal:
         return None
-    from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TransferSpeedColumn
+    from rich.progress import (
+        BarColumn,
+        DownloadColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TransferSpeedColumn,
+    )
     bars = Progress(TextColumn("{task.description}"), BarColumn(), DownloadColumn(),
-                    TransferSpeedColumn(), console=err)
+                    TransferSpeedColumn(), TimeElapsedColumn(), console=err)
     bars.start()
     return bars
+
+
+def elapsed(seconds: float) -> str:
+    """"8 s", "1:12", "1:02:05": how long something has run."""
+    whole = int(seconds)
+    if whole < 60:
+        return f"{whole} s"
+    minutes, secs = divmod(whole, 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
+
+
+class Activity:
+    """What is running now, a row per thing with what it is doing and for how long, redrawn
+    in place under the lines printed (rich's Live) when stderr is a terminal. Elsewhere (a
+    CI log) nothing is drawn: the plain lines the caller prints are the record. Rows may be
+    set from several threads (parallel builds)."""
+
+    def __init__(self, terminal: Console | None = None) -> None:
+        self._console = terminal
+        self._rows: dict[str, tuple[str, float]] = {}     # key -> (what it does, since)
+        self._lock = threading.Lock()
+        self._live: Any = None
+
+    def __enter__(self) -> Activity:
+        import sys
+        if self._console is None and not sys.stderr.isatty():
+            return self                  # a CI log: rich is not even imported for it
+        err = self._console or console(stderr=True)
+        if err.is_terminal:
+            from rich.live import Live
+            self._live = Live(self, console=err, refresh_per_second=4, transient=True)
+            self._live.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._live is not None:
+            self._live.stop()
+            self._live = None
+
+    @property
+    def drawn(self) -> bool:
+        return self._live is not None
+
+    def start(self, key: str, doing: str) -> None:
+        with self._lock:
+            self._rows[key] = (doing, time.monotonic())
+
+    def doing(self, key: str, what: str) -> None:
+        """What `key` does now; its time runs on from when it started."""
+        with self._lock:
+            started = self._rows.get(key, ("", time.monotonic()))[1]
+            self._rows[key] = (what, started)
+
+    def finish(self, key: str) -> None:
+        with self._lock:
+            self._rows.pop(key, None)
+
+    def __rich_console__(self, shown: Any, options: Any) -> Any:
+        """A line per row: the key (a tag) whole, what it does cut to what the width leaves,
+        and its time at the end; a line too narrow for what it does shows the time alone."""
+        from rich.text import Text
+        now = time.monotonic()
+        with self._lock:
+            rows = list(self._rows.items())
+        width = max((len(k) for k, _ in rows), default=0)
+        for key, (what, since) in rows:
+            took = elapsed(now - since)
+            room = options.max_width - width - len(took) - 4
+            said = what if len(what) <= room else what[:max(room - 1, 0)] + "…"
+            line = Text(key.ljust(width), style="cyan")
+            line.append(f"  {said}".ljust(room + 2) if room >= 8 else "")
+            line.append(f"  {took}")
+            yield line

@@ -6,7 +6,7 @@ import time
 from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Callable, Collection
+from typing import Collection
 
 from .. import labels, platforms
 from ..console import console, stderr_line
@@ -34,7 +34,8 @@ from .hostlock import one_build_at_a_time
 from .noop import base_days, plan_inputs, remember, summarize
 from .noopcache import fingerprint
 from .outcome import Result
-from .scheduler import Builder
+from .progress import BuildProgress
+from .scheduler import Builder, Listener
 from .weights import heaviest, layers, overruns
 
 
@@ -74,9 +75,10 @@ def build(selection: Selection, *, options: BuildOptions, verbose: bool = False,
     if not options.dry_run:
         replaced = make_bases(engine, contexts, base_source, mirror_map, options.refresh_base)
     forced = plan.named if options.keep_parents else None     # --force: which lose the cache
-    results = (run_bake(engine, contexts, env, options, verbose, forced)
-               if options.engine == "buildx"
-               else run_builds(engine, contexts, env, options, verbose, forced, legacy_why))
+    with BuildProgress(verbose) as listen:   # in a terminal, each image's step as it runs
+        results = (run_bake(engine, contexts, env, options, listen, forced)
+                   if options.engine == "buildx"
+                   else run_builds(engine, contexts, env, options, listen, forced, legacy_why))
     for old_base in replaced:          # its chain was rebuilt: nothing stands on it now
         engine.remove_if_unused(old_base)
     code = reported(engine, results, contexts, started, json_file, options.engine)
@@ -264,7 +266,7 @@ def builds_something(options: BuildOptions, freshness: dict[str, Freshness]) -> 
 
 
 def run_builds(engine: Engine, contexts: list[Context], env: BuildEnv, options: BuildOptions,
-               verbose: bool, forced: Collection[str] | None = None,
+               listen: Listener, forced: Collection[str] | None = None,
                legacy_why: str = "") -> list[Result]:
     """Every context through the scheduler, with the build-settings server up while
     something is really built (and, when auto chose this builder, why it did)."""
@@ -281,35 +283,21 @@ def run_builds(engine: Engine, contexts: list[Context], env: BuildEnv, options: 
             if stale:
                 stderr_line(f"removed {stale} stopped build step container(s) an "
                             "interrupted build left")
-        return Builder(engine, options, server.extra_hosts, progress(verbose), forced).run(
+        return Builder(engine, options, server.extra_hosts, listen, forced).run(
             contexts, freshness)
 
 
 def run_bake(engine: Engine, contexts: list[Context], env: BuildEnv, options: BuildOptions,
-             verbose: bool, forced: Collection[str] | None = None) -> list[Result]:
+             listen: Listener, forced: Collection[str] | None = None) -> list[Result]:
     """Every context through one `docker buildx bake` (BuildKit runs builds side by side
     itself: no host lock and no settings server)."""
     freshness = check_freshness(engine, [c.stamp for c in contexts])
-    builder = BakeBuilder(engine, options, env, progress(verbose), forced)
+    builder = BakeBuilder(engine, options, env, listen, forced)
     if builds_something(options, freshness) and builder.driver == "docker":  # the engine's own BuildKit
         note = slow_secret_steps_note(engine.server_version())
         if note:
             stderr_line(f"note: {note}")
     return builder.run(contexts, freshness)
-
-
-def progress(verbose: bool) -> Callable[[str, str, str], None]:
-    err = console(stderr=True)
-
-    def listener(tag: str, event: str, text: str) -> None:
-        if event == "log":
-            if verbose:
-                err.print(f"[dim]{tag}[/] {text}", markup=True)
-        elif event == "start":
-            err.print(f"[cyan]building[/] {tag} ({text})")
-        else:
-            err.print(f"[bold]{event}[/] {tag}" + (f": {text}" if text else ""))
-    return listener
 
 
 def over_budget(engine: Engine, results: list[Result], stamps: list[Stamp]) -> bool:

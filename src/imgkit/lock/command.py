@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Callable
 
 from .. import labels, platforms
-from ..console import stderr_line
+from ..console import Activity, stderr_line
 from ..engine import Engine
 from ..errors import EXIT_FAILED, EXIT_OK, UsageError
 from ..matrix.compat import OsRelease
@@ -83,7 +83,7 @@ def lock(selection: Selection, *, index_url: str | None = None, write: bool = Tr
         if wanted:
             below = [p for t in list(lineage(target, by_tag))[1:]
                      for p in pins.get(t.tag, _locked(selection, t.tag))]
-            pinned = _resolved(target, wanted, below, glibc, indexes)
+            pinned = _shown_resolving(target, wanted, below, glibc, indexes)
         pins[target.tag] = pinned
         # the inputs digest is of the parent's lock as written: this run's or the file
         parent_lock = made.get(target.parent or "") or _file(selection, target.parent)
@@ -108,6 +108,15 @@ def lock(selection: Selection, *, index_url: str | None = None, write: bool = Tr
                 "locks resolve as written" + ("; run `imgkit lock` and review the diff"
                                                      if moved else ""))
     return EXIT_FAILED if moved else EXIT_OK
+
+
+def _shown_resolving(target: Target, wanted: tuple[str, ...], below: list[Pinned], glibc: str,
+                     indexes: tuple[str | None, str | None]) -> list[Pinned]:
+    """_resolved, with the image and how long pip's resolver has taken shown in a terminal."""
+    with Activity() as shown:
+        shown.start(target.tag, f"pip's resolver: {len(wanted)} requirements on {len(below)} "
+                                "pins below")
+        return _resolved(target, wanted, below, glibc, indexes)
 
 
 def _resolved(target: Target, wanted: tuple[str, ...], below: list[Pinned], glibc: str,

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .. import labels
-from ..console import stderr_line
+from ..console import Activity, stderr_line
 from ..engine import Engine
 from ..errors import EXIT_FAILED, EXIT_HOST, EXIT_OK, Inconsistent, UsageError
 from ..options import PUBLISH_DEFAULTS, VerifyOptions
@@ -103,8 +103,11 @@ def verdict_of(engine: Engine | None, subject: Subject, options: VerifyOptions,
             riders = probe_environment(declared, gpu=gpu, timeout=options.timeout)
             probe_options = replace(options, timeout=options.timeout + extra_seconds(
                 declared, gpu=gpu, timeout=options.timeout))
-        verdict = run_verify(engine, subject.ref, probe_options, info=subject.info,
-                             with_inventory=with_inventory, environment=riders)
+        with Activity() as shown:        # in a terminal: the probe's time while it runs
+            shown.start(subject.ref, "the probe runs in a container of it" + (
+                "" if options.gpus == "none" else ", on the GPU"))
+            verdict = run_verify(engine, subject.ref, probe_options, info=subject.info,
+                                 with_inventory=with_inventory, environment=riders)
     if declared is not None and engine is not None:
         from .declared.checks import with_declared
         verdict = with_declared(engine, verdict, declared, options.timeout)
