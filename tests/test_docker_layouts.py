@@ -101,8 +101,8 @@ def test_system_pip_into_dist_packages(engine, mini_stack: MiniStack, namespace,
     # the same image under a CUDA 12.1 tag fails for the right reason, naming both versions
     wrong = checks(judge(engine, ref, "cuda=12.1"))
     assert "cudart is 11.8, the tag/labels say 12.1" in wrong["cudart.version"]
-    require = wrong["env NVIDIA_REQUIRE_CUDA"]
-    assert require.startswith("fail") and "cuda>=11.8" in require
+    # its driver floor, cuda>=11.8, is right for the 11.8 runtime it holds: not the lie
+    assert wrong["env NVIDIA_REQUIRE_CUDA"].startswith("pass")
 
 
 def test_debian_non_free_packages(engine, mini_stack: MiniStack, namespace):
@@ -142,6 +142,43 @@ def test_toolkit_tree_with_version_json(engine, mini_stack: MiniStack, namespace
                   {name: wheel(wheels, "cu11").read_bytes()})
     diagnosis = checks(judge(engine, both))["cudart.single-copy"]
     assert diagnosis.startswith("fail") and "/usr/local/cuda" in diagnosis and "/opt/venv/" in diagnosis
+
+
+def test_an_image_made_the_way_ngc_makes_it_passes_on_its_own_driver_floor(
+        engine, mini_stack: MiniStack, namespace, wheels):
+    """NGC's framework containers set NVIDIA_REQUIRE_CUDA=cuda>=9.0, a floor on the host's
+    driver that NVIDIA's forward-compatibility libraries make true (cuda-compat puts a newer
+    driver's libcuda under /usr/local/cuda-X.Y/compat/; NGC links compat/lib to lib.real).
+    The image is honest: it passes. Without those libraries the floor is a warning naming
+    the driver it would fail on, still no failure."""
+    name = wheel(wheels, "cu12").name
+    compat = "/usr/local/cuda-12.4/compat/lib.real"
+    lib = "/usr/local/cuda-12.4/targets/x86_64-linux/lib"
+    steps = (f"COPY {name} /tmp/\n"
+             f"RUN mkdir -p {lib} {compat} && /usr/bin/python3 -c \"{EXTRACT}\" /tmp/{name} "
+             f"nvidia/cuda_runtime/lib/libcudart.so.12 {lib}/libcudart.so.12.4.127 \\\n"
+             f" && ln -s libcudart.so.12.4.127 {lib}/libcudart.so.12 \\\n"
+             " && ln -s cuda-12.4 /usr/local/cuda \\\n"
+             f" && echo {lib} > /etc/ld.so.conf.d/cuda-12-4.conf && ldconfig \\\n"
+             # a stand-in for the driver library cuda-compat ships (its file, not its code:
+             # nothing loads it without a GPU), linked as NGC links it
+             f" && printf 'libcuda' > {compat}/libcuda.so.550.54.15 \\\n"
+             f" && ln -s libcuda.so.550.54.15 {compat}/libcuda.so.1 && ln -s lib.real "
+             "/usr/local/cuda-12.4/compat/lib\n"
+             'ENV CUDA_VERSION=12.4.1 NVIDIA_VISIBLE_DEVICES=all '
+             'NVIDIA_DRIVER_CAPABILITIES=compute,utility NVIDIA_REQUIRE_CUDA="cuda>=9.0"\n')
+    ref = layout(engine, namespace, mini_stack.python, "ngc", steps,
+                 {name: wheel(wheels, "cu12").read_bytes()})
+    honest = judge(engine, ref)
+    assert honest.passed, honest.failed
+    floor = checks(honest)["env NVIDIA_REQUIRE_CUDA"]
+    assert floor.startswith("pass") and f"{compat}/libcuda.so.550.54.15" in floor, floor
+    bare = layout(engine, namespace, ref, "ngc-without-compat",
+                  "RUN rm -rf /usr/local/cuda-12.4/compat")
+    warned = judge(engine, bare)
+    assert warned.passed, warned.failed
+    floor = checks(warned)["env NVIDIA_REQUIRE_CUDA"]
+    assert floor.startswith("warn") and "525.60.13" in floor and "550.54.14" in floor, floor
 
 
 @pytest.mark.parametrize("series,soname,label,verdict", [

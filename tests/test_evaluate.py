@@ -124,10 +124,43 @@ def test_root_user_and_default_shm_are_warnings() -> None:
     assert {"default user", "/dev/shm"} <= warned and not verdict.failed
 
 
-def test_require_cuda_must_agree_with_the_runtime() -> None:
-    report = copy.deepcopy(GOOD)
-    report["system"]["env"]["NVIDIA_REQUIRE_CUDA"] = "cuda>=11.8"
-    assert "env NVIDIA_REQUIRE_CUDA" in names(run(report))
+def require_check(require: str | None, compat: list[str] | None = None,
+                  opts: list[str] | None = None) -> Any:
+    report = copy.deepcopy(GOOD)                  # cudart 12.4, tagged CUDA 12.4
+    report["system"]["env"]["NVIDIA_REQUIRE_CUDA"] = require
+    if compat is not None:
+        report["system"]["cuda_compat"] = compat
+    verdict = run(report, opts=opts)
+    return next(c for c in verdict.checks if c.name == "env NVIDIA_REQUIRE_CUDA"), verdict
+
+
+def test_a_driver_floor_is_never_a_failure_of_the_image() -> None:
+    """NGC's framework containers say cuda>=9.0 and carry NVIDIA's forward-compatibility
+    libraries: an honest image, which passes. The floor is a requirement on the host."""
+    ngc = ["/usr/local/cuda-12.4/compat/lib.real/libcuda.so.550.54.15"]
+    check, verdict = require_check("cuda>=9.0", ngc)
+    assert check.verdict == "pass" and "forward-compatibility" in check.measured
+    assert not verdict.failed
+    check, verdict = require_check("cuda>=12.4 brand=tesla,driver>=470,driver<471")
+    assert check.verdict == "pass" and not verdict.failed
+
+
+def test_a_floor_below_the_runtime_without_compat_libraries_names_the_driver_it_fails_on() -> None:
+    check, verdict = require_check("cuda>=9.0")
+    assert check.verdict == "warn" and not check.required and not verdict.failed
+    assert "525.60.13" in check.diagnosis and "550.54.14" in check.diagnosis, check.diagnosis
+    assert "forward-compatibility" in check.diagnosis
+
+
+def test_a_floor_above_the_runtime_refuses_hosts_that_could_run_it() -> None:
+    check, verdict = require_check("cuda>=12.8")
+    assert check.verdict == "warn" and not verdict.failed
+    assert "CUDA 12.8" in check.diagnosis and "CUDA 12.4 runtime" in check.diagnosis
+
+
+def test_no_floor_is_said_where_the_image_holds_a_runtime() -> None:
+    check, _ = require_check(None)
+    assert check.verdict == "warn" and "too-old driver" in check.diagnosis
 
 
 @pytest.mark.parametrize("text, key", [
@@ -223,11 +256,12 @@ def test_components_of_the_claimed_cuda_pass() -> None:
     assert [checks[f"stack.{f}"].verdict for f in ("cublas", "cudnn", "nccl")] == ["pass"] * 3
 
 
-def test_require_cuda_is_judged_against_the_claimed_cuda() -> None:
-    report = copy.deepcopy(GOOD)
-    report["system"]["env"]["NVIDIA_REQUIRE_CUDA"] = "cuda>=11.8"
-    check = next(c for c in run(report).failed if c.name == "env NVIDIA_REQUIRE_CUDA")
-    assert "cuda>=11.8" in check.diagnosis and "CUDA 12.4" in check.diagnosis
+def test_a_wrong_tag_fails_on_the_runtime_not_on_the_floor() -> None:
+    """An image tagged CUDA 11.8 that holds 12.4 fails where the content disagrees with the
+    tag (cudart.version); its floor, cuda>=12.4, is right for what it holds."""
+    check, verdict = require_check("cuda>=12.4", opts=["cuda=11.8"])
+    assert check.verdict == "pass"
+    assert "cudart.version" in {c.name for c in verdict.failed}
 
 
 def test_only_copies_on_the_loader_path_compete_but_every_copy_is_versioned() -> None:

@@ -82,7 +82,7 @@ def test_the_paddle_stack_under_another_cuda_names_both(engine, slice_built):
     assert "belongs to CUDA 11.8, not CUDA 12.1" in fails["stack.cublas"]
     assert "belongs to CUDA 11.8" in fails["stack.cudnn"]    # as cuDNN itself says
     assert "belongs to CUDA 11" in fails["stack.nccl"]       # nvidia-nccl-cu11
-    assert "cuda>=11.8" in fails["env NVIDIA_REQUIRE_CUDA"]
+    assert "env NVIDIA_REQUIRE_CUDA" not in fails      # a floor right for what it holds
 
 
 def test_the_sbom_of_the_paddle_image_validates_and_names_its_stack(slice_built, tmp_path: Path):

@@ -32,4 +32,4 @@ ENV CUDA_VERSION="11.8.89" \
     NVIDIA_DRIVER_CAPABILITIES="compute,utility" \
     NVIDIA_REQUIRE_CUDA="cuda>=11.8 driver>=450.80.02"
 USER imgkit
-LABEL org.imgkit.input-hash="58d76cc69ed925a5c5b9d027770a3e82"
+LABEL org.imgkit.input-hash="cf2601eac35ccdceb226f03b8f6f74e1"

@@ -36,4 +36,4 @@ COPY constraints.txt /opt/imgkit/constraints.txt
 RUN imgkit-build-env pip install --no-cache-dir --constraint /opt/imgkit/constraints.txt "paddlepaddle-gpu==2.6.2" \
  && imgkit-link-libs
 USER imgkit
-LABEL org.imgkit.input-hash="735662d69baf2b71006ac6d9b8a3abf8"
+LABEL org.imgkit.input-hash="c782e36841c5bc8fea8f9682ab880f2d"

@@ -38,4 +38,4 @@ RUN imgkit-build-env pip install --no-cache-dir --constraint /opt/imgkit/constra
 EXPOSE 8888
 USER imgkit
 CMD ["jupyter", "lab"]
-LABEL org.imgkit.input-hash="518aa34cbef5cf29051f067303952204"
+LABEL org.imgkit.input-hash="0fb0d7a59600afb5071c203aa1fa928c"

@@ -43,4 +43,4 @@ ENV PATH=/opt/venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/
     LD_LIBRARY_PATH=/opt/imgkit/lib
 WORKDIR /workspace
 USER imgkit
-LABEL org.imgkit.input-hash="541454c1a9aba5b8aa2525ec7cf96e82"
+LABEL org.imgkit.input-hash="2f4b8b4638df66a652389c22df0a3a7f"

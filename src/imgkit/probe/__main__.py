@@ -34,7 +34,21 @@ def system_facts():
         user = None
     return {"python": platform.python_version(), "machine": platform.machine(),
             "uid": os.getuid(), "user": user,
-            "shm_bytes": shm, "env": {k: os.environ.get(k) for k in ENV_READ}}
+            "shm_bytes": shm, "env": {k: os.environ.get(k) for k in ENV_READ},
+            "cuda_compat": cuda_compat()}
+
+
+# NVIDIA's forward-compatibility package (cuda-compat-X-Y) puts a newer driver's user-mode
+# libraries beside the toolkit: /usr/local/cuda-12.4/compat/libcuda.so.550.54.15; NGC's
+# containers keep them under /usr/local/cuda/compat/lib(.real).
+COMPAT_GLOBS = ("/usr/local/cuda*/compat/libcuda.so*", "/usr/local/cuda*/compat/*/libcuda.so*")
+
+
+def cuda_compat():
+    """The forward-compatibility libcuda copies the image carries (their real paths)."""
+    import glob
+    found = {os.path.realpath(p) for pattern in COMPAT_GLOBS for p in glob.glob(pattern)}
+    return sorted(p for p in found if os.path.isfile(p))[:16]
 
 
 def gpu_facts(args, libraries):

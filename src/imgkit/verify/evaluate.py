@@ -11,7 +11,8 @@ from ..matrix import compat
 from ..matrix.compat import Compat
 from ..options import Thresholds
 from .diagnose import IMAGE, diagnose
-from .expect import Expectations, required_cuda
+from .driver_floor import floor_check
+from .expect import Expectations
 from .facts import LibraryCopy, Report
 from .gpu_checks import gpu_checks
 from .verdict import FAIL, INFO, PASS, SKIP, WARN, Check, Verdict
@@ -187,7 +188,8 @@ def bare_name_checks(report: Report, exp: Expectations) -> list[Check]:
     return checks
 
 
-def environment_checks(report: Report, exp: Expectations, shm_size: str | None = None) -> list[Check]:
+def environment_checks(report: Report, exp: Expectations, data: Compat,
+                       shm_size: str | None = None) -> list[Check]:
     env = report.system.env
     checks = []
     visible = env.get("NVIDIA_VISIBLE_DEVICES")
@@ -201,26 +203,7 @@ def environment_checks(report: Report, exp: Expectations, shm_size: str | None =
                         "includes compute", caps or "unset",
                         "" if ok else "the toolkit will not mount the CUDA driver library",
                         required=False))
-    require = env.get("NVIDIA_REQUIRE_CUDA") or ""
-    cudart = report.libraries.version("cudart")
-    required = required_cuda(require)
-    claim = exp.get("cuda")
-    if required and claim:
-        ok = required == versions.major_minor(claim)
-        checks.append(Check("env NVIDIA_REQUIRE_CUDA", PASS if ok else FAIL, f"cuda>={claim}",
-                            require, "" if ok else f"NVIDIA_REQUIRE_CUDA says cuda>={required}, "
-                            f"the tag/labels say CUDA {claim}: hosts are checked against the "
-                            "wrong version"))
-    elif required and cudart:
-        ok = required == versions.major_minor(cudart)
-        checks.append(Check("env NVIDIA_REQUIRE_CUDA", PASS if ok else FAIL, f"cuda>={cudart}",
-                            require, "" if ok else "NVIDIA_REQUIRE_CUDA disagrees with the "
-                            "image's CUDA runtime: hosts are checked against the wrong version"))
-    else:
-        checks.append(Check("env NVIDIA_REQUIRE_CUDA", WARN if cudart else INFO,
-                            "cuda>=X.Y", require or "unset",
-                            "hosts with a too-old driver will not be refused at start"
-                            if cudart else "", required=False))
+    checks.append(floor_check(report, exp, data))
     user, uid = report.system.user, report.system.uid
     checks.append(Check("default user", WARN if uid == 0 else PASS, "non-root", f"{user} ({uid})",
                         "the image runs as root by default" if uid == 0 else "", required=False))
@@ -310,16 +293,17 @@ def evaluate(image: str, image_id: str, report: Report, exp: Expectations, *, gp
     """Every check of `report`; `before` are checks made outside the probe (the host's);
     `parent`: for an extension image, its parent and the libraries its verdict recorded;
     `platform`: what the image's config says it is (os/arch)."""
+    data = data or compat.load()
     checks = [*before, Check("python3", PASS, "present", report.system.python)]
     checks += platform_checks(report, platform)
     checks += library_checks(report, exp)
     checks += dependency_checks(report)
     if parent is not None:
         checks += parent_stack_checks(report, *parent)
-    checks += stack_checks(report, exp, data or compat.load())
+    checks += stack_checks(report, exp, data)
     checks += framework_checks(report, exp)
     checks += bare_name_checks(report, exp)
-    checks += environment_checks(report, exp, shm_size)
+    checks += environment_checks(report, exp, data, shm_size)
     if gpu:
         checks += gpu_checks(report, exp, thresholds)
     else:

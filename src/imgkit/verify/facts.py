@@ -75,6 +75,8 @@ class System(Fact):
     user: Optional[Text] = None
     shm_bytes: Optional[int] = None
     env: dict[str, Optional[Text]] = Field(default_factory=dict, max_length=64)
+    # NVIDIA's forward-compatibility libcuda copies (cuda-compat), by real path
+    cuda_compat: list[Text] = Field(default_factory=list, max_length=16)
 
 
 class BareName(Fact):
