@@ -7,7 +7,9 @@ import subprocess
 import sys
 
 import pytest
+import yaml
 
+from .helpers.docs import families
 from .helpers.families import TEAM, TEAM2
 from .helpers.images import MINI_FAMILY
 
@@ -46,3 +48,27 @@ def test_every_customisation_key_is_in_the_built_image(engine, mini, namespace, 
     verified = subprocess.run([sys.executable, "-m", "imgkit", "verify", app2, "--gpus", "none"],
                               capture_output=True, text=True, timeout=600)
     assert verified.returncode == 0, verified.stdout + verified.stderr
+
+
+def test_the_docs_user_and_run_example_builds_and_holds_what_it_says(engine, mini, namespace,
+                                                                     tmp_path):
+    """docs/your-matrix.md's family with a user, env, workdir and `run:` steps that chown to
+    that user, as written, moved onto the mini stack (its parent and repository only): the
+    steps run as root once the user exists, and the image holds all of it."""
+    [document] = [d for _, _, d in families() if "user" in d and "run" in d]
+    document = {**document, "extends": {"family": "mini"}, "repository": f"{namespace}/serving"}
+    images = tmp_path / "images"
+    images.mkdir()
+    (images / "mini.yaml").write_text(MINI_FAMILY)
+    (images / "serving.yaml").write_text(yaml.safe_dump(document))
+    done = subprocess.run([sys.executable, "-m", "imgkit", "build", "--images", str(images),
+                           "--namespace", namespace], capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stdout + done.stderr
+    image = f"{namespace}/serving:11.8-cudart-py3.11-bookworm"
+    config = engine.client.api.inspect_image(image)["Config"]
+    user = document["user"]["name"]
+    assert config["User"] == user and config["WorkingDir"] == document["workdir"]
+    assert f"HF_HOME={document['env']['HF_HOME']}" in config["Env"]
+    said = engine.client.containers.run(image, ["-c", "stat -c %U /opt/models; id -u"],
+                                        entrypoint="/bin/sh", remove=True).decode().split()
+    assert said == [user, str(document["user"]["uid"])]

@@ -4,6 +4,7 @@ The reading itself, against the real engine: test_docker_base.py."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -163,3 +164,46 @@ def test_the_base_digest_is_in_every_lock_and_provenance_on_it(tmp_path: Path) -
                                     "h", root.tag, base=pinned))
     assert {"uri": "oci://registry.example.com/golden/cuda", "name": "base image",
             "digest": {"sha256": "ab" * 32}} in document["buildDefinition"]["resolvedDependencies"]
+
+
+def bundled_and_golden(tmp_path: Path) -> Path:
+    """The bundled matrix with a team's family on its own base beside it."""
+    import shutil
+    images = tmp_path / "images"
+    shutil.copytree(Path(__file__).resolve().parent.parent / "images", images)
+    family_dir(tmp_path)
+    return images
+
+
+@pytest.mark.parametrize("cuda, only", [("11.8", ()), (None, ("paddle:*",)),
+                                        (None, ("paddle:*", "jax:*"))])
+def test_a_selection_that_leaves_an_own_base_out_never_reads_it(tmp_path: Path, cuda: str | None,
+                                                                 only: tuple[str, ...]) -> None:
+    """Reading a base needs the engine (or what an earlier read kept): a selection that
+    cannot reach the family on it does not ask."""
+    from imgkit.matrix.load import load_plan
+    from imgkit.selection import Selection
+    asked: list[list[str]] = []
+
+    def reader(refs: list[str]) -> dict[str, object]:
+        asked.append(refs)
+        raise AssertionError("the base was read")
+    plan = load_plan(Selection(bundled_and_golden(tmp_path), cuda=cuda, only=only,
+                               read_bases=reader))
+    assert plan.targets and not asked
+
+
+def test_a_selected_own_base_with_the_engine_away_is_the_hosts_fault(tmp_path: Path) -> None:
+    from imgkit.errors import EXIT_HOST, EngineUnavailable
+    from imgkit.matrix.load import load_plan
+    from imgkit.selection import Selection
+    ref = "registry.example.com/golden/cuda:12.4-runtime"
+    away = EngineUnavailable(f"cannot read what {ref} holds: cannot reach the Docker engine",
+                             hint="start the Docker engine once")
+    selections: list[dict[str, Any]] = [{"cuda": "12.4"}, {"only": ("imgkit/cuda:12.4-cudart-*",)}, {}]
+    for n, selected in enumerate(selections):
+        with pytest.raises(EngineUnavailable) as caught:
+            load_plan(Selection(bundled_and_golden(tmp_path / str(n)),
+                                read_bases=lambda refs: {ref: away}, **selected))
+        assert caught.value.exit_code == EXIT_HOST
+        assert "golden.yaml: base:" in caught.value.message and "engine" in caught.value.message

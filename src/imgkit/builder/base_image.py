@@ -97,7 +97,7 @@ def read_bases(refs: list[str]) -> dict[str, BaseFacts | ImgkitError]:
     found: dict[str, BaseFacts | ImgkitError] = {}
     for ref in refs:
         if engine is None:
-            found[ref] = _from_cache(ref) or HostError(
+            found[ref] = _from_cache(ref) or EngineUnavailable(
                 f"cannot read what {ref} holds: {down.message}",
                 hint="start the Docker engine once: imgkit reads a base and keeps what it found")
             continue

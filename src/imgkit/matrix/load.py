@@ -10,7 +10,15 @@ from dataclasses import replace
 from typing import Callable, Mapping
 
 from ..console import print_warning
-from ..errors import CompatError, ImgkitError, Inconsistent, SpecError, UsageError, every_problem
+from ..errors import (
+    CompatError,
+    EngineUnavailable,
+    ImgkitError,
+    Inconsistent,
+    SpecError,
+    UsageError,
+    every_problem,
+)
 from ..project import searched_hint
 from ..selection import DEFAULT_IMAGES, Selection
 from . import compat
@@ -27,12 +35,35 @@ def load_plan(selection: Selection) -> Plan:
         raise UsageError(f"--namespace {selection.namespace!r} is not a valid repository prefix")
     _check_folder(selection)
     matrix = read_matrix(selection.images)
-    spec = usable_spec(matrix, selection)
+    spec = without_unselected_bases(usable_spec(matrix, selection), selection)
     overlay = selection.compat_overlay
     data = with_bases(spec, compat.load(str(overlay) if overlay else None), selection.read_bases)
     plan = make_plan(spec, data, Settings(namespace=selection.namespace))
     plan = select(plan, selection.cuda, selection.only, selection.platforms)
     return replace(plan, left_out=tuple(b.file for b in matrix.broken))
+
+
+def without_unselected_bases(spec: Spec, selection: Selection) -> Spec:
+    """The spec less the families on a team's own base (and what extends them) that the
+    selection clearly leaves out (--cuda they have no image of, --only no repository of
+    theirs matches), so their bases are not read: that needs the engine, or what an earlier
+    read kept."""
+    if not (selection.cuda or selection.only):
+        return spec
+    out = [f for f in spec.families if f.base is not None and _left_out(f, spec, selection)]
+    lost = out + _extending(spec.families, {f.name for f in out})
+    return Spec(tuple(f for f in spec.families if f not in lost)) if lost else spec
+
+
+def _left_out(family: Family, spec: Spec, selection: Selection) -> bool:
+    if selection.cuda and not any(c.cuda == selection.cuda for c in family.combos):
+        return True
+    if not selection.only:
+        return False
+    above = [family, *_extending(spec.families, {family.name})]
+    repositories = [f.repository for f in above if f.repository] + [
+        f"{selection.namespace}/{layer}" for layer in SHARED_LAYERS]   # its own python, CUDA...
+    return not any(_repository_selected(r, selection) for r in repositories)
 
 
 def with_bases(spec: Spec, data: compat.Compat,
@@ -68,6 +99,8 @@ def with_bases(spec: Spec, data: compat.Compat,
                                   hint="use one of them, or tag one base under another name")
             named[name] = ref
             releases[name] = os_release_of(facts, data.os)
+        except EngineUnavailable as exc:   # the host's fault, exit 3: said as such
+            raise EngineUnavailable(f"{files[ref][0]}: base: {exc.message}", hint=exc.hint) from None
         except ImgkitError as exc:
             problems += [SpecError(file, "base", exc.message, hint=exc.hint) for file in files[ref]]
     if problems:

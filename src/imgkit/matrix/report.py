@@ -28,7 +28,8 @@ def print_plan(plan: Plan) -> None:
 
 def plan_document(plan: Plan) -> dict[str, object]:
     return {"images": [
-        {"tag": t.tag, "layer": t.layer, "parent": t.parent, "base": t.base, "cuda": t.cuda,
+        {"tag": t.tag, "layer": t.layer, "family": t.family, "checks": t.checks,
+         "parent": t.parent, "base": t.base, "cuda": t.cuda,
          "final": t.tag in plan.finals, "components": dict(t.components),
          "packages": list(t.packages), "platforms": list(t.platforms)} for t in plan.targets]}
 

@@ -1,0 +1,108 @@
+"""Every YAML example in docs/ and the README is a file a team could copy as it is: a
+family example, written beside the bundled matrix (in place of the bundled family of the
+same name), lists and renders with no engine; one on its own base (`base:`) is a valid
+family, and the rest of the matrix still lists around it with no engine; a check-file
+example loads as a check file; the compat overlay plans the family it is for. (The engine
+tests build the user/run example: test_docker_custom.py.)"""
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from imgkit.matrix.checkfile import load_checks
+
+from .helpers.docs import examples, families
+from .helpers.images import ROOT
+
+CHECK_KEYS = {"schemaVersion", "commandTests", "fileExistenceTests", "fileContentTests",
+              "metadataTest", "serviceTests", "gpuTests", "globalEnvVars"}
+NO_ENGINE = {"DOCKER_HOST": "unix:///nonexistent/docker.sock"}
+
+
+
+
+
+
+def imgkit(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    import os
+    env = {k: v for k, v in os.environ.items() if not k.startswith("IMGKIT_")}
+    return subprocess.run([sys.executable, "-m", "imgkit", *args], capture_output=True, text=True,
+                          cwd=cwd, env={**env, **NO_ENGINE, "IMGKIT_CACHE_DIR": str(cwd / "cache")},
+                          timeout=300)
+
+
+def beside_the_bundled_matrix(tmp_path: Path, text: str, family: str) -> Path:
+    """A copy of the bundled matrix with the example in the file of its family's name."""
+    images = tmp_path / "images"
+    shutil.copytree(ROOT / "images", images, ignore=shutil.ignore_patterns("locks"))
+    for path in images.glob("*.yaml"):
+        document = yaml.safe_load(path.read_text())
+        if isinstance(document, dict) and document.get("family") == family:
+            path.unlink()
+    (images / f"{family}.yaml").write_text(text)
+    return images
+
+
+def test_the_pages_hold_family_examples_of_every_kind() -> None:
+    kinds = {("extends" in d, "framework" in d, "base" in d) for _, _, d in families()}
+    assert (True, False, False) in kinds and (False, True, False) in kinds     # an extension, a framework
+    assert any(base for _, _, base in kinds)                                  # on a team's base
+    assert any("user" in d and "run" in d for _, _, d in families())         # the user/run example
+
+
+@pytest.mark.parametrize("where, text, document",
+                         [pytest.param(*f, id=f[0]) for f in families() if "base" not in f[2]])
+def test_a_family_example_lists_and_renders_as_written(tmp_path: Path, where: str, text: str,
+                                                       document: dict[str, Any]) -> None:
+    images = beside_the_bundled_matrix(tmp_path, text, document["family"])
+    listed = imgkit(tmp_path, "list", "--images", str(images), "--json", str(tmp_path / "plan.json"))
+    assert listed.returncode == 0, f"{where}: {listed.stderr}"
+    import json
+    mine = [i["tag"] for i in json.loads((tmp_path / "plan.json").read_text())["images"]
+            if i["family"] == document["family"]]
+    assert mine, f"{where}: no image of the example in {tmp_path / 'plan.json'}"
+    rendered = imgkit(tmp_path, "render", "--images", str(images), "--only", mine[0],
+                      "--out", str(tmp_path / "contexts"))
+    assert rendered.returncode == 0, f"{where}: {rendered.stderr}"
+    assert list((tmp_path / "contexts").glob("*/Dockerfile")), where
+
+
+@pytest.mark.parametrize("where, text, document",
+                         [pytest.param(*f, id=f[0]) for f in families() if "base" in f[2]])
+def test_a_family_on_its_own_base_is_valid_and_the_rest_lists_without_the_engine(
+        tmp_path: Path, where: str, text: str, document: dict[str, Any]) -> None:
+    from imgkit.matrix.spec import load_spec
+    images = beside_the_bundled_matrix(tmp_path, text, document["family"])
+    assert any(f.name == document["family"] for f in load_spec(images).families), where
+    listed = imgkit(tmp_path, "list", "--images", str(images), "--only", "paddle:*")
+    assert listed.returncode == 0, f"{where}: {listed.stderr}"
+    selected = imgkit(tmp_path, "list", "--images", str(images))       # it, with no engine
+    assert selected.returncode == 3 and "engine" in selected.stderr, f"{where}: {selected.stderr}"
+
+
+@pytest.mark.parametrize("where, text", [
+    pytest.param(w, t, id=w) for w, t, d in examples()
+    if isinstance(d, dict) and CHECK_KEYS & set(d)])
+def test_a_check_file_example_loads_as_a_check_file(tmp_path: Path, where: str, text: str) -> None:
+    path = tmp_path / "checks.yaml"
+    path.write_text(text if "schemaVersion" in text else f'schemaVersion: "2.0.0"\n{text}')
+    assert load_checks(path).count, where
+
+
+def test_the_compat_overlay_example_plans_the_family_it_is_for(tmp_path: Path) -> None:
+    [(where, text)] = [(w, t) for w, t, _ in examples() if t.startswith("# images/compat.yaml")]
+    images = beside_the_bundled_matrix(tmp_path, (
+        'family: paddle3\nrepository: paddle\nframework: paddle\n'
+        'tag: "{framework_version}-gpu-cuda{cuda}-cudnn{cudnn_major}"\n'
+        'axes:\n  framework_version: ["3.0.0"]\n  cuda: ["12.6"]\n  cudnn: ["9"]\n'
+        '  nccl: [default]\n'), "paddle3")
+    (images / "compat.yaml").write_text(text)
+    listed = imgkit(tmp_path, "list", "--images", str(images), "--only", "paddle:3.0.0-*")
+    assert listed.returncode == 0, f"{where}: {listed.stderr}"
+    assert "paddle:3.0.0-gpu-cuda12.6-cudnn9" in listed.stdout
