@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -611,3 +612,89 @@ def test_zstd_staging_is_asked_of_every_build_job_and_recorded_in_the_header(tmp
     text = (tmp_path / "ci.yml").read_text()
     assert "--compression zstd --out" in text.splitlines()[0] + text.splitlines()[1]
     assert "--compression zstd --json" in text
+
+
+def written_pipeline(platform: str, tmp_path: Path, *extra: str) -> Path:
+    from typer.testing import CliRunner
+
+    from imgkit.cli import app
+    out = tmp_path / f"{platform}.yml"
+    result = CliRunner().invoke(app, ["ci", platform, "--registry", "r.example.com/ml",
+                                      "--only", "paddle:*", "--pages", *extra, "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    return out
+
+
+@pytest.mark.parametrize("release, default", [("", "main"), ("release/2.x", "main"),
+                                              ("main", "develop")])
+def test_the_github_workflow_promotes_on_its_release_branch_and_nowhere_else(
+        tmp_path: Path, release: str, default: str) -> None:
+    """The workflow's own job conditions, evaluated for a push (GitHub's expression
+    language: tests/helpers/gha.py): its release branch builds, verifies, promotes and
+    publishes the site; a run from another branch (workflow_dispatch) verifies and stops."""
+    from .helpers.gha import jobs_run, push_to
+    workflow = yaml.safe_load(written_pipeline(
+        "github", tmp_path, *(["--release-branch", release] if release else [])).read_text())
+    branch = release or default
+    assert workflow["on"]["push"]["branches"] == [branch]
+    publish = {"promote", "pages", "deploy-pages"}
+    ran = jobs_run(workflow, push_to(branch, default=default))
+    assert publish <= ran and any(n.startswith("verify") for n in ran), ran
+    other = jobs_run(workflow, {**push_to("feature", default=default),
+                                "github.event_name": "workflow_dispatch"})
+    assert any(n.startswith("verify") for n in other) and not publish & other, other
+
+
+def test_the_gitlab_pipeline_promotes_on_its_release_branch_and_nowhere_else(tmp_path: Path) -> None:
+    """gitlab-ci-local reads the pipeline's rules as GitLab does, for the checkout's branch."""
+    runner = shutil.which("gitlab-ci-local")
+    if runner is None:
+        pytest.skip("gitlab-ci-local is not installed (.ci/setup-test-tools.sh installs it)")
+    checkout = tmp_path / "repo"
+    checkout.mkdir()
+    written = written_pipeline("gitlab", tmp_path, "--release-branch", "release/2.x")
+    shutil.copy(written, checkout / ".gitlab-ci.yml")
+    shutil.copytree(ROOT / "images", checkout / "images", ignore=shutil.ignore_patterns("locks"))
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", *args], cwd=checkout, check=True, capture_output=True,
+                       env={**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t",
+                            "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"})
+    git("init", "-q", "-b", "release/2.x")
+    git("remote", "add", "origin", "https://gitlab.example.com/ml/images.git")
+    git("add", "-A")
+    git("commit", "-qm", "the matrix")
+
+    def listed() -> str:
+        done = subprocess.run([runner, "--list"], cwd=checkout, capture_output=True, text=True,
+                              timeout=300)
+        assert done.returncode == 0, done.stdout + done.stderr
+        return done.stdout
+    on_release = listed()
+    assert re.search(r"^promote\s", on_release, re.M) and re.search(r"^pages\s", on_release, re.M)
+    git("checkout", "-q", "-b", "feature")
+    on_feature = listed()
+    assert re.search(r"^verify-", on_feature, re.M), on_feature
+    assert not re.search(r"^(promote|pages)\s", on_feature, re.M), on_feature
+
+
+def test_ci_check_says_when_the_committed_pipeline_no_longer_matches_the_matrix(tmp_path: Path) -> None:
+    from .helpers.cli import imgkit
+    images = tmp_path / "images"
+    shutil.copytree(ROOT / "images", images, ignore=shutil.ignore_patterns("locks"))
+    out = tmp_path / ".github" / "workflows" / "images.yml"
+    args = ["ci", "github", "--images", "images", "--registry", "r.example.com/ml",
+            "--cuda", "11.8", "--out", ".github/workflows/images.yml"]
+    assert imgkit(*args, cwd=tmp_path).returncode == 0
+    same = imgkit(*args, "--check", cwd=tmp_path)
+    assert same.returncode == 0 and "is what the matrix writes" in same.stderr, same.stderr
+    jupyter = images / "paddle-jupyter.yaml"            # a family renamed its repository
+    jupyter.write_text(jupyter.read_text().replace("repository: paddle-jupyter",
+                                                   "repository: paddle-notebook"))
+    before = out.read_text()
+    stale = imgkit(*args, "--check", cwd=tmp_path)
+    said = stale.stderr
+    assert stale.returncode == 1 and "is stale" in said and "write it again: imgkit ci github" in said
+    assert "+" in said and "paddle-notebook" in said and out.read_text() == before  # nothing written
+    missing = imgkit(*args[:-1], "none.yml", "--check", cwd=tmp_path)
+    assert missing.returncode == 2 and "none.yml" in missing.stderr

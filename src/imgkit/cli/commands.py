@@ -337,7 +337,8 @@ def ci(selection: Selection, platform: flags.CiPlatform, out: flags.PipelineOut,
        signing_key: flags.CiSigningKey = CiSettings.signing_key,
        trusted_key: flags.CiTrustedKey = CiSettings.trusted_key,
        release_branch: flags.ReleaseBranch = CiSettings.release_branch,
-       pages: flags.Pages = False, compression: flags.Compression = CiSettings.compression) -> None:
+       pages: flags.Pages = False, compression: flags.Compression = CiSettings.compression,
+       check: flags.CiCheck = False) -> int:
     """Write the CI pipeline of the matrix: build on CPU runners, verify and sign on GPU
     runners, promote what passed.
 
@@ -348,11 +349,12 @@ def ci(selection: Selection, platform: flags.CiPlatform, out: flags.PipelineOut,
     template per kind. Credentials: the secrets REGISTRY_USERNAME and REGISTRY_PASSWORD
     (STAGING_* for a separate staging host)."""
     from ..export.command import ci as run
-    run(selection, platform=platform, registry=registry, staging=staging,
+    return run(selection, platform=platform, registry=registry, staging=staging,
         gpu_runner=gpu_runner, gpu_arm64_runner=gpu_arm64_runner, cpu_runner=cpu_runner,
         arm64_runner=arm64_runner, emulate_arm64=emulate_arm64, install=install,
         verify_gpus=verify_gpus, out=out, signing_key=signing_key, trusted_key=trusted_key,
-        release_branch=release_branch, pages=pages, compression=compression_of(compression))
+        release_branch=release_branch, pages=pages, compression=compression_of(compression),
+        check=check)
 
 
 @command(INSPECT, "Write a static site of every image's verdict.")

@@ -167,6 +167,9 @@ RenderEngine = Annotated[str, typer.Option(
 Check = Annotated[bool, typer.Option(
     "--check", help="Write nothing: exit 1 naming each image whose lock is missing or no "
                     "longer what the matrix says.")]
+CiCheck = Annotated[bool, typer.Option(
+    "--check", help="Write nothing: exit 1 when the pipeline file at --out is no longer what "
+                    "the matrix and these options write (a CI job's drift check).")]
 Resolve = Annotated[bool, typer.Option(
     "--resolve", help="With --check: resolve again too, and exit 1 naming what moved on the "
                       "index or the mirror since the locks were written.")]

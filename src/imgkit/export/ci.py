@@ -126,11 +126,15 @@ def _github_env(job: Job, settings: CiSettings) -> dict[str, str]:
             "IMGKIT_CERTIFICATE_OIDC_ISSUER": GITHUB_ISSUER}
 
 
-# the jobs that publish (promote, the site) run for the release branch's pushes only
-GITHUB_RELEASE_BRANCH = "github.ref_name == github.event.repository.default_branch"
+def _github_release_branch(settings: CiSettings) -> str:
+    """The condition of the jobs that publish (promote, the site): a run of the release
+    branch (--release-branch, else the repository's default branch)."""
+    if settings.release_branch:
+        return f"github.ref == 'refs/heads/{settings.release_branch}'"
+    return "github.ref_name == github.event.repository.default_branch"
 
 
-def _github_condition(job: Job, locked: bool) -> str:
+def _github_condition(job: Job, locked: bool, settings: CiSettings) -> str:
     """When the job runs. Locked: a push runs the gate, the weekly schedule the relock, and
     the rest after whichever ran (a skipped need would skip them, and all below them,
     without the status functions)."""
@@ -139,10 +143,10 @@ def _github_condition(job: Job, locked: bool) -> str:
     if job.kind == "check":
         return "github.event_name != 'schedule'"
     if job.kind == "site":      # failed verdicts too, and only the release branch's
-        return f"${{{{ !cancelled() && {GITHUB_RELEASE_BRANCH} }}}}"
+        return f"${{{{ !cancelled() && {_github_release_branch(settings)} }}}}"
     terms = ["!cancelled() && !failure()"] if locked else []
     if job.kind == "promote":   # a manual run from a branch verifies but never promotes
-        terms.append(GITHUB_RELEASE_BRANCH)
+        terms.append(_github_release_branch(settings))
     return f"${{{{ {' && '.join(terms)} }}}}" if locked else " && ".join(terms)
 
 
@@ -198,7 +202,7 @@ def github(jobs: list[Job], settings: CiSettings, command: str) -> str:
         needs = list(dict.fromkeys(name_of[n] for j in members for n in j.needs))
         if needs:
             spec["needs"] = needs
-        condition = _github_condition(first, locked)
+        condition = _github_condition(first, locked, settings)
         if condition:
             spec["if"] = condition
         if first.kind in ("build", "verify") and settings.keyless:   # the OIDC token Fulcio signs for

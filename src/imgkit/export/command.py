@@ -7,7 +7,7 @@ import shlex
 from pathlib import Path
 
 from ..console import stderr_line
-from ..errors import UsageError
+from ..errors import EXIT_FAILED, EXIT_OK, UsageError
 from ..lock.files import LOCKS_DIR
 from ..matrix.load import load_plan
 from ..project import setting_or
@@ -39,9 +39,10 @@ def ci(selection: Selection, *, platform: str, registry: str | None, staging: st
        gpu_arm64_runner: str = CiSettings.gpu_arm64_runner,
        arm64_runner: str = CiSettings.arm64_runner, emulate_arm64: bool = False,
        release_branch: str = "", pages: bool = False,
-       compression: str = CiSettings.compression) -> None:
+       compression: str = CiSettings.compression, check: bool = False) -> int:
     """Write the CI pipeline (build -> verify on GPU -> promote) of the selection; with
-    `pages`, its verdict site published too."""
+    `pages`, its verdict site published too. `check`: write nothing, and exit 1 when the
+    file at `out` is not what would be written."""
     if platform not in PLATFORMS:
         raise UsageError(f"no pipeline for {platform!r}", hint=f"one of: {', '.join(PLATFORMS)}")
     _check_ci_options(selection, release_branch, signing_key, trusted_key)
@@ -70,9 +71,35 @@ def ci(selection: Selection, *, platform: str, registry: str | None, staging: st
                           selection_args=(*(("--cuda", selection.cuda) if selection.cuda else ()),
                                           *(w for g in selection.only for w in ("--only", g))))
     command = ci_command(selection, platform, registry, staging, settings, out)
+    text = RENDERERS[platform](jobs(plan, settings), settings, command)
+    if check:
+        return pipeline_drift(out, text, command)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(RENDERERS[platform](jobs(plan, settings), settings, command))
+    out.write_text(text)
     stderr_line(f"wrote {out}")
+    return EXIT_OK
+
+
+def pipeline_drift(out: Path, text: str, command: str) -> int:
+    """Whether the committed pipeline is what the matrix writes now: exit 0, or 1 with the
+    first lines that differ and the command that writes it again."""
+    import difflib
+    try:
+        committed = out.read_text()
+    except OSError as exc:
+        raise UsageError(f"--out {out}: {exc.strerror}", hint=f"write it: {command}") from None
+    if committed == text:
+        stderr_line(f"{out} is what the matrix writes")
+        return EXIT_OK
+    diff = list(difflib.unified_diff(committed.splitlines(), text.splitlines(), str(out),
+                                     "what the matrix writes now", lineterm="", n=1))
+    stderr_line(f"{out} is stale: the matrix (or imgkit) has changed since it was written")
+    for line in diff[:40]:
+        stderr_line(line)
+    if len(diff) > 40:
+        stderr_line(f"... and {len(diff) - 40} more lines")
+    stderr_line(f"write it again: {command}")
+    return EXIT_FAILED
 
 
 def _check_ci_options(selection: Selection, release_branch: str, signing_key: str,
