@@ -118,7 +118,7 @@ def test_an_extension_of_a_two_platform_image_is_one_image_for_both(tmp_path: Pa
     ({"framework": "paddle"}, "framework", "not a key of an extension family"),
     ({"tag": "{framework_version}-{nope}"}, "tag", "unknown placeholder {nope}"),
     ({"pip": ["six==1.16.0", "Six==1.16.0"]}, "pip", "six is pinned twice"),
-    ({"pip": [], "apt": []}, "pip", "adds something"),
+    ({"pip": [], "apt": []}, "(top)", "adds something"),
 ])
 def test_bad_extensions_name_the_file_and_key(tmp_path: Path, change: dict[str, Any], key: str,
                                               message: str) -> None:

@@ -59,7 +59,10 @@ def extension_problems(file: str, model: ExtensionFamily) -> list[SpecError]:
     found = [SpecError(file, f"files.{source}", f"{here / source} is not a file")
              for source in model.files if not (here / source).is_file()]
     if not (model.pip or model.apt or model.files):
-        found.append(SpecError(file, "pip", "an extension adds something: pip, apt or files"))
+        found.append(SpecError(file, "(top)", "an extension family adds something to the image it "
+                               "extends: pip, apt or files (user, env, labels and the like "
+                               "come with them)", hint="add the packages or files it is for; "
+                               "to only retag an image, use `aliases:` on its own family"))
     return found + pinned_twice(file, model.pip)
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import fnmatch
 from dataclasses import replace
+from pathlib import Path
 from typing import Callable, Mapping
 
 from ..console import print_warning
@@ -35,10 +36,20 @@ def load_plan(selection: Selection) -> Plan:
         raise UsageError(f"--namespace {selection.namespace!r} is not a valid repository prefix")
     _check_folder(selection)
     matrix = read_matrix(selection.images)
-    spec = without_unselected_bases(usable_spec(matrix, selection), selection)
+    stepped = steps_round(matrix, selection)
+    spec = without_unselected_bases(usable_spec(matrix), selection)
     overlay = selection.compat_overlay
-    data = with_bases(spec, compat.load(str(overlay) if overlay else None), selection.read_bases)
-    plan = make_plan(spec, data, Settings(namespace=selection.namespace))
+    try:
+        data = with_bases(spec, compat.load(str(overlay) if overlay else None),
+                          selection.read_bases)
+        plan = make_plan(spec, data, Settings(namespace=selection.namespace))
+    except SpecError as exc:          # with every problem of the files, all in one run
+        planned = [*getattr(exc, "problems", (exc,))]
+        found = [*matrix.problems(), *planned] if matrix.broken and not stepped else planned
+        raise every_problem(with_lines(found)) from None
+    if matrix.broken and not stepped:
+        raise every_problem(with_lines(matrix.problems()))
+    _say_stepped_round(matrix)
     plan = select(plan, selection.cuda, selection.only, selection.platforms)
     return replace(plan, left_out=tuple(b.file for b in matrix.broken))
 
@@ -108,6 +119,28 @@ def with_bases(spec: Spec, data: compat.Compat,
     return replace(data, os={**data.os, **releases})
 
 
+def with_lines(problems: list[SpecError]) -> list[SpecError]:
+    """Each problem with the line of its key in its file, where the check that found it
+    (the plan's, across files) could not say it: `axes (point)` at `axes:`."""
+    from .. import yamlload
+    lines: dict[str, dict[tuple[str | int, ...], int]] = {}
+    out = []
+    for problem in problems:
+        if problem.line is None and problem.file.endswith((".yaml", ".yml")):
+            if problem.file not in lines:
+                try:
+                    lines[problem.file] = yamlload.read_with_lines(Path(problem.file))[1]
+                except (ImgkitError, OSError):
+                    lines[problem.file] = {}
+            path = tuple(problem.key.split(" ", 1)[0].split("."))
+            line = next((lines[problem.file][path[:n]] for n in range(len(path), 0, -1)
+                         if path[:n] in lines[problem.file]), None)
+            problem = SpecError(problem.file, problem.key, problem.reason, hint=problem.hint,
+                                line=line)
+        out.append(problem)
+    return out
+
+
 def _check_folder(selection: Selection) -> None:
     """A missing matrix folder, said with where it was looked for and how to point elsewhere."""
     images = selection.images
@@ -121,24 +154,39 @@ def _check_folder(selection: Selection) -> None:
         raise SpecError(str(images), "(dir)", "matrix directory not found", hint=searched_hint())
 
 
-def usable_spec(matrix: Matrix, selection: Selection) -> Spec:
-    """The families the selection can use: all of them, or, where --only steps round the
-    broken files and whatever extends them, the rest (with a warning per file)."""
+def _lost(matrix: Matrix) -> list[Family]:
+    """The well-formed families that extend a broken one, however deep (a broken file that
+    declares a family name another file declares well takes nothing with it)."""
+    good = {f.name for f in matrix.spec.families}
+    return _extending(matrix.spec.families, {b.family for b in matrix.broken} - good)
+
+
+def steps_round(matrix: Matrix, selection: Selection) -> bool:
+    """Whether the selection (--only) clearly leaves out every broken file and whatever
+    extends them, so that this run may go on without them (none broken: True)."""
     if not matrix.broken:
-        return matrix.spec
-    lost = _extending(matrix.spec.families, {b.family for b in matrix.broken})
-    if not selection.only or any(_may_select(b, selection) for b in matrix.broken) or any(
-            _repository_selected(f.repository, selection) for f in lost):
-        raise every_problem(matrix.problems())
+        return True
+    lost = _lost(matrix)
+    return bool(selection.only) and not any(_may_select(b, selection) for b in matrix.broken) \
+        and not any(_repository_selected(f.repository, selection) for f in lost)
+
+
+def usable_spec(matrix: Matrix) -> Spec:
+    """The well-formed families less those that extend a broken one, however deep."""
+    lost = _lost(matrix)
+    return Spec(tuple(f for f in matrix.spec.families if f not in lost)) if lost else matrix.spec
+
+
+def _say_stepped_round(matrix: Matrix) -> None:
+    """A warning per broken file (and per family lost with it) this run went on without."""
     for broken in matrix.broken:
         count = len(broken.problems)
         print_warning(f"{broken.file}: {count} problem{'s' if count > 1 else ''}; left out of "
                       f"this run (first: {broken.problems[0].key}: {broken.problems[0].reason})",
-                      hint="`imgkit list` shows them all")
-    for family in lost:
+                      hint="`imgkit list --only '*'` shows them all")
+    for family in _lost(matrix):
         print_warning(f"{family.file}: left out of this run: it extends the broken family "
                       f"{family.extension.parent_family if family.extension else '?'}")
-    return Spec(tuple(f for f in matrix.spec.families if f not in lost))
 
 
 def _extending(families: tuple[Family, ...], broken: set[str | None]) -> list[Family]:

@@ -8,7 +8,7 @@ from dataclasses import replace
 from typing import Collection, Sequence
 
 from ..budget import Budget
-from ..errors import CompatError, Inconsistent, SpecError
+from ..errors import CompatError, Inconsistent, SpecError, every_problem
 from ..registry.reference import problem
 from .chain import chain as point_chain
 from .chain import naming
@@ -143,37 +143,59 @@ def _extended(family: Family, parent: Target, by_tag: dict[str, Target], compat:
 
 
 def _extensions(spec: Spec, by_tag: dict[str, Target], named: dict[str, list[str]],
-                compat: Compat) -> None:
+                compat: Compat, found: list[SpecError]) -> None:
     """Plan every extension family on the images of the family it extends (extensions of
-    extensions too, in order); `named`: family -> the images it asks for by name."""
+    extensions too, in order); `named`: family -> the images it asks for by name. Every
+    problem goes to `found`; a family with one names no image (what extends it is left
+    unplanned, not refused again)."""
     pending = [f for f in spec.families if f.extension is not None]
     known = {f.name for f in spec.families}
+    failed: set[str] = set()
     while pending:
         ready = [f for f in pending if f.extension and f.extension.parent_family in named]
         if not ready:
-            family = pending[0]
-            wanted = _extension_of(family).parent_family
-            if wanted not in known:
-                raise SpecError(family.file, "extends.family", f"unknown family {wanted!r}",
-                                hint=f"families: {', '.join(sorted(known))}")
-            raise SpecError(family.file, "extends.family", f"{family.name} and {wanted} extend "
-                            "each other")
+            for family in pending:       # every one left: an unknown parent, or a cycle
+                wanted = _extension_of(family).parent_family
+                if wanted in failed:
+                    continue
+                found.append(SpecError(family.file, "extends.family", f"unknown family {wanted!r}",
+                                       hint=f"families: {', '.join(sorted(known))}")
+                             if wanted not in known else
+                             SpecError(family.file, "extends.family", f"{family.name} and "
+                                       f"{wanted} extend each other (through "
+                                       f"{', '.join(f.name for f in pending)})"))
+            return
         for family in ready:
-            # once per image: a family names an image once per platform point
-            parents = [by_tag[t] for t in dict.fromkeys(named[_extension_of(family).parent_family])
-                       if _narrowed_to(by_tag[t], _extension_of(family).narrow)]
-            if not parents:
-                raise SpecError(family.file, "extends", f"narrows {_extension_of(family).parent_family}"
-                                " to no image")
-            named[family.name] = []
-            for parent in parents:
-                target = _extended(family, parent, by_tag, compat)
-                _check_reference(family, target)
-                if target.tag in by_tag:
-                    raise SpecError(family.file, "tag", f"{target.tag} would name two images")
-                by_tag[target.tag] = target
-                named[family.name].append(target.tag)
             pending.remove(family)
+            named[family.name] = []
+            try:
+                named[family.name] = _extended_images(family, by_tag, named, compat)
+            except SpecError as exc:
+                found.append(exc)
+                failed.add(family.name)
+                named.pop(family.name)
+
+
+def _extended_images(family: Family, by_tag: dict[str, Target], named: dict[str, list[str]],
+                     compat: Compat) -> list[str]:
+    """An extension family's images, one on each image of its parent's it narrows to."""
+    # once per image: a family names an image once per platform point
+    parents = [by_tag[t] for t in dict.fromkeys(named[_extension_of(family).parent_family])
+               if _narrowed_to(by_tag[t], _extension_of(family).narrow)]
+    if not parents:
+        raise SpecError(family.file, "extends", f"narrows {_extension_of(family).parent_family}"
+                        " to no image")
+    tags = []
+    for parent in parents:
+        target = _extended(family, parent, by_tag, compat)
+        _check_reference(family, target)
+        if target.tag in by_tag:
+            raise SpecError(family.file, "tag", f"{target.tag} is also made by family "
+                            f"{by_tag[target.tag].family}: one tag names one image of one family",
+                            hint="give one of them another repository or tag")
+        by_tag[target.tag] = target
+        tags.append(target.tag)
+    return tags
 
 
 def _set_budget(by_tag: dict[str, Target], tag: str, budget: Budget) -> None:
@@ -184,45 +206,88 @@ def _set_budget(by_tag: dict[str, Target], tag: str, budget: Budget) -> None:
 
 
 def make_plan(spec: Spec, compat: Compat, settings: Settings = Settings()) -> Plan:
+    """The plan of every family, or every problem of every family at once (each said at
+    its file and key)."""
     by_tag: dict[str, Target] = {}
-    finals: list[str] = []
     named: dict[str, list[str]] = {}           # family -> the images it asks for by name
+    found: list[SpecError] = []
+    for family in spec.families:
+        if family.extension is not None:
+            continue
+        try:
+            named[family.name] = _family_images(family, compat, settings, by_tag)
+        except SpecError as exc:
+            found.append(exc)
+    _extensions(spec, by_tag, named, compat, found)
+    found += _one_family_per_image(spec, named)
+    finals: list[str] = []
     claimed: dict[str, tuple[str, str]] = {}   # repository:alias -> (image, file)
     for family in spec.families:
-        for combo in family.combos:
-            try:
-                chain = point_chain(family, combo, compat, settings)
-            except CompatError as exc:
-                point = ", ".join(f"{k}={v}" for k, v in vars(combo).items() if v is not None)
-                raise SpecError(family.file, f"axes ({point})", exc.message, hint=exc.hint)
-            for target in chain:
-                _check_reference(family, target)
-                known = by_tag.get(target.tag)
-                if known is None:
-                    by_tag[target.tag] = target
-                elif (known.components, known.packages, known.parent) != (
-                        target.components, target.packages, target.parent):
-                    raise SpecError(family.file, "tag",
-                                    f"{target.tag} would name two different images "
-                                    f"(also from family {known.family})")
-                else:       # the same image, maybe for one more platform or a stricter age
-                    ages = [a for a in (known.max_base_age, target.max_base_age) if a is not None]
-                    by_tag[target.tag] = replace(known, platforms=tuple(sorted(
-                        {*known.platforms, *target.platforms})), max_base_age=min(ages, default=None))
-            if family.pip:      # a framework family's own packages, on what its stack pinned
-                _check_pins(family, pins_of(family.pip), chain[-1], by_tag, compat)
-            named.setdefault(family.name, []).append(chain[-1].tag)
-    _extensions(spec, by_tag, named, compat)
-    for family in spec.families:
-        for tag in dict.fromkeys(named[family.name]):
+        for tag in dict.fromkeys(named.get(family.name, ())):
             finals.append(tag)
-            _claim_aliases(family, by_tag[tag], claimed)
+            try:
+                _claim_aliases(family, by_tag[tag], claimed)
+            except SpecError as exc:
+                found.append(exc)
             if family.size_budget is not None:
                 _set_budget(by_tag, tag, Budget(family.size_budget, family.file))
-    _check_alias_owners(claimed, by_tag)
+    try:
+        _check_alias_owners(claimed, by_tag)
+    except SpecError as exc:
+        found.append(exc)
+    if found:
+        raise every_problem(list(dict.fromkeys(found)))
     order = {layer: i for i, layer in enumerate(LAYERS)}
     targets = sorted(by_tag.values(), key=lambda t: (order[t.layer], _depth(t, by_tag), t.tag))
     return Plan(targets=tuple(targets), finals=tuple(dict.fromkeys(finals)))
+
+
+def _family_images(family: Family, compat: Compat, settings: Settings,
+                   by_tag: dict[str, Target]) -> list[str]:
+    """A stack or framework family's points, each a chain of layers into `by_tag` (the same
+    shared layer once); the images it names. The first problem of the family stops it."""
+    tags = []
+    for combo in family.combos:
+        try:
+            chain = point_chain(family, combo, compat, settings)
+        except CompatError as exc:
+            point = ", ".join(f"{k}={v}" for k, v in vars(combo).items() if v is not None)
+            raise SpecError(family.file, f"axes ({point})", exc.message, hint=exc.hint)
+        for target in chain:
+            _check_reference(family, target)
+            known = by_tag.get(target.tag)
+            if known is None:
+                by_tag[target.tag] = target
+            elif (known.components, known.packages, known.parent) != (
+                    target.components, target.packages, target.parent):
+                raise SpecError(family.file, "tag",
+                                f"{target.tag} would name two different images "
+                                f"(also from family {known.family})")
+            else:       # the same image, maybe for one more platform or a stricter age
+                ages = [a for a in (known.max_base_age, target.max_base_age) if a is not None]
+                by_tag[target.tag] = replace(known, platforms=tuple(sorted(
+                    {*known.platforms, *target.platforms})), max_base_age=min(ages, default=None))
+        if family.pip:      # a framework family's own packages, on what its stack pinned
+            _check_pins(family, pins_of(family.pip), chain[-1], by_tag, compat)
+        tags.append(chain[-1].tag)
+    return tags
+
+
+def _one_family_per_image(spec: Spec, named: dict[str, list[str]]) -> list[SpecError]:
+    """An image two families name (the same image or not) would carry one family's checks,
+    user and labels: refused at the second, naming the first. Shared layers below named
+    images are anyone's."""
+    owner: dict[str, Family] = {}
+    found = []
+    for family in spec.families:
+        for tag in dict.fromkeys(named.get(family.name, ())):
+            first = owner.setdefault(tag, family)
+            if first is not family:
+                found.append(SpecError(family.file, "tag", f"{tag} is also named by family "
+                                       f"{first.name} ({first.file}): one tag names one image "
+                                       "of one family", hint="give one of them another "
+                                       "repository, tag or axes"))
+    return found
 
 
 def _depth(target: Target, by_tag: dict[str, Target]) -> int:

@@ -18,14 +18,14 @@ the family's matrix:
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
 from .. import yamlload
-from ..errors import Inconsistent, SpecError, every_problem
+from ..errors import Inconsistent, SpecError, SpecErrors, every_problem
 from ..selection import OVERLAY_NAME
 from .custom import Custom, custom_problems, to_custom
 from .extension import Extension, extension_problems, pinned_twice, to_extension
@@ -194,10 +194,22 @@ def _checks_path(file: str, checks: str | None) -> str | None:
 
 
 def _checks_problems(file: str, checks: str | None) -> list[SpecError]:
+    """The family's check file: there, and every problem of it (said at the check file:
+    it is validated with the matrix, not first in a GPU job's verify)."""
     path = _checks_path(file, checks)
-    return ([SpecError(file, "checks", f"{path} is not a file",
-                       hint="a container-structure-test YAML file beside the family file")]
-            if path is not None and not Path(path).is_file() else [])
+    if path is None:
+        return []
+    if not Path(path).is_file():
+        return [SpecError(file, "checks", f"{path} is not a file",
+                          hint="a container-structure-test YAML file beside the family file")]
+    from .checkfile import load_checks
+    try:
+        load_checks(Path(path))
+    except SpecErrors as exc:
+        return list(exc.problems)
+    except SpecError as exc:
+        return [exc]
+    return []
 
 
 def _extension_family(file: str, model: ExtensionFamily) -> Family:
@@ -209,7 +221,8 @@ def _extension_family(file: str, model: ExtensionFamily) -> Family:
 
 
 def _family(file: str, raw: Any, lines: Lines) -> tuple[Family | None, list[SpecError]]:
-    """The family a file declares, or every problem found in it."""
+    """The family a file declares, or every problem found in it: a key of the wrong type
+    does not hide the file's other problems (the rest is checked without that key)."""
     if not isinstance(raw, dict):
         return None, [SpecError(file, "(top)", "a family file must be a YAML mapping",
                                 hint="see docs/matrix.md, or start from `imgkit init`")]
@@ -220,28 +233,60 @@ def _family(file: str, raw: Any, lines: Lines) -> tuple[Family | None, list[Spec
     except ValidationError as error:
         shape = problems(file, kind, error, lines)
         said = {p.key for p in shape}
-        return None, sorted(shape + [_placed(p, lines) for p in beyond if p.key not in said],
-                            key=lambda p: p.line or 0)
+        bad = {str(e["loc"][0]) for e in error.errors() if e["loc"]}
+        rest = _without_the_shape(file, kind, {k: v for k, v in raw.items() if k not in bad}, bad)
+        found = shape + [_placed(p, lines) for p in [*beyond, *rest]
+                         if p.key not in said and p.key.split(".")[0].split("[")[0] not in bad]
+        return None, sorted(dict.fromkeys(found), key=lambda p: p.line or 0)
+    family, found = _checked(file, raw, model, beyond)
+    return family, [_placed(p, lines) for p in found]
+
+
+def _without_the_shape(file: str, kind: str, rest: dict[str, Any],
+                       taken: set[str]) -> list[SpecError]:
+    """The problems beyond the shape of what is left of a file once its keys of the wrong
+    shape are taken out: a required key, or one `taken` out, stands in as the schema's own
+    example where it has one (so that a `pip:` of the wrong shape is still something the
+    family adds), and nothing is said of a stand-in; none when what is left has no shape
+    either."""
+    fields = KINDS[kind].model_fields
+    stand_ins = {name: field.examples[0] for name, field in fields.items()
+                 if name not in rest and field.examples and (field.is_required() or name in taken)}
+    try:
+        model: Named = KINDS[kind].model_validate({**rest, **stand_ins})
+    except ValidationError:
+        return []
+    found = _checked(file, {**rest, **stand_ins}, model, [], build=False)[1]
+    return [p for p in found if p.key.split(".")[0].split("[")[0] not in stand_ins]
+
+
+def _checked(file: str, raw: dict[str, Any], model: Named, beyond: list[SpecError],
+             build: bool = True) -> tuple[Family | None, list[SpecError]]:
+    """What a well-shaped family file declares (when `build`), or what it asks for that
+    cannot be."""
     family: Family | None = None
     if isinstance(model, ExtensionFamily):
         found = (extension_problems(file, model) + custom_problems(file, model)
                  + _checks_problems(file, model.checks))
-        family = None if found else _extension_family(file, model)
+        family = None if found or not build else _extension_family(file, model)
     elif isinstance(model, StackFamily):
         found = list(beyond)
         if isinstance(model, FrameworkFamily):
             found += (custom_problems(file, model) + pinned_twice(file, model.pip)
                       + _checks_problems(file, model.checks))
-        family = None if found else _stack_family(file, raw, model)
+        family = None if found or not build else _stack_family(file, raw, model)
         if family is not None and not family.combos:
             found, family = [SpecError(file, "exclude", "excludes every combination")], None
     else:
-        raise Inconsistent(f"{file}: a {kind} family has no model")
-    return family, [_placed(p, lines) for p in found]
+        raise Inconsistent(f"{file}: a {type(model).__name__} family has no model")
+    return family, found
 
 
 def _placed(problem: SpecError, lines: Lines) -> SpecError:
-    """`problem` with the line of its key."""
+    """`problem` with the line of its key (one that has its line, say in a check file,
+    keeps it)."""
+    if problem.line is not None:
+        return problem
     loc = tuple(int(p) if p.isdigit() else p
                 for p in problem.key.replace("[", ".").replace("]", "").split("."))
     return SpecError(problem.file, problem.key, problem.reason, hint=problem.hint,
@@ -295,15 +340,31 @@ def read_matrix(images_dir: Path) -> Matrix:
             broken.append(_broken(str(path), None, [exc]))
             continue
         family, found = _family(str(path), raw, lines)
-        if family is not None and family.name in seen:
-            found = [SpecError(str(path), "family", f"{family.name!r} is also declared in "
-                               f"{seen[family.name]}", line=lines.get(("family",)))]
+        # a name is taken by the first file that says it, well formed or not
+        name = raw.get("family") if isinstance(raw, dict) else None
+        if isinstance(name, str) and name in seen:
+            found = [*found, SpecError(str(path), "family", f"{name!r} is also declared in "
+                                       f"{seen[name]}", line=lines.get(("family",)))]
+        elif isinstance(name, str):
+            seen[name] = str(path)
         if family is None or found:
             broken.append(_broken(str(path), raw, found))
             continue
-        seen[family.name] = str(path)
         families.append(family)
-    return Matrix(Spec(tuple(families)), tuple(broken))
+    return Matrix(Spec(tuple(families)), tuple(_with_unknown_parents(broken, seen)))
+
+
+def _with_unknown_parents(broken: list[Broken], names: dict[str, str]) -> list[Broken]:
+    """A broken extension's parent, when no file declares it, is one more of its problems
+    (a well-formed family's is said when the plan is made): all in one run."""
+    out = []
+    for file in broken:
+        if file.extends is not None and file.extends not in names:
+            file = replace(file, problems=(*file.problems, SpecError(
+                file.file, "extends.family", f"unknown family {file.extends!r}",
+                hint=f"families: {', '.join(sorted(names))}")))
+        out.append(file)
+    return out
 
 
 def load_spec(images_dir: Path) -> Spec:

@@ -1,0 +1,120 @@
+"""A team's broken copy of the matrix, with the ordinary mistakes a team makes spread over
+several files: one `imgkit list` names every one of them, each with its file, line and
+key, exit 2 and no traceback, and no engine needed to say so. Mistakes of the shape of a
+file, of what a family asks for, and of what families make together are all collected
+before anything stops."""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from .helpers.images import ROOT
+
+FILES = {
+    # an extension with a key typo, a bad uid, a reserved label, an unpinned requirement, a
+    # bad port and a broken check file: a type error does not hide the rest
+    "serving.yaml": """\
+family: serving
+extends: {family: paddle}
+repostory: paddle-serving
+tag: "{parent_tag}"
+user: {name: ml, uid: -5}
+labels: {org.opencontainers.image.vendor: us}
+pip: ["numpy"]
+ports: [0]
+checks: checks/serving.yaml
+""",
+    "checks/serving.yaml": """\
+schemaVersion: 2.0.0
+commandTests:
+  - name: answers
+    comand: python3
+""",
+    # an unquoted version
+    "torch-team.yaml": """\
+family: torch-team
+repository: team/torch
+framework: torch
+tag: "{framework_version}-cuda{cuda}"
+axes:
+  framework_version: ["2.10.0"]
+  cuda: [12.8]
+  cudnn: ["9.10"]
+  nccl: ["2.27.5"]
+""",
+    # a list where a mapping goes, an unknown parent, nothing added
+    "tools.yaml": """\
+family: tools
+extends: {family: nosuch}
+repository: team/tools
+tag: "{parent_tag}"
+labels: [a, b]
+""",
+    # an unknown CUDA release
+    "cuda-team.yaml": 'family: cuda-team\ncuda_libs: [cudart]\naxes:\n  cuda: ["11.9"]\n',
+    # two families, one tag
+    "twin-a.yaml": 'family: twin-a\nextends: {family: paddle}\nrepository: team/twin\n'
+                   'tag: "{parent_tag}"\napt: [jq]\n',
+    "twin-b.yaml": 'family: twin-b\nextends: {family: paddle}\nrepository: team/twin\n'
+                   'tag: "{parent_tag}"\napt: [curl]\n',
+    # a family name the bundled paddle.yaml already has
+    "team-paddle.yaml": 'family: paddle\nextends: {family: jax}\nrepository: team/paddle2\n'
+                        'tag: "{parent_tag}"\napt: [jq]\n',
+    # two families that extend each other
+    "loop-a.yaml": 'family: loop-a\nextends: {family: loop-b}\nrepository: team/la\n'
+                   'tag: "{parent_tag}"\napt: [jq]\n',
+    "loop-b.yaml": 'family: loop-b\nextends: {family: loop-a}\nrepository: team/lb\n'
+                   'tag: "{parent_tag}"\napt: [jq]\n',
+    # a check file that is not there
+    "gone.yaml": 'family: gone\nextends: {family: paddle}\nrepository: team/gone\n'
+                 'tag: "{parent_tag}"\napt: [jq]\nchecks: checks/missing.yaml\n',
+}
+
+# (file, key, words): every mistake above, as `imgkit list` must name it
+EXPECTED = [
+    ("serving.yaml", "repostory", "unknown key"),
+    ("serving.yaml", "repository", "required"),
+    ("serving.yaml", "user.uid", "greater than or equal to 0"),
+    ("serving.yaml", "labels.org.opencontainers.image.vendor", "org.opencontainers.image."),
+    ("serving.yaml", "pip[0]", "not pinned"),
+    ("serving.yaml", "ports[0]", "not a port"),
+    ("checks/serving.yaml", "commandTests[0].comand", "not a key"),
+    ("checks/serving.yaml", "commandTests[0].command", "required"),
+    ("torch-team.yaml", "axes.cuda[0]", "read as a number"),
+    ("tools.yaml", "labels", "must be a mapping"),
+    ("tools.yaml", "extends.family", "unknown family 'nosuch'"),
+    ("tools.yaml", "(top)", "adds something"),
+    ("cuda-team.yaml", "axes", "unknown CUDA version '11.9'"),
+    ("twin-b.yaml", "tag", "also made by family twin-a"),
+    ("team-paddle.yaml", "family", "also declared in"),
+    ("loop-a.yaml", "extends.family", "extend each other"),
+    ("loop-b.yaml", "extends.family", "extend each other"),
+    ("gone.yaml", "checks", "missing.yaml is not a file"),
+]
+
+
+def test_one_list_names_every_mistake_of_a_broken_matrix(tmp_path: Path) -> None:
+    images = tmp_path / "images"
+    shutil.copytree(ROOT / "images", images, ignore=shutil.ignore_patterns("locks"))
+    for name, text in FILES.items():
+        (images / name).parent.mkdir(parents=True, exist_ok=True)
+        (images / name).write_text(text)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("IMGKIT_")}
+    done = subprocess.run([sys.executable, "-m", "imgkit", "list", "--images", "images"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                          env={**env, "DOCKER_HOST": "unix:///nonexistent/docker.sock",
+                               "COLUMNS": "300"})
+    said = done.stderr
+    assert done.returncode == 2 and "Traceback" not in said, said
+    lines = [line.strip() for line in said.splitlines() if line.startswith("  images/")]
+    missing = []
+    for file, key, words in EXPECTED:
+        pattern = re.compile(rf"^images/{re.escape(file)}:\d+: {re.escape(key)}[: (].*{re.escape(words)}")
+        if not any(pattern.search(line) for line in lines):
+            missing.append((file, key, words))
+    assert not missing, (missing, said)
+    assert len({(f, k) for f, k, _ in EXPECTED}) >= 12
