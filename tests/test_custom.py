@@ -133,3 +133,56 @@ def test_a_framework_familys_pins_may_not_break_its_stack(tmp_path: Path, pip: s
     with pytest.raises(SpecError) as caught:
         dockerfiles(tmp_path, team=text)
     assert caught.value.key == key and said in str(caught.value)
+
+
+def rendered(images: Path, tmp_path: Path, project: str = "") -> dict[str, str]:
+    """The Dockerfiles a project renders, its imgkit.toml holding `project` (its [labels])."""
+    from imgkit.matrix.load import load_plan
+    from imgkit.project import selection_from
+    (tmp_path / "imgkit.toml").write_text(f'images = "{images.name}"\n{project}')
+    selection = selection_from(start=tmp_path)
+    assert selection.images.name == images.name
+    plan = load_plan(selection)
+    return {c.target.tag: c.dockerfile for c in render_plan(plan, ROOT / "templates")}
+
+
+def test_the_team_owns_its_oci_labels_and_imgkit_writes_only_what_it_knows(tmp_path: Path) -> None:
+    images = tmp_path / "images"
+    images.mkdir()
+    (images / "base.yaml").write_text(BASE)
+    (images / "team.yaml").write_text(TEAM.replace(
+        "labels: {com.example.team: ml-platform}",
+        "labels: {com.example.team: ml-platform, org.opencontainers.image.title: the team app}"))
+    files = rendered(images, tmp_path, '[labels]\n"org.opencontainers.image.vendor" = "Example ML"\n'
+                                       '"org.opencontainers.image.title" = "ours"\n')
+    team = files["team/app:11.8-cudart-py3.11-bookworm"]
+    assert 'org.opencontainers.image.vendor="Example ML"' in team
+    assert 'org.opencontainers.image.title="the team app"' in team and '"ours"' not in team
+    assert 'org.imgkit.tag="team/app:11.8-cudart-py3.11-bookworm"' in team
+    for tag, dockerfile in files.items():        # imgkit's own layers: nothing of the team's
+        assert "image.vendor" not in dockerfile or tag.startswith("team/"), tag
+        assert "org.opencontainers.image.title" not in dockerfile or tag.startswith("team/"), tag
+
+
+@pytest.mark.parametrize("label, said", [
+    ("org.opencontainers.image.version", "imgkit writes org.opencontainers.image.version"),
+    ("org.opencontainers.image.created", "imgkit writes"),
+    ("org.imgkit.cuda", "under org.imgkit."),
+])
+def test_a_label_imgkit_writes_is_refused_in_the_project_file_and_a_family(
+        tmp_path: Path, label: str, said: str) -> None:
+    from imgkit.errors import UsageError
+    images = tmp_path / "images"
+    images.mkdir()
+    (images / "base.yaml").write_text(BASE)
+    with pytest.raises(UsageError) as caught:
+        rendered(images, tmp_path, f'[labels]\n"{label}" = "x"\n')
+    assert f"labels.{label}" in caught.value.message and said in caught.value.message
+    with pytest.raises(SpecError) as refused:
+        parse_family("team.yaml", {**_team(), "labels": {label: "x"}})
+    assert refused.value.key == f"labels.{label}" and said in refused.value.reason
+
+
+def _team() -> dict[str, Any]:
+    import yaml
+    return dict(yaml.safe_load(TEAM))

@@ -121,7 +121,7 @@ def test_failed_step_is_reported_and_dependents_skipped(engine, base_image, proj
 def leftovers(engine, tag: str) -> list[str]:
     """Untagged images a build of `tag` left (`<none>` in `docker images`)."""
     return [i.id for i in listed_images(engine, **{
-        "dangling": True, "label": f"org.opencontainers.image.title={tag}"})]
+        "dangling": True, "label": f"org.imgkit.tag={tag}"})]
 
 
 def test_dry_run_builds_nothing(engine, base_image, project, namespace):
@@ -442,7 +442,7 @@ def test_the_next_build_removes_step_containers_an_interrupted_one_left(
     # what a daemon restart in the middle of a step leaves: a stopped container of the step,
     # made from an untagged image, with the build's labels
     left = engine.api.create_container(engine.image(base_image).id, command=["true"],
-                                       labels={"org.opencontainers.image.title": root})["Id"]
+                                       labels={"org.imgkit.tag": root})["Id"]
     engine.api.start(left)
     engine.api.wait(left, timeout=60)
     try:

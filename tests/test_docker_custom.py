@@ -23,8 +23,11 @@ def test_every_customisation_key_is_in_the_built_image(engine, mini, namespace, 
     (images / "team.yaml").write_text(TEAM.replace("family: base", "family: mini")
                                       .replace("team/app", f"{namespace}/app"))
     (images / "team2.yaml").write_text(TEAM2.replace("team/app2", f"{namespace}/app2"))
+    (tmp_path / "imgkit.toml").write_text(     # the team's OCI labels, for its images
+        'images = "images"\n[labels]\n"org.opencontainers.image.vendor" = "Example ML"\n')
     done = subprocess.run([sys.executable, "-m", "imgkit", "build", "--images", str(images),
-                           "--namespace", namespace], capture_output=True, text=True, timeout=900)
+                           "--namespace", namespace], capture_output=True, text=True, timeout=900,
+                          cwd=tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
     app = f"{namespace}/app:11.8-cudart-py3.11-bookworm"
     config = engine.client.api.inspect_image(app)["Config"]
@@ -32,6 +35,10 @@ def test_every_customisation_key_is_in_the_built_image(engine, mini, namespace, 
     assert config["Entrypoint"] == ["/usr/bin/tini", "--"]
     assert config["Cmd"] == ["python3", "-c", "print('hi')"]
     assert config["Labels"]["com.example.team"] == "ml-platform"
+    assert config["Labels"]["org.opencontainers.image.vendor"] == "Example ML"
+    assert config["Labels"]["org.imgkit.tag"] == app
+    shared = engine.client.api.inspect_image(f"{namespace}/python:3.11-bookworm")["Config"]
+    assert "org.opencontainers.image.vendor" not in shared["Labels"]      # imgkit's layers
     assert "APP_HOME=/workspace/app" in config["Env"]
     assert config["WorkingDir"] == "/workspace/app" and "8080/tcp" in config["ExposedPorts"]
 

@@ -23,7 +23,7 @@ extends: {family: paddle}
 repostory: paddle-serving
 tag: "{parent_tag}"
 user: {name: ml, uid: -5}
-labels: {org.opencontainers.image.vendor: us}
+labels: {org.opencontainers.image.version: "1.0"}
 pip: ["numpy"]
 ports: [0]
 checks: checks/serving.yaml
@@ -79,7 +79,7 @@ EXPECTED = [
     ("serving.yaml", "repostory", "unknown key"),
     ("serving.yaml", "repository", "required"),
     ("serving.yaml", "user.uid", "greater than or equal to 0"),
-    ("serving.yaml", "labels.org.opencontainers.image.vendor", "org.opencontainers.image."),
+    ("serving.yaml", "labels.org.opencontainers.image.version", "imgkit writes"),
     ("serving.yaml", "pip[0]", "not pinned"),
     ("serving.yaml", "ports[0]", "not a port"),
     ("checks/serving.yaml", "commandTests[0].comand", "not a key"),

@@ -14,6 +14,8 @@ theirs. Every command run anywhere inside the project then sees the same matrix.
     [select]                            # what a command works on when no --cuda, --only or
     cuda = "12.8"                       # --platform is given
     only = ["ml/pytorch:*"]
+    [labels]                            # on every image a framework or extension family
+    "org.opencontainers.image.vendor" = "Example ML"   # names (a family's own labels: win)
     [cluster]                           # what `imgkit export k8s` needs of a cluster
     runtime_class = "nvidia"            # (export/cluster.py reads and checks this table)
 
@@ -70,6 +72,7 @@ class Project:
     settings: Settings = field(default_factory=Settings)
     select: Select = field(default_factory=Select)
     cluster: dict[str, object] | None = None   # [cluster], as written: export/cluster.py checks it
+    labels: tuple[tuple[str, str], ...] = ()   # [labels]: the team's, on its families' images
 
     def setting(self, name: str) -> Path | str | None:
         """A setting from its IMGKIT_* variable, else the project file, else None."""
@@ -123,6 +126,7 @@ def _checked(path: Path, table: dict[str, object]) -> Project:
     texts: dict[str, str] = {}
     select = Select()
     cluster: dict[str, object] | None = None
+    team_labels: tuple[tuple[str, str], ...] = ()
     for key, value in table.items():
         if key in PATHS and isinstance(value, str) and value:
             paths[key] = _shown(where / value)
@@ -132,15 +136,29 @@ def _checked(path: Path, table: dict[str, object]) -> Project:
             select = _selection(path, value)
         elif key == "cluster" and isinstance(value, dict):
             cluster = value
+        elif key == "labels" and isinstance(value, dict):
+            team_labels = _labels(path, value)
         else:
-            known = ", ".join((*PATHS, *TEXTS, "select", "cluster"))
+            known = ", ".join((*PATHS, *TEXTS, "select", "cluster", "labels"))
             raise UsageError(f"{path}: {key}: not a setting, or not of its type ({value!r})",
                              hint=f"settings: {known} (docs/your-matrix.md#the-project-file)")
     settings = Settings(images=paths["images"], templates=paths.get("templates"),
                         compat=paths.get("compat"), namespace=texts.get("namespace"),
                         registry=texts.get("registry"), index_url=texts.get("index_url"),
                         extra_index_url=texts.get("extra_index_url"))
-    return Project(file=path, settings=settings, select=select, cluster=cluster)
+    return Project(file=path, settings=settings, select=select, cluster=cluster,
+                   labels=team_labels)
+
+
+def _labels(path: Path, table: dict[str, object]) -> tuple[tuple[str, str], ...]:
+    """[labels]: names a team may set, each with a text value."""
+    from .labels import refused
+    for name, value in table.items():
+        why = refused(name) if isinstance(value, str) else "its value must be text"
+        if why is not None:
+            raise UsageError(f"{path}: labels.{name}: {why}",
+                             hint="e.g. \"org.opencontainers.image.vendor\" = \"Example ML\"")
+    return tuple((str(k), str(v)) for k, v in table.items())
 
 
 def _shown(path: Path) -> Path:
@@ -217,7 +235,8 @@ def selection_from(images: Path | None = None, templates: Path | None = None,
     return Selection(images=_path(taken["images"]) or DEFAULT_IMAGES,
                      namespace=str(taken["namespace"] or DEFAULT_NAMESPACE), cuda=cuda, only=only,
                      templates=_path(taken["templates"]), compat_file=_path(taken["compat"]),
-                     platforms=platforms, project=project.file, from_project=from_project)
+                     platforms=platforms, project=project.file, from_project=from_project,
+                     labels=project.labels)
 
 
 def _path(value: Path | str | None) -> Path | None:

@@ -24,6 +24,7 @@ class Selection:
     platforms: tuple[str, ...] = ()         # only these platforms' images (default: all)
     project: Path | None = None             # the project file the settings were read from
     from_project: frozenset[str] = frozenset()  # settings it gave (another imgkit finds them too)
+    labels: tuple[tuple[str, str], ...] = ()    # the project's [labels], on its families' images
     # what a team's own base images hold (`base:`), read through the engine: the CLI hands
     # the builder's reader down, so the matrix stage itself never reaches the engine
     read_bases: Callable[[list[str]], Mapping[str, object]] | None = field(
@@ -54,7 +55,7 @@ class Selection:
         """What of it shapes a plan besides the files it names (in the no-op cache's key)."""
         return {"namespace": self.namespace, "cuda": self.cuda, "only": list(self.only),
                 "compat": str(self.compat_file) if self.compat_file else None,
-                "platforms": list(self.platforms)}
+                "platforms": list(self.platforms), "labels": [list(pair) for pair in self.labels]}
 
     def matrix_args(self) -> tuple[str, ...]:
         """The options another imgkit (a CI job's) needs to see the same matrix (defaults,

@@ -4,10 +4,9 @@
 FROM imgkit/python:3.11-bookworm
 # Labels first: siblings built in parallel from one parent diverge at their first step,
 # so a plain `docker build` of a rendered context finds the same cached steps.
-LABEL org.opencontainers.image.title="imgkit/cuda:11.8-runtime-py3.11-bookworm" \
+LABEL org.imgkit.tag="imgkit/cuda:11.8-runtime-py3.11-bookworm" \
       org.opencontainers.image.description="CUDA 11.8 runtime libraries" \
       org.opencontainers.image.version="11.8" \
-      org.opencontainers.image.vendor="imgkit" \
       org.opencontainers.image.base.name="imgkit/python:3.11-bookworm" \
       org.imgkit.cublas="11.11.3.6" \
       org.imgkit.cuda="11.8" \
@@ -32,4 +31,4 @@ ENV CUDA_VERSION="11.8.89" \
     NVIDIA_DRIVER_CAPABILITIES="compute,utility" \
     NVIDIA_REQUIRE_CUDA="cuda>=11.8 driver>=450.80.02"
 USER imgkit
-LABEL org.imgkit.input-hash="cf2601eac35ccdceb226f03b8f6f74e1"
+LABEL org.imgkit.input-hash="23e69773782fb255ef4b80dc61ca840c"

@@ -4,10 +4,9 @@
 FROM imgkit/cuda:11.8-runtime-cudnn8.6-nccl2.21-py3.11-bookworm
 # Labels first: siblings built in parallel from one parent diverge at their first step,
 # so a plain `docker build` of a rendered context finds the same cached steps.
-LABEL org.opencontainers.image.title="paddle:2.6.2-gpu-cuda11.8-cudnn8" \
+LABEL org.imgkit.tag="paddle:2.6.2-gpu-cuda11.8-cudnn8" \
       org.opencontainers.image.description="paddle 2.6.2 on CUDA 11.8" \
       org.opencontainers.image.version="2.6.2" \
-      org.opencontainers.image.vendor="imgkit" \
       org.opencontainers.image.base.name="imgkit/cuda:11.8-runtime-cudnn8.6-nccl2.21-py3.11-bookworm" \
       org.imgkit.cublas="11.11.3.6" \
       org.imgkit.cuda="11.8" \
@@ -36,4 +35,4 @@ COPY constraints.txt /opt/imgkit/constraints.txt
 RUN imgkit-build-env pip install --no-cache-dir --constraint /opt/imgkit/constraints.txt "paddlepaddle-gpu==2.6.2" \
  && imgkit-link-libs
 USER imgkit
-LABEL org.imgkit.input-hash="c782e36841c5bc8fea8f9682ab880f2d"
+LABEL org.imgkit.input-hash="f862bf521072f38e3a68b53e6a768555"

@@ -4,10 +4,9 @@
 FROM paddle:2.6.2-gpu-cuda11.8-cudnn8
 # Labels first: siblings built in parallel from one parent diverge at their first step,
 # so a plain `docker build` of a rendered context finds the same cached steps.
-LABEL org.opencontainers.image.title="paddle-jupyter:2.6.2-gpu-cuda11.8-cudnn8" \
+LABEL org.imgkit.tag="paddle-jupyter:2.6.2-gpu-cuda11.8-cudnn8" \
       org.opencontainers.image.description="paddle-jupyter on paddle:2.6.2-gpu-cuda11.8-cudnn8" \
       org.opencontainers.image.version="2.6.2" \
-      org.opencontainers.image.vendor="imgkit" \
       org.opencontainers.image.base.name="paddle:2.6.2-gpu-cuda11.8-cudnn8" \
       org.imgkit.cublas="11.11.3.6" \
       org.imgkit.cuda="11.8" \
@@ -38,4 +37,4 @@ RUN imgkit-build-env pip install --no-cache-dir --constraint /opt/imgkit/constra
 EXPOSE 8888
 USER imgkit
 CMD ["jupyter", "lab"]
-LABEL org.imgkit.input-hash="0fb0d7a59600afb5071c203aa1fa928c"
+LABEL org.imgkit.input-hash="30c18374bcff98177de150b6c50a7c70"

@@ -4,10 +4,9 @@
 FROM imgkit/debian:bookworm
 # Labels first: siblings built in parallel from one parent diverge at their first step,
 # so a plain `docker build` of a rendered context finds the same cached steps.
-LABEL org.opencontainers.image.title="imgkit/python:3.11-bookworm" \
+LABEL org.imgkit.tag="imgkit/python:3.11-bookworm" \
       org.opencontainers.image.description="Debian 12 (bookworm) with python 3.11" \
       org.opencontainers.image.version="3.11" \
-      org.opencontainers.image.vendor="imgkit" \
       org.opencontainers.image.base.name="imgkit/debian:bookworm" \
       org.imgkit.os="bookworm" \
       org.imgkit.python="3.11" \
@@ -43,4 +42,4 @@ ENV PATH=/opt/venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/
     LD_LIBRARY_PATH=/opt/imgkit/lib
 WORKDIR /workspace
 USER imgkit
-LABEL org.imgkit.input-hash="2f4b8b4638df66a652389c22df0a3a7f"
+LABEL org.imgkit.input-hash="5a2b23621276033f1a9f9ee2ef3d63db"

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 LOCKS = Path(tempfile.gettempdir()) / "imgkit-test-namespaces"
-TITLE = "org.opencontainers.image.title"
+TITLE = "org.imgkit.tag"           # every image imgkit builds: its final tag
 NAMESPACE = re.compile(r"imgkit-(?:test|pipe|bk)-[0-9a-f]{8}")
 _held: list[int] = []          # the open, locked files: closed only when the process ends
 _claimed: list[str] = []       # the namespaces this process claimed

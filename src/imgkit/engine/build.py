@@ -97,7 +97,7 @@ class Builds(Client):
         import docker.errors
         killed = 0
         for container in self.api.containers(filters={
-                "label": f"{labels.TITLE}={tag}", "status": "running"}):
+                "label": f"{labels.TAG}={tag}", "status": "running"}):
             if not _build_step(container):
                 continue
             try:
@@ -114,9 +114,9 @@ class Builds(Client):
         stopped one is no other build's."""
         import docker.errors
         wanted, removed = set(tags), 0
-        for container in self.api.containers(all=True, filters={"label": labels.TITLE}):
+        for container in self.api.containers(all=True, filters={"label": labels.TAG}):
             if (container.get("State") != "running" and _build_step(container)
-                    and container.get("Labels", {}).get(labels.TITLE) in wanted):
+                    and container.get("Labels", {}).get(labels.TAG) in wanted):
                 try:
                     self.api.remove_container(container["Id"], force=True, v=True)
                     removed += 1

@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass
 
 from ..errors import SpecError
+from ..labels import refused
 from .family_model import Custom as Model
 
 DEFAULT_USER = "imgkit"        # made in the python layer, uid and gid 1000
@@ -18,7 +19,6 @@ DEFAULT_USER = "imgkit"        # made in the python layer, uid and gid 1000
 UNSAFE_ARGUMENT = re.compile(r"^--(allow-root|(ServerApp|NotebookApp|IdentityProvider)\.token=(''|\"\")?"
                              r"|(ServerApp|NotebookApp)\.(password=(''|\"\")?|allow_root=True|"
                              r"disable_check_xsrf=True))$")
-OWN_LABELS = ("org.imgkit.", "org.opencontainers.image.")   # imgkit's, verify reads them
 
 
 @dataclass(frozen=True)
@@ -60,10 +60,9 @@ def custom_problems(file: str, model: Model) -> list[SpecError]:
     found += [SpecError(file, f"env.{name}", "an empty token turns authentication off")
               for name, value in model.env.items()
               if name in ("JUPYTER_TOKEN", "JUPYTER_PASSWORD") and not value]
-    found += [SpecError(file, f"labels.{name}", "imgkit sets and verify reads the labels under "
-                        f"{' and '.join(OWN_LABELS)}", hint="name yours under your own prefix, "
-                        "e.g. com.example.team")
-              for name in model.labels if name.startswith(OWN_LABELS)]
+    found += [SpecError(file, f"labels.{name}", why, hint="name yours under your own prefix "
+                        "(e.g. com.example.team), or one of the OCI annotations a team sets")
+              for name in model.labels if (why := refused(name)) is not None]
     user = model.user
     if user is not None and user.name == "root" and not user.reason:
         found.append(SpecError(file, "user.reason", "an image that runs as root says why",

@@ -171,7 +171,9 @@ class Custom(Strict):
     env: Annotated[dict[EnvName, Line], IS_MAPPING] = Field(
         {}, description="environment variables", examples=[{"HF_HOME": "/workspace/.hf"}])
     labels: Annotated[dict[LabelName, Line], IS_MAPPING] = Field(
-        {}, description="image labels (not under org.imgkit. or org.opencontainers.image.)",
+        {}, description="image labels: your own prefix, or the OCI annotations a team owns "
+        "(org.opencontainers.image. vendor, authors, url, source, documentation, licenses, "
+        "title, description); never under org.imgkit.",
         examples=[{"com.example.team": "ml-platform"}])
     workdir: Destination | None = Field(None, description="the working folder (made, and "
                                         "owned by the user; default /workspace)",

@@ -37,7 +37,8 @@ def load_plan(selection: Selection) -> Plan:
     _check_folder(selection)
     matrix = read_matrix(selection.images)
     stepped = steps_round(matrix, selection)
-    spec = without_unselected_bases(usable_spec(matrix), selection)
+    spec = with_team_labels(without_unselected_bases(usable_spec(matrix), selection),
+                            selection.labels)
     overlay = selection.compat_overlay
     try:
         data = with_bases(spec, compat.load(str(overlay) if overlay else None),
@@ -52,6 +53,21 @@ def load_plan(selection: Selection) -> Plan:
     _say_stepped_round(matrix)
     plan = select(plan, selection.cuda, selection.only, selection.platforms)
     return replace(plan, left_out=tuple(b.file for b in matrix.broken))
+
+
+def with_team_labels(spec: Spec, team: tuple[tuple[str, str], ...]) -> Spec:
+    """The project's [labels] on every framework and extension family's images, under the
+    family's own (which win); the layers imgkit names stay as imgkit makes them."""
+    if not team:
+        return spec
+    out = []
+    for family in spec.families:
+        if family.framework is not None or family.extension is not None:
+            own = dict(family.custom.labels)
+            merged = tuple((k, v) for k, v in team if k not in own) + family.custom.labels
+            family = replace(family, custom=replace(family.custom, labels=merged))
+        out.append(family)
+    return Spec(tuple(out))
 
 
 def without_unselected_bases(spec: Spec, selection: Selection) -> Spec:

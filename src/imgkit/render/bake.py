@@ -56,7 +56,7 @@ def bake_target(context: Context, source: str, secrets: Sequence[str] = SECRETS,
         "context": context.dirname,
         "dockerfile": "Dockerfile",
         "tags": [tag or target.tag],
-        "labels": {labels.LAYER: target.layer, labels.TITLE: target.tag,
+        "labels": {labels.LAYER: target.layer, labels.TAG: target.tag,
                    labels.INPUT_HASH: context.input_hash},
         "platforms": list(target.platforms),     # BuildKit builds each (QEMU for foreign ones)
         "contexts": {below: source} if below is not None else {},

@@ -134,7 +134,7 @@ def keep_ticket(verdict: Verdict, expect: tuple[str, ...]) -> VerdictRecord:
 def named(verdict: Verdict, subject: Subject) -> Verdict:
     """The verdict with what the image is called by its own label and how big it is
     unpacked (what a site shows of it, whatever reference verify was given)."""
-    return replace(verdict, title=subject.info.labels.get(labels.TITLE, ""),
+    return replace(verdict, title=subject.info.labels.get(labels.TAG, ""),
                    size=subject.info.size if subject.in_engine else None)
 
 
