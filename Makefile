@@ -58,10 +58,11 @@ lint: setup-test      ## ruff (pyflakes, pycodestyle, import order) and mypy on 
 	$(BIN)/ruff check src tests bench
 	$(BIN)/mypy src tests
 
-docs: setup           ## docs/cli.md, docs/matrix.md, the family files' and the verdict predicate's JSON Schemas, from the code (tests fail on drift)
+docs: setup           ## docs/cli.md, docs/matrix.md, docs/known.md, the family files' and the verdict predicate's JSON Schemas, from the code (tests fail on drift)
 	$(BIN)/python -c "from imgkit.cli import reference; print(reference(), end='')" > docs/cli.md
 	$(BIN)/python -c "from imgkit.matrix.schema import reference_page; print(reference_page(), end='')" > docs/matrix.md
 	$(BIN)/imgkit schema > docs/matrix.schema.json
+	$(BIN)/python -c "from imgkit.matrix.compat import load; from imgkit.matrix.known import known_page; print(known_page(load()), end='')" > docs/known.md
 	mkdir -p docs/attestations
 	$(BIN)/python -c "import json; from imgkit.verify.attestation import VerdictPredicate as V; print(json.dumps(V.model_json_schema(), indent=2))" > docs/attestations/verdict-v1.schema.json
 

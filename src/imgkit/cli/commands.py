@@ -77,12 +77,12 @@ def init(folder: flags.InitFolder = Path("."), namespace: flags.Namespace = None
 @selects()
 def list_(selection: Selection, json_file: flags.Json = None, stats: flags.Stats = False,
           from_build: flags.FromBuild = None, farm: flags.Farm = [1, 4, 16],
-          gpu_pool: flags.GpuPool = [1, 8]) -> None:
+          gpu_pool: flags.GpuPool = [1, 8], known: flags.Known = False) -> None:
     """Validate the matrix and list its images, parents first (or, with --stats, what it
-    costs)."""
+    costs; with --known, what builds on which CUDA)."""
     from ..matrix.command import list_plan
     list_plan(selection, json_file=json_file, with_stats=stats, from_build=from_build,
-              builders=farm, gpus=gpu_pool)
+              builders=farm, gpus=gpu_pool, known=known)
 
 
 @command(MAKE, "Print the family files' JSON Schema, for editors.")

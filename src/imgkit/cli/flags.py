@@ -189,6 +189,10 @@ FromBuild = Annotated[Optional[Path], typer.Option(
                                          "--json FILE` measured (the layer model fills the rest).")]
 Farm = Annotated[list[int], typer.Option(
     "--farm", metavar="N", min=1, help="With --stats: a build farm of N builders (repeatable).")]
+Known = Annotated[bool, typer.Option(
+    "--known", help="Print what builds on which CUDA instead: every framework build with the "
+                    "CUDA, cuDNN, NCCL and python it needs, and every CUDA release's drivers "
+                    "and pins (your compat.yaml merged in).")]
 GpuPool = Annotated[list[int], typer.Option(
     "--gpu-pool", metavar="N", min=1, help="With --stats: a pool of N GPUs (repeatable).")]
 

@@ -1,4 +1,5 @@
-"""`imgkit list`: the validated matrix, parents first, or what it costs (--stats)."""
+"""`imgkit list`: the validated matrix, parents first, what it costs (--stats), or what
+builds on which CUDA (--known)."""
 from __future__ import annotations
 
 import json
@@ -13,7 +14,13 @@ from .stats import measured_costs, stats
 
 def list_plan(selection: Selection, *, json_file: Path | None = None, with_stats: bool = False,
               from_build: Path | None = None, builders: Sequence[int] = (1, 4, 16),
-              gpus: Sequence[int] = (1, 8)) -> None:
+              gpus: Sequence[int] = (1, 8), known: bool = False) -> None:
+    if known:          # what builds on which CUDA: the compat data, the project's merged in
+        from .compat import load
+        from .known import known_listing
+        overlay = selection.compat_overlay
+        print(known_listing(load(str(overlay) if overlay else None)), flush=True)
+        return
     plan = load_plan(selection)
     if not with_stats:
         report.print_plan(plan)

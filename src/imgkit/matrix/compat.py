@@ -100,7 +100,8 @@ class Compat:
         if cuda not in self.cuda:
             raise CompatError(
                 f"unknown CUDA version {cuda!r}",
-                hint=f"known CUDA versions: {', '.join(sorted(self.cuda, key=version_key))}",
+                hint=f"known CUDA versions: {', '.join(sorted(self.cuda, key=version_key))} "
+                     "(imgkit list --known shows what each offers)",
             )
         return self.cuda[cuda]
 
@@ -146,10 +147,12 @@ class Compat:
         builds = self.frameworks.get(name)
         if builds is None:
             raise CompatError(f"unknown framework {name!r}",
-                              hint=f"known frameworks: {', '.join(sorted(self.frameworks))}")
+                              hint=f"known frameworks: {', '.join(sorted(self.frameworks))} "
+                                   "(imgkit list --known shows every build)")
         if version not in builds:
             raise CompatError(f"unknown {name} version {version!r}",
-                              hint=f"known {name} builds: {', '.join(sorted(builds))}")
+                              hint=f"known {name} builds: {', '.join(sorted(builds))} "
+                                   "(imgkit list --known shows what each needs)")
         return builds[version]
 
     def os_release(self, os_name: str) -> OsRelease:
