@@ -166,3 +166,22 @@ def test_a_second_package_index_is_a_project_setting(tmp_path: Path,
     assert command[at + 1] == extra and "--trusted-host" in command       # plain http
     monkeypatch.setenv("IMGKIT_EXTRA_INDEX_URL", "https://env.example/simple")
     assert setting_or(None, "extra_index_url") == "https://env.example/simple"
+
+
+def test_a_bad_namespace_is_said_where_it_was_written(tmp_path: Path) -> None:
+    """The project file's, a variable's or the option's: each named as the user wrote it."""
+    import os
+    import subprocess
+    import sys
+    (tmp_path / "images").mkdir()
+    (tmp_path / "imgkit.toml").write_text('namespace = "ML Team"\n')
+    env = {k: v for k, v in os.environ.items() if not k.startswith("IMGKIT_")}
+
+    def listed(*args: str, **extra: str) -> str:
+        done = subprocess.run([sys.executable, "-m", "imgkit", "list", *args], cwd=tmp_path,
+                              capture_output=True, text=True, env={**env, **extra})
+        assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+        return done.stderr
+    assert f"{tmp_path / 'imgkit.toml'}: namespace = 'ML Team'" in listed()
+    assert "IMGKIT_NAMESPACE='Bad NS'" in listed(IMGKIT_NAMESPACE="Bad NS")
+    assert "--namespace 'X Y'" in listed("--namespace", "X Y")

@@ -33,7 +33,9 @@ SHARED_LAYERS = ("debian", "python", "cuda")   # the repositories of the layers 
 
 def load_plan(selection: Selection) -> Plan:
     if not REPOSITORY_PATTERN.match(selection.namespace):
-        raise UsageError(f"--namespace {selection.namespace!r} is not a valid repository prefix")
+        raise UsageError(f"{_namespace_source(selection)}{selection.namespace!r} is not a valid "
+                         "repository prefix", hint="lowercase letters, digits and . _ - "
+                         "separated by /, e.g. ml or team/ml")
     _check_folder(selection)
     matrix = read_matrix(selection.images)
     stepped = steps_round(matrix, selection)
@@ -53,6 +55,16 @@ def load_plan(selection: Selection) -> Plan:
     _say_stepped_round(matrix)
     plan = select(plan, selection.cuda, selection.only, selection.platforms)
     return replace(plan, left_out=tuple(b.file for b in matrix.broken))
+
+
+def _namespace_source(selection: Selection) -> str:
+    """Where the namespace came from, as the user wrote it."""
+    import os
+    if "namespace" in selection.from_project:
+        return f"{selection.project}: namespace = "
+    if os.environ.get("IMGKIT_NAMESPACE") == selection.namespace:
+        return "IMGKIT_NAMESPACE="
+    return "--namespace "
 
 
 def with_team_labels(spec: Spec, team: tuple[tuple[str, str], ...]) -> Spec:
