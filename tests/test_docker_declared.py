@@ -209,3 +209,52 @@ def test_gpu_tests_without_a_gpu_are_skipped_not_passed(engine, mini, tmp_path):
     [skipped] = declared(verdict).values()
     assert (skipped["verdict"], skipped["required"]) == ("skip", False), skipped
     assert not verdict["gpu_verified"]
+
+
+def test_verify_inside_the_project_judges_its_familys_checks_as_ci_does(engine, mini, namespace,
+                                                                        tmp_path):
+    """`imgkit verify TAG` of an image its project declares, run in that project, judges the
+    checks its family names (`checks:`), as the pipeline's verify job does; outside the
+    project nothing tells which checks, and none are judged; --checks judges another file."""
+    from .helpers.images import MINI_FAMILY
+    images = tmp_path / "project" / "images"
+    (images / "checks").mkdir(parents=True)
+    (images / "mini.yaml").write_text(MINI_FAMILY)
+    (images / "app.yaml").write_text(
+        f"family: app\nextends: {{family: mini}}\nrepository: {namespace}/app\n"
+        'tag: "{parent_tag}"\napt: [jq]\nchecks: checks/app.yaml\n')
+    (images / "checks" / "app.yaml").write_text(
+        "schemaVersion: 2.0.0\nfileExistenceTests:\n  - name: jq is there\n    path: /usr/bin/jq\n"
+        "    shouldExist: true\n")
+    project = tmp_path / "project"
+    (project / "imgkit.toml").write_text(f'namespace = "{namespace}"\n')
+    built = subprocess.run([sys.executable, "-m", "imgkit", "build"], cwd=project,
+                           capture_output=True, text=True, timeout=900)
+    assert built.returncode == 0, built.stdout + built.stderr
+    app = f"{namespace}/app:11.8-cudart-py3.11-bookworm"
+
+    def verified(cwd: Path, *extra: str) -> tuple[int, dict[str, str], str]:
+        out = tmp_path / "v.json"
+        done = subprocess.run([sys.executable, "-m", "imgkit", "verify", app, "--gpus", "none",
+                               "--json", str(out), *extra], cwd=cwd, capture_output=True,
+                              text=True, timeout=600)
+        checks = {c["name"]: c["verdict"] for c in json.loads(out.read_text())["checks"]}
+        return done.returncode, checks, done.stderr
+    code, checks, said = verified(project / "images")          # any folder of the project
+    assert code == 0 and checks["check: jq is there"] == "pass", (checks, said)
+    assert "judging images/checks/app.yaml too" in said or "checks/app.yaml" in said, said
+    (images / "checks" / "app.yaml").write_text(
+        "schemaVersion: 2.0.0\nfileExistenceTests:\n  - name: jq is gone\n    path: /usr/bin/jq\n"
+        "    shouldExist: false\n")
+    code, checks, _ = verified(project)
+    assert code == 1 and checks["check: jq is gone"] == "fail"
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    code, checks, _ = verified(elsewhere)
+    assert code == 0 and not [n for n in checks if n.startswith("check: ")]
+    other = tmp_path / "other.yaml"
+    other.write_text("schemaVersion: 2.0.0\nfileExistenceTests:\n  - name: the venv\n"
+                     "    path: /opt/venv\n    shouldExist: true\n")
+    code, checks, _ = verified(project, "--checks", str(other))
+    assert code == 0 and "check: the venv" in checks and "check: jq is gone" not in checks
+    assert no_verify_containers(engine) == []

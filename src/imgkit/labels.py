@@ -6,7 +6,7 @@ project file's [labels], a family's labels:). Its own bookkeeping is under org.i
 from __future__ import annotations
 
 OCI = "org.opencontainers.image."
-DESCRIPTION = OCI + "description"                   # the family's description, unless the team says
+DESCRIPTION = OCI + "description"                   # what the image is, unless the team says
 VERSION = OCI + "version"
 BASE_NAME = OCI + "base.name"
 BASE_DIGEST = OCI + "base.digest"
@@ -17,13 +17,14 @@ TEAM_OWNED = tuple(OCI + name for name in ("vendor", "authors", "url", "source",
 PREFIX = "org.imgkit."                              # + a component: its exact version
 LAYER = PREFIX + "layer"
 TAG = PREFIX + "tag"                                # every image and build step: its final tag
+FAMILY = PREFIX + "family"                          # a framework or extension family's images
 INPUT_HASH = PREFIX + "input-hash"                  # what the image was built from
 BASE_SOURCE = PREFIX + "base.source"                # how a base OS image was made
 BASE_RELEASE_DATE = PREFIX + "base.release-date"    # the Date: of the Release file it was made from
 ROLE = PREFIX + "role"                              # on containers imgkit starts
 ROLE_VERIFY = "verify"
 
-FOR_TEMPLATES = {"tag": TAG, "description": DESCRIPTION, "version": VERSION,
+FOR_TEMPLATES = {"tag": TAG, "family": FAMILY, "description": DESCRIPTION, "version": VERSION,
                  "base_name": BASE_NAME, "base_digest": BASE_DIGEST, "prefix": PREFIX,
                  "layer": LAYER}
 

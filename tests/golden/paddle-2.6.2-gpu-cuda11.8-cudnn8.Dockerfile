@@ -8,6 +8,7 @@ LABEL org.imgkit.tag="paddle:2.6.2-gpu-cuda11.8-cudnn8" \
       org.opencontainers.image.description="paddle 2.6.2 on CUDA 11.8" \
       org.opencontainers.image.version="2.6.2" \
       org.opencontainers.image.base.name="imgkit/cuda:11.8-runtime-cudnn8.6-nccl2.21-py3.11-bookworm" \
+      org.imgkit.family="paddle" \
       org.imgkit.cublas="11.11.3.6" \
       org.imgkit.cuda="11.8" \
       org.imgkit.cudart="11.8.89" \
@@ -35,4 +36,4 @@ COPY constraints.txt /opt/imgkit/constraints.txt
 RUN imgkit-build-env pip install --no-cache-dir --constraint /opt/imgkit/constraints.txt "paddlepaddle-gpu==2.6.2" \
  && imgkit-link-libs
 USER imgkit
-LABEL org.imgkit.input-hash="f862bf521072f38e3a68b53e6a768555"
+LABEL org.imgkit.input-hash="0ea58b5eaed0342bb1941b2d3dc66ff7"

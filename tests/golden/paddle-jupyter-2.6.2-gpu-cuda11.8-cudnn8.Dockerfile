@@ -8,6 +8,7 @@ LABEL org.imgkit.tag="paddle-jupyter:2.6.2-gpu-cuda11.8-cudnn8" \
       org.opencontainers.image.description="paddle-jupyter on paddle:2.6.2-gpu-cuda11.8-cudnn8" \
       org.opencontainers.image.version="2.6.2" \
       org.opencontainers.image.base.name="paddle:2.6.2-gpu-cuda11.8-cudnn8" \
+      org.imgkit.family="paddle-jupyter" \
       org.imgkit.cublas="11.11.3.6" \
       org.imgkit.cuda="11.8" \
       org.imgkit.cudart="11.8.89" \
@@ -37,4 +38,4 @@ RUN imgkit-build-env pip install --no-cache-dir --constraint /opt/imgkit/constra
 EXPOSE 8888
 USER imgkit
 CMD ["jupyter", "lab"]
-LABEL org.imgkit.input-hash="30c18374bcff98177de150b6c50a7c70"
+LABEL org.imgkit.input-hash="22415f265bdbb835a26199373d6b5a8b"

@@ -41,8 +41,10 @@ def verify(*, image: str, options: VerifyOptions, outputs: Outputs = Outputs(),
     """Run the probe in a container of `image` (a registry reference is pulled by digest
     first), judge it and keep the verdict as its ticket; every output asked for is written
     whatever the verdict."""
-    declared = declared_file(options.checks)                 # bad file: exit 2
+    declared = declared_file(options.checks)                 # bad file: exit 2, first
     engine, subject = resolve(image, options, None, retry_for)
+    if declared is None:                        # inside its project: its family's checks
+        declared = declared_file(project_checks(subject))
     # a verdict file lists what is installed (read beside the frameworks' import), so that
     # `imgkit site` can say which packages moved between two of them
     verdict = verdict_of(engine, subject, options, None, declared=declared,
@@ -73,6 +75,22 @@ def judge(*, image: str, report_file: Path, options: VerifyOptions, outputs: Out
     verdict = named(verdict, subject)
     keep_ticket(verdict, options.expect)
     return written(verdict, outputs, subject)
+
+
+def project_checks(subject: Subject) -> Path | None:
+    """The check file the project's family of this image names, when verify runs inside
+    the project that declares it (the family an image carries is its label): the checks
+    its CI verify job judges. Said on stderr, so that a run never judges them unseen."""
+    family = subject.info.labels.get(labels.FAMILY)
+    if not family:
+        return None
+    from ..matrix.family_checks import family_checks
+    from ..project import selection_from
+    found = family_checks(selection_from().images, family)
+    if found is not None:
+        stderr_line(f"judging {found} too: the checks family {family} declares "
+                    "(--checks FILE judges another file instead)")
+    return found
 
 
 # The team's checks are read with pydantic models, whose import and schema building cost a
