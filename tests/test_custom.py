@@ -74,6 +74,8 @@ def test_without_them_the_bundled_images_render_as_before() -> None:
     ({"workdir": "relative/dir"}, "workdir", "absolute path"),
     ({"entrypoint": "tini"}, "entrypoint", "must be a list"),
     ({"run": ["ok", ""]}, "run[1]", "expected shell step"),
+    # `- chown ml: /data` unquoted: YAML reads it as a mapping; said so, with what to write
+    ({"run": [{"mkdir -p /data && chown ml": "/data"}]}, "run[0]", "YAML read the ': '"),
     ({"cmd": ["jupyter", "lab", "--allow-root"]}, "cmd[2]", "without authentication"),
 ])
 def test_bad_customisation_names_file_and_key(change: dict[str, Any], key: str, said: str) -> None:

@@ -60,6 +60,11 @@ def _checked_text(value: Any, pattern: re.Pattern[str], what: str) -> str:
                       hint=f"quote versions so YAML keeps them as text: '{value}'")
     if isinstance(value, int):
         value = str(value)
+    if isinstance(value, dict) and len(value) == 1:
+        # `chown ml: /data` unquoted: YAML reads a `: ` inside a line as a key and its value
+        raise refusal(f"expected {what}, got a mapping: YAML read the ': ' in "
+                      f"{next(iter(value))!r}: ... as a key and its value",
+                      hint="quote the whole line, or write it as a block after `|`")
     if not isinstance(value, str):
         raise refusal(f"expected {what}, got a {type(value).__name__}")
     if value.strip() == "" and not pattern.match(""):
