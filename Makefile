@@ -63,6 +63,7 @@ docs: setup           ## docs/cli.md, docs/matrix.md, docs/known.md, the family 
 	$(BIN)/python -c "from imgkit.matrix.schema import reference_page; print(reference_page(), end='')" > docs/matrix.md
 	$(BIN)/imgkit schema > docs/matrix.schema.json
 	$(BIN)/python -c "from imgkit.matrix.compat import load; from imgkit.matrix.known import known_page; print(known_page(load()), end='')" > docs/known.md
+	$(BIN)/python -c "from imgkit.verify.claims_page import claims_page; print(claims_page(), end='')" > docs/claims.md
 	mkdir -p docs/attestations
 	$(BIN)/python -c "import json; from imgkit.verify.attestation import VerdictPredicate as V; print(json.dumps(V.model_json_schema(), indent=2))" > docs/attestations/verdict-v1.schema.json
 

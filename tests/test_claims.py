@@ -4,12 +4,13 @@ fails, naming both. The real-engine form is in tests/test_docker_verify.py."""
 from __future__ import annotations
 
 import copy
+from pathlib import Path
 
 import pytest
 
-from imgkit.verify.claims import claim_checks
+from imgkit.verify.claims import claim_checks, table
 from imgkit.verify.facts import parse_report
-from imgkit.verify.verdict import FAIL, PASS
+from imgkit.verify.verdict import FAIL, INFO, PASS
 
 from .helpers.reports import GOOD
 
@@ -26,8 +27,10 @@ def by_name(env: dict[str, str], report: dict = GOOD) -> dict[str, tuple[str, st
 def test_an_image_that_holds_what_its_environment_says_passes() -> None:
     checks = by_name(NVIDIA_STYLE)
     claims = [k for k in NVIDIA_STYLE if k not in ("PATH", "NVIDIA_PYTORCH_VERSION")]
-    assert set(checks) == {f"env {k}" for k in claims}      # NGC's release number is no version
-    assert all(status == PASS for status, _ in checks.values()), checks
+    assert {k for k, (s, _) in checks.items() if s == PASS} == {f"env {k}" for k in claims}
+    # NGC's release number is no version of anything in the image: said, not judged
+    assert checks["env NVIDIA_PYTORCH_VERSION"][0] == INFO
+    assert "NGC's release of the container" in checks["env NVIDIA_PYTORCH_VERSION"][1]
 
 
 @pytest.mark.parametrize("variable, value, said", [
@@ -50,8 +53,10 @@ def test_a_claimed_library_the_image_lacks_fails() -> None:
     assert status == FAIL and "holds no nccl" in detail
 
 
-def test_no_claims_no_checks() -> None:
-    assert by_name({"PATH": "/usr/bin", "CUDA_VERSION": "", "NCCL_VERSION": "not-a-version"}) == {}
+def test_no_claims_no_checks_and_an_unreadable_one_is_said() -> None:
+    assert by_name({"PATH": "/usr/bin", "CUDA_VERSION": ""}) == {}
+    status, said = by_name({"NCCL_VERSION": "not-a-version"})["env NCCL_VERSION"]
+    assert status == INFO and "not a version" in said
 
 
 def test_imgkits_own_layers_write_nvidias_variables_that_verify_holds_them_to() -> None:
@@ -75,3 +80,91 @@ def test_imgkits_own_layers_write_nvidias_variables_that_verify_holds_them_to() 
     assert {c.name for c in checks} == {"env CUDA_VERSION", "env NV_LIBCUBLAS_VERSION",
                                         "env CUDNN_VERSION", "env NCCL_VERSION"}
     assert all(c.verdict == "pass" for c in checks), checks
+
+
+SOURCES = Path(__file__).resolve().parent / "data" / "claims"
+
+
+def source_variables() -> dict[str, str]:
+    """Every variable the kept excerpts of NVIDIA's and NGC's images set, and its value."""
+    found = {}
+    for path in sorted(SOURCES.glob("*.env")):
+        for line in path.read_text().splitlines():
+            name, sep, value = line.partition("=")
+            if sep and not line.startswith("#"):
+                found[name] = value
+    return found
+
+
+def test_every_variable_the_sources_set_is_in_the_table() -> None:
+    known = {c.name for c in table()}
+    missing = sorted(set(source_variables()) - known)
+    assert not missing, f"not in src/imgkit/verify/data/claims.yaml: {missing}"
+    assert len(source_variables()) >= 20
+
+
+def test_the_table_is_the_page() -> None:
+    from imgkit.verify.claims_page import claims_page
+    assert (Path(__file__).resolve().parent.parent / "docs" / "claims.md").read_text() == \
+        claims_page(), "run `make docs`"
+
+
+NGC_STYLE = {"CUDA_VERSION": "12.4.1.003", "CUBLAS_VERSION": "12.4.5.8", "CUDNN_VERSION": "9.1.0.70",
+             "NCCL_VERSION": "2.21.5", "PYTORCH_VERSION": "2.5.1a0+0123abc",
+             "NVIDIA_REQUIRE_CUDA": "cuda>=9.0", "CUDA_DRIVER_VERSION": "550.54.15",
+             "CUFFT_VERSION": "11.2.1.3", "TRT_VERSION": "10.0.1.6", "DALI_VERSION": "1.37.1",
+             "NVIDIA_PYTORCH_VERSION": "24.05"}
+
+
+def test_an_honest_ngc_image_passes_whatever_spelling_it_uses() -> None:
+    checks = by_name(NGC_STYLE)
+    for name in ("CUDA_VERSION", "CUBLAS_VERSION", "CUDNN_VERSION", "NCCL_VERSION", "PYTORCH_VERSION"):
+        assert checks[f"env {name}"][0] == PASS, (name, checks[f"env {name}"])
+    for name in ("CUFFT_VERSION", "TRT_VERSION", "DALI_VERSION", "NVIDIA_PYTORCH_VERSION"):
+        status, said = checks[f"env {name}"]            # said, and said as not verified
+        assert status == INFO and "not verified" in said, (name, said)
+    assert "env NVIDIA_REQUIRE_CUDA" not in checks and "env CUDA_DRIVER_VERSION" not in checks
+    assert not [n for n, (s, _) in checks.items() if s == FAIL]
+
+
+@pytest.mark.parametrize("name, value, said", [
+    ("CUBLAS_VERSION", "12.6.3.3", "CUBLAS_VERSION=12.6.3.3, but its cublas is 12.4.5"),
+    ("NV_LIBCUBLAS_PACKAGE", "libcublas-12-4=12.3.4.1-1", "its cublas is 12.4.5"),
+    ("NV_LIBNCCL_PACKAGE", "libnccl2=2.20.5-1+cuda12.4", "its nccl is 2.21.5"),
+    ("NV_CUDNN_PACKAGE", "libcudnn9-cuda-12=9.3.0.75-1", "its cudnn is 9.1.0"),
+    ("NV_CUDA_CUDART_VERSION", "12.6.77-1", "its cudart is 12.4"),
+    ("NVARCH", "sbsa", "its python3 runs as x86_64"),
+    ("NV_CUDA_COMPAT_PACKAGE", "cuda-compat-12-4", "carries no forward-compatibility libcuda"),
+])
+def test_each_lying_spelling_fails_naming_the_variable_the_claim_and_what_was_measured(
+        name: str, value: str, said: str) -> None:
+    report = copy.deepcopy(GOOD)
+    report["system"]["machine"] = "x86_64"
+    status, detail = by_name({name: value}, report)[f"env {name}"]
+    assert status == FAIL and said in detail and name in detail, detail
+
+
+def test_the_package_forms_and_the_architecture_of_an_honest_nvidia_image_pass() -> None:
+    report = copy.deepcopy(GOOD)
+    report["system"]["machine"] = "x86_64"
+    report["system"]["cuda_compat"] = ["/usr/local/cuda-12.4/compat/libcuda.so.550.54.15"]
+    checks = by_name({"NV_LIBCUBLAS_PACKAGE": "libcublas-12-4=12.4.5.8-1", "NVARCH": "x86_64",
+                      "NV_LIBNCCL_PACKAGE": "libnccl2=2.21.5-1+cuda12.4",
+                      "NV_CUDA_COMPAT_PACKAGE": "cuda-compat-12-4",
+                      "NV_LIBCUBLAS_PACKAGE_NAME": "libcublas-12-4"}, report)
+    assert all(checks[f"env {n}"][0] == PASS for n in ("NV_LIBCUBLAS_PACKAGE", "NVARCH",
+                                                        "NV_LIBNCCL_PACKAGE", "NV_CUDA_COMPAT_PACKAGE"))
+    assert checks["env NV_LIBCUBLAS_PACKAGE_NAME"][0] == INFO
+
+
+def test_a_stale_label_under_a_fixed_variable_fails_naming_both() -> None:
+    """NVIDIA's cuDNN images label the version too (com.nvidia.cudnn.version): an image
+    that fixed its environment but inherited its parent's label is caught by the label."""
+    checks = {c.name: c for c in claim_checks(parse_report(GOOD), {"NV_CUDNN_VERSION": "9.1.0.70-1"},
+                                              {"com.nvidia.cudnn.version": "8.9.7.29"})}
+    assert checks["env NV_CUDNN_VERSION"].verdict == PASS
+    label = checks["label com.nvidia.cudnn.version"]
+    assert label.verdict == FAIL and "its cudnn is 9.1.0" in label.diagnosis
+    [both] = [c for n, c in checks.items() if "/" in n]
+    assert both.verdict == FAIL and "NV_CUDNN_VERSION says 9.1.0" in both.diagnosis
+    assert "com.nvidia.cudnn.version says 8.9.7" in both.diagnosis

@@ -1,35 +1,57 @@
-"""What an image's environment says it holds, where NVIDIA's and NGC's images say it
-(CUDA_VERSION, NV_LIBCUBLAS_VERSION, CUDNN_VERSION, NCCL_VERSION, PYTORCH_VERSION...), held
-against what the probe measured. The complaint most often made of such images is that the
-environment names one version and the libraries are another.
+"""What an image says of its own stack, where NVIDIA's and NGC's images say it (the table:
+data/claims.yaml), held against what the probe measured. The complaint most often made of
+such images is that the environment names one version and the libraries are another.
+
+Each variable or label the image sets that the table knows is one check: passed when the
+measured version agrees as far as the claim goes; failed, naming both, when it does not or
+the image holds no such library; an info line when imgkit measures nothing that answers it
+(stated, not verified: never silence). A label and a variable that claim the same thing
+and disagree are named together. Requirements (NVIDIA_REQUIRE_CUDA...) are floors on the
+host's driver: driver_floor.py judges them, not this module.
 
 Read from the image's config on the host (not by the probe), so an image that sets them
-is judged whatever imgkit version built it. Pure logic: the environment comes in as data."""
+is judged whatever imgkit version built it. Pure logic: the config comes in as data."""
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
+from functools import lru_cache
 
+from .. import yamlload
+from ..shipped import PACKAGE_DIR
 from .facts import Report
-from .verdict import FAIL, PASS, Check
+from .verdict import FAIL, INFO, PASS, Check
 
-# variable -> (the library family or framework the probe reports, how many version parts
-# a claim of it is held to: the CUDA toolkit's 12.4.1 ships cudart 12.4.127, so major.minor)
-CLAIMS: dict[str, tuple[str, int]] = {
-    "CUDA_VERSION": ("cudart", 2),
-    "NV_CUDA_LIB_VERSION": ("cudart", 2),
-    "NV_LIBCUBLAS_VERSION": ("cublas", 3),
-    "CUDNN_VERSION": ("cudnn", 3),
-    "NV_CUDNN_VERSION": ("cudnn", 3),
-    "NCCL_VERSION": ("nccl", 3),
-    "NV_LIBNCCL_PACKAGE_VERSION": ("nccl", 3),
-    "PYTORCH_VERSION": ("framework:torch", 3),
-}
 NUMBERS = re.compile(r"^v?(\d+(?:\.\d+)*)")
 
 
+@dataclass(frozen=True)
+class Claim:
+    name: str
+    kind: str                 # env or label
+    sources: tuple[str, ...]  # nvidia, ngc
+    claims: str | None        # cudart, cublas, cudnn, nccl, framework:NAME; None: unmeasured
+    parts: int
+    form: str
+    requirement: bool = False
+    note: str = ""
+
+
+@lru_cache(maxsize=1)
+def table() -> tuple[Claim, ...]:
+    """data/claims.yaml, as claims."""
+    raw = yamlload.read_file(PACKAGE_DIR / "verify" / "data" / "claims.yaml")
+    return tuple(Claim(name=str(c["name"]), kind=str(c["kind"]), sources=tuple(c["sources"]),
+                       claims=c.get("claims"), parts=int(c.get("parts", 3)),
+                       form=str(c.get("form", "")), requirement=bool(c.get("requirement")),
+                       note=str(c.get("note", ""))) for c in raw["claims"])
+
+
 def _version(text: str, parts: int) -> str | None:
-    """`2.21.5-1+cuda12.4` -> 2.21.5 (a Debian revision, a local build suffix dropped)."""
-    found = NUMBERS.match(text.strip())
+    """`2.21.5-1+cuda12.4` -> 2.21.5 (a Debian revision, a local build suffix dropped); a
+    package's `name=version` form is read after its `=`."""
+    value = text.strip().rsplit("=", 1)[-1]
+    found = NUMBERS.match(value)
     return ".".join(found.group(1).split(".")[:parts]) if found else None
 
 
@@ -40,23 +62,76 @@ def _measured(report: Report, what: str) -> str | None:
     return report.libraries.version(what)
 
 
-def claim_checks(report: Report, env: dict[str, str]) -> list[Check]:
-    """One check per claim the image's environment makes: passed when the measured version
-    agrees as far as the claim says; failed, naming both, when it does not."""
-    checks = []
-    for variable, (what, parts) in CLAIMS.items():
-        claim = _version(env.get(variable) or "", parts)
-        if claim is None:
+def claim_checks(report: Report, env: dict[str, str],
+                 labels: dict[str, str] | None = None) -> list[Check]:
+    """One check per claim the image's environment and labels make (see the module)."""
+    said = {"env": env, "label": labels or {}}
+    checks: list[Check] = []
+    agreed: dict[str, tuple[str, str]] = {}     # what -> (the first claim of it, its version)
+    for claim in table():
+        text = said[claim.kind].get(claim.name)
+        if not text or claim.requirement:
             continue
-        measured = _measured(report, what)
-        name = what.split(":", 1)[-1]
-        if measured is None:
-            checks.append(Check(f"env {variable}", FAIL, f"{name} {claim}", "not found",
-                                f"the image says {variable}={env[variable]} but holds no "
-                                f"{name} the probe could load"))
+        where = f"{'env' if claim.kind == 'env' else 'label'} {claim.name}"
+        if claim.claims in SPECIAL:
+            checks.append(SPECIAL[claim.claims](report, where, claim, text))
             continue
-        ok = _version(measured, len(claim.split("."))) == claim    # 2.5.1+cu124 is 2.5.1
-        checks.append(Check(f"env {variable}", PASS if ok else FAIL, claim, measured,
-                            "" if ok else f"the image says {variable}={env[variable]}, but its "
-                            f"{name} is {measured}"))
+        version = _version(text, claim.parts)
+        if claim.claims is None or version is None:
+            checks.append(_unmeasured(where, claim, text, version is None))
+            continue
+        checks.append(_judged(report, where, claim, text, version))
+        first = agreed.setdefault(claim.claims, (where, version))
+        if _version(first[1], len(version.split("."))) != _version(version, len(first[1].split("."))):
+            checks.append(Check(f"{where} / {first[0].split(' ', 1)[1]}", FAIL,
+                                f"{first[0]} and {where} agree", f"{first[1]} and {version}",
+                                f"the image states {claim.claims} twice and disagrees with "
+                                f"itself: {first[0]} says {first[1]}, {where} says {version} "
+                                "(a label or variable inherited from a parent and left stale?)"))
     return checks
+
+
+def _unmeasured(where: str, claim: Claim, text: str, unreadable: bool) -> Check:
+    what = ("not a version imgkit can read" if unreadable else
+            claim.note or "nothing imgkit measures answers it yet")
+    return Check(where, INFO, text, "stated, not measured",
+                 f"the image says {claim.name}={text}; {what}: not verified", required=False)
+
+
+def _judged(report: Report, where: str, claim: Claim, text: str, version: str) -> Check:
+    what = claim.claims or ""
+    name = what.split(":", 1)[-1]
+    measured = _measured(report, what)
+    if measured is None:
+        return Check(where, FAIL, f"{name} {version}", "not found",
+                     f"the image says {claim.name}={text} but holds no {name} the probe "
+                     "could load")
+    ok = _version(measured, len(version.split("."))) == version    # 2.5.1+cu124 is 2.5.1
+    return Check(where, PASS if ok else FAIL, version, measured,
+                 "" if ok else f"the image says {claim.name}={text}, but its {name} is "
+                 f"{measured}")
+
+
+MACHINES = {"x86_64": "x86_64", "amd64": "x86_64", "sbsa": "aarch64", "aarch64": "aarch64",
+            "arm64": "aarch64"}
+
+
+def _machine(report: Report, where: str, claim: Claim, text: str) -> Check:
+    """NVARCH: the architecture the image is for, against what its python3 runs as."""
+    said, ran = MACHINES.get(text.strip()), report.system.machine
+    if said is None or ran is None:
+        return _unmeasured(where, claim, text, said is None)
+    return Check(where, PASS if said == ran else FAIL, said, ran, "" if said == ran else
+                 f"the image says {claim.name}={text}, but its python3 runs as {ran}")
+
+
+def _compat(report: Report, where: str, claim: Claim, text: str) -> Check:
+    """NV_CUDA_COMPAT_PACKAGE: the forward-compatibility package, whose libcuda the probe
+    finds under /usr/local/cuda*/compat/."""
+    found = report.system.cuda_compat
+    return Check(where, PASS if found else FAIL, f"{text}'s libcuda", found[0] if found else
+                 "none found", "" if found else f"the image says {claim.name}={text}, but "
+                 "carries no forward-compatibility libcuda under /usr/local/cuda*/compat/")
+
+
+SPECIAL = {"machine": _machine, "compat": _compat}

@@ -270,7 +270,8 @@ def judge_run(engine: Engine | None, ref: str, info: ImageInfo, exp: Expectation
             f"the image's python3 gave no usable report: {exc}"), before=host)
     files = (NOT_CORROBORATED if engine is None else
              file_checks(report, stat or (lambda paths: engine.stat_files(info.id, paths))))
-    seen = (files, user_check(report, info.user), *claim_checks(report, dict(info.env)))
+    seen = (files, user_check(report, info.user),
+            *claim_checks(report, dict(info.env), dict(info.labels)))
     return evaluate(ref, info.id, report, exp, gpu=options.gpus != "none",
                     thresholds=options.thresholds, before=host + seen, shm_size=options.shm_size,
                     parent=_parent_of_extension(engine, info), platform=info.platform)

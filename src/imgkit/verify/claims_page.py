@@ -1,0 +1,52 @@
+"""docs/claims.md: the table of claims (data/claims.yaml) as a page; `make docs` writes it
+and tests/test_claims.py fails when it drifts."""
+from __future__ import annotations
+
+from .claims import Claim, table
+
+SOURCES = {"nvidia": "NVIDIA's CUDA images", "ngc": "NGC's framework containers"}
+ANSWERS = {"cudart": "the CUDA runtime's own version (cudaRuntimeGetVersion), major.minor",
+           "cublas": "cuBLAS's own version (cublasGetProperty)",
+           "cudnn": "cuDNN's own version (cudnnGetVersion)",
+           "nccl": "NCCL's own version (ncclGetVersion)",
+           "machine": "the architecture the image's python3 runs as",
+           "compat": "a forward-compatibility libcuda under /usr/local/cuda*/compat/"}
+
+
+def _answer(claim: Claim) -> str:
+    if claim.requirement:
+        return (f"a requirement on the host ({claim.note}), not a claim on the content" if claim.note
+                else "a floor on the host's driver, not a claim on the content: the NVIDIA "
+                     "runtime judges it at start; verify against the runtime the image holds")
+    if claim.claims is None:
+        return "nothing yet: an info line, *stated, not measured*" + (
+            f" ({claim.note})" if claim.note else "")
+    if claim.claims.startswith("framework:"):
+        return f"{claim.claims.split(':', 1)[1]}'s `__version__`, imported in the image"
+    return ANSWERS[claim.claims]
+
+
+def claims_page() -> str:
+    rows = [f"| `{c.name}` | {c.kind} | {', '.join(SOURCES[s] for s in c.sources)} | "
+            f"{f'`{c.form}`' if c.form else '(empty)'} | {c.parts if c.claims and c.claims not in ('machine', 'compat') else ''} | "
+            f"{_answer(c)} |" for c in table()]
+    return "\n".join([
+        "# What images say of their stack, and what answers it",
+        "",
+        "Generated from `src/imgkit/verify/data/claims.yaml` by `make docs`; "
+        "`tests/test_claims.py` fails when it drifts, and when an excerpt of NVIDIA's or NGC's "
+        "images kept in `tests/data/claims/` sets a variable this table does not know. "
+        "[Verifying](verifying.md) says how the verdict shows them. "
+        "[Back to the README](../README.md).",
+        "",
+        "Each variable or label an image sets that the table knows is a check of the verdict, "
+        "named `env NAME` or `label NAME`: passed when what answers it agrees as far as the "
+        "claim goes (`parts`: `12.4.5.8-1` held to 3 parts is 12.4.5; a `name=version` "
+        "package is read after its `=`), failed naming both when it does not or the image "
+        "holds no such library, and an info line when nothing imgkit measures answers it "
+        "(stated, not verified). A label and a variable that state the same library and "
+        "disagree fail together, named side by side.",
+        "",
+        "| name | kind | set by | form | parts | answered by |",
+        "|---|---|---|---|---|---|",
+        *rows, ""])
