@@ -26,10 +26,15 @@ def _answer(claim: Claim) -> str:
     return ANSWERS[claim.claims]
 
 
+def _row(claim: Claim) -> str:
+    form = f"`{claim.form}`" if claim.form else "(empty)"
+    parts = claim.parts if claim.claims and claim.claims not in ("machine", "compat") else ""
+    return (f"| `{claim.name}` | {claim.kind} | {', '.join(SOURCES[s] for s in claim.sources)} "
+            f"| {form} | {parts} | {_answer(claim)} |")
+
+
 def claims_page() -> str:
-    rows = [f"| `{c.name}` | {c.kind} | {', '.join(SOURCES[s] for s in c.sources)} | "
-            f"{f'`{c.form}`' if c.form else '(empty)'} | {c.parts if c.claims and c.claims not in ('machine', 'compat') else ''} | "
-            f"{_answer(c)} |" for c in table()]
+    rows = [_row(c) for c in table()]
     return "\n".join([
         "# What images say of their stack, and what answers it",
         "",
