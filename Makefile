@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN     = $(VENV)/bin
 CUDA   ?= 11.8
 
-.PHONY: setup setup-test host test-tools build test test-fast lint docs bench bench-cold bench-engines bench-pull bench-verify bench-site render clean-venv
+.PHONY: setup setup-test host test-tools scanner scanner-background build test test-fast lint docs bench bench-cold bench-engines bench-pull bench-verify bench-site render clean-venv
 
 $(BIN)/imgkit: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -29,6 +29,18 @@ host:                 ## a Docker engine with BuildKit (buildx) + debootstrap, i
 test-tools: host      ## what the tests need on the host: QEMU, a registry, skopeo, cosign, gitlab-ci-local
 	bash .ci/setup-test-tools.sh
 
+TOOLS ?= $(HOME)/.cache/imgkit-tools
+
+scanner:              ## osv-scanner, pinned, built from its Go module into ~/.cache/imgkit-tools/bin (imgkit scan runs it)
+	bash .ci/build-scanner.sh
+
+# The scanner's build is minutes of compiling that only the scan tests wait for: started
+# here and left running beside the tests (tests/helpers/scanner.py waits while its status
+# says building; the build writes done or failed, and its log beside it).
+scanner-background:
+	@mkdir -p $(TOOLS) && echo building > $(TOOLS)/osv-scanner.status
+	@nohup bash .ci/build-scanner.sh > $(TOOLS)/build-scanner.out 2>&1 &
+
 build: host setup     ## the main job: build the CUDA $(CUDA) slice of the bundled matrix
 	$(BIN)/imgkit build --cuda $(CUDA)
 
@@ -48,8 +60,10 @@ build: host setup     ## the main job: build the CUDA $(CUDA) slice of the bundl
 PYTEST = PYTHONDONTWRITEBYTECODE= PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/pytest -q
 
 test:                 ## every test, the real Docker engine included
+	@$(MAKE) --no-print-directory scanner-background
 	@$(MAKE) --no-print-directory -j2 --output-sync=target test-tools setup-test
 	$(PYTEST) -n 2 --dist loadfile
+	@cat $(TOOLS)/build-scanner.out 2>/dev/null || true
 
 test-fast: setup-test ## only the tests that need no Docker engine, on every core
 	$(PYTEST) -m "not docker" -n auto --dist loadfile

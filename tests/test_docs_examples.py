@@ -106,3 +106,55 @@ def test_the_compat_overlay_example_plans_the_family_it_is_for(tmp_path: Path) -
     listed = imgkit(tmp_path, "list", "--images", str(images), "--only", "paddle:3.0.0-*")
     assert listed.returncode == 0, f"{where}: {listed.stderr}"
     assert "paddle:3.0.0-gpu-cuda12.6-cudnn9" in listed.stdout
+
+
+def scan_page() -> list[Any]:
+    """The YAML examples of docs/vulnerabilities.md: a waivers file and two CI jobs."""
+    return [d for w, _, d in examples() if w.startswith("docs/vulnerabilities.md")]
+
+
+def tool(name: str) -> str:
+    found = shutil.which(name) or shutil.which(name, path=str(Path(sys.executable).parent))
+    assert found, f"{name} is a test dependency (pip install -e '.[test]')"
+    return found
+
+
+def test_the_waivers_example_is_a_waivers_file(tmp_path: Path) -> None:
+    from imgkit.matrix.waivers import load_waivers
+    waivers = [d for d in scan_page() if "waivers" in d]
+    assert waivers
+    (tmp_path / "vulnerabilities.yaml").write_text(yaml.safe_dump(waivers[0]))
+    assert load_waivers(tmp_path / "vulnerabilities.yaml")[0].package == "py"
+
+
+def test_the_github_scan_job_passes_zizmor_and_shellcheck(tmp_path: Path) -> None:
+    jobs = next(d for d in scan_page() if "runs-on" in d.get("scan", {}))
+    workflow = tmp_path / "scan.yml"
+    workflow.write_text(yaml.safe_dump({"on": "push", "permissions": {}, "jobs": jobs}))
+    done = subprocess.run([tool("zizmor"), "--offline", "--min-severity", "medium", str(workflow)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    for step in jobs["scan"]["steps"]:
+        if "run" in step:
+            (tmp_path / "s.sh").write_text(step["run"])
+            checked = subprocess.run([tool("shellcheck"), "--shell", "bash", str(tmp_path / "s.sh")],
+                                     capture_output=True, text=True, timeout=60)
+            assert checked.returncode == 0, checked.stdout
+    uses = [s["uses"] for s in jobs["scan"]["steps"] if "uses" in s]
+    from imgkit.export.actions import pins
+    assert all(u.split("@")[1] == pins()[u.split("@")[0]]["commit"] for u in uses), uses
+
+
+def test_the_gitlab_scan_job_is_read_as_gitlab_reads_it(tmp_path: Path) -> None:
+    runner = shutil.which("gitlab-ci-local")
+    if runner is None:
+        pytest.skip("gitlab-ci-local is not installed (.ci/setup-test-tools.sh installs it)")
+    job = next(d for d in scan_page() if "stage" in d.get("scan", {}))
+    (tmp_path / ".gitlab-ci.yml").write_text(yaml.safe_dump(job))
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    done = subprocess.run([runner, "--list"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and "scan" in done.stdout, done.stdout + done.stderr
+    (tmp_path / "s.sh").write_text("\n".join(job["scan"]["script"]))
+    checked = subprocess.run([tool("shellcheck"), "--shell", "bash", str(tmp_path / "s.sh")],
+                             capture_output=True, text=True, timeout=60)
+    assert checked.returncode == 0, checked.stdout

@@ -31,8 +31,9 @@ def test_fast_path_options_match_the_cli() -> None:
     # no default of their own: both paths take it from project.selection_from
     assert params["images"].default is None  # type: ignore[attr-defined]
     assert params["namespace"].default is None  # type: ignore[attr-defined]
-    # imgkit ci's, and the extra index the build reads from the project only
-    assert set(PROJECT_ENV) - set(params) == {"registry", "extra_index_url"}
+    # imgkit ci's, the extra index the build reads from the project only, and imgkit scan's
+    assert set(PROJECT_ENV) - set(params) == {"registry", "extra_index_url", "vulnerability_db",
+                                               "fail_on"}
     for name, var in PROJECT_ENV.items():    # the variables the fast path reads through it
         if name in params:
             assert params[name].envvar == var  # type: ignore[attr-defined]

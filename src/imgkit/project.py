@@ -11,6 +11,8 @@ theirs. Every command run anywhere inside the project then sees the same matrix.
     registry = "registry.example.com/ml"   # where `imgkit ci`'s pipeline promotes to
     index_url = "https://pypi.example.com/simple"   # the package index builds and locks use
     extra_index_url = "https://pypi.example.com/team/simple"   # and one more beside it
+    vulnerability_db = "advisories"     # `imgkit scan`'s advisory database (osv.dev's zips)
+    fail_on = "high"                    # the severity `imgkit scan` fails from
     [select]                            # what a command works on when no --cuda, --only or
     cuda = "12.8"                       # --platform is given
     only = ["ml/pytorch:*"]
@@ -21,7 +23,8 @@ theirs. Every command run anywhere inside the project then sees the same matrix.
 
 A setting comes from, first to last: the command line, an IMGKIT_* variable (IMGKIT_IMAGES,
 IMGKIT_TEMPLATES, IMGKIT_COMPAT, IMGKIT_NAMESPACE, IMGKIT_REGISTRY, IMGKIT_INDEX_URL,
-IMGKIT_EXTRA_INDEX_URL), the project file, imgkit's default.
+IMGKIT_EXTRA_INDEX_URL, IMGKIT_VULNERABILITY_DB, IMGKIT_FAIL_ON), the project file, imgkit's
+default.
 Standard library only: the no-op build's fast path reads it too."""
 from __future__ import annotations
 
@@ -34,11 +37,12 @@ from .errors import UsageError
 from .selection import DEFAULT_IMAGES, DEFAULT_NAMESPACE, Selection
 
 PROJECT_FILE = "imgkit.toml"
-PATHS = ("images", "templates", "compat")
-TEXTS = ("namespace", "registry", "index_url", "extra_index_url")
+PATHS = ("images", "templates", "compat", "vulnerability_db")
+TEXTS = ("namespace", "registry", "index_url", "extra_index_url", "fail_on")
 ENV = {"images": "IMGKIT_IMAGES", "templates": "IMGKIT_TEMPLATES", "compat": "IMGKIT_COMPAT",
        "namespace": "IMGKIT_NAMESPACE", "registry": "IMGKIT_REGISTRY",
-       "index_url": "IMGKIT_INDEX_URL", "extra_index_url": "IMGKIT_EXTRA_INDEX_URL"}
+       "index_url": "IMGKIT_INDEX_URL", "extra_index_url": "IMGKIT_EXTRA_INDEX_URL",
+       "vulnerability_db": "IMGKIT_VULNERABILITY_DB", "fail_on": "IMGKIT_FAIL_ON"}
 
 
 @dataclass(frozen=True)
@@ -52,6 +56,8 @@ class Settings:
     registry: str | None = None
     index_url: str | None = None
     extra_index_url: str | None = None
+    vulnerability_db: Path | None = None    # `imgkit scan`'s advisory database (a folder)
+    fail_on: str | None = None              # the severity `imgkit scan` fails from
 
     def given(self) -> frozenset[str]:
         return frozenset(f.name for f in fields(self) if getattr(self, f.name) is not None)
@@ -145,7 +151,8 @@ def _checked(path: Path, table: dict[str, object]) -> Project:
     settings = Settings(images=paths["images"], templates=paths.get("templates"),
                         compat=paths.get("compat"), namespace=texts.get("namespace"),
                         registry=texts.get("registry"), index_url=texts.get("index_url"),
-                        extra_index_url=texts.get("extra_index_url"))
+                        extra_index_url=texts.get("extra_index_url"),
+                        vulnerability_db=paths.get("vulnerability_db"), fail_on=texts.get("fail_on"))
     return Project(file=path, settings=settings, select=select, cluster=cluster,
                    labels=team_labels)
 

@@ -231,6 +231,20 @@ def check_signed(image: flags.RemoteImage, trusted_key: flags.TrustedKey = None,
                retry_for=retry_for)
 
 
+@command(PROVE, "Known vulnerabilities: a real scanner, offline, held to waivers.")
+def scan(image: flags.OneImage, db: flags.AdvisoryDb = None, fail_on: flags.FailOn = None,
+         json_file: flags.Json = None) -> int:
+    """Scan an image for known vulnerabilities with osv-scanner, offline, against the
+    advisory database on disk; each finding at or above --fail-on fails unless the project's
+    images/vulnerabilities.yaml waives it (a waiver that expired, or covers what a version
+    now fixes, fails too).
+
+    Exit 0: nothing fails; 1: a finding or a waiver fails; 2: bad input; 3: no engine, no
+    scanner, no database, or the scanner failed."""
+    from ..scan.command import scan as run
+    return run(image=image, db=db, fail_on=fail_on, json_file=json_file)
+
+
 @command(SHIP, "Push verified images to registries, by digest.")
 @selects("platforms")
 def publish(selection: Selection, tags: flags.LocalTags = None, to: flags.PublishTo = [],

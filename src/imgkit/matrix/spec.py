@@ -33,6 +33,8 @@ from .family_model import KINDS, ExtensionFamily, FrameworkFamily, Named, StackF
 from .fields import AXIS_PATTERNS, CUDA_LIBS, REPOSITORY_PATTERN, known_tf32
 from .given_base import base_name
 from .problems import Lines, line_of, problems
+from .waivers import FILE_NAME as WAIVERS
+from .waivers import load_waivers, waivers_path
 
 __all__ = ["AXIS_PATTERNS", "CUDA_LIBS", "REPOSITORY_PATTERN", "Combo", "Family", "Spec",
            "load_spec", "parse_family", "read_matrix"]
@@ -320,7 +322,7 @@ def _files(images_dir: Path) -> list[Path]:
                         hint="run imgkit inside a project, or pass --images DIR "
                              "(`imgkit init` starts a project)")
     files = [f for f in sorted(images_dir.glob("*.yaml")) + sorted(images_dir.glob("*.yml"))
-             if f.name != OVERLAY_NAME]  # the user's compat data, not a family
+             if f.name not in (OVERLAY_NAME, WAIVERS)]  # the user's compat data and waivers
     if not files:
         raise SpecError(str(images_dir), "(dir)", "no *.yaml family files",
                         hint="`imgkit init` writes a starter matrix; see docs/your-matrix.md")
@@ -351,7 +353,13 @@ def read_matrix(images_dir: Path) -> Matrix:
             broken.append(_broken(str(path), raw, found))
             continue
         families.append(family)
-    return Matrix(Spec(tuple(families)), tuple(_with_unknown_parents(broken, seen)))
+    broken = _with_unknown_parents(broken, seen)
+    try:                                 # the team's waivers, validated with the families
+        load_waivers(waivers_path(images_dir))
+    except SpecError as exc:
+        broken.append(Broken(file=str(waivers_path(images_dir)), family=None, repository=None,
+                             extends=None, problems=tuple(getattr(exc, "problems", (exc,)))))
+    return Matrix(Spec(tuple(families)), tuple(broken))
 
 
 def _with_unknown_parents(broken: list[Broken], names: dict[str, str]) -> list[Broken]:

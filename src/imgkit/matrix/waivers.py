@@ -1,0 +1,78 @@
+"""images/vulnerabilities.yaml: the known vulnerabilities a team ships on purpose, each with
+a reason, who decided, and when that decision runs out, as code beside the families (as AWS's
+Deep Learning Containers keep their allowlists). Read and validated with the matrix: every
+problem of the file said at once, with its line. `imgkit scan` applies them (scan/gate.py).
+
+    waivers:
+      - id: CVE-2023-5752            # the advisory's id or any of its aliases
+        package: pip
+        ecosystem: PyPI              # as the scanner names it: PyPI, Debian...
+        reason: "pip in the venv never installs from Mercurial URLs"
+        who: ml-platform@example.com
+        expires: 2027-03-31          # after it, the finding fails again
+"""
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from .. import yamlload
+from ..errors import SpecError, every_problem
+from .problems import key_of, line_of
+
+FILE_NAME = "vulnerabilities.yaml"
+
+
+class Waiver(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    id: str = Field(min_length=3, pattern=r"^[A-Za-z0-9][A-Za-z0-9._:-]+$")
+    package: str = Field(min_length=1)
+    ecosystem: str = Field(min_length=1)
+    reason: str = Field(min_length=10)
+    who: str = Field(min_length=1)
+    expires: dt.date
+
+    def covers(self, names: frozenset[str], package: str, ecosystem: str) -> bool:
+        return (self.id in names and self.package.lower() == package.lower()
+                and self.ecosystem.lower() == ecosystem.split(":")[0].lower())
+
+
+class WaiverFile(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    waivers: list[Waiver] = []
+
+
+def waivers_path(images: Path) -> Path:
+    return images / FILE_NAME
+
+
+def load_waivers(path: Path) -> tuple[Waiver, ...]:
+    """The waivers in `path` (none when there is no such file), or every problem of it."""
+    if not path.is_file():
+        return ()
+    raw, lines = yamlload.read_with_lines(path)
+    try:
+        return tuple(WaiverFile.model_validate(raw if raw is not None else {}).waivers)
+    except ValidationError as error:
+        raise every_problem([SpecError(str(path), key_of(e["loc"]), _reason(e),
+                                       hint=_hint(e), line=line_of(e["loc"], lines))
+                             for e in error.errors()]) from None
+
+
+def _reason(error: Any) -> str:
+    if error["type"] == "extra_forbidden":
+        return "not a key of a waiver"
+    if error["type"] == "missing":
+        return "required"
+    return str(error["msg"])[:1].lower() + str(error["msg"])[1:]
+
+
+def _hint(error: Any) -> str:
+    if error["type"] == "extra_forbidden" or error["type"] == "missing":
+        return "a waiver has: id, package, ecosystem, reason, who, expires (YYYY-MM-DD)"
+    if error["loc"][-1:] == ("expires",):
+        return "a date, YYYY-MM-DD"
+    return ""

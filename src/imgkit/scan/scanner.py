@@ -1,0 +1,83 @@
+"""osv-scanner, run on an image saved as `docker save` writes it, offline, against the
+advisory database in a folder (osv.dev's zips: DIR/osv-scalibr/<Ecosystem>/all.zip). What
+goes wrong here (no scanner, no database, a database without an ecosystem the image has, a
+crash, output that is not its JSON) is the host's: exit 3, never a pass."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from ..errors import HostError
+
+ENV = "IMGKIT_OSV_SCANNER"
+PINNED = "v2.6.0"
+BUILD = (f"GOTOOLCHAIN=go1.27.3 go install github.com/google/osv-scanner/v2/cmd/osv-scanner@{PINNED}"
+         " (or .ci/build-scanner.sh in imgkit's repository)")
+DB_LAYOUT = "osv-scalibr"          # where osv-scanner 2.6 reads DIR/osv-scalibr/<Ecosystem>/all.zip
+DB_SOURCE = "https://osv-vulnerabilities.storage.googleapis.com/<Ecosystem>/all.zip"
+TIMEOUT = 900
+
+
+def find_scanner() -> Path:
+    """$IMGKIT_OSV_SCANNER, else osv-scanner on PATH, else the one .ci/build-scanner.sh
+    builds (~/.cache/imgkit-tools/bin)."""
+    named = os.environ.get(ENV)
+    if named:
+        if not os.access(named, os.X_OK):
+            raise HostError(f"{ENV}={named}: not an executable")
+        return Path(named)
+    built = Path.home() / ".cache" / "imgkit-tools" / "bin" / "osv-scanner"
+    found = shutil.which("osv-scanner") or str(built)
+    if not os.access(found, os.X_OK):
+        raise HostError("no osv-scanner on this machine: imgkit scan runs it", hint=f"build it: {BUILD}")
+    return Path(found)
+
+
+def version_of(scanner: Path) -> str:
+    done = subprocess.run([str(scanner), "--version"], capture_output=True, text=True, timeout=60)
+    first = done.stdout.splitlines()[0] if done.stdout else ""
+    return first.replace("osv-scanner version: ", "osv-scanner ") or f"{scanner} (no version said)"
+
+
+def check_database(db: Path) -> list[str]:
+    """The ecosystems the database at `db` holds; none is exit 3 saying where to get them."""
+    held = sorted(p.parent.name for p in (db / DB_LAYOUT).glob("*/all.zip"))
+    if not held:
+        raise HostError(f"no advisory database at {db} (looked for {db}/{DB_LAYOUT}/<Ecosystem>/all.zip)",
+                        hint=f"fetch each ecosystem's zip from osv.dev into it: {fetch_command(db)} "
+                             "(docs/vulnerabilities.md)")
+    return held
+
+
+def fetch_command(db: Path, ecosystems: tuple[str, ...] = ("PyPI", "Debian")) -> str:
+    """The shell loop that fetches osv.dev's zips into the layout the scanner reads."""
+    url = DB_SOURCE.replace("<Ecosystem>", "$e")
+    return (f"for e in {' '.join(ecosystems)}; do mkdir -p {db}/{DB_LAYOUT}/$e && "
+            f"curl -fsSLo {db}/{DB_LAYOUT}/$e/all.zip {url}; done")
+
+
+def run(scanner: Path, archive: Path, db: Path, out: Path) -> Any:
+    """The scanner's JSON of the saved image at `archive`."""
+    command = [str(scanner), "scan", "image", "--archive", str(archive), "--offline",
+               "--offline-vulnerabilities", "--format", "json", "--output-file", str(out)]
+    env = {**os.environ, "OSV_SCANNER_LOCAL_DB_CACHE_DIRECTORY": str(db)}
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=TIMEOUT)
+    except subprocess.TimeoutExpired:
+        raise HostError(f"osv-scanner ran past {TIMEOUT} s on {archive.name}") from None
+    said = (done.stderr or done.stdout).strip().splitlines()
+    missing = next((line for line in said if "could not load db for" in line), None)
+    if missing:
+        ecosystem = missing.split("could not load db for", 1)[1].split()[0]
+        raise HostError(f"the advisory database at {db} has no {ecosystem} records, and the image "
+                        f"holds {ecosystem} packages", hint=f"fetch it: {fetch_command(db, (ecosystem,))}")
+    if done.returncode not in (0, 1):      # 1: vulnerabilities found; anything else failed
+        raise HostError(f"osv-scanner failed (exit {done.returncode}): " + " | ".join(said[-3:]))
+    try:
+        return json.loads(out.read_text())
+    except (OSError, ValueError) as exc:
+        raise HostError(f"osv-scanner printed no JSON imgkit can read: {exc}") from None

@@ -1,0 +1,192 @@
+"""`imgkit scan` with the real scanner (osv-scanner, built from its Go module by
+.ci/build-scanner.sh), offline, against real advisory records (tests/data/advisories), on
+real images: the python layer imgkit builds (its venv holds pip 23.0.1), and two images on
+it whose Python packages and Debian package database sit on each side of every range of
+those records. The findings are the scanner's own; imgkit maps them, holds them to the
+threshold and the waivers, and says what fails."""
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from .helpers.images import MiniStack, build_from_files
+from .helpers.scanner import advisory_database, osv_scanner
+
+pytestmark = pytest.mark.docker
+
+SITE = "/opt/venv/lib/python3.11/site-packages"
+DIST = "/usr/local/lib/python3.11/dist-packages"
+# (where, package, version): on the vulnerable side of each range, and just past it
+HITS = [(SITE, "setuptools", "65.5.0"), (SITE, "urllib3", "1.26.17"), (DIST, "urllib3", "2.0.6"),
+        (SITE, "requests", "2.30.0"), (SITE, "py", "1.11.0")]
+MISSES = [(SITE, "setuptools", "65.5.1"), (SITE, "urllib3", "1.26.18"), (DIST, "urllib3", "2.0.7"),
+          (SITE, "requests", "2.31.0"), (DIST, "requests", "2.2.1"), (SITE, "py", "1.11.1")]
+# dpkg's database saying libc6 (source package glibc) is the bookworm version before the fix
+OLD_LIBC = "2.36-9+deb12u2"
+
+
+def metadata(where: str, name: str, version: str) -> dict[str, bytes]:
+    """A distribution as pip leaves it: its dist-info's METADATA (no code: the scanner
+    reads what is installed from the metadata, as pip does)."""
+    return {f"{where[1:]}/{name}-{version}.dist-info/METADATA":
+            f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n".encode()}
+
+
+def image_with(engine, ref: str, parent: str, packages: list[tuple[str, str, str]],
+               old_libc: bool = False) -> str:
+    files: dict[str, bytes] = {}
+    for where, name, version in packages:
+        files.update(metadata(where, name, version))
+    steps = "".join(f"COPY {path} /{path}\n" for path in files)
+    if old_libc:    # the libc6 stanza of dpkg's database, as an image that was never upgraded
+        steps += ("USER root\nRUN sed -i '/^Package: libc6$/,/^$/ s/^Version: .*/Version: "
+                  f"{OLD_LIBC}/' /var/lib/dpkg/status\nUSER imgkit\n")
+    return build_from_files(engine, ref, {"Dockerfile": f"FROM {parent}\n{steps}".encode(), **files})
+
+
+@pytest.fixture(scope="module")
+def scanned(engine, mini_stack: MiniStack, namespace, tmp_path_factory):
+    scanner = osv_scanner()
+    db = advisory_database(tmp_path_factory.mktemp("advisories"))
+    hits = image_with(engine, f"{namespace}/scan:hits", mini_stack.python, HITS, old_libc=True)
+    misses = image_with(engine, f"{namespace}/scan:misses", mini_stack.python, MISSES)
+    return scanner, db, hits, misses
+
+
+def scan(scanned, tmp_path: Path, image: str, *args: str, cwd: Path | None = None,
+         ) -> tuple[int, dict, str]:
+    scanner, db, _, _ = scanned
+    out = tmp_path / f"scan-{len(list(tmp_path.glob('scan-*')))}.json"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("IMGKIT_")}
+    done = subprocess.run([sys.executable, "-m", "imgkit", "scan", image, "--db", str(db),
+                           "--json", str(out), *args], capture_output=True, text=True, timeout=900,
+                          cwd=cwd or tmp_path, env={**env, "IMGKIT_OSV_SCANNER": str(scanner)})
+    assert "Traceback" not in done.stderr, done.stderr
+    document = json.loads(out.read_text()) if out.is_file() else {}
+    return done.returncode, document, done.stdout + done.stderr
+
+
+def found(document: dict) -> set[tuple[str, str, str]]:
+    return {(f["id"], f["package"], f["installed"]) for f in document["findings"]}
+
+
+def test_each_side_of_every_range_and_debian_by_source_name(scanned, tmp_path,
+                                                            mini_stack) -> None:
+    _, _, hits, misses = scanned
+    code, document, said = scan(scanned, tmp_path, hits, "--fail-on", "critical")
+    got = found(document)
+    for expected in [("PYSEC-2022-43012", "setuptools", "65.5.0"), ("PYSEC-2023-212", "urllib3", "1.26.17"),
+                     ("PYSEC-2023-212", "urllib3", "2.0.6"), ("PYSEC-2023-74", "requests", "2.30.0"),
+                     ("PYSEC-2022-42969", "py", "1.11.0"), ("PYSEC-2023-228", "pip", "23.0.1"),
+                     ("DSA-5514-1", "glibc", OLD_LIBC)]:       # libc6 matched by its source, glibc
+        assert expected in got, (expected, got, said)
+    glibc = next(f for f in document["findings"] if f["package"] == "glibc")
+    assert glibc["ecosystem"].startswith("Debian") and glibc["fixed"] == ["2.36-9+deb12u3"]
+    urllib3 = {f["installed"]: f for f in document["findings"] if f["package"] == "urllib3"}
+    assert set(urllib3["2.0.6"]["fixed"]) == {"2.0.7", "1.26.18"}
+    origin = {(f["package"], f["installed"]): (f["origin"], f["step"]) for f in document["findings"]}
+    assert origin[("pip", "23.0.1")][0] == mini_stack.python, origin  # imgkit's python layer brought
+    # pip; the image built on it by hand (carrying its labels) brought py
+    assert origin[("py", "1.11.0")][0] == hits and "COPY" in origin[("py", "1.11.0")][1], origin
+    assert "sed -i" in origin[("glibc", OLD_LIBC)][1], origin
+    assert document["scanner"].startswith("osv-scanner 2.6")
+    _, clean, said = scan(scanned, tmp_path, misses, "--fail-on", "critical")
+    missed = {(p, v) for _, p, v in found(clean)}
+    for _, name, version in MISSES:
+        assert (name, version) not in missed, (name, version, said)
+    assert ("glibc", OLD_LIBC) not in missed and not [f for f in clean["findings"] if f["package"] == "glibc"]
+
+
+def test_the_threshold_decides_and_the_real_pip_of_imgkits_venv_is_named(scanned, tmp_path,
+                                                                        mini_stack) -> None:
+    code, document, said = scan(scanned, tmp_path, mini_stack.python)
+    pip = [f for f in document["findings"] if f["package"] == "pip"]
+    assert pip and pip[0]["id"] == "PYSEC-2023-228" and pip[0]["level"] == "low"
+    assert "CVE-2023-5752" in pip[0]["aliases"] and pip[0]["fixed"] == ["23.3"]
+    assert code == 0 and "PASSED" in said                      # low, under the default: high
+    code, document, said = scan(scanned, tmp_path, mini_stack.python, "--fail-on", "low")
+    assert code == 1 and "FAILED" in said and document["failed"] is True
+
+
+def test_waivers_by_alias_expired_fixable_and_unused(scanned, tmp_path) -> None:
+    """py 1.11.0 has no fix (PYSEC-2022-42969): a waiver naming its CVE covers it until it
+    expires; a waiver of what a version fixes (requests) fails; one that covers nothing
+    (a package the image does not hold) is a warning."""
+    _, _, hits, _ = scanned
+    project = tmp_path / "project"
+    (project / "images").mkdir(parents=True)
+    (project / "imgkit.toml").write_text('images = "images"\n')
+    later = (dt.date.today() + dt.timedelta(days=30)).isoformat()
+    waivers = project / "images" / "vulnerabilities.yaml"
+
+    def waive(expires: str, extra: str = "") -> str:
+        waivers.write_text(
+            "waivers:\n"
+            f"  - {{id: CVE-2022-42969, package: py, ecosystem: PyPI, expires: {expires},\n"
+            "     reason: the svn support of py is never used here, who: ml-platform}\n" + extra)
+        return expires
+    waive(later)
+    code, document, said = scan(scanned, tmp_path, hits, "--fail-on", "medium", cwd=project)
+    py = next(f for f in document["findings"] if f["package"] == "py")
+    assert py["verdict"] == "waived" and "never used" in py["why"], py
+    waive((dt.date.today() - dt.timedelta(days=1)).isoformat())
+    code, document, said = scan(scanned, tmp_path, hits, "--fail-on", "critical", cwd=project)
+    py = next(f for f in document["findings"] if f["package"] == "py")
+    assert code == 1 and py["verdict"] == "fail" and "expired" in py["why"], py
+    waive(later, f"  - {{id: PYSEC-2023-74, package: requests, ecosystem: PyPI, expires: {later},\n"
+                 "     reason: proxies are not used by this image, who: ml-platform}\n"
+                 f"  - {{id: CVE-2000-0001, package: nothing, ecosystem: PyPI, expires: {later},\n"
+                 "     reason: left over from an old image, who: ml-platform}\n")
+    code, document, said = scan(scanned, tmp_path, hits, "--fail-on", "critical", cwd=project)
+    requests = next(f for f in document["findings"] if f["package"] == "requests")
+    assert code == 1 and requests["verdict"] == "fail" and "2.31.0 fixes it now" in requests["why"]
+    assert "CVE-2000-0001" in said and "covers no finding" in said
+    assert [w["id"] for w in document["unused_waivers"]] == ["CVE-2000-0001"]
+
+
+def test_what_the_host_lacks_is_exit_3_never_a_pass(scanned, tmp_path, mini_stack) -> None:
+    scanner, db, _, _ = scanned
+    empty = tmp_path / "empty-db"
+    empty.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("IMGKIT_")}
+
+    def run(*args: str, scanner_path: str = str(scanner)) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "imgkit", "scan", mini_stack.python, *args],
+                              capture_output=True, text=True, timeout=600, cwd=tmp_path,
+                              env={**env, "IMGKIT_OSV_SCANNER": scanner_path})
+    no_db = run("--db", str(empty))
+    assert no_db.returncode == 3 and "no advisory database" in no_db.stderr and "all.zip" in no_db.stderr
+    only_pypi = tmp_path / "pypi-only"
+    (only_pypi / "osv-scalibr").mkdir(parents=True)
+    (only_pypi / "osv-scalibr" / "PyPI").symlink_to(db / "osv-scalibr" / "PyPI")
+    no_debian = run("--db", str(only_pypi))
+    assert no_debian.returncode == 3 and "Debian" in no_debian.stderr, no_debian.stderr
+    crashing = tmp_path / "crash.sh"
+    crashing.write_text("#!/bin/sh\necho 'osv-scanner version: 2.6.0'\nexit 139\n")
+    crashing.chmod(0o755)
+    crashed = run("--db", str(db), scanner_path=str(crashing))
+    assert crashed.returncode == 3 and "osv-scanner failed" in crashed.stderr, crashed.stderr
+    garbage = tmp_path / "garbage.sh"
+    garbage.write_text("#!/bin/sh\nfor a; do case $prev in --output-file) echo 'not json' > \"$a\";; esac;"
+                       " prev=$a; done\nexit 0\n")
+    garbage.chmod(0o755)
+    junk = run("--db", str(db), scanner_path=str(garbage))
+    assert junk.returncode == 3 and "no JSON" in junk.stderr, junk.stderr
+    missing = run("--db", str(db), scanner_path=str(tmp_path / "nowhere"))
+    assert missing.returncode == 3 and "not an executable" in missing.stderr, missing.stderr
+    stale = tmp_path / "stale"
+    shutil.copytree(db, stale)
+    month_ago = time.time() - 30 * 86400
+    for path in stale.rglob("all.zip"):
+        os.utime(path, (month_ago, month_ago))
+    old = run("--db", str(stale), "--json", str(tmp_path / "stale.json"))
+    assert old.returncode == 0 and "30 days old" in old.stderr, old.stderr
+    assert json.loads((tmp_path / "stale.json").read_text())["database"]["stale"] is True

@@ -1,0 +1,135 @@
+"""The scan's pure parts, no engine: osv-scanner's JSON as findings (a real output of the
+pinned scanner, tests/data/scan), the gate's decision at each threshold, waivers, and the
+waiver file's problems, every one at once with its line."""
+from __future__ import annotations
+
+import datetime as dt
+import json
+from pathlib import Path
+
+import pytest
+
+from imgkit.errors import SpecError, SpecErrors
+from imgkit.matrix.waivers import Waiver, load_waivers
+from imgkit.scan.findings import Finding, Unreadable, parse
+from imgkit.scan.gate import at_or_above, decide
+from imgkit.scan.report import lines
+
+REAL = Path(__file__).parent / "data" / "scan" / "osv-scanner-2.6.0.json"
+TODAY = dt.date(2026, 11, 27)
+
+
+def finding(score: float | None, fixed: tuple[str, ...] = (), vid: str = "PYSEC-1",
+            aliases: tuple[str, ...] = ("CVE-2000-1",), package: str = "pip",
+            ecosystem: str = "PyPI") -> Finding:
+    return Finding(id=vid, aliases=aliases, package=package, ecosystem=ecosystem,
+                   installed="1.0", fixed=fixed, score=score)
+
+
+def waiver(expires: dt.date = TODAY, **overrides: str) -> Waiver:
+    fields = {"id": "CVE-2000-1", "package": "pip", "ecosystem": "PyPI",
+              "reason": "never reached in this image", "who": "ml-platform", **overrides}
+    return Waiver(expires=expires, **fields)
+
+
+def test_the_scanners_own_output_maps_each_package_its_layer_and_step() -> None:
+    found = parse(json.loads(REAL.read_text()))
+    assert [(f.id, f.package, f.installed, f.level, f.fixed) for f in found] == [
+        ("PYSEC-2023-228", "pip", "23.0.1", "low", ("23.3",))] * 2
+    assert found[0].aliases == ("CVE-2023-5752",) and found[0].score == 3.3
+    # the scanner's index counts history (empty steps too): entry 2 is the root filesystem's
+    # next layer, 1, made by the python layer's RUN
+    assert found[0].layer == 1 and found[0].step.startswith("RUN /bin/sh -c printf")
+    assert found[0].path.endswith("pip-23.0.1.dist-info/METADATA")
+    assert found[1].path == "/usr/share/python-wheels/pip-23.0.1-py3-none-any.whl"
+
+
+@pytest.mark.parametrize("document", [[], {"results": "x"}, {"results": [{"packages": [{}]}]},
+                                      {"results": [{"packages": [{"package": {"name": "a"},
+                                                                  "vulnerabilities": [{}]}]}]}])
+def test_what_the_scanner_never_writes_is_unreadable(document: object) -> None:
+    with pytest.raises(Unreadable):
+        parse(document)
+
+
+def test_a_fix_is_its_own_release_and_never_a_commit() -> None:
+    vuln = {"id": "DSA-1", "affected": [
+        {"package": {"name": "glibc", "ecosystem": "Debian:11"},
+         "ranges": [{"type": "ECOSYSTEM", "events": [{"introduced": "0"}, {"fixed": "2.31-13+deb11u7"}]}]},
+        {"package": {"name": "glibc", "ecosystem": "Debian:12"},
+         "ranges": [{"type": "ECOSYSTEM", "events": [{"introduced": "0"}, {"fixed": "2.36-9+deb12u3"}]},
+                    {"type": "GIT", "events": [{"introduced": "0"}, {"fixed": "4e98d578"}]}]}]}
+    document = {"results": [{"packages": [{"package": {"name": "glibc", "version": "2.36-9",
+                                                       "ecosystem": "Debian:12"},
+                                           "vulnerabilities": [vuln]}]}]}
+    assert parse(document)[0].fixed == ("2.36-9+deb12u3",)
+
+
+@pytest.mark.parametrize(("score", "level"), [(None, "unknown"), (0.1, "low"), (3.9, "low"),
+                                              (4.0, "medium"), (6.9, "medium"), (7.0, "high"),
+                                              (8.9, "high"), (9.0, "critical"), (10.0, "critical")])
+def test_levels_are_cvss_v3_ratings(score: float | None, level: str) -> None:
+    assert finding(score).level == level
+
+
+def test_the_threshold_and_what_has_no_score() -> None:
+    assert at_or_above("high", "high") and at_or_above("critical", "high")
+    assert not at_or_above("medium", "high")
+    # no score: held from medium down (it may be anything), never silently passed by a strict gate
+    assert at_or_above("unknown", "low") and at_or_above("unknown", "medium")
+    assert not at_or_above("unknown", "high")
+    decision = decide([finding(7.5), finding(5.0, vid="PYSEC-2")], (), "high", TODAY)
+    assert [j.verdict for j in decision.judged] == ["fail", "below"] and decision.failed
+    assert not decide([finding(5.0)], (), "high", TODAY).failed
+
+
+def test_a_waiver_by_alias_until_it_expires_never_of_what_a_version_fixes() -> None:
+    unfixable = finding(9.8)
+    assert decide([unfixable], (waiver(TODAY),), "low", TODAY).judged[0].verdict == "waived"
+    expired = decide([unfixable], (waiver(TODAY - dt.timedelta(days=1)),), "low", TODAY)
+    assert expired.failed and "expired" in expired.judged[0].why
+    fixable = decide([finding(9.8, fixed=("2.0",))], (waiver(TODAY),), "low", TODAY)
+    assert fixable.failed and "2.0 fixes it now" in fixable.judged[0].why
+    # another package's waiver, or another ecosystem's, covers nothing: a warning, not a pass
+    other = decide([unfixable], (waiver(TODAY, package="setuptools"),
+                                 waiver(TODAY, ecosystem="Debian")), "low", TODAY)
+    assert other.failed and len(other.unused) == 2
+    # a Debian waiver covers the finding on any Debian release
+    debian = finding(8.0, package="glibc", ecosystem="Debian:12")
+    assert not decide([debian], (waiver(TODAY, package="glibc", ecosystem="Debian"),),
+                      "low", TODAY).failed
+
+
+def test_the_report_says_each_finding_on_one_whole_line_and_the_verdict() -> None:
+    from imgkit.scan.findings import Scan
+    found = [finding(9.8, fixed=("23.3",)), finding(2.0, vid="PYSEC-2", aliases=())]
+    decision = decide(found, (), "high", TODAY)
+    said = lines(Scan("x:1", "sha256:" + "a" * 64, "osv-scanner 2.6.0", tuple(found)), decision, "high")
+    assert said[0].startswith("FAIL ") and "PYSEC-1 (CVE-2000-1)" in said[0] and "-> 23.3" in said[0]
+    assert said[1].startswith("ok ") and "(no fix yet)" in said[1]
+    assert said[-1].startswith("FAILED: x:1") and "1 failing" in said[-1]
+
+
+def test_every_problem_of_the_waiver_file_at_once_with_its_line(tmp_path: Path) -> None:
+    path = tmp_path / "vulnerabilities.yaml"
+    path.write_text("waivers:\n"
+                    "  - id: CVE-2023-5752\n    package: pip\n    ecosystem: PyPI\n"
+                    "    reason: short\n    who: me\n    expires: next year\n"
+                    "  - id: CVE-2023-1\n    package: py\n    ecosystem: PyPI\n"
+                    "    reason: the svn support is never used\n    expires: 2027-01-01\n"
+                    "    owner: me\n")
+    with pytest.raises(SpecErrors) as raised:
+        load_waivers(path)
+    problems = {(p.key, p.line) for p in raised.value.problems}
+    assert ("waivers[0].reason", 5) in problems and ("waivers[0].expires", 7) in problems
+    assert ("waivers[1].owner", 13) in problems and any(k == "waivers[1].who" for k, _ in problems)
+    assert "YYYY-MM-DD" in str(raised.value.message)
+
+
+def test_no_file_no_waivers_and_an_empty_one_is_none(tmp_path: Path) -> None:
+    assert load_waivers(tmp_path / "vulnerabilities.yaml") == ()
+    (tmp_path / "vulnerabilities.yaml").write_text("")
+    assert load_waivers(tmp_path / "vulnerabilities.yaml") == ()
+    (tmp_path / "vulnerabilities.yaml").write_text("waivers: [{id: x}]\n")
+    with pytest.raises(SpecError):
+        load_waivers(tmp_path / "vulnerabilities.yaml")
