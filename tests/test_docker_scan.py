@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from .helpers.images import MiniStack, build_from_files
+from .helpers.registry import USER, docker_config, skopeo_tags
 from .helpers.scanner import advisory_database, osv_scanner
 
 pytestmark = pytest.mark.docker
@@ -61,11 +62,17 @@ def scanned(engine, mini_stack: MiniStack, namespace, tmp_path_factory):
     return scanner, db, hits, misses
 
 
+def outside_the_tests_project() -> dict[str, str]:
+    """The environment with no IMGKIT_* setting but the tests' own cache (tickets, scans)."""
+    return {k: v for k, v in os.environ.items()
+            if not k.startswith("IMGKIT_") or k == "IMGKIT_CACHE_DIR"}
+
+
 def scan(scanned, tmp_path: Path, image: str, *args: str, cwd: Path | None = None,
          ) -> tuple[int, dict, str]:
     scanner, db, _, _ = scanned
     out = tmp_path / f"scan-{len(list(tmp_path.glob('scan-*')))}.json"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("IMGKIT_")}
+    env = outside_the_tests_project()
     done = subprocess.run([sys.executable, "-m", "imgkit", "scan", image, "--db", str(db),
                            "--json", str(out), *args], capture_output=True, text=True, timeout=900,
                           cwd=cwd or tmp_path, env={**env, "IMGKIT_OSV_SCANNER": str(scanner)})
@@ -156,7 +163,7 @@ def test_what_the_host_lacks_is_exit_3_never_a_pass(scanned, tmp_path, mini_stac
     scanner, db, _, _ = scanned
     empty = tmp_path / "empty-db"
     empty.mkdir()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("IMGKIT_")}
+    env = outside_the_tests_project()
 
     def run(*args: str, scanner_path: str = str(scanner)) -> subprocess.CompletedProcess[str]:
         return subprocess.run([sys.executable, "-m", "imgkit", "scan", mini_stack.python, *args],
@@ -190,3 +197,47 @@ def test_what_the_host_lacks_is_exit_3_never_a_pass(scanned, tmp_path, mini_stac
     old = run("--db", str(stale), "--json", str(tmp_path / "stale.json"))
     assert old.returncode == 0 and "30 days old" in old.stderr, old.stderr
     assert json.loads((tmp_path / "stale.json").read_text())["database"]["stale"] is True
+
+
+def test_publish_is_refused_until_a_scan_passes_then_a_waiver_lets_it_through(
+        scanned, engine, mini_stack, namespace, registry, tmp_path):
+    """Where the project names an advisory database, publish needs a passing scan of the id
+    the tag points at now, as it needs a passing verdict: never scanned, refused; failing
+    (py 1.11.0's advisory has no score: it fails from medium), refused, nothing pushed;
+    waived, published."""
+    scanner, db, _, _ = scanned
+    ref = image_with(engine, f"{namespace}/scan-pub:1.0", mini_stack.python, [(SITE, "py", "1.11.0")])
+    project = tmp_path / "project"
+    env = {**outside_the_tests_project(), "IMGKIT_OSV_SCANNER": str(scanner)}
+    started = subprocess.run([sys.executable, "-m", "imgkit", "init", str(project)], env=env,
+                             capture_output=True, text=True, timeout=120)
+    assert started.returncode == 0, started.stderr
+    text = (project / "imgkit.toml").read_text()        # top-level keys go before any table
+    (project / "imgkit.toml").write_text(f'vulnerability_db = "{db}"\nfail_on = "medium"\n' + text)
+    config = docker_config(tmp_path / "docker", {registry.address: (USER, registry.password)})
+    env["DOCKER_CONFIG"] = str(config)
+
+    def imgkit(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "imgkit", *args], capture_output=True,
+                              text=True, timeout=600, cwd=project, env=env)
+    assert imgkit("verify", ref, "--gpus", "none").returncode == 0
+
+    def publish() -> subprocess.CompletedProcess[str]:
+        return imgkit("publish", ref, "--to", registry.address, "--allow-gpu-unverified")
+    never = publish()
+    assert never.returncode == 1 and "never scanned" in never.stdout, never.stdout + never.stderr
+    failing = imgkit("scan", ref)
+    assert failing.returncode == 1 and "FAIL" in failing.stdout, failing.stdout + failing.stderr
+    refused = publish()
+    assert refused.returncode == 1 and "its scan failed" in refused.stdout, refused.stdout
+    assert "PYSEC-2022-42969 py 1.11.0" in refused.stdout
+    assert skopeo_tags(registry, ref.rsplit(":", 1)[0]) == []
+    later = (dt.date.today() + dt.timedelta(days=30)).isoformat()
+    (project / "images" / "vulnerabilities.yaml").write_text(
+        "waivers:\n"
+        f"  - {{id: CVE-2022-42969, package: py, ecosystem: PyPI, expires: {later},\n"
+        "     reason: the svn support of py is never used here, who: ml-platform}\n")
+    assert imgkit("scan", ref).returncode == 0
+    published = publish()
+    assert published.returncode == 0, published.stdout + published.stderr
+    assert skopeo_tags(registry, ref.rsplit(":", 1)[0]) != []

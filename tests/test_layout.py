@@ -32,7 +32,8 @@ OWNERS = {
                  "matrix/checkfile.py",                     # the declared checks' file (CST's)
                  "site/inputs.py",                          # verify --json files, from anywhere
                  "export/cluster.py",                       # a cluster's settings table
-                 "matrix/waivers.py"},                      # vulnerabilities.yaml
+                 "matrix/waivers.py",                       # vulnerabilities.yaml
+                 "scan/record.py"},                         # the scans kept by image id
     "pydantic_core": {"matrix/fields.py"},                   # the refusals in imgkit's own words
     "tomli": {"project.py"},                                 # tomllib before Python 3.11
     "packaging": {"versions.py", "matrix/"},                 # version rules: the host's and the matrix's

@@ -133,3 +133,21 @@ def test_no_file_no_waivers_and_an_empty_one_is_none(tmp_path: Path) -> None:
     (tmp_path / "vulnerabilities.yaml").write_text("waivers: [{id: x}]\n")
     with pytest.raises(SpecError):
         load_waivers(tmp_path / "vulnerabilities.yaml")
+
+
+def test_publish_refuses_no_scan_a_failing_one_and_one_against_a_stale_database() -> None:
+    from imgkit.scan.record import ScanRecord, refusal
+    image_id = "sha256:" + "b" * 64
+
+    def scanned(**fields: object) -> ScanRecord:
+        base: dict[str, object] = {"image_id": image_id, "image": "ml/x:1", "failed": False,
+                                   "failing": [], "fail_on": "high", "scanner": "osv-scanner 2.6.0",
+                                   "database_age_days": 0, "recorded_at": 0.0}
+        return ScanRecord.model_validate({**base, **fields})
+    assert "never scanned" in str(refusal("ml/x:1", image_id, None))
+    assert "imgkit scan ml/x:1" in str(refusal("ml/x:1", image_id, None))
+    failing = [f"PYSEC-{n} pip 1.0" for n in range(7)]
+    said = str(refusal("ml/x:1", image_id, scanned(failed=True, failing=failing)))
+    assert "PYSEC-0 pip 1.0" in said and "and 2 more" in said
+    assert "30 days old" in str(refusal("ml/x:1", image_id, scanned(database_age_days=30)))
+    assert refusal("ml/x:1", image_id, scanned()) is None

@@ -41,6 +41,7 @@ from .values import (
     destination_of,
     docker_size,
     platform_of,
+    scan_required,
     seconds_of,
     signer_of,
     thresholds_of,
@@ -256,15 +257,16 @@ def publish(selection: Selection, tags: flags.LocalTags = None, to: flags.Publis
             json_file: flags.Json = None) -> int:
     """Push verified images to registries, by digest, with their verdicts attached.
 
-    Each image needs a passing verdict for the id its tag points at now (`imgkit verify`);
-    it is pushed once, copied by digest to further registries, read back everywhere, and
+    Each image needs a passing verdict for the id its tag points at now (`imgkit verify`),
+    and a passing scan (`imgkit scan`) where the project names an advisory database
+    (vulnerability_db); it is pushed once, copied by digest to further registries, read back everywhere, and
     only then do its tags move. Credentials come from Docker's config. Exit 0: published;
     1: refused or failed; 2: bad usage; 3: a registry refused the credentials, or no engine."""
     from ..publish.command import publish as run
     return run(selection, tags=tags or [], to=to, options=PublishOptions(
         allow_gpu_unverified=allow_gpu_unverified, candidate=candidate, dry_run=dry_run,
         retry_for=retry_for, compression=compression_of(compression),
-        signer=signer_of(signing_key, keyless, tlog)),
+        signer=signer_of(signing_key, keyless, tlog), require_scan=scan_required()),
         json_file=json_file, reuse_from=destination_of("--reuse-from", reuse_from))
 
 

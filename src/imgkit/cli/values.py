@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from ..errors import UsageError
 from ..options import Signer, Thresholds, Trust
+from ..project import setting_or
 
 if TYPE_CHECKING:
     from ..registry.destination import Destination
@@ -97,3 +98,9 @@ def destination_of(option: str, text: str | None) -> Destination | None:
     """REGISTRY[/NAMESPACE], as publish's --to takes it."""
     from ..registry.destination import parse_destination
     return None if text is None else parse_destination(text, option)
+
+
+def scan_required() -> bool:
+    """Whether publishing gates on `imgkit scan`: the project (or IMGKIT_VULNERABILITY_DB)
+    names an advisory database."""
+    return setting_or(None, "vulnerability_db") is not None

@@ -1,7 +1,8 @@
 """Publish verified images: gate, push once, copy by digest, attach the verdict, move the
 human tags last.
 
-1. Gate: every image needs a passing verdict for the id its tag points at now (tickets);
+1. Gate: every image needs a passing verdict for the id its tag points at now (tickets),
+   and, where the project names an advisory database, a passing scan of it (scan/record);
    one refusal and nothing is pushed.
 2. Preflight: every destination accepts our credentials for every repository (exit 3 fast).
 3. Per image: the engine pushes the gated image *id* (tagged only for the push, and only
@@ -39,6 +40,7 @@ from ..registry.client import (
     sha256_of,
 )
 from ..registry.destination import Destination, destination_ref, split_ref
+from ..scan import record as scans
 from ..verify import attestation, tickets
 from . import zstd
 
@@ -183,6 +185,8 @@ class Publisher:
             why = None if self.options.candidate else tickets.refusal(
                 item.ref, info.id, ticket, allow_gpu_unverified=self.options.allow_gpu_unverified,
                 earlier=tickets.latest_for(item.ref))
+            if why is None and self.options.require_scan and not self.options.candidate:
+                why = scans.refusal(item.ref, info.id, scans.lookup(info.id))
             if why is not None:
                 refused += self._refuse(item, info.id, why)
             else:

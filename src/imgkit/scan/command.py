@@ -16,13 +16,12 @@ from ..engine import connect
 from ..errors import EXIT_FAILED, EXIT_OK, UsageError
 from ..matrix.waivers import load_waivers, waivers_path
 from ..project import selection_from, setting_or
-from . import report, scanner
+from . import record, report, scanner
 from .findings import LEVELS, Scan, Unreadable, parse
-from .gate import decide
+from .gate import FAILED, decide
 from .origin import layer_origins
 
 DEFAULT_FAIL_ON = "high"
-STALE_DAYS = 7          # osv.dev rebuilds its zips daily; a week-old copy misses a week of advisories
 
 
 def threshold_of(given: str | None) -> str:
@@ -73,7 +72,12 @@ def scan(*, image: str, db: Path | None = None, fail_on: str | None = None,
         print(line, flush=True)
     report.warn_unused(decision)
     age = _age_days(database)
-    stale = age is not None and age > STALE_DAYS
+    stale = age is not None and age > record.STALE_DAYS
+    record.keep(record.ScanRecord(
+        image_id=info.id, image=image, failed=decision.failed, fail_on=threshold,
+        failing=[f"{j.finding.id} {j.finding.package} {j.finding.installed}"
+                 for j in decision.judged if j.verdict == FAILED],
+        scanner=result.scanner, database_age_days=age, recorded_at=time.time()))
     if stale:
         stderr_line(f"warning: the advisory database at {database} is {age} days old: what was "
                     f"published since is not in this scan (fetch it again: docs/vulnerabilities.md)")

@@ -1,0 +1,61 @@
+"""A scan is a ticket for one image id, as a verdict is: every `imgkit scan` keeps what it
+decided under the id it scanned ($IMGKIT_CACHE_DIR/scans, else ~/.cache/imgkit/scans).
+Where the project names an advisory database, publish asks for the scan of the id a tag
+points at now: none, a failing one, or one made against a stale database is a refusal."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from ..cache import cache_dir, write_whole
+
+FORMAT = 1
+STALE_DAYS = 7          # osv.dev rebuilds its zips daily; a week-old copy misses a week of advisories
+
+
+class ScanRecord(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    format: int = FORMAT
+    image_id: str
+    image: str                       # the reference scan was given
+    failed: bool
+    failing: list[str]               # "ID package version" of each finding that failed
+    fail_on: str
+    scanner: str
+    database_age_days: int | None
+    recorded_at: float
+
+
+def path_of(image_id: str) -> Path:
+    return cache_dir() / "scans" / f"{image_id.removeprefix('sha256:')}.json"
+
+
+def keep(record: ScanRecord) -> None:
+    write_whole(path_of(record.image_id), record.model_dump_json(indent=1))
+
+
+def lookup(image_id: str) -> ScanRecord | None:
+    try:
+        found = ScanRecord.model_validate_json(path_of(image_id).read_text())
+    except (OSError, ValidationError):
+        return None
+    return found if found.format == FORMAT and found.image_id == image_id else None
+
+
+def refusal(ref: str, image_id: str, record: ScanRecord | None) -> str | None:
+    """Why `ref` (now the image `image_id`) may not be published for its vulnerabilities,
+    or None when it may."""
+    if record is None:
+        return (f"{ref} ({image_id[:19]}) was never scanned, and this project gates on known "
+                f"vulnerabilities (vulnerability_db): run `imgkit scan {ref}`")
+    if record.failed:
+        shown = "; ".join(record.failing[:5]) + (f"; and {len(record.failing) - 5} more"
+                                                  if len(record.failing) > 5 else "")
+        return f"{ref}: its scan failed (fail_on: {record.fail_on}): {shown}"
+    age = record.database_age_days
+    if age is not None and age > STALE_DAYS:
+        return (f"{ref} was scanned against an advisory database {age} days old: fetch it "
+                f"again and run `imgkit scan {ref}`")
+    return None
+
