@@ -16,11 +16,12 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .. import yamlload
 from ..errors import SpecError, every_problem
-from .problems import key_of, line_of
+from .problems import key_of, line_of, plainly
 
 SCHEMA_VERSION = "2.0.0"
 NOT_YET = {"setup": "setup commands", "teardown": "teardown commands",
            "licenseTests": "license tests", "containerRunOptions": "container run options"}
+UNKNOWN = "not a key of container-structure-test's schema 2.0.0"
 
 
 class Strict(BaseModel):
@@ -153,7 +154,7 @@ def load_checks(path: Path) -> CheckFile:
     try:
         checks = CheckFile.model_validate(_stripped(raw))
     except ValidationError as error:
-        found += [SpecError(file, key_of(e["loc"]), _reason(e), line=line_of(e["loc"], lines))
+        found += [SpecError(file, key_of(e["loc"]), plainly(e, UNKNOWN), line=line_of(e["loc"], lines))
                   for e in error.errors()]
         raise every_problem(sorted(found, key=lambda p: p.line or 0)) from None
     if checks.schema_version != SCHEMA_VERSION:
@@ -167,11 +168,3 @@ def load_checks(path: Path) -> CheckFile:
                         hint="commandTests, fileExistenceTests, fileContentTests, metadataTest, "
                              "serviceTests or gpuTests")
     return checks
-
-
-def _reason(error: Any) -> str:
-    if error["type"] == "extra_forbidden":
-        return "not a key of container-structure-test's schema 2.0.0"
-    if error["type"] == "missing":
-        return "required"
-    return str(error["msg"])[:1].lower() + str(error["msg"])[1:]

@@ -32,6 +32,16 @@ def line_of(loc: tuple[Any, ...], lines: Lines) -> int | None:
     return lines.get(path)
 
 
+def plainly(error: Any, unknown: str) -> str:
+    """One pydantic error of a file that is not a family file, in imgkit's words: `unknown`
+    for a key the model has not, "required" for one it lacks, else pydantic's own message."""
+    if error["type"] == "extra_forbidden":
+        return unknown
+    if error["type"] == "missing":
+        return "required"
+    return str(error["msg"])[:1].lower() + str(error["msg"])[1:]
+
+
 def problems(file: str, kind: str, error: ValidationError, lines: Lines) -> list[SpecError]:
     found = []
     for e in error.errors():

@@ -21,9 +21,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .. import yamlload
 from ..errors import SpecError, every_problem
-from .problems import key_of, line_of
+from .problems import key_of, line_of, plainly
 
 FILE_NAME = "vulnerabilities.yaml"
+UNKNOWN = "not a key of a waiver"
 
 
 class Waiver(BaseModel):
@@ -57,17 +58,9 @@ def load_waivers(path: Path) -> tuple[Waiver, ...]:
     try:
         return tuple(WaiverFile.model_validate(raw if raw is not None else {}).waivers)
     except ValidationError as error:
-        raise every_problem([SpecError(str(path), key_of(e["loc"]), _reason(e),
+        raise every_problem([SpecError(str(path), key_of(e["loc"]), plainly(e, UNKNOWN),
                                        hint=_hint(e), line=line_of(e["loc"], lines))
                              for e in error.errors()]) from None
-
-
-def _reason(error: Any) -> str:
-    if error["type"] == "extra_forbidden":
-        return "not a key of a waiver"
-    if error["type"] == "missing":
-        return "required"
-    return str(error["msg"])[:1].lower() + str(error["msg"])[1:]
 
 
 def _hint(error: Any) -> str:
