@@ -6,6 +6,7 @@ those records. The findings are the scanner's own; imgkit maps them, holds them 
 threshold and the waivers, and says what fails."""
 from __future__ import annotations
 
+import base64
 import datetime as dt
 import json
 import os
@@ -18,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from .helpers.images import MiniStack, build_from_files
-from .helpers.registry import USER, docker_config, skopeo_tags
+from .helpers.registry import USER, docker_config, skopeo_json, skopeo_tags
 from .helpers.scanner import advisory_database, osv_scanner
 
 pytestmark = pytest.mark.docker
@@ -222,8 +223,8 @@ def test_publish_is_refused_until_a_scan_passes_then_a_waiver_lets_it_through(
                               text=True, timeout=600, cwd=project, env=env)
     assert imgkit("verify", ref, "--gpus", "none").returncode == 0
 
-    def publish() -> subprocess.CompletedProcess[str]:
-        return imgkit("publish", ref, "--to", registry.address, "--allow-gpu-unverified")
+    def publish(*args: str) -> subprocess.CompletedProcess[str]:
+        return imgkit("publish", ref, "--to", registry.address, "--allow-gpu-unverified", *args)
     never = publish()
     assert never.returncode == 1 and "never scanned" in never.stdout, never.stdout + never.stderr
     failing = imgkit("scan", ref)
@@ -238,6 +239,25 @@ def test_publish_is_refused_until_a_scan_passes_then_a_waiver_lets_it_through(
         f"  - {{id: CVE-2022-42969, package: py, ecosystem: PyPI, expires: {later},\n"
         "     reason: the svn support of py is never used here, who: ml-platform}\n")
     assert imgkit("scan", ref).returncode == 0
-    published = publish()
+    # signed, the scan travels as cosign's vuln attestation, and cosign verifies it alone
+    subprocess.run(["cosign", "generate-key-pair", "--output-key-prefix", str(tmp_path / "cosign")],
+                   env={**env, "COSIGN_PASSWORD": ""}, check=True, capture_output=True)
+    env["COSIGN_PASSWORD"] = ""
+    published = publish("--signing-key", str(tmp_path / "cosign.key"))
     assert published.returncode == 0, published.stdout + published.stderr
-    assert skopeo_tags(registry, ref.rsplit(":", 1)[0]) != []
+    assert "and the scan" in published.stderr, published.stderr
+    repository = ref.rsplit(":", 1)[0]
+    digest = skopeo_json("inspect", f"docker://{registry.address}/{ref}", registry=registry)["Digest"]
+    done = subprocess.run(["cosign", "verify-attestation", "--key", str(tmp_path / "cosign.pub"),
+                           "--type", "vuln", "--insecure-ignore-tlog=true", "--allow-http-registry",
+                           f"{registry.address}/{repository}@{digest}"],
+                          env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    statement = json.loads(base64.b64decode(json.loads(done.stdout.splitlines()[0])["payload"]))
+    assert statement["predicateType"] == "https://cosign.sigstore.dev/attestation/vuln/v1"
+    assert statement["subject"][0]["digest"]["sha256"] == digest.split(":")[1]
+    predicate = statement["predicate"]
+    assert predicate["scanner"]["version"] == "2.6.0" and predicate["metadata"]["scanFinishedOn"]
+    result = predicate["scanner"]["result"]
+    assert result["failed"] is False and result["image_id"] == engine.image(ref).id
+    assert {f["package"]: f["verdict"] for f in result["findings"]}["py"] == "waived"

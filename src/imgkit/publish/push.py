@@ -296,7 +296,11 @@ class Publisher:
             cosign.attest(endpoint, reference, item.signed_verdict, cosign.VERDICT_TYPE, signer)
             if item.sbom:
                 cosign.attest(endpoint, reference, item.sbom, cosign.SBOM_TYPE, signer)
-            self.log(f"signed the verdict{' and the SBOM' if item.sbom else ''} "
+            scan = scans.vuln_predicate(item.image_id)
+            if scan is not None:      # the scan travels too, where one was kept for this id
+                cosign.attest(endpoint, reference, scan, cosign.VULN_TYPE, signer)
+            self.log(f"signed the verdict{' and the SBOM' if item.sbom else ''}"
+                     f"{' and the scan' if scan is not None else ''} "
                      f"({artifacts.artifact_tag(manifest.digest, 'att')})")
 
     def put_indexes(self, gated: list[_Pushed]) -> list[_Index]:

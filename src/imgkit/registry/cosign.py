@@ -30,6 +30,7 @@ from .client import CERTS_D, Endpoint
 VERDICT_TYPE = "https://imgkit.dev/attestations/verdict/v1"
 SBOM_TYPE = "cyclonedx"                     # cosign's name for https://cyclonedx.org/bom
 PROVENANCE_TYPE = "slsaprovenance1"         # cosign's name for https://slsa.dev/provenance/v1
+VULN_TYPE = "vuln"                          # cosign's name for https://cosign.sigstore.dev/attestation/vuln/v1
 KMS_SCHEMES = ("env://", "awskms://", "gcpkms://", "azurekms://", "hashivault://", "k8s://",
                "pkcs11:")
 TIMEOUT = 300

@@ -50,7 +50,7 @@ def scan(*, image: str, db: Path | None = None, fail_on: str | None = None,
     ecosystems = scanner.check_database(database)            # none: exit 3
     engine = connect()                                       # unreachable: exit 3
     info = engine.known(image)
-    started = time.monotonic()
+    started, wall_started = time.monotonic(), time.time()
     with tempfile.TemporaryDirectory(prefix="imgkit-scan-") as work:
         archive = Path(work) / "image.tar"
         with archive.open("wb") as out:
@@ -73,17 +73,19 @@ def scan(*, image: str, db: Path | None = None, fail_on: str | None = None,
     report.warn_unused(decision)
     age = _age_days(database)
     stale = age is not None and age > record.STALE_DAYS
+    if stale:
+        stderr_line(f"warning: the advisory database at {database} is {age} days old: what was "
+                    f"published since is not in this scan (fetch it again: docs/vulnerabilities.md)")
+    document = report.document(result, decision, threshold, {
+        "path": str(database), "ecosystems": ecosystems, "age_days": age, "stale": stale})
     record.keep(record.ScanRecord(
         image_id=info.id, image=image, failed=decision.failed, fail_on=threshold,
         failing=[f"{j.finding.id} {j.finding.package} {j.finding.installed}"
                  for j in decision.judged if j.verdict == FAILED],
-        scanner=result.scanner, database_age_days=age, recorded_at=time.time()))
-    if stale:
-        stderr_line(f"warning: the advisory database at {database} is {age} days old: what was "
-                    f"published since is not in this scan (fetch it again: docs/vulnerabilities.md)")
+        scanner=result.scanner, database_age_days=age, recorded_at=time.time(),
+        started_at=wall_started, database=str(database.resolve())), document)
     if json_file is not None:
-        json_file.write_text(report.document(result, decision, threshold, {
-            "path": str(database), "ecosystems": ecosystems, "age_days": age, "stale": stale}))
+        json_file.write_text(document)
     stderr_line(f"scanned in {time.monotonic() - started:.1f} s against {database} "
                 f"({', '.join(ecosystems)}; newest file {age} days old)")
     return EXIT_FAILED if decision.failed else EXIT_OK

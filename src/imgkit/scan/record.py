@@ -1,10 +1,15 @@
 """A scan is a ticket for one image id, as a verdict is: every `imgkit scan` keeps what it
-decided under the id it scanned ($IMGKIT_CACHE_DIR/scans, else ~/.cache/imgkit/scans).
-Where the project names an advisory database, publish asks for the scan of the id a tag
-points at now: none, a failing one, or one made against a stale database is a refusal."""
+decided under the id it scanned ($IMGKIT_CACHE_DIR/scans, else ~/.cache/imgkit/scans), and
+its whole JSON beside it (scan-files/). Where the project names an advisory database,
+publish asks for the scan of the id a tag points at now: none, a failing one, or one made
+against a stale database is a refusal. A publish that signs attaches the scan too, as
+cosign's `vuln` predicate (its own spec: invocation, scanner with db and result, metadata)."""
 from __future__ import annotations
 
+import datetime as dt
+import json
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -24,15 +29,47 @@ class ScanRecord(BaseModel):
     fail_on: str
     scanner: str
     database_age_days: int | None
-    recorded_at: float
+    recorded_at: float               # when the scan ended (seconds since the epoch)
+    started_at: float = 0.0
+    database: str = ""               # the advisory database's folder
 
 
 def path_of(image_id: str) -> Path:
     return cache_dir() / "scans" / f"{image_id.removeprefix('sha256:')}.json"
 
 
-def keep(record: ScanRecord) -> None:
+def file_of(image_id: str) -> Path:
+    return cache_dir() / "scan-files" / f"{image_id.removeprefix('sha256:')}.json"
+
+
+def keep(record: ScanRecord, document: str) -> None:
+    """Keep the scan of `record.image_id`: its ticket, and its JSON (`scan --json`'s)."""
+    write_whole(file_of(record.image_id), document)
     write_whole(path_of(record.image_id), record.model_dump_json(indent=1))
+
+
+def vuln_predicate(image_id: str) -> bytes | None:
+    """The kept scan of `image_id` as cosign's vuln predicate, or None when there is none."""
+    record = lookup(image_id)
+    if record is None:
+        return None
+    try:
+        result: Any = json.loads(file_of(image_id).read_text())
+    except (OSError, ValueError):
+        return None
+    name, _, version = record.scanner.partition(" ")
+    return json.dumps({
+        "invocation": {"parameters": None, "uri": "", "event_id": "", "builder.id": ""},
+        "scanner": {"uri": f"pkg:golang/github.com/google/{name}/v2@v{version}" if name == "osv-scanner"
+                    else name, "version": version,
+                    "db": {"uri": record.database, "version": f"{record.database_age_days} days old"},
+                    "result": result},
+        "metadata": {"scanStartedOn": _iso(record.started_at or record.recorded_at),
+                     "scanFinishedOn": _iso(record.recorded_at)}}, indent=1).encode()
+
+
+def _iso(seconds: float) -> str:
+    return dt.datetime.fromtimestamp(seconds, dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def lookup(image_id: str) -> ScanRecord | None:
