@@ -240,8 +240,9 @@ def scan(image: flags.OneImage, db: flags.AdvisoryDb = None, fail_on: flags.Fail
     images/vulnerabilities.yaml waives it (a waiver that expired, or covers what a version
     now fixes, fails too).
 
-    Exit 0: nothing fails; 1: a finding or a waiver fails; 2: bad input; 3: no engine, no
-    scanner, no database, or the scanner failed."""
+    Each scan is kept by image id: where the project names a database, publish needs a
+    passing one (docs/vulnerabilities.md). Exit 0: nothing fails; 1: a finding or a waiver
+    fails; 2: bad input; 3: no engine, no scanner, no database, or the scanner failed."""
     from ..scan.command import scan as run
     return run(image=image, db=db, fail_on=fail_on, json_file=json_file)
 

@@ -401,11 +401,12 @@ FleetVerdicts = Annotated[Optional[Path], typer.Option(
 # scan
 AdvisoryDb = Annotated[Optional[Path], typer.Option(
     "--db", metavar="DIR", help="The advisory database: osv.dev's zips as DIR/osv-scalibr/"
-    "<Ecosystem>/all.zip (default: the project file's vulnerability_db, or "
-    "IMGKIT_VULNERABILITY_DB).", show_default=False)]
+    "<Ecosystem>/all.zip (default: IMGKIT_VULNERABILITY_DB, else the project file's "
+    "vulnerability_db).", show_default=False)]
 FailOn = Annotated[Optional[str], typer.Option(
     "--fail-on", metavar="low|medium|high|critical", help="The severity a finding fails "
-    "from, unless waived (default: the project file's fail_on, else high).", show_default=False)]
+    "from, unless waived (default: IMGKIT_FAIL_ON, else the project file's fail_on, else "
+    "high).", show_default=False)]
 
 # probe
 NoGpu = Annotated[bool, typer.Option("--no-gpu", help="Skip the GPU work.")]
