@@ -8,13 +8,14 @@ import hashlib
 import io
 import json
 import os
-import tarfile
 from pathlib import Path
 
 import pytest
 import zstandard
 
 from imgkit.publish.zstd import SMALL, _pack
+
+from .helpers.images import tar_of
 
 
 def sha(data: bytes) -> str:
@@ -23,13 +24,7 @@ def sha(data: bytes) -> str:
 
 def archive(files: dict[str, bytes]) -> list[bytes]:
     """A tar of `files`, cut into uneven chunks as the engine's stream comes."""
-    buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode="w") as tar:
-        for name, data in files.items():
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            tar.addfile(info, io.BytesIO(data))
-    whole = buffer.getvalue()
+    whole = tar_of(files)
     return [whole[i:i + 70001] for i in range(0, len(whole), 70001)]
 
 

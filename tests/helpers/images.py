@@ -28,8 +28,8 @@ def mini_project(root: Path) -> Path:
     return root
 
 
-def build_from_files(engine, ref: str, files: dict[str, bytes]) -> str:
-    """Build `ref` from an in-memory context (a Dockerfile and the files it copies)."""
+def tar_of(files: dict[str, bytes]) -> bytes:
+    """A tar holding `files` (path -> bytes), as the engine takes a context or saves an image."""
     import io
     import tarfile
     buf = io.BytesIO()
@@ -38,8 +38,14 @@ def build_from_files(engine, ref: str, files: dict[str, bytes]) -> str:
             info = tarfile.TarInfo(path)
             info.size = len(data)
             tar.addfile(info, io.BytesIO(data))
-    buf.seek(0)
-    engine.client.images.build(fileobj=buf, custom_context=True, tag=ref, rm=True, forcerm=True)
+    return buf.getvalue()
+
+
+def build_from_files(engine, ref: str, files: dict[str, bytes]) -> str:
+    """Build `ref` from an in-memory context (a Dockerfile and the files it copies)."""
+    import io
+    engine.client.images.build(fileobj=io.BytesIO(tar_of(files)), custom_context=True, tag=ref,
+                               rm=True, forcerm=True)
     return ref
 
 
