@@ -11,7 +11,9 @@ TOOLS="${IMGKIT_TOOLS:-$HOME/.cache/imgkit-tools}"
 BIN="$TOOLS/bin/osv-scanner"
 STATUS="$TOOLS/osv-scanner.status"
 mkdir -p "$TOOLS/bin"
-if [ -x "$BIN" ] && "$BIN" --version 2>/dev/null | grep -q "version: ${VERSION#v}"; then
+# (the version read whole, not piped into grep -q: under pipefail, grep closing the pipe
+# early would fail the check and rebuild a scanner that is there)
+if [ -x "$BIN" ] && [[ "$("$BIN" --version 2>/dev/null)" == *"version: ${VERSION#v}"* ]]; then
   echo done > "$STATUS"
   echo "build-scanner: osv-scanner ${VERSION#v} is there ($BIN)"
   exit 0
