@@ -13,7 +13,7 @@ from pathlib import Path
 
 from ..console import stderr_line
 from ..engine import connect
-from ..errors import EXIT_FAILED, EXIT_OK, UsageError
+from ..errors import EXIT_FAILED, EXIT_OK, HostError, UsageError
 from ..matrix.waivers import load_waivers, waivers_path
 from ..project import selection_from, setting_or
 from . import record, report, scanner
@@ -32,8 +32,8 @@ def threshold_of(given: str | None) -> str:
 
 
 def database_of(given: Path | None) -> Path:
-    found = given or (Path(str(setting_or(None, "vulnerability_db"))) if setting_or(
-        None, "vulnerability_db") else None)
+    named = setting_or(None, "vulnerability_db")
+    found = given or (Path(named) if named else None)
     if found is None:
         raise UsageError("imgkit scan needs an advisory database: --db DIR",
                          hint="or set vulnerability_db in imgkit.toml (or IMGKIT_VULNERABILITY_DB); "
@@ -47,7 +47,7 @@ def scan(*, image: str, db: Path | None = None, fail_on: str | None = None,
     waivers = load_waivers(waivers_path(selection_from().images))   # bad file: exit 2
     database = database_of(db)
     tool = scanner.find_scanner()                            # none: exit 3
-    ecosystems = scanner.check_database(database)            # none: exit 3
+    zips = scanner.database_zips(database)                   # none: exit 3
     engine = connect()                                       # unreachable: exit 3
     info = engine.known(image)
     started, wall_started = time.monotonic(), time.time()
@@ -60,7 +60,6 @@ def scan(*, image: str, db: Path | None = None, fail_on: str | None = None,
     try:
         findings = parse(raw)
     except Unreadable as exc:
-        from ..errors import HostError
         raise HostError(f"osv-scanner's output is not what it writes: {exc}") from None
     origins = layer_origins(engine, info)
     findings = [replace(f, origin=origins[f.layer]) if f.layer is not None and f.layer < len(origins)
@@ -71,8 +70,8 @@ def scan(*, image: str, db: Path | None = None, fail_on: str | None = None,
     for line in report.lines(result, decision, threshold):
         print(line, flush=True)
     report.warn_unused(decision)
-    age = _age_days(database)
-    stale = age is not None and age > record.STALE_DAYS
+    ecosystems, age = list(zips), _age_days(list(zips.values()))
+    stale = record.stale(age)
     if stale:
         stderr_line(f"warning: the advisory database at {database} is {age} days old: what was "
                     f"published since is not in this scan (fetch it again: docs/vulnerabilities.md)")
@@ -91,7 +90,7 @@ def scan(*, image: str, db: Path | None = None, fail_on: str | None = None,
     return EXIT_FAILED if decision.failed else EXIT_OK
 
 
-def _age_days(database: Path) -> int | None:
-    """How old the newest file of the database is, in whole days."""
-    times = [p.stat().st_mtime for p in database.rglob("all.zip")]
+def _age_days(zips: list[Path]) -> int | None:
+    """How old the newest of the database's zips is, in whole days."""
+    times = [p.stat().st_mtime for p in zips]
     return int((time.time() - max(times)) // 86400) if times else None

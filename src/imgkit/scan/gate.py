@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from ..matrix.waivers import Waiver
 from .findings import LEVELS, Finding
 
-PASSED, FAILED, WAIVED, BELOW = "pass", "fail", "waived", "below"
+FAILED, WAIVED, BELOW = "fail", "waived", "below"
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ..cache import cache_dir, write_whole
+from .scanner import MODULE
 
 FORMAT = 1
 STALE_DAYS = 7          # osv.dev rebuilds its zips daily; a week-old copy misses a week of advisories
@@ -60,8 +61,8 @@ def vuln_predicate(image_id: str) -> bytes | None:
     name, _, version = record.scanner.partition(" ")
     return json.dumps({
         "invocation": {"parameters": None, "uri": "", "event_id": "", "builder.id": ""},
-        "scanner": {"uri": f"pkg:golang/github.com/google/{name}/v2@v{version}" if name == "osv-scanner"
-                    else name, "version": version,
+        "scanner": {"uri": f"pkg:golang/{MODULE}@v{version}" if name == "osv-scanner" else name,
+                    "version": version,
                     "db": {"uri": record.database, "version": f"{record.database_age_days} days old"},
                     "result": result},
         "metadata": {"scanStartedOn": _iso(record.started_at or record.recorded_at),
@@ -70,6 +71,11 @@ def vuln_predicate(image_id: str) -> bytes | None:
 
 def _iso(seconds: float) -> str:
     return dt.datetime.fromtimestamp(seconds, dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def stale(age_days: int | None) -> bool:
+    """Whether a database of that age misses what a scan needs (unknown age: not said stale)."""
+    return age_days is not None and age_days > STALE_DAYS
 
 
 def lookup(image_id: str) -> ScanRecord | None:
@@ -90,9 +96,9 @@ def refusal(ref: str, image_id: str, record: ScanRecord | None) -> str | None:
         shown = "; ".join(record.failing[:5]) + (f"; and {len(record.failing) - 5} more"
                                                   if len(record.failing) > 5 else "")
         return f"{ref}: its scan failed (fail_on: {record.fail_on}): {shown}"
-    age = record.database_age_days
-    if age is not None and age > STALE_DAYS:
-        return (f"{ref} was scanned against an advisory database {age} days old: fetch it "
+    if stale(record.database_age_days):
+        return (f"{ref} was scanned against an advisory database {record.database_age_days} "
+                f"days old: fetch it "
                 f"again and run `imgkit scan {ref}`")
     return None
 

@@ -7,9 +7,9 @@ from dataclasses import asdict
 
 from ..console import stderr_line
 from .findings import Scan
-from .gate import FAILED, Decision
+from .gate import BELOW, FAILED, WAIVED, Decision
 
-SIGN = {"fail": "FAIL  ", "waived": "waived", "below": "ok    "}
+SIGN = {FAILED: "FAIL  ", WAIVED: "waived", BELOW: "ok    "}
 
 
 def lines(scan: Scan, decision: Decision, threshold: str) -> list[str]:
@@ -25,7 +25,7 @@ def lines(scan: Scan, decision: Decision, threshold: str) -> list[str]:
         out.append(f"{SIGN[judged.verdict]} {f.level:<8} {score:>4}  {f.id}{aliases}  {f.ecosystem} "
                    f"{f.package} {f.installed}{fixed}{where}  [{judged.why}]")
     failed = sum(1 for j in decision.judged if j.verdict == FAILED)
-    waived = sum(1 for j in decision.judged if j.verdict == "waived")
+    waived = sum(1 for j in decision.judged if j.verdict == WAIVED)
     by_level: dict[str, int] = {}
     for judged in decision.judged:
         by_level[judged.finding.level] = by_level.get(judged.finding.level, 0) + 1

@@ -15,7 +15,8 @@ from ..errors import HostError
 
 ENV = "IMGKIT_OSV_SCANNER"
 PINNED = "v2.6.0"
-BUILD = (f"GOTOOLCHAIN=go1.27.3 go install github.com/google/osv-scanner/v2/cmd/osv-scanner@{PINNED}"
+MODULE = "github.com/google/osv-scanner/v2"
+BUILD = (f"GOTOOLCHAIN=go1.27.3 go install {MODULE}/cmd/osv-scanner@{PINNED}"
          " (or .ci/build-scanner.sh in imgkit's repository)")
 DB_LAYOUT = "osv-scalibr"          # where osv-scanner 2.6 reads DIR/osv-scalibr/<Ecosystem>/all.zip
 DB_SOURCE = "https://osv-vulnerabilities.storage.googleapis.com/<Ecosystem>/all.zip"
@@ -43,9 +44,10 @@ def version_of(scanner: Path) -> str:
     return first.replace("osv-scanner version: ", "osv-scanner ") or f"{scanner} (no version said)"
 
 
-def check_database(db: Path) -> list[str]:
-    """The ecosystems the database at `db` holds; none is exit 3 saying where to get them."""
-    held = sorted(p.parent.name for p in (db / DB_LAYOUT).glob("*/all.zip"))
+def database_zips(db: Path) -> dict[str, Path]:
+    """Each ecosystem the database at `db` holds, with its zip; none is exit 3 saying where
+    to get them."""
+    held = {p.parent.name: p for p in sorted((db / DB_LAYOUT).glob("*/all.zip"))}
     if not held:
         raise HostError(f"no advisory database at {db} (looked for {db}/{DB_LAYOUT}/<Ecosystem>/all.zip)",
                         hint=f"fetch each ecosystem's zip from osv.dev into it: {fetch_command(db)} "
