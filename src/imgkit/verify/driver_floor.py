@@ -23,10 +23,6 @@ from .verdict import INFO, PASS, WARN, Check
 NAME = "env NVIDIA_REQUIRE_CUDA"
 
 
-def _key(release: str) -> tuple[int, ...]:
-    return tuple(int(part) for part in release.split("."))
-
-
 def floor_check(report: Report, exp: Expectations, data: Compat) -> Check:
     """The image's NVIDIA_REQUIRE_CUDA against the CUDA runtime it holds (measured; else
     the CUDA its tag or labels claim)."""
@@ -38,9 +34,9 @@ def floor_check(report: Report, exp: Expectations, data: Compat) -> Check:
         return Check(NAME, WARN if runtime else INFO, "cuda>=X.Y", require or "unset",
                      "hosts with a too-old driver will not be refused at start"
                      if runtime else "", required=False)
-    if runtime is None or _key(floor) == _key(runtime):
+    if runtime is None or versions.parse(floor) == versions.parse(runtime):
         return Check(NAME, PASS, f"cuda>={runtime or floor}", require, required=False)
-    if _key(floor) > _key(runtime):
+    if not versions.at_least(runtime, floor):
         return Check(NAME, WARN, f"cuda>={runtime}", require,
                      f"the image asks for a driver of CUDA {floor}, newer than its CUDA "
                      f"{runtime} runtime needs: hosts whose driver could run it are refused "
