@@ -7,6 +7,7 @@ import argparse
 import json
 import os
 import platform
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 from . import PROBE_VERSION, channel, declared, frameworks, inventory, libs, priority, requirements
@@ -89,7 +90,18 @@ def list_installed():
     return inventory.collect()
 
 
+def timed(seconds, name, fn, *args):
+    """fn(*args), its duration kept in seconds[name]: where the probe's time goes."""
+    started = time.monotonic()
+    try:
+        return fn(*args)
+    finally:
+        seconds[name] = round(time.monotonic() - started, 3)
+
+
 def main(argv=None):
+    started = time.monotonic()
+    seconds = {}
     parser = argparse.ArgumentParser(prog="imgkit-check", description=__doc__)
     parser.add_argument("--no-gpu", action="store_true", help="skip all GPU work")
     parser.add_argument("--gemm-size", type=int, default=8192)
@@ -115,15 +127,19 @@ def main(argv=None):
     # so with a GPU wanted they run one after the other.
     with ThreadPoolExecutor(max_workers=len(present) + 4) as pool:
         if args.no_gpu:
-            runs = {name: pool.submit(frameworks.run, name, False) for name in present}
+            runs = {name: pool.submit(timed, seconds, "framework." + name, frameworks.run, name, False)
+                    for name in present}
         else:
-            one_by_one = pool.submit(lambda: {name: frameworks.run(name, True) for name in present})
-        pip_run = pool.submit(requirements.pip_check)
+            one_by_one = pool.submit(lambda: {name: timed(seconds, "framework." + name, frameworks.run,
+                                                           name, True) for name in present})
+        pip_run = pool.submit(timed, seconds, "pip_check", requirements.pip_check)
         # the team's commandTests use no GPU: they run while the frameworks import
         commands = declared.wanted(declared.COMMANDS_ENV)
-        commands_run = pool.submit(declared.run_commands, commands) if commands else None
-        listed = pool.submit(list_installed) if args.inventory else None
-        libraries, bare_names = pool.submit(examine_libraries, names).result()
+        commands_run = (pool.submit(timed, seconds, "commands", declared.run_commands, commands)
+                        if commands else None)
+        listed = pool.submit(timed, seconds, "inventory", list_installed) if args.inventory else None
+        libraries, bare_names = pool.submit(timed, seconds, "libraries", examine_libraries,
+                                             names).result()
         found = ({name: run.result() for name, run in runs.items()} if args.no_gpu
                  else one_by_one.result())
         pip = pip_run.result()
@@ -134,12 +150,14 @@ def main(argv=None):
               "args": {"no_gpu": args.no_gpu}}
     if ran_commands is not None:     # the team's commandTests, in this same container
         report["commands"] = ran_commands
-    report["gpu"] = gpu_facts(args, libraries)
+    report["gpu"] = timed(seconds, "gpu", gpu_facts, args, libraries)
     snippets = declared.wanted()
     if snippets:      # the team's gpuTests, once the GPU work is done
-        report["declared"] = declared.run_all(snippets)
+        report["declared"] = timed(seconds, "declared", declared.run_all, snippets)
     if installed is not None:
         report["inventory"] = installed
+    seconds["total"] = round(time.monotonic() - started, 3)
+    report["seconds"] = seconds
     text = json.dumps(report, indent=1, sort_keys=True, default=str)
     report_out.write(channel.frame(text, token) if framed else text + "\n")
     report_out.flush()

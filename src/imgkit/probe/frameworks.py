@@ -11,12 +11,17 @@ import os
 import re
 import subprocess
 import sys
+import time
 
 from . import channel
 
 COMMON = r'''
 import json, math, random, sys, time, traceback
-out = {"imported": False}
+out = {"imported": False, "seconds": {}}
+_STARTED = time.perf_counter()
+def mark(phase):
+    """Where the adapter's time goes: seconds since it started, at the end of each phase."""
+    out["seconds"][phase] = round(time.perf_counter() - _STARTED, 3)
 def _rel_error(pairs):
     num = sum((got - ref) ** 2 for got, ref in pairs)
     den = sum(ref ** 2 for _, ref in pairs)
@@ -99,6 +104,7 @@ try:
     out["build_cudnn"] = paddle.version.cudnn()
     out["compiled_with_cuda"] = bool(paddle.device.is_compiled_with_cuda())
     out["gpu_count"] = paddle.device.cuda.device_count() if out["compiled_with_cuda"] else 0
+    mark("import")
     if WANT_GPU and out["gpu_count"] > 0:
         paddle.set_device("gpu:0")
         x = paddle.randn([1024, 1024], dtype="float32")
@@ -119,6 +125,7 @@ try:
         # allow_tf32_cudnn, both true by default); FLAGS_enable_cublas_tensor_op_math is
         # about FP16 tensor-op math, not TF32.
         core = paddle_core()
+        mark("tf32")
         out["tf32_switches"] = read_switches((
             ("core.get_cublas_switch", lambda: core.get_cublas_switch()),
             ("core.get_cudnn_switch", lambda: core.get_cudnn_switch())))
@@ -162,6 +169,7 @@ try:
 except BaseException as e:
     out["error"] = "%s: %s" % (type(e).__name__, e)
     out["traceback_tail"] = traceback.format_exc().strip().splitlines()[-3:]
+mark("end")
 EMIT(json.dumps(out, default=str))
 '''
 
@@ -174,6 +182,7 @@ try:
     out["build_cudnn"] = torch.backends.cudnn.version()
     out["compiled_with_cuda"] = torch.version.cuda is not None
     out["gpu_count"] = torch.cuda.device_count()
+    mark("import")
     if WANT_GPU and out["gpu_count"] > 0:
         x = torch.randn(1024, 1024, device="cuda")
         y = x @ x
@@ -188,6 +197,7 @@ try:
                                                     torch.tensor(w, device="cuda"), padding=1),
             lambda t: t.cpu().tolist())
         # read one by one: torch >= 2.9 may refuse a legacy read once the new API was used
+        mark("tf32")
         out["tf32_switches"] = read_switches((
             ("torch.backends.cuda.matmul.allow_tf32", lambda: torch.backends.cuda.matmul.allow_tf32),
             ("torch.backends.cuda.matmul.fp32_precision",
@@ -228,6 +238,7 @@ try:
 except BaseException as e:
     out["error"] = "%s: %s" % (type(e).__name__, e)
     out["traceback_tail"] = traceback.format_exc().strip().splitlines()[-3:]
+mark("end")
 EMIT(json.dumps(out, default=str))
 '''
 
@@ -259,6 +270,7 @@ try:
     except RuntimeError:
         gpus = []
     out["gpu_count"] = len(gpus)
+    mark("import")
     if WANT_GPU and gpus:
         import jax.numpy as jnp
         x = jax.device_put(jnp.ones((1024, 1024), jnp.float32), gpus[0])
@@ -275,6 +287,7 @@ try:
                     jnp.asarray(x, jnp.float32), jnp.asarray(w, jnp.float32), (1, 1), "SAME"),
                 lambda t: t.tolist())
         # JAX's one switch: None (the default) lets XLA use TF32 on GPUs that have it
+        mark("tf32")
         out["tf32_switches"] = read_switches((
             ("jax_default_matmul_precision", lambda: jax.config.jax_default_matmul_precision),
             ("JAX_DEFAULT_MATMUL_PRECISION", lambda: os.environ.get("JAX_DEFAULT_MATMUL_PRECISION"))))
@@ -314,6 +327,7 @@ try:
 except BaseException as e:
     out["error"] = "%s: %s" % (type(e).__name__, e)
     out["traceback_tail"] = traceback.format_exc().strip().splitlines()[-3:]
+mark("end")
 EMIT(json.dumps(out, default=str))
 '''
 
@@ -335,6 +349,7 @@ def run(name, want_gpu, timeout=300):
     for key, value in CHILD_ENV.items():
         env.setdefault(key, value)
     token = channel.new_token()
+    started = time.monotonic()
     try:
         proc = subprocess.run([sys.executable, "-c", "WANT_GPU = %r\n" % want_gpu
                                + channel.emit_code(token) + code],
@@ -350,4 +365,6 @@ def run(name, want_gpu, timeout=300):
     missing = MISSING_LIB.search(result.get("error", "") + proc.stderr)
     if missing:
         result["missing_library"] = missing.group(1)
+    if isinstance(result.get("seconds"), dict):   # the interpreter's start and exit included
+        result["seconds"]["wall"] = round(time.monotonic() - started, 3)
     return result
