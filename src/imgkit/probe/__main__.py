@@ -120,18 +120,13 @@ def main(argv=None):
     report_out = channel.private_stdout()
     names = [n for n in args.names.split(",") if n]
     present = [] if args.no_frameworks else frameworks.present()
-    # A framework's import is most of the probe's time: it runs (in its own interpreter)
-    # while the libraries are examined. The GPU section starts only after both, so no
-    # framework step shares the GPU with its measurements.
-    # Two frameworks' GPU steps (their AMP timings above all) must not share the GPU either,
-    # so with a GPU wanted they run one after the other.
-    with ThreadPoolExecutor(max_workers=len(present) + 4) as pool:
-        if args.no_gpu:
-            runs = {name: pool.submit(timed, seconds, "framework." + name, frameworks.run, name, False)
-                    for name in present}
-        else:
-            one_by_one = pool.submit(lambda: {name: timed(seconds, "framework." + name, frameworks.run,
-                                                           name, True) for name in present})
+    # A framework's import is most of the probe's time: each adapter starts at once, in its
+    # own interpreter, and imports while the libraries are examined and the probe's own GPU
+    # section runs. Their GPU steps then take turns (`go`), after the probe's measurements,
+    # so that nothing shares the GPU with a timing: AMP steps included.
+    started_fw = time.monotonic()
+    adapters = {name: frameworks.Adapter(name, not args.no_gpu) for name in present}
+    with ThreadPoolExecutor(max_workers=4) as pool:
         pip_run = pool.submit(timed, seconds, "pip_check", requirements.pip_check)
         # the team's commandTests use no GPU: they run while the frameworks import
         commands = declared.wanted(declared.COMMANDS_ENV)
@@ -139,9 +134,10 @@ def main(argv=None):
                         if commands else None)
         listed = pool.submit(timed, seconds, "inventory", list_installed) if args.inventory else None
         libraries, bare_names = pool.submit(timed, seconds, "libraries", examine_libraries,
-                                             names).result()
-        found = ({name: run.result() for name, run in runs.items()} if args.no_gpu
-                 else one_by_one.result())
+                                            names).result()
+        gpu = timed(seconds, "gpu", gpu_facts, args, libraries)
+        found = {name: adapter.result() for name, adapter in adapters.items()}
+        seconds["frameworks"] = round(time.monotonic() - started_fw, 3)
         pip = pip_run.result()
         ran_commands = commands_run.result() if commands_run is not None else None
         installed = listed.result() if listed is not None else None
@@ -150,7 +146,7 @@ def main(argv=None):
               "args": {"no_gpu": args.no_gpu}}
     if ran_commands is not None:     # the team's commandTests, in this same container
         report["commands"] = ran_commands
-    report["gpu"] = timed(seconds, "gpu", gpu_facts, args, libraries)
+    report["gpu"] = gpu
     snippets = declared.wanted()
     if snippets:      # the team's gpuTests, once the GPU work is done
         report["declared"] = timed(seconds, "declared", declared.run_all, snippets)

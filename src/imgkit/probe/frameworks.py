@@ -16,7 +16,7 @@ import time
 from . import channel
 
 COMMON = r'''
-import json, math, random, sys, time, traceback
+import json, math, os, random, sys, time, traceback
 out = {"imported": False, "seconds": {}}
 _STARTED = time.perf_counter()
 def mark(phase):
@@ -63,6 +63,12 @@ def read_switches(readers):
         except Exception as e:
             found[key] = "unreadable (%s)" % type(e).__name__
     return found
+def wait_turn():
+    """The probe says when this adapter may use the GPU (a line on stdin); until then it
+    has only imported. No line (the probe is gone): nothing more to do."""
+    if not sys.stdin.readline():
+        os._exit(0)
+    mark("waited")
 AMP_ITERS = 10
 def amp_report(step, sync, checksum, kinds):
     """`step(kind)` runs one training step (kind: fp32, fp16 or bf16) and returns its loss.
@@ -106,6 +112,7 @@ try:
     out["gpu_count"] = paddle.device.cuda.device_count() if out["compiled_with_cuda"] else 0
     mark("import")
     if WANT_GPU and out["gpu_count"] > 0:
+        wait_turn()
         paddle.set_device("gpu:0")
         x = paddle.randn([1024, 1024], dtype="float32")
         y = paddle.matmul(x, x)
@@ -184,6 +191,7 @@ try:
     out["gpu_count"] = torch.cuda.device_count()
     mark("import")
     if WANT_GPU and out["gpu_count"] > 0:
+        wait_turn()
         x = torch.randn(1024, 1024, device="cuda")
         y = x @ x
         torch.cuda.synchronize()
@@ -272,6 +280,7 @@ try:
     out["gpu_count"] = len(gpus)
     mark("import")
     if WANT_GPU and gpus:
+        wait_turn()
         import jax.numpy as jnp
         x = jax.device_put(jnp.ones((1024, 1024), jnp.float32), gpus[0])
         y = (x @ x).block_until_ready()
@@ -343,28 +352,61 @@ def present():
             if importlib.util.find_spec(module) is not None]
 
 
+class Adapter:
+    """One framework's adapter in its own interpreter, started at once so that it imports
+    beside everything else. With a GPU wanted it holds its GPU steps until `go()`: the
+    adapters import side by side, but no two (and not the probe's own measurements) use the
+    GPU at the same time."""
+
+    def __init__(self, name, want_gpu, timeout=300):
+        _, code = ADAPTERS[name]
+        env = dict(os.environ)
+        for key, value in CHILD_ENV.items():
+            env.setdefault(key, value)
+        self.timeout = timeout
+        self.token = channel.new_token()
+        self.started = time.monotonic()
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", "WANT_GPU = %r\n" % want_gpu + channel.emit_code(self.token)
+             + code],
+            stdin=subprocess.PIPE if want_gpu else subprocess.DEVNULL,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+
+    def go(self):
+        """Its turn on the GPU. An adapter that found no GPU (or failed to import) never
+        asks, and may have exited already."""
+        stdin, self.proc.stdin = self.proc.stdin, None   # communicate() must not touch it again
+        if stdin is None:
+            return
+        try:
+            stdin.write("go\n")
+            stdin.close()
+        except OSError:   # BrokenPipeError among them
+            pass
+
+    def result(self):
+        """Its report, once it exits (`timeout` seconds after `go()` at most)."""
+        self.go()
+        try:
+            stdout, stderr = self.proc.communicate(timeout=self.timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.communicate()
+            return {"imported": False, "error": "timed out after %d s" % self.timeout}
+        try:
+            result = json.loads(channel.unframe(stdout, self.token) or "")
+        except ValueError:
+            tail = (stderr or stdout).strip().splitlines()[-3:]
+            result = {"imported": False, "error": "crashed (exit %d): %s" % (
+                self.proc.returncode, " | ".join(tail))}
+        missing = MISSING_LIB.search(result.get("error", "") + stderr)
+        if missing:
+            result["missing_library"] = missing.group(1)
+        if isinstance(result.get("seconds"), dict):   # the interpreter's start and exit included
+            result["seconds"]["wall"] = round(time.monotonic() - self.started, 3)
+        return result
+
+
 def run(name, want_gpu, timeout=300):
-    _, code = ADAPTERS[name]
-    env = dict(os.environ)
-    for key, value in CHILD_ENV.items():
-        env.setdefault(key, value)
-    token = channel.new_token()
-    started = time.monotonic()
-    try:
-        proc = subprocess.run([sys.executable, "-c", "WANT_GPU = %r\n" % want_gpu
-                               + channel.emit_code(token) + code],
-                              capture_output=True, text=True, timeout=timeout, env=env)
-    except subprocess.TimeoutExpired:
-        return {"imported": False, "error": "timed out after %d s" % timeout}
-    try:
-        result = json.loads(channel.unframe(proc.stdout, token) or "")
-    except ValueError:
-        tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
-        result = {"imported": False,
-                  "error": "crashed (exit %d): %s" % (proc.returncode, " | ".join(tail))}
-    missing = MISSING_LIB.search(result.get("error", "") + proc.stderr)
-    if missing:
-        result["missing_library"] = missing.group(1)
-    if isinstance(result.get("seconds"), dict):   # the interpreter's start and exit included
-        result["seconds"]["wall"] = round(time.monotonic() - started, 3)
-    return result
+    """One adapter on its own, start to end."""
+    return Adapter(name, want_gpu, timeout).result()
