@@ -15,7 +15,6 @@ Usage (from the repository root, on the GPU host):
 from __future__ import annotations
 
 import argparse
-import base64
 import json
 import statistics
 import subprocess
