@@ -63,6 +63,7 @@ def numbers(report: dict[str, Any]) -> dict[str, float | None]:
     for name, fw in report.get("frameworks", {}).items():
         for kind, amp in (fw.get("amp") or {}).items():
             got[f"{name}.amp-{kind}.ms"] = amp.get("ms")
+            got[f"{name}.amp-{kind}.warmup_ms"] = amp.get("warmup_ms")
     return got
 
 
