@@ -283,78 +283,54 @@ try:
     out["gpu_count"] = len(gpus)
     mark("import")
     if WANT_GPU and gpus:
-        import numpy as np
+        wait_turn()
         import jax.numpy as jnp
-        dev = gpus[0]
-        on_gpu = jax.sharding.SingleDeviceSharding(dev)
-        def shape(*dims):
-            return jax.ShapeDtypeStruct(dims, jnp.float32, sharding=on_gpu)
-        def put(values):
-            return jax.device_put(np.asarray(values, np.float32), dev)
-        out["compiled"] = "ahead, autotuning off"
-        def ahead(fn, *shapes):
-            """Compiled before this adapter's turn, beside the probe's own measurements:
-            XLA's compile is CPU work once its autotuning (which times candidate kernels
-            on the GPU) is off, and it is most of JAX's time."""
-            lowered = jax.jit(fn).lower(*shapes)
-            try:
-                return lowered.compile({"xla_gpu_autotune_level": 0})
-            except Exception as e:
-                out["compiled"] = "at its turn, autotuning on (%s)" % type(e).__name__
-                return None
+        x = jax.device_put(jnp.ones((1024, 1024), jnp.float32), gpus[0])
+        y = (x @ x).block_until_ready()
+        place = list(y.devices())[0]
+        out["step_place"] = str(place)
+        out["step_on_gpu"] = place.platform == "gpu"
+        with jax.default_device(gpus[0]):
+            out["fp32_matmul_error"] = fp32_matmul_error(
+                lambda a, b: jnp.matmul(jnp.asarray(a, jnp.float32), jnp.asarray(b, jnp.float32)),
+                lambda t: t.tolist())
+            out["fp32_conv_error"] = fp32_conv_error(
+                lambda x, w: jax.lax.conv_general_dilated(
+                    jnp.asarray(x, jnp.float32), jnp.asarray(w, jnp.float32), (1, 1), "SAME"),
+                lambda t: t.tolist())
+        # JAX's one switch: None (the default) lets XLA use TF32 on GPUs that have it
+        mark("tf32")
+        out["tf32_switches"] = read_switches((
+            ("jax_default_matmul_precision", lambda: jax.config.jax_default_matmul_precision),
+            ("JAX_DEFAULT_MATMUL_PRECISION", lambda: os.environ.get("JAX_DEFAULT_MATMUL_PRECISION"))))
         # JAX has no autocast: mixed precision is FP32 weights, the step computed in the low
         # precision, and for FP16 a loss scale (static here) that the update divides out.
+        key = jax.random.PRNGKey(0)
+        k1, k2, k3, k4 = jax.random.split(key, 4)
+        with jax.default_device(gpus[0]):
+            params = {"w1": jax.random.normal(k1, (4096, 4096)) * 0.01,
+                      "w2": jax.random.normal(k2, (4096, 4096)) * 0.01}
+            data = jax.random.normal(k3, (4096, 4096))
+            target = jax.random.normal(k4, (4096, 4096))
         LOSS_SCALE = 2.0 ** 15
         def make(dtype, scale):
-            def loss_fn(p, data, target):
+            def loss_fn(p):
                 w1, w2, xs = p["w1"].astype(dtype), p["w2"].astype(dtype), data.astype(dtype)
                 h = jax.nn.relu(xs @ w1)
                 return jnp.mean(((h @ w2).astype(jnp.float32) - target) ** 2) * scale
-            def step(p, data, target):
-                loss, grads = jax.value_and_grad(loss_fn)(p, data, target)
+            @jax.jit
+            def step(p):
+                loss, grads = jax.value_and_grad(loss_fn)(p)
                 grads = jax.tree_util.tree_map(lambda g: g.astype(jnp.float32) / scale, grads)
                 ok = jnp.all(jnp.array([jnp.all(jnp.isfinite(g)) for g in jax.tree_util.tree_leaves(grads)]))
                 new = jax.tree_util.tree_map(lambda w, g: jnp.where(ok, w - 1e-3 * g, w), p, grads)
                 return new, loss / scale
             return step
-        programs = {"first": (lambda x: x @ x, (shape(1024, 1024),)),
-                    "matmul": (jnp.matmul, (shape(256, 256), shape(256, 256))),
-                    "conv": (lambda x, w: jax.lax.conv_general_dilated(x, w, (1, 1), "SAME"),
-                             (shape(8, 64, 16, 16), shape(64, 64, 3, 3)))}
-        big = shape(4096, 4096)
-        for kind, dtype, scale in (("fp32", jnp.float32, 1.0), ("fp16", jnp.float16, LOSS_SCALE),
-                                   ("bf16", jnp.bfloat16, 1.0)):
-            programs[kind] = (make(dtype, scale), ({"w1": big, "w2": big}, big, big))
-        compiled = {}
-        for name, (fn, shapes) in programs.items():
-            compiled[name] = ahead(fn, *shapes) if out["compiled"].startswith("ahead") else None
-        run = {name: compiled[name] or jax.jit(fn) for name, (fn, _) in programs.items()}
-        mark("compiled")
-        wait_turn()
-        y = run["first"](put(np.ones((1024, 1024)))).block_until_ready()
-        place = list(y.devices())[0]
-        out["step_place"] = str(place)
-        out["step_on_gpu"] = place.platform == "gpu"
-        out["fp32_matmul_error"] = fp32_matmul_error(
-            lambda a, b: run["matmul"](put(a), put(b)), lambda t: t.tolist())
-        out["fp32_conv_error"] = fp32_conv_error(
-            lambda x, w: run["conv"](put(x), put(w)), lambda t: t.tolist())
-        mark("tf32")
-        # JAX's one switch: None (the default) lets XLA use TF32 on GPUs that have it
-        out["tf32_switches"] = read_switches((
-            ("jax_default_matmul_precision", lambda: jax.config.jax_default_matmul_precision),
-            ("JAX_DEFAULT_MATMUL_PRECISION", lambda: os.environ.get("JAX_DEFAULT_MATMUL_PRECISION"))))
-        key = jax.random.PRNGKey(0)
-        k1, k2, k3, k4 = jax.random.split(key, 4)
-        with jax.default_device(dev):
-            params = {"w1": jax.random.normal(k1, (4096, 4096)) * 0.01,
-                      "w2": jax.random.normal(k2, (4096, 4096)) * 0.01}
-            data = jax.random.normal(k3, (4096, 4096))
-            target = jax.random.normal(k4, (4096, 4096))
-        params, data, target = jax.device_put((params, data, target), dev)
+        steps = {"fp32": make(jnp.float32, 1.0), "fp16": make(jnp.float16, LOSS_SCALE),
+                 "bf16": make(jnp.bfloat16, 1.0)}
         state = {"params": params}
         def step(kind):
-            state["params"], loss = run[kind](state["params"], data, target)
+            state["params"], loss = steps[kind](state["params"])
             return loss
         out["amp"] = amp_report(step, lambda: jax.block_until_ready(state["params"]),
                                 lambda: float(jnp.sum(state["params"]["w1"])), ["fp16", "bf16"])
