@@ -38,4 +38,4 @@ RUN imgkit-build-env pip install --no-cache-dir --constraint /opt/imgkit/constra
 EXPOSE 8888
 USER imgkit
 CMD ["jupyter", "lab"]
-LABEL org.imgkit.input-hash="22415f265bdbb835a26199373d6b5a8b"
+LABEL org.imgkit.input-hash="394626ef4f9620cac5fd0f76f2cc3bf2"

@@ -42,4 +42,4 @@ ENV PATH=/opt/venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/
     LD_LIBRARY_PATH=/opt/imgkit/lib
 WORKDIR /workspace
 USER imgkit
-LABEL org.imgkit.input-hash="5a2b23621276033f1a9f9ee2ef3d63db"
+LABEL org.imgkit.input-hash="e5ddd8b210d40061fcc2ba8b34c0f4f9"
