@@ -116,11 +116,28 @@ NGC_STYLE = {"CUDA_VERSION": "12.4.1.003", "CUBLAS_VERSION": "12.4.5.8", "CUDNN_
              "NVIDIA_PYTORCH_VERSION": "24.05"}
 
 
+def with_stack(report: dict, **versions: str) -> dict:
+    """`report` with the rest of the stack (cuFFT, TensorRT...) as the probe reads it: each
+    library's own version, from a copy on the loader's path."""
+    report = copy.deepcopy(report)
+    report["libraries"]["stack"] = {
+        family: {"copies": [{"path": f"/usr/local/cuda/lib64/lib{family}.so", "size": 1,
+                             "realpath": f"/usr/local/cuda/lib64/lib{family}.so",
+                             "loadable": True, "version": version,
+                             "version_source": "the library"}]}
+        for family, version in versions.items()}
+    return report
+
+
+NGC_STACK = with_stack(GOOD, cufft="11.2.1", tensorrt="10.0.1")
+
+
 def test_an_honest_ngc_image_passes_whatever_spelling_it_uses() -> None:
-    checks = by_name(NGC_STYLE)
-    for name in ("CUDA_VERSION", "CUBLAS_VERSION", "CUDNN_VERSION", "NCCL_VERSION", "PYTORCH_VERSION"):
+    checks = by_name(NGC_STYLE, NGC_STACK)
+    for name in ("CUDA_VERSION", "CUBLAS_VERSION", "CUDNN_VERSION", "NCCL_VERSION", "PYTORCH_VERSION",
+                 "CUFFT_VERSION", "TRT_VERSION"):
         assert checks[f"env {name}"][0] == PASS, (name, checks[f"env {name}"])
-    for name in ("CUFFT_VERSION", "TRT_VERSION", "DALI_VERSION", "NVIDIA_PYTORCH_VERSION"):
+    for name in ("DALI_VERSION", "NVIDIA_PYTORCH_VERSION"):
         status, said = checks[f"env {name}"]            # said, and said as not verified
         assert status == INFO and "not verified" in said, (name, said)
     assert "env NVIDIA_REQUIRE_CUDA" not in checks and "env CUDA_DRIVER_VERSION" not in checks
@@ -168,3 +185,37 @@ def test_a_stale_label_under_a_fixed_variable_fails_naming_both() -> None:
     [both] = [c for n, c in checks.items() if "/" in n]
     assert both.verdict == FAIL and "NV_CUDNN_VERSION says 9.1.0" in both.diagnosis
     assert "com.nvidia.cudnn.version says 8.9.7" in both.diagnosis
+
+
+@pytest.mark.parametrize("name, value, said", [
+    ("CUFFT_VERSION", "11.3.0.4", "CUFFT_VERSION=11.3.0.4, but its cufft is 11.2.1"),
+    ("TRT_VERSION", "10.6.0.26", "its tensorrt is 10.0.1"),
+    ("NV_LIBNPP_VERSION", "12.2.5.30-1", "its npp is 12.3.1"),
+    ("NPP_VERSION", "12.2.5.30", "its npp is 12.3.1"),
+    ("NV_LIBCUSPARSE_VERSION", "12.3.1.170-1", "its cusparse is 12.5.4"),
+    ("CURAND_VERSION", "10.3.6.82", "its curand is 10.3.7"),
+    ("CUSOLVER_VERSION", "11.6.4.69", "its cusolver is 11.7.1"),
+    ("NVJPEG_VERSION", "12.3.2.81", "its nvjpeg is 12.3.3"),
+    ("CUTENSOR_VERSION", "2.1.0.9", "its cutensor is 2.0.2"),
+])
+def test_the_rest_of_the_stack_is_held_to_each_librarys_own_version(name: str, value: str,
+                                                                     said: str) -> None:
+    report = with_stack(GOOD, cufft="11.2.1", tensorrt="10.0.1", npp="12.3.1", cusparse="12.5.4",
+                        curand="10.3.7", cusolver="11.7.1", nvjpeg="12.3.3", cutensor="2.0.2")
+    status, detail = by_name({name: value}, report)[f"env {name}"]
+    assert status == FAIL and said in detail and name in detail, detail
+
+
+def test_cutensor_is_held_to_major_minor_and_what_cannot_be_read_says_why() -> None:
+    # the library of cutensor-cu12 2.8.1 says 2.8.0: NGC's four-part version is held to 2.8
+    report = with_stack(GOOD, cutensor="2.8.0")
+    assert by_name({"CUTENSOR_VERSION": "2.8.1.3"}, report)["env CUTENSOR_VERSION"][0] == PASS
+    status, said = by_name({"CUSPARSELT_VERSION": "0.6.3.2"})["env CUSPARSELT_VERSION"]
+    assert status == INFO and "not measurable without a GPU" in said
+    status, said = by_name({"NV_NVTX_VERSION": "12.4.127-1"})["env NV_NVTX_VERSION"]
+    assert status == INFO and "no call that tells its version" in said
+
+
+def test_a_claimed_stack_library_the_image_lacks_fails() -> None:
+    status, detail = by_name({"CUFFT_VERSION": "11.2.1.3"})["env CUFFT_VERSION"]
+    assert status == FAIL and "holds no cufft" in detail

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -57,6 +58,28 @@ def test_what_the_environment_claims_is_held_against_the_libraries(engine, mini,
     said = failed(engine, wrong)
     assert "CUDA_VERSION=12.4.1, but its cudart is 11.8" in said["env CUDA_VERSION"]
     assert "holds no nccl" in said["env NCCL_VERSION"]
+
+
+def test_the_rest_of_the_stack_is_read_from_each_library_itself(engine, mini, namespace,
+                                                                 tmp_path):
+    """NGC's NVJPEG_VERSION against a real libnvjpeg (from NVIDIA's own 5 MB wheel, fetched by
+    pip): the probe reads 12.4.0 from the library, no GPU needed; the image that says so
+    passes, one that says 12.3.3 fails naming both."""
+    subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps",
+                    "--only-binary=:all:", "--platform", "manylinux2014_x86_64", "-d", str(tmp_path),
+                    "nvidia-nvjpeg-cu12==12.4.0.76"], check=True, capture_output=True)
+    with zipfile.ZipFile(next(tmp_path.glob("nvidia_nvjpeg_cu12-*.whl"))) as wheel:
+        library = wheel.read("nvidia/nvjpeg/lib/libnvjpeg.so.12")
+    honest = build_from_files(engine, f"{namespace}/broken:nvjpeg", {
+        "Dockerfile": (f"FROM {mini}\nUSER root\nCOPY libnvjpeg.so.12 /usr/local/lib/\n"
+                       "RUN ldconfig\nUSER imgkit\nENV NVJPEG_VERSION=12.4.0.76\n").encode(),
+        "libnvjpeg.so.12": library})
+    verdict = verify(engine, honest, VerifyOptions(gpus="none"))
+    said = next(c for c in verdict.checks if c.name == "env NVJPEG_VERSION")
+    assert said.verdict == "pass" and said.measured == "12.4.0", said
+    lying = derive(engine, namespace, honest, "nvjpeg-lie", "ENV NVJPEG_VERSION=12.3.3.54")
+    assert "NVJPEG_VERSION=12.3.3.54, but its nvjpeg is 12.4.0" in failed(
+        engine, lying)["env NVJPEG_VERSION"]
 
 
 def test_unloadable_library_is_named(engine, mini, namespace):

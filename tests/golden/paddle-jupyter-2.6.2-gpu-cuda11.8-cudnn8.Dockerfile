@@ -38,4 +38,4 @@ RUN imgkit-build-env pip install --no-cache-dir --constraint /opt/imgkit/constra
 EXPOSE 8888
 USER imgkit
 CMD ["jupyter", "lab"]
-LABEL org.imgkit.input-hash="394626ef4f9620cac5fd0f76f2cc3bf2"
+LABEL org.imgkit.input-hash="63fd9133cea187233f141ec1f9b901cd"

@@ -42,4 +42,4 @@ ENV PATH=/opt/venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/
     LD_LIBRARY_PATH=/opt/imgkit/lib
 WORKDIR /workspace
 USER imgkit
-LABEL org.imgkit.input-hash="e5ddd8b210d40061fcc2ba8b34c0f4f9"
+LABEL org.imgkit.input-hash="8e184b3f9e9351b9336a58958e858dfb"

@@ -27,6 +27,28 @@ FAMILIES = {
     "nccl": r"^libnccl(-[0-9a-f]{8})?\.so(\.\d+)*$",
 }
 ANY_FAMILY = re.compile("|".join(FAMILIES.values()))
+# The rest of the stack an image's claims name (CUFFT_VERSION, NV_LIBNPP_VERSION,
+# TRT_VERSION...), each read from the library itself, without a GPU, for those claims
+# alone: no layout check holds them (a framework may well bring its own copy).
+STACK_FAMILIES = {
+    "cufft": r"^libcufft(-[0-9a-f]{8})?\.so(\.\d+)*$",
+    "curand": r"^libcurand(-[0-9a-f]{8})?\.so(\.\d+)*$",
+    "cusolver": r"^libcusolver(-[0-9a-f]{8})?\.so(\.\d+)*$",
+    "cusparse": r"^libcusparse(-[0-9a-f]{8})?\.so(\.\d+)*$",
+    "npp": r"^libnppc(-[0-9a-f]{8})?\.so(\.\d+)*$",            # NPP's core library
+    "nvjpeg": r"^libnvjpeg(-[0-9a-f]{8})?\.so(\.\d+)*$",
+    "cutensor": r"^libcutensor(-[0-9a-f]{8})?\.so(\.\d+)*$",
+    "tensorrt": r"^libnvinfer(-[0-9a-f]{8})?\.so(\.\d+)*$",
+}
+# family -> the call that answers MAJOR_VERSION, MINOR_VERSION, PATCH_LEVEL (libraryPropertyType)
+GET_PROPERTY = {"cublas": "cublasGetProperty", "cublasLt": "cublasLtGetProperty",
+                "cufft": "cufftGetProperty", "curand": "curandGetProperty",
+                "cusolver": "cusolverGetProperty", "cusparse": "cusparseGetProperty",
+                "nvjpeg": "nvjpegGetProperty"}
+
+
+class NppLibraryVersion(ctypes.Structure):
+    _fields_ = [("major", ctypes.c_int), ("minor", ctypes.c_int), ("build", ctypes.c_int)]
 # Python environments, where wheels (and frameworks bundling libraries) put them: found by
 # a framework's RPATH, not by the loader's search
 SITE_GLOBS = ("/usr/lib/python3*/dist-packages", "/usr/local/lib/python3*/dist-packages",
@@ -82,16 +104,20 @@ def environment_dirs():
     return [d for d in dict.fromkeys(found) if os.path.isdir(d)]
 
 
-def find_copies(pattern, dirs, skip=()):
+def find_copies(pattern, dirs, skip=(), listings=None):
     """Distinct files (by inode) matching pattern in dirs, leaving out the inodes in `skip`:
-    {inode: {path, realpath, size, names}}."""
+    {inode: {path, realpath, size, names}}. `listings`: each folder's names, kept across
+    calls by the caller that asks for many patterns."""
     rx = re.compile(pattern)
     copies = {}
+    listings = {} if listings is None else listings
     for d in dirs:
-        try:
-            names = sorted(os.listdir(d))
-        except OSError:
-            continue
+        if d not in listings:
+            try:
+                listings[d] = sorted(os.listdir(d))
+            except OSError:
+                listings[d] = []
+        names = listings[d]
         for name in names:
             if not rx.match(name):
                 continue
@@ -122,8 +148,8 @@ def version_of(family, lib):
         if rc != 0:
             raise OSError("cudaRuntimeGetVersion returned %d" % rc)
         return "%d.%d" % (v // 1000, (v % 1000) // 10)
-    if family in ("cublas", "cublasLt"):
-        get = lib.cublasGetProperty if family == "cublas" else lib.cublasLtGetProperty
+    if family in GET_PROPERTY:
+        get = getattr(lib, GET_PROPERTY[family])
         parts = []
         for prop in (0, 1, 2):  # MAJOR_VERSION, MINOR_VERSION, PATCH_LEVEL
             rc, v = _int_out(get, prop)
@@ -143,6 +169,20 @@ def version_of(family, lib):
             raise OSError("ncclGetVersion returned %d" % rc)
         # NCCL >= 2.9 encodes major*10000 + minor*100 + patch (was *1000)
         major, rest = (v // 10000, v % 10000) if v >= 20900 else (v // 1000, v % 1000)
+        return "%d.%d.%d" % (major, rest // 100, rest % 100)
+    if family == "npp":
+        lib.nppGetLibVersion.restype = ctypes.POINTER(NppLibraryVersion)
+        v = lib.nppGetLibVersion().contents
+        return "%d.%d.%d" % (v.major, v.minor, v.build)
+    if family == "cutensor":
+        lib.cutensorGetVersion.restype = ctypes.c_size_t
+        v = lib.cutensorGetVersion()              # major*10000 + minor*100 + patch
+        return "%d.%d.%d" % (v // 10000, v % 10000 // 100, v % 100)
+    if family == "tensorrt":
+        lib.getInferLibVersion.restype = ctypes.c_int32
+        v = lib.getInferLibVersion()
+        # TensorRT 10 encodes major*10000 + minor*100 + patch (8.x and 9.x: major*1000)
+        major, rest = (v // 10000, v % 10000) if v >= 100000 else (v // 1000, v % 1000)
         return "%d.%d.%d" % (major, rest // 100, rest % 100)
     raise ValueError(family)
 
@@ -247,23 +287,27 @@ def _child(body):
 def collect():
     dirs = search_dirs()
     elsewhere = [d for d in environment_dirs() if d not in dirs]
-    out = {"search_dirs": dirs, "environment_dirs": elsewhere, "families": {},
+    out = {"search_dirs": dirs, "environment_dirs": elsewhere, "families": {}, "stack": {},
            "driver_libs_in_image": []}
     jobs = []
-    for family, pattern in FAMILIES.items():
-        on_path = find_copies(pattern, dirs)
-        copies = [dict(c, where="loader") for c in on_path.values()]
-        copies += [dict(c, where="environment")
-                   for c in find_copies(pattern, elsewhere, skip=on_path).values()]
-        out["families"][family] = {"copies": copies}
-        jobs += [(family, copy) for copy in copies]
+    listings = {}    # each folder listed once for all the patterns
+    for key, families in (("families", FAMILIES), ("stack", STACK_FAMILIES)):
+        for family, pattern in families.items():
+            on_path = find_copies(pattern, dirs, listings=listings)
+            copies = [dict(c, where="loader") for c in on_path.values()]
+            copies += [dict(c, where="environment")
+                       for c in find_copies(pattern, elsewhere, skip=on_path,
+                                            listings=listings).values()]
+            if copies or key == "families":
+                out[key][family] = {"copies": copies}
+            jobs += [(family, copy) for copy in copies]
     # one child interpreter per copy, several at once
     with ThreadPoolExecutor(max_workers=8) as pool:
         loaded = list(pool.map(lambda job: _describe_copy(*job), jobs))
     for (family, copy), answer in zip(jobs, loaded):
         copy.update(describe_copy(family, copy, answer))
     # driver libraries must come from the host (the toolkit mounts them); scan the image
-    for copy in find_copies(DRIVER_LIBS, dirs).values():
+    for copy in find_copies(DRIVER_LIBS, dirs, listings=listings).values():
         out["driver_libs_in_image"].append(copy["path"])
     return out
 

@@ -9,6 +9,14 @@ ANSWERS = {"cudart": "the CUDA runtime's own version (cudaRuntimeGetVersion), ma
            "cublas": "cuBLAS's own version (cublasGetProperty)",
            "cudnn": "cuDNN's own version (cudnnGetVersion)",
            "nccl": "NCCL's own version (ncclGetVersion)",
+           "cufft": "cuFFT's own version (cufftGetProperty)",
+           "curand": "cuRAND's own version (curandGetProperty)",
+           "cusolver": "cuSOLVER's own version (cusolverGetProperty)",
+           "cusparse": "cuSPARSE's own version (cusparseGetProperty)",
+           "npp": "NPP's own version (nppGetLibVersion, from libnppc)",
+           "nvjpeg": "nvJPEG's own version (nvjpegGetProperty)",
+           "cutensor": "cuTENSOR's own version (cutensorGetVersion)",
+           "tensorrt": "TensorRT's own version (getInferLibVersion, from libnvinfer)",
            "machine": "the architecture the image's python3 runs as",
            "compat": "a forward-compatibility libcuda under /usr/local/cuda*/compat/"}
 
@@ -23,7 +31,7 @@ def _answer(claim: Claim) -> str:
             f" ({claim.note})" if claim.note else "")
     if claim.claims.startswith("framework:"):
         return f"{claim.claims.split(':', 1)[1]}'s `__version__`, imported in the image"
-    return ANSWERS[claim.claims]
+    return ANSWERS[claim.claims] + (f" ({claim.note})" if claim.note else "")
 
 
 def _row(claim: Claim) -> str:

@@ -57,10 +57,13 @@ class Libraries(Fact):
     search_dirs: tuple[Text, ...] = Field(default=(), max_length=Many)
     environment_dirs: tuple[Text, ...] = Field(default=(), max_length=Many)
     families: dict[str, Family] = Field(default_factory=dict, max_length=64)
+    # the rest of the stack the image's claims name (cuFFT, NPP, TensorRT...): versions only,
+    # no layout checks (older reports have none)
+    stack: dict[str, Family] = Field(default_factory=dict, max_length=64)
     driver_libs_in_image: tuple[Text, ...] = Field(default=(), max_length=Many)
 
     def copies(self, family: str) -> tuple[LibraryCopy, ...]:
-        found = self.families.get(family)
+        found = self.families.get(family) or self.stack.get(family)
         return found.copies if found else ()
 
     def version(self, family: str) -> str | None:
