@@ -46,7 +46,7 @@ class Thresholds:
 
 @dataclass(frozen=True)
 class VerifyOptions:
-    gpus: str = "all"               # docker's --gpus: none, all, a count or device ids
+    gpus: str = "all"               # none, all, a count, device ids, or CDI names (gpus.py)
     expect: tuple[str, ...] = ()    # KEY=VALUE overrides of what the labels and tag say
     timeout: int = 600              # seconds the probe may run
     memory: str = "16g"             # the probe container's memory limit

@@ -206,8 +206,9 @@ RemoteImage = Annotated[str, typer.Argument(
                           "--candidates: the matrix's tag of an image they staged).",
     show_default=False)]
 Gpus = Annotated[str, typer.Option(
-    "--gpus", metavar="GPUS", help="The container's GPUs, as docker takes them: none, all, a "
-                                   "count, or device ids.")]
+    "--gpus", metavar="GPUS", help="The container's GPUs: none, all, a count, device ids, or "
+                                   "CDI names (nvidia.com/gpu=all). all and ids go through "
+                                   "NVIDIA's CDI spec when the engine has it, else its hook.")]
 Expect = Annotated[list[str], typer.Option(
     "--expect", metavar="KEY=VALUE", help="A claim to hold the image to, over its labels and "
     "tag, e.g. cuda=12.4, cudnn=9, tf32=on (repeatable).")]

@@ -78,6 +78,17 @@ class Client:
                  else self.client.version())
         return str(found.get("Version", "")) if isinstance(found, dict) else ""
 
+    def cdi(self) -> tuple[list[str], list[str] | None]:
+        """The engine's CDI spec folders (none: CDI is off) and the device names it found in
+        them (None: an engine before API 1.50 does not say)."""
+        found = self.client.info()
+        dirs = [str(d) for d in found.get("CDISpecDirs") or []]
+        major, _, minor = str(self.api.api_version).partition(".")
+        if (int(major), int(minor or 0)) < (1, 50):
+            return dirs, None
+        devices = found.get("DiscoveredDevices") or []     # null when none were found
+        return dirs, [str(d.get("ID")) for d in devices if d.get("Source") == "cdi" and d.get("ID")]
+
     def ping(self) -> None:
         if self.socket_path is not None:
             self._get_local("/_ping")

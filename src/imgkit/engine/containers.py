@@ -10,6 +10,7 @@ from typing import Any, Callable, Iterator, TypeVar
 
 from .. import labels
 from ..errors import ContainerFailed, EngineUnavailable, first_line
+from ..gpus import cdi_names
 from .client import START_HINT, Client
 from .types import ContainerRun, FileEntry, PathStat, RunSpec, ServiceState, StatFiles
 
@@ -45,7 +46,7 @@ class Containers(Client):
             pids_limit=spec.pids_limit, shm_size=spec.shm_size,
             network_mode=(f"container:{spec.join}" if spec.join else
                           "bridge" if spec.network else "none"),
-            device_requests=_device_requests(spec.gpus) or None,
+            device_requests=device_requests(spec.gpus) or None,
             log_config=docker.types.LogConfig(type="json-file", config={
                 "max-size": f"{megabytes}m", "max-file": "2"}))
         started = time.monotonic()
@@ -267,11 +268,14 @@ class _ChunkReader:
             close()
 
 
-def _device_requests(gpus: str) -> list[Any]:
-    """docker's --gpus: none, all, a count, or comma-separated ids/UUIDs."""
+def device_requests(gpus: str) -> list[Any]:
+    """The engine's DeviceRequests for --gpus (see imgkit/gpus.py)."""
     import docker.types
     if gpus == "none":
         return []
+    names = cdi_names(gpus)
+    if names:
+        return [docker.types.DeviceRequest(driver="cdi", device_ids=names)]
     if gpus == "all":
         return [docker.types.DeviceRequest(count=-1, capabilities=[["gpu"]])]
     if gpus.isdigit():

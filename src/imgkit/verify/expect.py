@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from .. import labels as label_names
 from ..errors import UsageError
+from ..gpus import cdi_names
 
 KEYS = ("cuda", "cudnn", "nccl", "cublas", "python", "framework", "framework_version", "tf32",
         "tf32_conv")
@@ -117,10 +118,18 @@ DEVICE = r"(?:[0-9]{1,3}|(?:GPU|MIG)-[0-9A-Fa-f-]{8,64}(?:/[0-9]+/[0-9]+)?)"
 GPUS = re.compile(rf"^(?:none|all|[0-9]{{1,3}}|{DEVICE}(?:,{DEVICE})*)$")
 
 
+GPUS_HINT = ("e.g. --gpus all, --gpus 2, --gpus 0,1, --gpus GPU-3b4c... (nvidia-smi -L lists "
+             "them) or --gpus nvidia.com/gpu=all (nvidia-ctk cdi list lists those)")
+
+
 def check_gpus(gpus: str) -> str:
-    """docker's --gpus value, checked before anything runs (exit 2)."""
-    if not GPUS.match(gpus):
-        raise UsageError(f"--gpus {gpus!r}: expected none, all, a count, or comma-separated "
-                         "device indexes or UUIDs (GPU-..., MIG-...)", hint="e.g. --gpus all, "
-                         "--gpus 2, --gpus 0,1 or --gpus GPU-3b4c...; nvidia-smi -L lists them")
+    """--gpus, checked before anything runs (exit 2): docker's forms or CDI names."""
+    try:
+        names = cdi_names(gpus)
+    except ValueError as exc:
+        raise UsageError(f"--gpus {gpus!r}: {exc}", hint=GPUS_HINT)
+    if names is None and not GPUS.match(gpus):
+        raise UsageError(f"--gpus {gpus!r}: expected none, all, a count, comma-separated "
+                         "device indexes or UUIDs (GPU-..., MIG-...), or CDI device names "
+                         "(VENDOR/CLASS=NAME)", hint=GPUS_HINT)
     return gpus

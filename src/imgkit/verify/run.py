@@ -18,6 +18,7 @@ from ..errors import ContainerFailed, HostError, ImageError, Inconsistent, Usage
 from ..options import VerifyOptions
 from ..probe import channel, priority
 from ..shipped import probe_zip
+from . import gpu_request
 from .diagnose import HOST, IMAGE, diagnose
 from .expect import Expectations, expectations, required_cuda
 from .verdict import FAIL, INFO, PASS, WARN, Check, Verdict, failure
@@ -170,7 +171,11 @@ def verify(engine: Engine, ref: str, options: VerifyOptions, *, info: ImageInfo 
     platform = runnable_platform(ref, info, options)
     exp = expectations(ref, info.labels, list(options.expect))
     use_gpu = options.gpus != "none"
-    host = tuple(host_driver_checks(exp, dict(info.env))) if use_gpu else ()
+    host: tuple[Check, ...] = ()
+    if use_gpu:
+        path = gpu_request.resolve(options.gpus, *engine.cdi())
+        options = replace(options, gpus=path.gpus)
+        host = (path.check(), *host_driver_checks(exp, dict(info.env)))
     warm = threading.Thread(target=import_judges, daemon=True)
     warm.start()
     with ExitStack() as stack:
