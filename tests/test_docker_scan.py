@@ -261,3 +261,43 @@ def test_publish_is_refused_until_a_scan_passes_then_a_waiver_lets_it_through(
     result = predicate["scanner"]["result"]
     assert result["failed"] is False and result["image_id"] == engine.image(ref).id
     assert {f["package"]: f["verdict"] for f in result["findings"]}["py"] == "waived"
+    # promote, where the project gates on scans, needs that signed, passing scan as well
+    def promote(source: str) -> subprocess.CompletedProcess[str]:
+        return imgkit("promote", source, "--to", f"{registry.address}/prod/scanned", "--tag",
+                      "stable", "--trusted-key", str(tmp_path / "cosign.pub"),
+                      "--allow-gpu-unverified")
+    promoted = promote(f"{registry.address}/{repository}@{digest}")
+    assert promoted.returncode == 0, promoted.stdout + promoted.stderr
+    assert skopeo_tags(registry, "prod/scanned") != []
+    # a second image with a signed verdict and no scan: publish in a project that names no
+    # database signs the verdict alone; promote in this one refuses it, copying nothing
+    other = image_with(engine, f"{namespace}/scan-pub:2.0", mini_stack.python,
+                       [(SITE, "py", "1.11.0"), (SITE, "requests", "2.32.0")])
+    unscanned = {k: v for k, v in env.items() if k != "IMGKIT_OSV_SCANNER"}
+    plain = subprocess.run([sys.executable, "-m", "imgkit", "verify", other, "--gpus", "none"],
+                           capture_output=True, text=True, timeout=600, cwd=tmp_path, env=unscanned)
+    assert plain.returncode == 0, plain.stdout + plain.stderr
+    signed_alone = subprocess.run([sys.executable, "-m", "imgkit", "publish", other, "--to",
+                                   registry.address, "--allow-gpu-unverified", "--signing-key",
+                                   str(tmp_path / "cosign.key")], capture_output=True, text=True,
+                                  timeout=600, cwd=tmp_path, env=unscanned)
+    assert signed_alone.returncode == 0, signed_alone.stdout + signed_alone.stderr
+    other_digest = skopeo_json("inspect", f"docker://{registry.address}/{other}",
+                               registry=registry)["Digest"]
+    refused = promote(f"{registry.address}/{other.rsplit(':', 1)[0]}@{other_digest}")
+    assert refused.returncode == 1 and "no signed scan" in refused.stdout, \
+        refused.stdout + refused.stderr
+    tags = skopeo_tags(registry, "prod/scanned")
+    assert "stable" in tags and f"id-{engine.image(other).id[7:23]}" not in tags, tags
+    assert f"id-{engine.image(ref).id[7:23]}" in tags, tags       # the first's, copied before
+    # in a pipeline the scan rides with the verify job: scanned where it is verified, the
+    # signed attest attaches it beside the verdict, and promote lets the image through
+    assert imgkit("scan", other).returncode == 0
+    source = f"{registry.address}/{other.rsplit(':', 1)[0]}@{other_digest}"
+    attested = imgkit("attest", source, "--gpus", "none", "--signing-key",
+                      str(tmp_path / "cosign.key"))
+    assert attested.returncode == 0 and "and the scan" in attested.stderr, \
+        attested.stdout + attested.stderr
+    promoted = promote(source)
+    assert promoted.returncode == 0, promoted.stdout + promoted.stderr
+    assert f"id-{engine.image(other).id[7:23]}" in skopeo_tags(registry, "prod/scanned")

@@ -11,6 +11,8 @@ import pytest
 
 from imgkit.errors import SpecError, SpecErrors
 from imgkit.matrix.waivers import Waiver, load_waivers
+from imgkit.registry.cosign import Statement
+from imgkit.scan import attested
 from imgkit.scan.findings import Finding, Unreadable, parse
 from imgkit.scan.gate import at_or_above, decide
 from imgkit.scan.report import lines
@@ -151,3 +153,35 @@ def test_publish_refuses_no_scan_a_failing_one_and_one_against_a_stale_database(
     assert "PYSEC-0 pip 1.0" in said and "and 2 more" in said
     assert "30 days old" in str(refusal("ml/x:1", image_id, scanned(database_age_days=30)))
     assert refusal("ml/x:1", image_id, scanned()) is None
+
+
+# -- promote: the signed scan a candidate carries (scan/attested.py) ---------------------------
+def signed_scan(image_id: str = "sha256:" + "a" * 64, failed: bool = False, days_ago: float = 1,
+                stale: bool = False, digest: str = "sha256:" + "d" * 64) -> Statement:
+    finished = dt.datetime.now(dt.timezone.utc) - dt.timedelta(days=days_ago)
+    return Statement(subject_digests=(digest,), predicate={
+        "invocation": {"parameters": None, "uri": "", "event_id": "", "builder.id": ""},
+        "scanner": {"uri": "pkg:golang/github.com/google/osv-scanner/v2@v2.6.0", "version": "2.6.0",
+                    "db": {"uri": "/db", "version": "1 days old"},
+                    "result": {"image": "x", "image_id": image_id, "failed": failed,
+                               "fail_on": "high", "database": {"stale": stale},
+                               "findings": [{"id": "PYSEC-2023-228", "package": "pip",
+                                             "installed": "23.0.1",
+                                             "verdict": "fail" if failed else "pass"}]}},
+        "metadata": {"scanStartedOn": finished.isoformat(), "scanFinishedOn": finished.isoformat()}})
+
+
+@pytest.mark.parametrize("statements, said", [
+    ([signed_scan()], None),
+    ([signed_scan(failed=True)], "its signed scan failed (fail_on: high): PYSEC-2023-228 pip 23.0.1"),
+    ([signed_scan(image_id="sha256:" + "b" * 64)], "a scan replayed from another image"),
+    ([signed_scan(stale=True)], "stale advisory database"),
+    ([signed_scan(days_ago=9)], "9 days old"),
+    ([signed_scan(days_ago=9), signed_scan(days_ago=1)], None),      # the newest decides
+    ([signed_scan(digest="sha256:" + "e" * 64)], "about another image"),
+    ([Statement(subject_digests=("sha256:" + "d" * 64,), predicate={"x": 1})], "not one imgkit attached"),
+])
+def test_promote_holds_the_newest_signed_scan_of_this_digest(statements: list[Statement],
+                                                              said: str | None) -> None:
+    why = attested.refusal(statements, "reg/x@sha256:dd", "sha256:" + "d" * 64, "sha256:" + "a" * 64)
+    assert (why is None) if said is None else (why is not None and said in why), why

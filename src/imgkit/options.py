@@ -104,7 +104,7 @@ class PublishOptions:
     trust: Trust = Trust()               # promote: the signature a verdict needs
     allow_unsigned: bool = False         # promote: accept unsigned verdicts (forgeable)
     max_age: float | None = None         # promote: seconds a verdict stays good
-    require_scan: bool = False           # publish: a passing `imgkit scan` too (the project names a database)
+    require_scan: bool = False           # publish, promote: a passing scan too (the project names a database)
 
 
 BUILD_DEFAULTS = BuildOptions()

@@ -197,7 +197,8 @@ def attest(image: flags.RemoteImage, signing_key: flags.SigningKey = None,
            junit: flags.Junit = None, markdown: flags.Markdown = None,
            metrics: flags.Metrics = None, checks: flags.Checks = None) -> int:
     """Verify a registry image and attach its verdict and SBOM next to the digest judged,
-    signed with cosign (what `imgkit promote` and admission policies check).
+    signed with cosign (what `imgkit promote` and admission policies check); the scan kept
+    for that image (`imgkit scan`) travels signed too.
 
     The same probe and checks as `imgkit verify`; the SBOM is read in the same container
     run. Exit codes as `imgkit verify`."""
@@ -297,7 +298,8 @@ def promote(source: flags.Source, to: flags.PromoteTo = [], tag: flags.Tag = [],
             json_file: flags.Json = None) -> int:
     """Copy a verified candidate by digest to production repositories, only when a signed,
     passing verdict about that digest verifies against --trusted-key (or a keyless
-    identity); its attestations travel along and the tags move last.
+    identity), and, where the project names an advisory database (vulnerability_db), a
+    signed, passing, recent scan too; its attestations travel along and the tags move last.
 
     Exit 0: promoted; 1: refused or failed; 2: bad usage; 3: a registry refused the
     credentials."""
@@ -306,7 +308,8 @@ def promote(source: flags.Source, to: flags.PromoteTo = [], tag: flags.Tag = [],
                options=PublishOptions(
                    trust=trust(trusted_key, certificate_identity, certificate_oidc_issuer, tlog),
                    allow_unsigned=allow_unsigned, allow_gpu_unverified=allow_gpu_unverified,
-                   max_age=seconds_of("--max-age", max_age), retry_for=retry_for))
+                   max_age=seconds_of("--max-age", max_age), retry_for=retry_for,
+                   require_scan=scan_required()))
 
 
 @command(INSPECT, "What waits for an image: updates, patch releases, base age.")

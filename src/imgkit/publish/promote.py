@@ -19,6 +19,7 @@ from ..registry.artifacts import Artifact, artifact_tag
 from ..registry.client import Manifest, RegistryClient, endpoint_of
 from ..registry.destination import NAMESPACE, REGISTRY
 from ..registry.reference import is_registry_host, upper_case
+from ..scan import attested
 from ..verify import signed, tickets
 from ..verify.attestation import record_of
 from .push import Published, id_tag
@@ -176,6 +177,8 @@ class Promoter:
             why = signed.check(client, source.path, digest, image_id, trust,
                                allow_gpu_unverified=self.options.allow_gpu_unverified,
                                max_age=self.options.max_age)
+            if why is None and self.options.require_scan:
+                why = attested.check(client, source.path, digest, image_id, trust)
             if why is not None:
                 return None, why
             try:   # the unsigned copy travels along when it is sound; the signed one decided
@@ -183,6 +186,11 @@ class Promoter:
             except RegistryError:
                 found = None
             return (found[0] if found else None), None
+        if self.options.require_scan:    # a scan travels signed only: nothing unsigned to read
+            return None, (f"{reference}: this project gates on known vulnerabilities "
+                          "(vulnerability_db), and only a signed scan can be checked: pass "
+                          "--trusted-key cosign.pub (or --certificate-identity and "
+                          "--certificate-oidc-issuer)")
         if not self.options.allow_unsigned:
             return None, (f"{reference}: no trusted key or identity to check its verdict's "
                           "signature: pass --trusted-key cosign.pub (or --certificate-identity and "

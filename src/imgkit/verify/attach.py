@@ -102,10 +102,15 @@ def attach(engine: Engine, subject: Subject, verdict: Verdict, document: Verdict
         tag = attach_sbom(engine, remote, sbom_bytes, retry_for=retry_for)
         stderr_line(f"attached the SBOM ({tag})")
     if signer.signs:
+        from ..scan.record import vuln_predicate
         tag = sign(engine, remote, attestation.predicate(document), cosign.VERDICT_TYPE, signer)
         if sbom_bytes:
             sign(engine, remote, sbom_bytes, cosign.SBOM_TYPE, signer)
-        stderr_line(f"signed the verdict{' and the SBOM' if sbom_bytes else ''} ({tag})")
+        scan = vuln_predicate(verdict.image_id)
+        if scan is not None:      # the scan kept for this id travels too (what promote asks for)
+            sign(engine, remote, scan, cosign.VULN_TYPE, signer)
+        stderr_line(f"signed the verdict{' and the SBOM' if sbom_bytes else ''}"
+                    f"{' and the scan' if scan is not None else ''} ({tag})")
 
 
 def sbom_of(engine: Engine, subject: Subject, verdict: Verdict) -> bytes:
