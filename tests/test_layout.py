@@ -33,7 +33,8 @@ OWNERS = {
                  "site/inputs.py",                          # verify --json files, from anywhere
                  "export/cluster.py",                       # a cluster's settings table
                  "matrix/waivers.py",                       # vulnerabilities.yaml
-                 "scan/record.py"},                         # the scans kept by image id
+                 "scan/record.py",                          # the scans kept by image id
+                 "scan/attested.py"},                       # a signed scan, from a registry
     "pydantic_core": {"matrix/fields.py"},                   # the refusals in imgkit's own words
     "tomli": {"project.py"},                                 # tomllib before Python 3.11
     "packaging": {"versions.py", "matrix/"},                 # version rules: the host's and the matrix's

@@ -197,11 +197,11 @@ def attest(image: flags.RemoteImage, signing_key: flags.SigningKey = None,
            junit: flags.Junit = None, markdown: flags.Markdown = None,
            metrics: flags.Metrics = None, checks: flags.Checks = None) -> int:
     """Verify a registry image and attach its verdict and SBOM next to the digest judged,
-    signed with cosign (what `imgkit promote` and admission policies check); the scan kept
-    for that image (`imgkit scan`) travels signed too.
+    signed with cosign (what `imgkit promote` checks), with its kept `imgkit scan`.
 
     The same probe and checks as `imgkit verify`; the SBOM is read in the same container
     run. Exit codes as `imgkit verify`."""
+    from ..scan.record import vuln_predicate
     from ..verify.attach import attest as run
     from ..verify.command import Outputs
     return run(image=image, options=VerifyOptions(
@@ -210,7 +210,7 @@ def attest(image: flags.RemoteImage, signing_key: flags.SigningKey = None,
         shm_size=docker_size("--shm-size", shm_size), checks=checks),
         outputs=Outputs(json_file, junit, markdown, metrics), candidates=candidates,
         from_report=from_report, retry_for=retry_for,
-        signer=signer_of(signing_key, keyless, tlog))
+        signer=signer_of(signing_key, keyless, tlog), scan_of=vuln_predicate)
 
 
 @command(PROVE, "Whether a registry image carries a signed, passing verdict.",
@@ -297,9 +297,8 @@ def promote(source: flags.Source, to: flags.PromoteTo = [], tag: flags.Tag = [],
             retry_for: flags.RetryFor = PUBLISH_DEFAULTS.retry_for,
             json_file: flags.Json = None) -> int:
     """Copy a verified candidate by digest to production repositories, only when a signed,
-    passing verdict about that digest verifies against --trusted-key (or a keyless
-    identity), and, where the project names an advisory database (vulnerability_db), a
-    signed, passing, recent scan too; its attestations travel along and the tags move last.
+    passing verdict about that digest (and a signed scan, where the project gates on scans)
+    verifies against --trusted-key or a keyless identity; attestations travel, tags last.
 
     Exit 0: promoted; 1: refused or failed; 2: bad usage; 3: a registry refused the
     credentials."""

@@ -6,7 +6,7 @@ lets it through; sbom writes an image's CycloneDX SBOM."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from ..console import stderr_line
 from ..engine import Engine, ImageInfo, connect
@@ -24,9 +24,11 @@ if TYPE_CHECKING:
 
 def attest(*, image: str, options: VerifyOptions, signer: Signer, outputs: Outputs = Outputs(),
            candidates: Path | None = None, from_report: Path | None = None,
-           retry_for: float = PUBLISH_DEFAULTS.retry_for) -> int:
+           retry_for: float = PUBLISH_DEFAULTS.retry_for,
+           scan_of: Callable[[str], bytes | None] = lambda _: None) -> int:
     """verify, then attach the verdict (and, when it passed, the SBOM read in the same
-    probe run) next to the digest judged, signed by `signer` when it signs."""
+    probe run) next to the digest judged, signed by `signer` when it signs, with the scan
+    `scan_of` gives for the image id (cosign's vuln predicate: scan/record.py's)."""
     if remote_ref(image) is None and candidates is None:
         raise UsageError(f"attest needs a registry reference, not {image!r}",
                          hint="e.g. imgkit attest registry.example.com/ml/paddle@sha256:...")
@@ -37,7 +39,8 @@ def attest(*, image: str, options: VerifyOptions, signer: Signer, outputs: Outpu
     verdict = named(verdict, subject)
     document = keep_ticket(verdict, options.expect)
     if subject.remote is not None and engine is not None:    # resolve always gives attest one
-        attach(engine, subject, verdict, document, signer, retry_for)
+        attach(engine, subject, verdict, document, signer, retry_for,
+               scan_of(verdict.image_id) if signer.signs else None)
     return written(verdict, outputs, subject)
 
 
@@ -83,7 +86,7 @@ def sbom(*, image: str, out: Path, timeout: int) -> None:
 
 
 def attach(engine: Engine, subject: Subject, verdict: Verdict, document: VerdictRecord,
-           signer: Signer, retry_for: float) -> None:
+           signer: Signer, retry_for: float, scan: bytes | None = None) -> None:
     """The verdict next to the digest judged; the SBOM too when it passed (what promotion
     copies along); both signed when `signer` signs (what promotion trusts)."""
     from ..registry import cosign
@@ -102,11 +105,9 @@ def attach(engine: Engine, subject: Subject, verdict: Verdict, document: Verdict
         tag = attach_sbom(engine, remote, sbom_bytes, retry_for=retry_for)
         stderr_line(f"attached the SBOM ({tag})")
     if signer.signs:
-        from ..scan.record import vuln_predicate
         tag = sign(engine, remote, attestation.predicate(document), cosign.VERDICT_TYPE, signer)
         if sbom_bytes:
             sign(engine, remote, sbom_bytes, cosign.SBOM_TYPE, signer)
-        scan = vuln_predicate(verdict.image_id)
         if scan is not None:      # the scan kept for this id travels too (what promote asks for)
             sign(engine, remote, scan, cosign.VULN_TYPE, signer)
         stderr_line(f"signed the verdict{' and the SBOM' if sbom_bytes else ''}"
