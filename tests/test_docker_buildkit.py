@@ -269,6 +269,9 @@ def test_todays_bundled_stack_builds_with_buildkit_and_verifies(buildkit, tmp_pa
     images, built as a user would (`--engine buildx`), pass `imgkit verify --gpus none` with
     the stack their tags name; then removed (about 10 GB)."""
     kit, ns = buildkit, buildkit.namespace + "-today"
+    # the suite's largest build (about 10 GB): the build cache earlier tests left, and no
+    # running build holds, goes first, so a small CI disk has room (stop 60 ran out here)
+    kit.run("docker", "builder", "prune", "--all", "--force", check=False)
     # the bases: the host engine's (the trixie one if a test made it), else `build` makes it
     trixie = subprocess.Popen(["docker", "save", "imgkit/debian:trixie"], stdout=subprocess.PIPE,
                               stderr=subprocess.DEVNULL)
