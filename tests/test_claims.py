@@ -129,17 +129,17 @@ def with_stack(report: dict, **versions: str) -> dict:
     return report
 
 
-NGC_STACK = with_stack(GOOD, cufft="11.2.1", tensorrt="10.0.1")
+NGC_STACK = {**with_stack(GOOD, cufft="11.2.1", tensorrt="10.0.1"),
+             "distributions": {"nvidia-dali-cuda120": "1.37.1"}}
 
 
 def test_an_honest_ngc_image_passes_whatever_spelling_it_uses() -> None:
     checks = by_name(NGC_STYLE, NGC_STACK)
     for name in ("CUDA_VERSION", "CUBLAS_VERSION", "CUDNN_VERSION", "NCCL_VERSION", "PYTORCH_VERSION",
-                 "CUFFT_VERSION", "TRT_VERSION"):
+                 "CUFFT_VERSION", "TRT_VERSION", "DALI_VERSION"):
         assert checks[f"env {name}"][0] == PASS, (name, checks[f"env {name}"])
-    for name in ("DALI_VERSION", "NVIDIA_PYTORCH_VERSION"):
-        status, said = checks[f"env {name}"]            # said, and said as not verified
-        assert status == INFO and "not verified" in said, (name, said)
+    status, said = checks["env NVIDIA_PYTORCH_VERSION"]   # said, and said as not verified
+    assert status == INFO and "not verified" in said, said
     assert "env NVIDIA_REQUIRE_CUDA" not in checks and "env CUDA_DRIVER_VERSION" not in checks
     assert not [n for n, (s, _) in checks.items() if s == FAIL]
 
@@ -219,3 +219,12 @@ def test_cutensor_is_held_to_major_minor_and_what_cannot_be_read_says_why() -> N
 def test_a_claimed_stack_library_the_image_lacks_fails() -> None:
     status, detail = by_name({"CUFFT_VERSION": "11.2.1.3"})["env CUFFT_VERSION"]
     assert status == FAIL and "holds no cufft" in detail
+
+
+def test_dali_is_held_to_its_installed_distribution() -> None:
+    report = {**GOOD, "distributions": {"nvidia_dali_cuda120": "1.43.0"}}
+    assert by_name({"DALI_VERSION": "1.43.0"}, report)["env DALI_VERSION"][0] == PASS
+    status, said = by_name({"DALI_VERSION": "1.44.0"}, report)["env DALI_VERSION"]
+    assert status == FAIL and "DALI_VERSION=1.44.0, but its nvidia-dali is 1.43.0" in said, said
+    status, said = by_name({"DALI_VERSION": "1.43.0"})["env DALI_VERSION"]
+    assert status == FAIL and "holds no nvidia-dali" in said

@@ -70,13 +70,19 @@ def test_the_rest_of_the_stack_is_read_from_each_library_itself(engine, mini, na
                     "nvidia-nvjpeg-cu12==12.4.0.76"], check=True, capture_output=True)
     with zipfile.ZipFile(next(tmp_path.glob("nvidia_nvjpeg_cu12-*.whl"))) as wheel:
         library = wheel.read("nvidia/nvjpeg/lib/libnvjpeg.so.12")
+    dali = "nvidia_dali_cuda120-1.43.0.dist-info"     # and DALI, a Python package, by its record
     honest = build_from_files(engine, f"{namespace}/broken:nvjpeg", {
         "Dockerfile": (f"FROM {mini}\nUSER root\nCOPY libnvjpeg.so.12 /usr/local/lib/\n"
-                       "RUN ldconfig\nUSER imgkit\nENV NVJPEG_VERSION=12.4.0.76\n").encode(),
-        "libnvjpeg.so.12": library})
+                       f"COPY METADATA /opt/venv/lib/python3.11/site-packages/{dali}/METADATA\n"
+                       "RUN ldconfig\nUSER imgkit\n"
+                       "ENV NVJPEG_VERSION=12.4.0.76 DALI_VERSION=1.43.0\n").encode(),
+        "libnvjpeg.so.12": library,
+        "METADATA": b"Metadata-Version: 2.1\nName: nvidia-dali-cuda120\nVersion: 1.43.0\n\n"})
     verdict = verify(engine, honest, VerifyOptions(gpus="none"))
     said = next(c for c in verdict.checks if c.name == "env NVJPEG_VERSION")
     assert said.verdict == "pass" and said.measured == "12.4.0", said
+    said = next(c for c in verdict.checks if c.name == "env DALI_VERSION")
+    assert said.verdict == "pass" and said.measured == "1.43.0", said
     lying = derive(engine, namespace, honest, "nvjpeg-lie", "ENV NVJPEG_VERSION=12.3.3.54")
     assert "NVJPEG_VERSION=12.3.3.54, but its nvjpeg is 12.4.0" in failed(
         engine, lying)["env NVJPEG_VERSION"]

@@ -143,6 +143,7 @@ def main(argv=None):
         installed = listed.result() if listed is not None else None
     report = {"probe_version": PROBE_VERSION, "system": system_facts(), "libraries": libraries,
               "bare_names": bare_names, "frameworks": found, "pip_check": pip,
+              "distributions": inventory.claimed_distributions(),
               "args": {"no_gpu": args.no_gpu}}
     if ran_commands is not None:     # the team's commandTests, in this same container
         report["commands"] = ran_commands

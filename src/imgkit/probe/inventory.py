@@ -95,6 +95,24 @@ def python_distributions():
     return out
 
 
+# Python packages of the stack that images' claims name (NGC's DALI_VERSION): read without
+# the whole inventory, by their dist-info folders' names
+CLAIMED_DISTRIBUTIONS = ("nvidia_dali", "nvidia-dali")
+
+
+def claimed_distributions():
+    """{name: version} of the installed distributions whose names start as one of
+    CLAIMED_DISTRIBUTIONS (nvidia-dali-cuda120...)."""
+    out = {}
+    for directory in site_dirs():
+        for prefix in CLAIMED_DISTRIBUTIONS:
+            for meta in sorted(glob.glob(os.path.join(directory, prefix + "*.dist-info", "METADATA"))):
+                fields = _metadata(meta)
+                if fields:
+                    out.setdefault(fields["Name"], fields["Version"])
+    return out
+
+
 def collect():
     return {"os_release": os_release(), "dpkg": dpkg_packages(),
             "python": python_distributions()}

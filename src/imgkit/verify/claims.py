@@ -30,7 +30,7 @@ class Claim:
     name: str
     kind: str                 # env or label
     sources: tuple[str, ...]  # nvidia, ngc
-    claims: str | None        # cudart, cublas, cudnn, nccl, framework:NAME; None: unmeasured
+    claims: str | None        # a library (cudart...), framework:NAME, dist:NAME; None: unmeasured
     parts: int
     form: str
     requirement: bool = False
@@ -56,6 +56,10 @@ def _version(text: str, parts: int) -> str | None:
 
 
 def _measured(report: Report, what: str) -> str | None:
+    if what.startswith("dist:"):      # a Python package, by the start of its name
+        prefix = what.split(":", 1)[1]
+        return next((v for name, v in sorted(report.distributions.items())
+                     if name.lower().replace("_", "-").startswith(prefix)), None)
     if what.startswith("framework:"):
         framework = report.frameworks.get(what.split(":", 1)[1])
         return framework.version if framework is not None and framework.imported else None

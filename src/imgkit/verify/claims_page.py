@@ -29,6 +29,8 @@ def _answer(claim: Claim) -> str:
     if claim.claims is None:
         return "nothing yet: an info line, *stated, not measured*" + (
             f" ({claim.note})" if claim.note else "")
+    if claim.claims.startswith("dist:"):
+        return f"the installed Python distribution `{claim.claims.split(':', 1)[1]}*`'s version"
     if claim.claims.startswith("framework:"):
         return f"{claim.claims.split(':', 1)[1]}'s `__version__`, imported in the image"
     return ANSWERS[claim.claims] + (f" ({claim.note})" if claim.note else "")

@@ -245,6 +245,8 @@ class Report(Fact):
     gpu: Gpu = Gpu()
     inventory: Optional[Inventory] = None
     pip_check: Optional[PipCheck] = None
+    # the stack's Python packages claims name (nvidia-dali-cuda120 -> 1.43.0)
+    distributions: dict[str, Version] = Field(default_factory=dict, max_length=64)
     args: Optional[ProbeArgs] = None
     declared: tuple[DeclaredRun, ...] = Field(default=(), max_length=200)
     commands: Optional[tuple[DeclaredRun, ...]] = Field(default=None, max_length=200)
