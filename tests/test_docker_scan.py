@@ -287,6 +287,16 @@ def test_publish_is_refused_until_a_scan_passes_then_a_waiver_lets_it_through(
     refused = promote(f"{registry.address}/{other.rsplit(':', 1)[0]}@{other_digest}")
     assert refused.returncode == 1 and "no signed scan" in refused.stdout, \
         refused.stdout + refused.stderr
+    # check-signed, the deploy gate, holds the same rule
+    def check_signed(source: str) -> subprocess.CompletedProcess[str]:
+        return imgkit("check-signed", source, "--trusted-key", str(tmp_path / "cosign.pub"),
+                      "--allow-gpu-unverified")
+    unscanned_gate = check_signed(f"{registry.address}/{other.rsplit(':', 1)[0]}@{other_digest}")
+    assert unscanned_gate.returncode == 1 and "no signed scan" in unscanned_gate.stdout, \
+        unscanned_gate.stdout + unscanned_gate.stderr
+    scanned_gate = check_signed(f"{registry.address}/{repository}@{digest}")
+    assert scanned_gate.returncode == 0 and "verdict and scan are attached" in scanned_gate.stdout, \
+        scanned_gate.stdout + scanned_gate.stderr
     tags = skopeo_tags(registry, "prod/scanned")
     assert "stable" in tags and f"id-{engine.image(other).id[7:23]}" not in tags, tags
     assert f"id-{engine.image(ref).id[7:23]}" in tags, tags       # the first's, copied before

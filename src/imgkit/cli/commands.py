@@ -222,15 +222,15 @@ def check_signed(image: flags.RemoteImage, trusted_key: flags.TrustedKey = None,
                  candidates: flags.Candidates = None,
                  retry_for: flags.RetryFor = PUBLISH_DEFAULTS.retry_for) -> int:
     """Run no probe: exit 0 only when the registry image carries a signed, passing verdict
-    about its very digest that verifies against --trusted-key (or a keyless identity).
-
-    A deploy gate, the rule admission policies apply. Exit 1: refused, saying why."""
+    about its very digest (and a signed scan, where the project gates on scans) that verifies
+    against --trusted-key or a keyless identity. A deploy gate. Exit 1: refused, saying why."""
+    from ..scan.attested import check as scan_check
     from ..verify.attach import check_signed as run
     return run(image=image, trust=trust(trusted_key, certificate_identity,
                                         certificate_oidc_issuer, tlog),
-               allow_gpu_unverified=allow_gpu_unverified,
-               max_age=seconds_of("--max-age", max_age), candidates=candidates,
-               retry_for=retry_for)
+               allow_gpu_unverified=allow_gpu_unverified, max_age=seconds_of("--max-age", max_age),
+               candidates=candidates, retry_for=retry_for,
+               scan_check=scan_check if scan_required() else None)
 
 
 @command(PROVE, "Known vulnerabilities: a real scanner, offline, held to waivers.")

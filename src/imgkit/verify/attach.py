@@ -19,7 +19,10 @@ from .subject import Subject, hint_for, resolve, staged
 from .verdict import Verdict
 
 if TYPE_CHECKING:
+    from ..registry.client import RegistryClient
     from .attestation import VerdictRecord
+    # (client, repository, digest, image id, trust) -> why refused, or None
+    ScanCheck = Callable[[RegistryClient, str, str, str, Trust], "str | None"]
 
 
 def attest(*, image: str, options: VerifyOptions, signer: Signer, outputs: Outputs = Outputs(),
@@ -46,8 +49,11 @@ def attest(*, image: str, options: VerifyOptions, signer: Signer, outputs: Outpu
 
 def check_signed(*, image: str, trust: Trust, allow_gpu_unverified: bool = False,
                  max_age: float | None = None, candidates: Path | None = None,
-                 retry_for: float = PUBLISH_DEFAULTS.retry_for) -> int:
-    """Whether the registry image's signed verdict lets it through (exit 0), or not (1)."""
+                 retry_for: float = PUBLISH_DEFAULTS.retry_for,
+                 scan_check: ScanCheck | None = None) -> int:
+    """Whether the registry image's signed verdict lets it through (exit 0), or not (1);
+    with `scan_check` (scan/attested.py's, where the project gates on scans) its signed scan
+    must too."""
     if not trust.configured:
         raise UsageError("check-signed needs a public key (--trusted-key cosign.pub) or a "
                          "keyless identity (--certificate-identity and "
@@ -68,11 +74,14 @@ def check_signed(*, image: str, trust: Trust, allow_gpu_unverified: bool = False
         image_id = manifest.config_digest or ""
         why = signed.check(client, remote.repository, manifest.digest, image_id, trust,
                            allow_gpu_unverified=allow_gpu_unverified, max_age=max_age)
+        if why is None and scan_check is not None:
+            why = scan_check(client, remote.repository, manifest.digest, image_id, trust)
     if why is not None:
         print(f"refused: {why}")
         return EXIT_FAILED
-    print(f"{remote.registry}/{remote.repository}@{manifest.digest}: a signed, passing verdict "
-          f"for image {image_id[:19]} is attached")
+    what = "verdict and scan are" if scan_check is not None else "verdict is"
+    print(f"{remote.registry}/{remote.repository}@{manifest.digest}: a signed, passing {what} "
+          f"attached for image {image_id[:19]}")
     return EXIT_OK
 
 
