@@ -31,4 +31,4 @@ ENV CUDA_VERSION="11.8.89" \
     NVIDIA_DRIVER_CAPABILITIES="compute,utility" \
     NVIDIA_REQUIRE_CUDA="cuda>=11.8 driver>=450.80.02"
 USER imgkit
-LABEL org.imgkit.input-hash="15b573a9e5545c3cad9cd47c6dc470b3"
+LABEL org.imgkit.input-hash="ab710337965c02c9e2e06ec81930a200"

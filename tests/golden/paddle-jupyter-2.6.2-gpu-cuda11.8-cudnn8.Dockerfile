@@ -38,4 +38,4 @@ RUN imgkit-build-env pip install --no-cache-dir --constraint /opt/imgkit/constra
 EXPOSE 8888
 USER imgkit
 CMD ["jupyter", "lab"]
-LABEL org.imgkit.input-hash="c68ef54092b20f3630c9d8e846fb03c2"
+LABEL org.imgkit.input-hash="8f8fd14b64d24f3b3e088bfcfab538a4"

@@ -42,4 +42,4 @@ ENV PATH=/opt/venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/
     LD_LIBRARY_PATH=/opt/imgkit/lib
 WORKDIR /workspace
 USER imgkit
-LABEL org.imgkit.input-hash="68186c9e62a017b5ebe2154c3b38a91f"
+LABEL org.imgkit.input-hash="9db2967d26639e2ca358ab58588bb7a1"

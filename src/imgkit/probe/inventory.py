@@ -96,8 +96,8 @@ def python_distributions():
 
 
 # Python packages of the stack that images' claims name (NGC's DALI_VERSION): read without
-# the whole inventory, by their dist-info folders' names
-CLAIMED_DISTRIBUTIONS = ("nvidia_dali", "nvidia-dali")
+# the whole inventory, by their dist-info folders' names (which spell "-" as "_")
+CLAIMED_DISTRIBUTIONS = ("nvidia_dali",)
 
 
 def claimed_distributions():

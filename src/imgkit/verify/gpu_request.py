@@ -7,9 +7,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..errors import HostError, UsageError
+from ..errors import HostError
 from ..gpus import cdi_names
 from .diagnose import HOST
+from .expect import check_gpus
 from .verdict import INFO, Check
 
 NVIDIA_GPU = "nvidia.com/gpu"
@@ -37,11 +38,7 @@ def resolve(gpus: str, spec_dirs: list[str], found: list[str] | None) -> GpuPath
     """The way `gpus` (not "none") is asked for, given the engine's CDI spec folders
     (`spec_dirs`: empty when CDI is off) and the devices it found (`found`: None when the
     engine does not say, before API 1.50)."""
-    try:
-        names = cdi_names(gpus)
-    except ValueError as exc:
-        raise UsageError(f"--gpus {gpus}: {exc}", hint="--gpus takes none, all, a count, "
-                         "device indexes or UUIDs, or CDI names such as nvidia.com/gpu=all")
+    names = cdi_names(check_gpus(gpus))       # a malformed value: the usage error, exit 2
     if names is not None:
         _check_names(names, spec_dirs, found)
         return GpuPath(",".join(names), "CDI")
