@@ -140,7 +140,7 @@ def bake_everything(contexts, workdir: Path) -> tuple[list[str], dict[str, str]]
 
 def noop_buildkit(cuda: str, rounds: int, aged: bool = False) -> None:
     plan = select(make_plan(load_spec(ROOT / "images"), compat.load()), cuda=cuda)
-    contexts = render_plan(plan, ROOT / "templates", buildkit_secrets=True)
+    contexts = render_plan(plan, ROOT / "templates", buildkit=True)
     engine = connect()
     imgkit = imgkit_command() + ["build", "--cuda", cuda]
     with tempfile.TemporaryDirectory() as tmp:

@@ -19,11 +19,16 @@ LABEL org.imgkit.tag="imgkit/cuda:11.8-runtime-py3.11-bookworm" \
       org.imgkit.os="bookworm" \
       org.imgkit.python="3.11" \
       org.imgkit.layer="cuda"
+# The build date, from the inputs (imgkit passes the base image's date, never the clock):
+# pip writes hash-checked bytecode, and imgkit-normalise gives every file a step writes
+# this time, so that two builds of the same inputs give the same image.
+ARG SOURCE_DATE_EPOCH
 
 # cuda layer: exact NVIDIA wheels, then loader setup (imgkit-link-libs).
 USER root
 RUN imgkit-build-env pip install --no-cache-dir nvidia-cuda-runtime-cu11==11.8.89 nvidia-cuda-nvrtc-cu11==11.8.89 nvidia-cublas-cu11==11.11.3.6 nvidia-cufft-cu11==10.9.0.58 nvidia-curand-cu11==10.3.0.86 nvidia-cusolver-cu11==11.4.1.48 nvidia-cusparse-cu11==11.7.5.86 \
- && imgkit-link-libs
+ && imgkit-link-libs \
+ && imgkit-normalise
 # What this layer holds, in the variables NVIDIA's own images use (verify holds them to the libraries).
 ENV CUDA_VERSION="11.8.89" \
     NV_LIBCUBLAS_VERSION="11.11.3.6" \
@@ -31,4 +36,4 @@ ENV CUDA_VERSION="11.8.89" \
     NVIDIA_DRIVER_CAPABILITIES="compute,utility" \
     NVIDIA_REQUIRE_CUDA="cuda>=11.8 driver>=450.80.02"
 USER imgkit
-LABEL org.imgkit.input-hash="ab710337965c02c9e2e06ec81930a200"
+LABEL org.imgkit.input-hash="cc2581dfe707e29e68602f28257b39a3"

@@ -24,16 +24,22 @@ LABEL org.imgkit.tag="paddle:2.6.2-gpu-cuda11.8-cudnn8" \
       org.imgkit.os="bookworm" \
       org.imgkit.python="3.11" \
       org.imgkit.layer="framework"
+# The build date, from the inputs (imgkit passes the base image's date, never the clock):
+# pip writes hash-checked bytecode, and imgkit-normalise gives every file a step writes
+# this time, so that two builds of the same inputs give the same image.
+ARG SOURCE_DATE_EPOCH
 
 # paddle 2.6.2, built for CUDA 11.8 / cuDNN >=8.6,<9.
 USER root
 # hadolint ignore=DL3008
 RUN apt-get update \
  && apt-get install -y --no-install-recommends libgomp1 \
- && apt-get clean && rm -rf /var/lib/apt/lists/* /var/cache/apt/*.bin
+ && apt-get clean && rm -rf /var/lib/apt/lists/* /var/cache/apt/*.bin \
+ && imgkit-normalise
 # The constraints keep pip from swapping the CUDA libraries the parent layers pinned.
 COPY constraints.txt /opt/imgkit/constraints.txt
 RUN imgkit-build-env pip install --no-cache-dir --constraint /opt/imgkit/constraints.txt "paddlepaddle-gpu==2.6.2" \
- && imgkit-link-libs
+ && imgkit-link-libs \
+ && imgkit-normalise
 USER imgkit
-LABEL org.imgkit.input-hash="ab783efb57495deec964131635a73542"
+LABEL org.imgkit.input-hash="85fa3d364d1c68160dbfd27920cd2c00"

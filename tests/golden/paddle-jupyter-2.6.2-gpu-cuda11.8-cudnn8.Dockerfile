@@ -27,6 +27,10 @@ LABEL org.imgkit.tag="paddle-jupyter:2.6.2-gpu-cuda11.8-cudnn8" \
       org.imgkit.pip.opencv-python-headless="4.10.0.84" \
       org.imgkit.python="3.11" \
       org.imgkit.layer="extension"
+# The build date, from the inputs (imgkit passes the base image's date, never the clock):
+# pip writes hash-checked bytecode, and imgkit-normalise gives every file a step writes
+# this time, so that two builds of the same inputs give the same image.
+ARG SOURCE_DATE_EPOCH
 
 # paddle-jupyter: what it adds to paddle:2.6.2-gpu-cuda11.8-cudnn8.
 USER root
@@ -34,8 +38,9 @@ COPY files/jupyter/jupyter_server_config.py /etc/jupyter/jupyter_server_config.p
 # The constraints keep pip from replacing anything the parent layers pinned.
 COPY constraints.txt /opt/imgkit/constraints.txt
 RUN imgkit-build-env pip install --no-cache-dir --constraint /opt/imgkit/constraints.txt jupyterlab==4.2.5 opencv-python-headless==4.10.0.84 \
- && imgkit-link-libs
+ && imgkit-link-libs \
+ && imgkit-normalise
 EXPOSE 8888
 USER imgkit
 CMD ["jupyter", "lab"]
-LABEL org.imgkit.input-hash="8f8fd14b64d24f3b3e088bfcfab538a4"
+LABEL org.imgkit.input-hash="251d7dde6645759dbf224ee6c6761da1"

@@ -12,18 +12,28 @@ LABEL org.imgkit.tag="imgkit/python:3.11-bookworm" \
       org.imgkit.python="3.11" \
       org.imgkit.layer="python"
 
+# The build date, from the inputs (imgkit passes the base image's date, never the clock):
+# pip writes hash-checked bytecode, and imgkit-normalise gives every file a step writes
+# this time, so that two builds of the same inputs give the same image.
+ARG SOURCE_DATE_EPOCH
+# imgkit's helpers and its probe first: every step after ends with imgkit-normalise.
+COPY imgkit/bin/ /usr/local/bin/
+COPY imgkit/probe/ /opt/imgkit/imgkit_probe/
+
 # The distro's python3 (checked against the declared version) in a venv, a non-root user
-# with uid 1000 (ubuntu:24.04 comes with one of its own: it goes). Slim: no manuals, info
-# pages or translations from here on (licences stay), no apt caches, and no bytecode for
-# pip and setuptools, the build tools (the venv's python never writes bytecode). The
-# base's own packages get the fixes its -updates and -security pockets hold by now (a base
-# made once would otherwise ship last month's libc; `imgkit outdated` shows what waits).
+# with uid 1000 (ubuntu:24.04 comes with one of its own: it goes). The base's own packages
+# get the fixes its -updates and -security pockets hold by now (a base made once would
+# otherwise ship last month's libc; `imgkit outdated` shows what waits), as they are: an
+# upgrade that dropped their manuals would leave whiteouts stamped with the build time.
+# Slim from then on: no manuals, info pages or translations (licences stay), no apt caches,
+# and no bytecode for pip and setuptools, the build tools (the venv's python never writes
+# bytecode).
 # hadolint ignore=DL3005,DL3008
-RUN printf '%s\n' 'path-exclude=/usr/share/man/*' 'path-exclude=/usr/share/info/*' \
+RUN apt-get update \
+ && DEBIAN_FRONTEND=noninteractive apt-get upgrade -y \
+ && printf '%s\n' 'path-exclude=/usr/share/man/*' 'path-exclude=/usr/share/info/*' \
         'path-exclude=/usr/share/locale/*' 'path-exclude=/usr/share/doc/*' \
         'path-include=/usr/share/doc/*/copyright' > /etc/dpkg/dpkg.cfg.d/imgkit-slim \
- && apt-get update \
- && DEBIAN_FRONTEND=noninteractive apt-get upgrade -y \
  && apt-get install -y --no-install-recommends python3 python3-venv ca-certificates \
  && apt-get clean && rm -rf /var/lib/apt/lists/* /var/cache/apt/*.bin \
  && python3 -c 'import sys; v = "%d.%d" % sys.version_info[:2]; assert v == "3.11", "python3 is " + v' \
@@ -32,14 +42,13 @@ RUN printf '%s\n' 'path-exclude=/usr/share/man/*' 'path-exclude=/usr/share/info/
  && if id -u 1000 >/dev/null 2>&1; then userdel --remove "$(id -nu 1000)"; fi \
  && useradd --create-home --uid 1000 --user-group --shell /bin/bash imgkit \
  && mkdir -p /workspace /opt/imgkit/lib \
- && chown imgkit:imgkit /workspace
+ && chown imgkit:imgkit /workspace \
+ && imgkit-normalise
 
-COPY imgkit/bin/ /usr/local/bin/
-COPY imgkit/probe/ /opt/imgkit/imgkit_probe/
 ENV PATH=/opt/venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
     PIP_DISABLE_PIP_VERSION_CHECK=1 \
     PYTHONDONTWRITEBYTECODE=1 \
     LD_LIBRARY_PATH=/opt/imgkit/lib
 WORKDIR /workspace
 USER imgkit
-LABEL org.imgkit.input-hash="9db2967d26639e2ca358ab58588bb7a1"
+LABEL org.imgkit.input-hash="d44b78f4db395b390396ab0d5deacf91"

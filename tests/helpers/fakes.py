@@ -26,6 +26,7 @@ class FakeEngine:
         self.failing = set(failing)          # tags whose build fails
         self.images: dict[str, ImageInfo] = {}
         self.events: list[tuple[str, str]] = []   # (what, tag), in the order they happened
+        self.buildargs: dict[str, dict[str, str]] = {}   # tag -> the build args it was built with
         self.removed: list[str] = []
         self.pushed: list[str] = []
         self._lock = threading.Lock()
@@ -43,13 +44,19 @@ class FakeEngine:
     def image(self, ref: str) -> ImageInfo | None:
         return self.images.get(ref)
 
+    def made_at(self, ref: str) -> int | None:
+        """Every base here was made on 2024-11-14 (a build is dated with its base's date)."""
+        return 1731542400 if ref in self.images else None
+
     def known(self, ref: str, *hint: str) -> ImageInfo:
         from imgkit.engine.images import Images
         return Images.known(self, ref, *hint)  # type: ignore[arg-type]  # the engine's rule, on image()
 
     def build(self, context_dir: Path, label: str, *, extra_hosts: dict[str, str],
-              on_line: Callable[[str], None], cancel: threading.Event, nocache: bool = False) -> str:
+              on_line: Callable[[str], None], cancel: threading.Event, nocache: bool = False,
+              buildargs: dict[str, str] | None = None) -> str:
         self._note("build without cache" if nocache else "build", label)
+        self.buildargs[label] = dict(buildargs or {})
         if not (context_dir / "Dockerfile").is_file():
             raise AssertionError(f"{label}: built without its Dockerfile")
         if label in self.failing:

@@ -171,11 +171,72 @@ def release_date(root: Path) -> str:
     return "unknown"
 
 
+def pocket_dates(os_release: OsRelease, mirror: str, security: str | None) -> list[str]:
+    """The Date: of the release's -updates and -security pockets as the mirrors publish them
+    now (the first lines of each InRelease); those that do not answer are left out."""
+    import urllib.request
+    urls = [f"{mirror}/dists/{os_release.name}-updates/InRelease"]
+    if security:
+        urls.append(f"{security}/dists/{os_release.name}-security/InRelease")
+    dates = []
+    for url in urls:
+        try:
+            with urllib.request.urlopen(url, timeout=15) as answer:
+                head = answer.read(8192).decode("utf-8", "replace")
+        except (OSError, ValueError):
+            continue
+        dates += [line.split(":", 1)[1].strip() for line in head.splitlines()
+                  if line.startswith("Date:")][:1]
+    return dates
+
+
+def mirror_epoch(dates: list[str]) -> int | None:
+    """The newest of Release-file dates ("Sat, 10 Aug 2024 09:40:37 UTC") in seconds: the
+    state of the mirror the base was made from, the base's date, never the clock."""
+    from email.utils import parsedate_to_datetime
+    seconds = []
+    for date in dates:
+        try:
+            seconds.append(int(parsedate_to_datetime(date).timestamp()))
+        except (TypeError, ValueError, IndexError):
+            continue
+    return max(seconds, default=None)
+
+
+NORMALISE = Path(__file__).resolve().parent.parent / "image_files/bin/imgkit-normalise"
+
+
+def normalise_root(root: Path, epoch: int) -> None:
+    """What every build step does to its layer (imgkit-normalise), done to the made tree,
+    and apt's lists dropped (the python layer fetches its own; removing the base's there
+    would leave whiteouts stamped with the build time)."""
+    for path in (root / "var/lib/apt/lists").iterdir():      # `partial/` too
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+        else:
+            path.unlink()
+    for name in ("etc/hostname", "etc/resolv.conf"):      # the host's, copied by debootstrap
+        (root / name).unlink(missing_ok=True)
+    done = subprocess.run(["sh", str(NORMALISE), str(root)], capture_output=True, text=True,
+                          env={**os.environ, "SOURCE_DATE_EPOCH": str(epoch)})
+    if done.returncode != 0:
+        raise HostError(f"normalising the made base failed: {done.stderr.strip()[-500:]}")
+
+
+def tar_root(root: Path, tarball: Path, epoch: int) -> None:
+    """The tree as a tarball that is the same bytes wherever the same tree is made: names
+    sorted, numeric owners, no file newer than `epoch`, GNU format (no access times)."""
+    subprocess.run(["tar", "-C", str(root), "--sort=name", "--numeric-owner", "--format=gnu",
+                    f"--mtime=@{epoch}", "--clamp-mtime", "-cf", str(tarball), "."], check=True)
+
+
 def make_base(engine: Engine, ref: str, os_release: OsRelease, mirror: str | None,
               log: Callable[[str], None], security: str | None = None,
               platform: str | None = None) -> None:
     """Make `ref` with debootstrap from `mirror` (its -security pocket from `security`) and
-    load it into the engine, for `platform` (default: the host's; another under QEMU)."""
+    load it into the engine, for `platform` (default: the host's; another under QEMU).
+    Made from the same mirror state, it is the same image on any machine: dated by the
+    mirror's newest Release file, normalised, tarred in a fixed order."""
     platform = platform or platforms.host()
     mirror = _can_debootstrap(ref, os_release, mirror, platform)
     name, distro = os_release.name, os_release.distro
@@ -194,14 +255,19 @@ def make_base(engine: Engine, ref: str, os_release: OsRelease, mirror: str | Non
             log(f"no {distro} security mirror known: {ref} gets no -security pocket "
                 f"(--mirror {distro}-security=URL adds one)")
         _settle(root, apt_sources(os_release, mirror, security))
+        released = release_date(root)
+        epoch = mirror_epoch([released, *pocket_dates(os_release, mirror, security)])
+        if epoch is None:
+            raise HostError(f"{mirror} gave {name} a Release file with no date ({released!r}): "
+                            f"{ref} cannot be dated")
+        normalise_root(root, epoch)
         tarball = Path(tmp) / "rootfs.tar"
-        subprocess.run(["tar", "-C", str(root), "--numeric-owner", "-cf", str(tarball), "."],
-                       check=True)
+        tar_root(root, tarball, epoch)
         engine.load_rootfs(tarball, ref, platform=platform, labels={
             labels.BASE_SOURCE: f"debootstrap {name} {mirror}",
-            labels.BASE_RELEASE_DATE: release_date(root)},
+            labels.BASE_RELEASE_DATE: released},
             env=["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-                 "LANG=C.UTF-8"], cmd=["/bin/bash"])
+                 "LANG=C.UTF-8"], cmd=["/bin/bash"], created=epoch)
 
 
 def _settle(root: Path, sources: str) -> None:
@@ -211,6 +277,8 @@ def _settle(root: Path, sources: str) -> None:
         'APT::Install-Recommends "false";\nAPT::Install-Suggests "false";\n')
     shutil.rmtree(root / "var/cache/apt/archives", ignore_errors=True)
     (root / "var/cache/apt/archives/partial").mkdir(parents=True, exist_ok=True)
+    for cache in (root / "var/cache/apt").glob("*.bin"):
+        cache.unlink()
 
 
 def _can_debootstrap(ref: str, os_release: OsRelease, mirror: str | None, platform: str) -> str:

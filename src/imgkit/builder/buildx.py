@@ -29,7 +29,7 @@ import time
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Collection, Iterator
+from typing import TYPE_CHECKING, Callable, Collection, Iterator, Mapping
 
 from ..engine import Engine, ImageInfo
 from ..errors import BuildFailed, HostError, UsageError
@@ -37,6 +37,7 @@ from ..interrupts import interrupt_sets
 from ..options import BuildOptions
 from ..render.bake import EXTRA_INDEX_VARIABLE, INDEX_VARIABLE, bake_target, target_name
 from .buildenv import BuildEnv
+from .epoch import ARG, build_epochs
 from .freshness import Freshness, check_freshness
 from .outcome import BUILT, CANCELLED, FAILED, SKIPPED, UP_TO_DATE, WOULD_BUILD, Result, up_to_date
 
@@ -103,10 +104,8 @@ def release(version: str) -> tuple[int, ...]:
 
 def why_not_this_engine(version: str) -> str | None:
     """None when an engine of this version builds named contexts with its own BuildKit."""
-    if release(version) < NAMED_CONTEXTS_ENGINE:
-        return (f"engine {version.split('+')[0] or '(unknown)'}'s own BuildKit cannot build "
-                "named contexts (engine 23 or later can)")
-    return None
+    return (f"engine {version.split('+')[0] or '(unknown)'}'s own BuildKit cannot build "
+            "named contexts (engine 23 or later can)") if release(version) < NAMED_CONTEXTS_ENGINE else None
 
 
 # BuildKit 0.13 to 0.15.1 (engines 26.0 to 27.1) checksums a step's whole parent filesystem
@@ -160,10 +159,12 @@ def write_ca_copy(env: BuildEnv, folder: Path) -> Path | None:
 
 
 def plan_bake(contexts: list[Context], freshness: dict[str, Freshness], *, local_store: bool,
-              context_dir: Path, secrets: list[str], force: Callable[[str], bool]) -> BakePlan:
+              context_dir: Path, secrets: list[str], force: Callable[[str], bool],
+              epochs: Mapping[str, int] | None = None) -> BakePlan:
     """Pure: which images the bake builds and the bake document for them. With the engine's
     own store (`local_store`), up-to-date parents and bases are used from it; otherwise the
-    ancestors of what is stale are built too and each result is loaded into the engine."""
+    ancestors of what is stale are built too and each result is loaded into the engine.
+    `epochs`: tag -> its build date (builder/epoch.py)."""
     by_tag = {c.target.tag: c for c in contexts}
     why: dict[str, str] = {}
     for context in contexts:                          # parents first
@@ -194,8 +195,8 @@ def plan_bake(contexts: list[Context], freshness: dict[str, Freshness], *, local
             source = f"docker-image://{below}"
         target = bake_target(context, source, secrets)
         target["context"] = str(context_dir / context.dirname)
-        if force(tag):
-            target["no-cache"] = True
+        target |= {"no-cache": True} if force(tag) else {}
+        target |= {"args": {ARG: str(epochs[tag])}} if epochs and tag in epochs else {}
         if not local_store:
             target["output"] = ["type=docker"]
         targets[target_name(tag)] = target
@@ -317,8 +318,9 @@ class BakeBuilder:
              workdir: Path, force: Callable[[str], bool]) -> list[Result]:
         from ..render.contexts import write_context  # not at import: a no-op build renders nothing
         secrets, environ = secrets_for(self.env, write_ca_copy(self.env, workdir))
+        epochs = build_epochs(self.engine, contexts) if local_store else {}  # else: undated
         plan = plan_bake(contexts, freshness, local_store=local_store, context_dir=workdir,
-                         secrets=secrets, force=force)
+                         secrets=secrets, force=force, epochs=epochs)
         results = {c.target.tag: up_to_date(c.target.tag, freshness[c.target.tag])
                    for c in contexts if c.target.tag not in plan.why}
         if self.options.dry_run or not plan.build:

@@ -57,7 +57,7 @@ def build(selection: Selection, *, options: BuildOptions, verbose: bool = False,
     plan = load_plan(selection)                               # bad matrix: exit 2
     wanted = platforms_to_build(plan)                         # no emulation: exit 3
     # BuildKit takes the trust settings as secret mounts: auto renders its form first
-    contexts = render_selection(selection, plan, buildkit_secrets=options.engine != "docker",
+    contexts = render_selection(selection, plan, buildkit=options.engine != "docker",
                                 platforms=wanted)             # stale lock: exit 2
     engine = connect()                                        # unreachable: exit 3
     options, legacy_why = chosen_engine(engine, options)      # auto: BuildKit where it can

@@ -14,6 +14,7 @@ from ..engine import Engine
 from ..errors import BuildFailed, Cancelled
 from ..interrupts import interrupt_sets
 from ..options import BuildOptions
+from .epoch import ARG, build_epochs
 from .freshness import Freshness, check_freshness
 from .outcome import BUILT, CANCELLED, FAILED, SKIPPED, UP_TO_DATE, WOULD_BUILD, Result, up_to_date
 
@@ -33,6 +34,7 @@ class Builder:
         self.listener = listener
         self.forced = forced
         self.cancel = threading.Event()
+        self.epochs: dict[str, int] = {}      # tag -> SOURCE_DATE_EPOCH (builder/epoch.py)
 
     def _forced(self, tag: str) -> bool:
         return self.options.force and (self.forced is None or tag in self.forced)
@@ -56,6 +58,7 @@ class Builder:
             path = write_context(context, workdir)
             image_id = self.engine.build(
                 path, tag, extra_hosts=self.extra_hosts, cancel=self.cancel, nocache=nocache,
+                buildargs={ARG: str(self.epochs[tag])} if tag in self.epochs else {},
                 on_line=lambda line: self.listener(tag, "log", line))
             if self.cancel.is_set():  # finished while stopping: do not tag it
                 self.engine.remove_if_unused(image_id)
@@ -79,6 +82,9 @@ class Builder:
         if freshness is None:
             freshness = check_freshness(self.engine, [c.stamp for c in contexts])
         by_tag = {c.target.tag: c for c in contexts}
+        if not self.options.dry_run and not all(f.fresh for f in freshness.values()) \
+                or self.options.force:
+            self.epochs = build_epochs(self.engine, contexts)
         results: dict[str, Result] = {}
         pending = dict(by_tag)
         running: dict[cf.Future[Result], str] = {}

@@ -61,7 +61,7 @@ class BuildLog:
 class Builds(Client):
     def build(self, context_dir: Path, label: str, *, extra_hosts: dict[str, str],
               on_line: Callable[[str], None], cancel: threading.Event,
-              nocache: bool = False) -> str:
+              nocache: bool = False, buildargs: dict[str, str] | None = None) -> str:
         """Build the context into an *untagged* image and return its id. Tagging is the
         caller's job once the build succeeded, so no tag ever points at a half-built image.
         `nocache`: every step runs anew (fresh apt and pip packages). Once `cancel` is set,
@@ -72,7 +72,8 @@ class Builds(Client):
         log = BuildLog(label, on_line)
         try:
             stream = self.api.build(path=str(context_dir), rm=True, forcerm=True, pull=False,
-                                    decode=True, extra_hosts=extra_hosts, nocache=nocache)
+                                    decode=True, extra_hosts=extra_hosts, nocache=nocache,
+                                    buildargs=buildargs or {})
             try:
                 for chunk in checked(stream):
                     log.take(chunk, cancelled=cancel.is_set())

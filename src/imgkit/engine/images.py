@@ -88,10 +88,11 @@ class Images(Client):
             pass
 
     def load_rootfs(self, tarball: Path, ref: str, *, platform: str, labels: dict[str, str],
-                    env: list[str], cmd: list[str]) -> str:
+                    env: list[str], cmd: list[str], created: int) -> str:
         """`ref` as a one-layer image of `tarball` whose config names `platform` (what
-        `docker import` cannot do: engine 20.10 ignores its --platform). Written as the
-        archive `docker save` makes and loaded."""
+        `docker import` cannot do: engine 20.10 ignores its --platform), dated `created`
+        (seconds since the epoch; never the clock: the same tarball gives the same image id
+        on any machine). Written as the archive `docker save` makes and loaded."""
         import datetime as dt
         import hashlib
         import json
@@ -102,12 +103,12 @@ class Images(Client):
         with tarball.open("rb") as layer:
             for block in iter(lambda: layer.read(1 << 20), b""):
                 digest.update(block)
-        now = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-        config = {"architecture": architecture, "os": os_name, "created": now,
+        when = dt.datetime.fromtimestamp(created, dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        config = {"architecture": architecture, "os": os_name, "created": when,
                   **({"variant": variant[0]} if variant else {}),
                   "config": {"Env": env, "Cmd": cmd, "Labels": labels},
                   "rootfs": {"type": "layers", "diff_ids": [f"sha256:{digest.hexdigest()}"]},
-                  "history": [{"created": now, "created_by": f"imgkit: root filesystem of {ref}"}]}
+                  "history": [{"created": when, "created_by": "imgkit: root filesystem"}]}
         config_bytes = json.dumps(config).encode()
         config_name = hashlib.sha256(config_bytes).hexdigest() + ".json"
         manifest = json.dumps([{"Config": config_name, "RepoTags": [ref],

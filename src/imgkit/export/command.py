@@ -168,7 +168,7 @@ def export_bake(selection: Selection, *, out: Path, push_to: str | None = None) 
     its images tagged for `push_to` when given."""
     where = parse_destination(push_to, "--push-to") if push_to else None     # bad: exit 2
     plan = load_plan(selection)
-    contexts = render_selection(selection, plan, buildkit_secrets=True)
+    contexts = render_selection(selection, plan, buildkit=True)
     out.mkdir(parents=True, exist_ok=True)
     for context in contexts:
         write_context(context, out)

@@ -31,7 +31,8 @@ def target_name(tag: str) -> str:
 
 
 # what `imgkit build --engine buildx` adds to a target (bake's own spelling has dashes)
-_BuildOnly = TypedDict("_BuildOnly", {"no-cache": bool, "output": list[str]}, total=False)
+_BuildOnly = TypedDict("_BuildOnly", {"no-cache": bool, "output": list[str],
+                                      "args": dict[str, str]}, total=False)
 
 
 class BakeTarget(_BuildOnly):

@@ -22,21 +22,21 @@ BUILDKIT_HINT = ("BuildKit form: docker build --secret id=imgkit-ca-bundle,src=/
 LEGACY_HINT = "legacy-builder form: DOCKER_BUILDKIT=0 docker build DIR/<image>"
 
 
-def render_contexts(selection: Selection, *, buildkit_secrets: bool = False) -> list[Context]:
-    return render_selection(selection, load_plan(selection), buildkit_secrets=buildkit_secrets)
+def render_contexts(selection: Selection, *, buildkit: bool = False) -> list[Context]:
+    return render_selection(selection, load_plan(selection), buildkit=buildkit)
 
 
-def render_selection(selection: Selection, plan: Plan, *, buildkit_secrets: bool = False,
+def render_selection(selection: Selection, plan: Plan, *, buildkit: bool = False,
                      platforms: tuple[str, ...] = ()) -> list[Context]:
     """The plan's contexts, each image with a lock (images/locks/) installing from it; a
     stale lock is exit 2. With `platforms`: each platform's images, under their local names."""
     locks = read_locks(selection.images, plan)
     if not platforms:
-        return render_plan(plan, selection.templates_dir, buildkit_secrets=buildkit_secrets,
+        return render_plan(plan, selection.templates_dir, buildkit=buildkit,
                            locks=locks)
     return [context for platform in platforms
             for context in render_plan(plan, selection.templates_dir, locks=locks,
-                                       buildkit_secrets=buildkit_secrets, platform=platform)]
+                                       buildkit=buildkit, platform=platform)]
 
 
 def cli_builds_with_buildkit() -> bool:
@@ -60,7 +60,7 @@ def render(selection: Selection, *, out: Path, form: str = "auto") -> list[Path]
     if form not in FORMS:
         raise UsageError(f"--engine {form}: unknown form", hint="auto, docker or buildx")
     buildkit = form == "buildx" or (form == "auto" and cli_builds_with_buildkit())
-    contexts = render_contexts(selection, buildkit_secrets=buildkit)
+    contexts = render_contexts(selection, buildkit=buildkit)
     out.mkdir(parents=True, exist_ok=True)
     written = [write_context(c, out) for c in contexts]
     for path in written:

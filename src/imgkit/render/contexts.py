@@ -184,7 +184,7 @@ def on_platform(target: Target, platform: str) -> Target:
                    base=local(target.base), platforms=(platform,))
 
 
-def render_plan(plan: Plan, templates_dir: Path, *, buildkit_secrets: bool = False,
+def render_plan(plan: Plan, templates_dir: Path, *, buildkit: bool = False,
                 locks: Mapping[str, bytes] | None = None,
                 platform: str | None = None) -> list[Context]:
     """`locks`: tag -> its lock (`imgkit lock`); an image with one installs exactly that.
@@ -207,7 +207,7 @@ def render_plan(plan: Plan, templates_dir: Path, *, buildkit_secrets: bool = Fal
         # how the trust settings reach pip differs), so either engine's build is up to date
         # for the other and provenance matches whichever built it
         template, body = _rendered(env, TEMPLATES[target.layer], templates_dir,
-                                   {**variables, "secret_mounts": ""})
+                                   {**variables, "secret_mounts": "", "buildkit": False})
         files: list[tuple[str, bytes, int]] = []
         if target.layer == "python":
             files += _package_files("image_files/bin", "imgkit/bin") + probe_files()
@@ -224,10 +224,11 @@ def render_plan(plan: Plan, templates_dir: Path, *, buildkit_secrets: bool = Fal
         input_hash = digest.hexdigest()[:32]
         hashes[target.tag] = input_hash
         built = target if platform is None else on_platform(target, platform)
-        if buildkit_secrets or (built.parent, built.base) != (target.parent, target.base):
+        if buildkit or (built.parent, built.base) != (target.parent, target.base):
             _, body = _rendered(env, TEMPLATES[target.layer], templates_dir,
                                 {**variables, "parent": built.parent, "base": built.base,
-                                 "secret_mounts": SECRET_MOUNTS if buildkit_secrets else ""})
+                                 "secret_mounts": SECRET_MOUNTS if buildkit else "",
+                                 "buildkit": buildkit})
         dockerfile = body + f'LABEL {labels.INPUT_HASH}="{input_hash}"\n'
         files.append(("Dockerfile", dockerfile.encode(), 0o644))
         contexts.append(Context(target=built, files=tuple(sorted(files)), input_hash=input_hash))
