@@ -18,9 +18,12 @@ engines (--engines): the slice built cold by each engine on one Docker engine th
       both (the host's, as `make host` sets it up, or DOCKER_HOST pointing at one): docker-py's
       legacy builder (`imgkit build`, default --jobs) and BuildKit (`--engine buildx`, with
       its build cache pruned first). Rounds alternate which goes first.
+trees (--against DIR): the slice built cold with BuildKit by this tree and by the checkout
+      in DIR (another commit: its own code, matrix and templates), rounds alternating which
+      goes first; e.g. `git worktree add /tmp/base 68484a9` for the commit before a change.
 
 Usage: python bench/build_bench.py [--rounds N] [--max-base-age] [--buildkit] [--cold] [--engines]
-                                   [--cuda 11.8]
+                                   [--against DIR] [--cuda 11.8]
 """
 from __future__ import annotations
 
@@ -37,8 +40,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
+from imgkit.builder.bakeplan import plan_bake  # noqa: E402
 from imgkit.builder.buildenv import BuildEnv, SecretServer, default_ca_bundle  # noqa: E402
-from imgkit.builder.buildx import plan_bake, secrets_for, write_ca_copy  # noqa: E402
+from imgkit.builder.buildx import secrets_for, write_ca_copy  # noqa: E402
 from imgkit.builder.freshness import Freshness  # noqa: E402
 from imgkit.engine import connect  # noqa: E402
 from imgkit.matrix import compat  # noqa: E402
@@ -272,6 +276,35 @@ def engines(cuda: str, rounds: int) -> None:
     print(f"  ratio buildx/legacy: {', '.join(f'{r:.2f}' for r in ratios)}")
 
 
+def trees(cuda: str, rounds: int, other: Path) -> None:
+    """The cold slice (no image of it, no build cache, the base kept) built with BuildKit by
+    this tree and by `other`, each with its own code, matrix and templates."""
+    engine = connect()
+    plan = select(make_plan(load_spec(ROOT / "images"), compat.load()), cuda=cuda)
+    tags = [t.tag for t in plan.targets]
+
+    def cold_build(tree: Path) -> float:
+        for tag in reversed(tags):
+            engine.remove_image(tag)
+        subprocess.run(["docker", "buildx", "prune", "--all", "--force"], check=True,
+                       capture_output=True)
+        env = {**os.environ, "PYTHONPATH": str(tree / "src")}
+        return timed([sys.executable, "-m", "imgkit", "build", "--cuda", cuda, "--engine",
+                      "buildx"], env=env, cwd=str(tree))
+
+    ours: list[float] = []
+    theirs: list[float] = []
+    for round_ in range(rounds):
+        sides = [(ours, ROOT), (theirs, other)]
+        for times, tree in sides if round_ % 2 == 0 else reversed(sides):
+            times.append(cold_build(tree))
+    print(f"cold build of the CUDA {cuda} slice ({len(tags)} images) with BuildKit, "
+          f"{rounds} round(s), alternating")
+    print(f"  this tree: {', '.join(f'{t:.0f} s' for t in ours)}")
+    print(f"  {other}: {', '.join(f'{t:.0f} s' for t in theirs)}")
+    print(f"  ratio this/that: {', '.join(f'{a / b:.2f}' for a, b in zip(ours, theirs))}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cuda", default="11.8")
@@ -283,7 +316,12 @@ def main() -> None:
                         help="the no-op against BuildKit's own check (images BuildKit built)")
     parser.add_argument("--engines", action="store_true",
                         help="only the cold build by each engine (--rounds rounds)")
+    parser.add_argument("--against", type=Path, metavar="DIR",
+                        help="only the cold BuildKit build, this tree against the checkout in DIR")
     args = parser.parse_args()
+    if args.against:
+        trees(args.cuda, args.rounds, args.against.resolve())
+        return
     if args.engines:
         engines(args.cuda, args.rounds)
         return

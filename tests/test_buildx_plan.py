@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
+from imgkit.builder.bakeplan import plan_bake
 from imgkit.builder.buildenv import BuildEnv
 from imgkit.builder.buildx import (
     BakeProgress,
-    plan_bake,
     secrets_for,
     slow_secret_steps_note,
     stale_cache_hint,

@@ -34,7 +34,8 @@ def test_every_key_lands_in_the_familys_own_layer_and_an_extension_keeps_the_use
         tmp_path: Path) -> None:
     files = dockerfiles(tmp_path, base=BASE, team=TEAM, team2=TEAM2)
     team = files["team/app:11.8-cudart-py3.11-bookworm"]
-    for line in ('RUN ["imgkit-build-env", "/bin/sh", "-ec", "echo built-by-run > /etc/team-marker"]',
+    for line in ('RUN ["/bin/sh", "-ec", "imgkit-build-env /bin/sh -ec \\"$1\\"\\nimgkit-normalise", '
+                 '"imgkit-step", "echo built-by-run > /etc/team-marker"]',
                  "useradd --no-log-init --create-home --uid 1001 --gid 1001 --shell /bin/bash ml",
                  'ENV APP_HOME="/workspace/app"', 'LABEL com.example.team="ml-platform"',
                  "EXPOSE 8080", "WORKDIR /workspace/app", "USER ml",

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from imgkit.builder.bakeplan import plan_bake
 from imgkit.builder.base import NORMALISE, mirror_epoch, tar_root
-from imgkit.builder.buildx import plan_bake
 from imgkit.builder.epoch import ARG, build_epochs
 from imgkit.builder.freshness import Freshness
 from imgkit.builder.scheduler import Builder
@@ -116,3 +116,40 @@ def test_two_trees_made_apart_tar_to_the_same_bytes(tmp_path: Path) -> None:
         tar_root(root, tarball, EPOCH)
         tarballs.append(tarball.read_bytes())
     assert tarballs[0] == tarballs[1]
+
+
+def test_the_first_layer_that_differs_and_what_differs_in_it() -> None:
+    from imgkit.builder.layerdiff import Entry, differences, first_difference
+    assert first_difference(["a", "b", "c"], ["a", "b", "c"]) is None
+    assert first_difference(["a", "b", "c"], ["a", "x", "c"]) == 1
+    assert first_difference(["a", "b"], ["a", "b", "c"]) == 2      # a layer more: where it ends
+    made = Entry("file", 0o644, "0:0", 6, EPOCH, "", "aa")
+    ours = {"opt/built-at": made, "opt": Entry("dir", 0o755, "0:0", 0, EPOCH, "", ""),
+            "etc/.wh.old": Entry("whiteout", 0o600, "0:0", 0, 1795800000, "", ""),
+            "usr/bin/tool": Entry("symlink", 0o777, "0:0", 0, EPOCH, "tool-1", "")}
+    theirs = {"opt/built-at": Entry("file", 0o600, "1000:1000", 6, EPOCH + 60, "", "bb"),
+              "opt": ours["opt"],
+              "etc/.wh.old": Entry("whiteout", 0o600, "0:0", 0, 1795800060, "", ""),
+              "usr/bin/tool": Entry("symlink", 0o777, "0:0", 0, EPOCH, "tool-2", ""),
+              "tmp/x": made}
+    assert differences(ours, theirs) == [
+        "etc/.wh.old: time 2026-11-27 17:20:00 vs 2026-11-27 17:21:00 (a whiteout: a file "
+        "a lower layer holds, removed)",
+        "opt/built-at: mode 644 vs 600, owner 0:0 vs 1000:1000, time 2024-11-14 00:00:00 vs "
+        "2024-11-14 00:01:00, content",
+        "tmp/x: only in the rebuilt image",
+        "usr/bin/tool: link tool-1 vs tool-2"]
+
+
+def test_an_image_without_locks_says_what_floats() -> None:
+    from imgkit.builder.reproduce import floating_inputs
+    from imgkit.lock.files import requirements
+    from imgkit.matrix.compat import load
+    from imgkit.matrix.plan import make_plan, select
+    from imgkit.matrix.spec import load_spec
+    plan = select(make_plan(load_spec(ROOT / "images"), load()), cuda="11.8")
+    chain = [t for t in plan.targets if t.tag.startswith(("imgkit/python", "imgkit/cuda:11.8-runtime-py"))]
+    floats = floating_inputs(chain, {})
+    assert floats[0].startswith("imgkit/python:3.11-bookworm: apt installs what the mirror holds")
+    assert requirements(chain[1])[0] in floats[1] and floats[1].endswith("on the index that day (no lock)")
+    assert floating_inputs(chain, {t.tag: b"locked" for t in chain}) == []

@@ -73,4 +73,6 @@ def test_history_entries_read_as_dockerfile_lines() -> None:
     from imgkit.builder.weights import instruction
     assert instruction("/bin/sh -c imgkit-build-env pip install x") == "RUN imgkit-build-env pip install x"
     assert instruction("/bin/sh -c #(nop)  LABEL a=b") == "LABEL a=b"
+    # the legacy builder records the build arguments a RUN was given before its command
+    assert instruction("|1 SOURCE_DATE_EPOCH=1795659286 /bin/sh -c pip install x") == "RUN pip install x"
     assert instruction("RUN /bin/sh -c echo hi # buildkit") == "RUN /bin/sh -c echo hi # buildkit"

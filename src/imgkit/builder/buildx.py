@@ -29,15 +29,16 @@ import time
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Collection, Iterator, Mapping
+from typing import TYPE_CHECKING, Callable, Collection, Iterator
 
 from ..engine import Engine, ImageInfo
 from ..errors import BuildFailed, HostError, UsageError
 from ..interrupts import interrupt_sets
 from ..options import BuildOptions
-from ..render.bake import EXTRA_INDEX_VARIABLE, INDEX_VARIABLE, bake_target, target_name
+from ..render.bake import EXTRA_INDEX_VARIABLE, INDEX_VARIABLE, target_name
+from .bakeplan import plan_bake
 from .buildenv import BuildEnv
-from .epoch import ARG, build_epochs
+from .epoch import build_epochs
 from .freshness import Freshness, check_freshness
 from .outcome import BUILT, CANCELLED, FAILED, SKIPPED, UP_TO_DATE, WOULD_BUILD, Result, up_to_date
 
@@ -122,14 +123,6 @@ def slow_secret_steps_note(version: str) -> str | None:
             "images faster (the bundled slice in 0.82 to 0.86x the time: docs/building.md)")
 
 
-@dataclass(frozen=True)
-class BakePlan:
-    """What one bake builds: the targets (parents first), why each, and the document."""
-    build: tuple[str, ...]                 # tags, parents first
-    why: dict[str, str]
-    document: dict[str, object]
-
-
 def secrets_for(env: BuildEnv, ca_copy: Path | None = None) -> tuple[list[str], dict[str, str]]:
     """The bake `secret` entries for the build's trust settings, and the environment they
     read from (an index URL may hold credentials: never in the document). `ca_copy`: where
@@ -156,53 +149,6 @@ def write_ca_copy(env: BuildEnv, folder: Path) -> Path | None:
     copy = folder / "ca-bundle.pem"
     copy.write_bytes(env.files()["ca.pem"])
     return copy
-
-
-def plan_bake(contexts: list[Context], freshness: dict[str, Freshness], *, local_store: bool,
-              context_dir: Path, secrets: list[str], force: Callable[[str], bool],
-              epochs: Mapping[str, int] | None = None) -> BakePlan:
-    """Pure: which images the bake builds and the bake document for them. With the engine's
-    own store (`local_store`), up-to-date parents and bases are used from it; otherwise the
-    ancestors of what is stale are built too and each result is loaded into the engine.
-    `epochs`: tag -> its build date (builder/epoch.py)."""
-    by_tag = {c.target.tag: c for c in contexts}
-    why: dict[str, str] = {}
-    for context in contexts:                          # parents first
-        tag, parent = context.target.tag, context.target.parent
-        if force(tag):
-            why[tag] = "--force: no layer cache"
-        elif parent in why:
-            why[tag] = f"parent {parent} is rebuilt"
-        elif not freshness[tag].fresh:
-            why[tag] = freshness[tag].why
-    if not local_store:                               # the builder needs every parent built
-        for tag in list(why):
-            parent = by_tag[tag].target.parent
-            while parent in by_tag and parent not in why:
-                why[parent] = f"a parent of {tag} (the builder cannot see the engine's images)"
-                parent = by_tag[parent].target.parent
-    build = tuple(c.target.tag for c in contexts if c.target.tag in why)
-    targets: dict[str, object] = {}
-    for tag in build:
-        context = by_tag[tag]
-        below = context.target.parent or context.target.base
-        if context.target.parent in why:
-            source = f"target:{target_name(context.target.parent)}"
-        elif context.target.parent is None and not local_store:
-            release = context.target.os_release
-            source = f"docker-image://{release.image if release else below}"
-        else:
-            source = f"docker-image://{below}"
-        target = bake_target(context, source, secrets)
-        target["context"] = str(context_dir / context.dirname)
-        target |= {"no-cache": True} if force(tag) else {}
-        target |= {"args": {ARG: str(epochs[tag])}} if epochs and tag in epochs else {}
-        if not local_store:
-            target["output"] = ["type=docker"]
-        targets[target_name(tag)] = target
-    document = {"group": {"default": {"targets": [target_name(t) for t in build]}},
-                "target": targets}
-    return BakePlan(build, why, document)
 
 
 VERTEX = re.compile(r"#(\d+) (?:\d+\.\d+ )?(.*)")
@@ -293,26 +239,54 @@ class BakeBuilder:
         return driver_of(self.options.builder)
 
     def run(self, contexts: list[Context], freshness: dict[str, Freshness]) -> list[Result]:
-        local_store = self.driver == "docker"
-        workdir = Path(tempfile.mkdtemp(prefix="imgkit-bake-"))
-        try:
-            results = self._run(contexts, freshness, local_store, workdir, self._force)
-            if local_store and not self.cancel.is_set() and off_parent(self.engine, contexts, results):
-                # BuildKit keeps every result a step ever had (a --no-cache build adds one),
-                # and a child built in the bake with its parent may have taken another of
-                # them than the parent's own target did. Seen too with the parent taken from
-                # the engine's store while another build ran beside this one. Either way it
-                # stands on layers its parent's tag does not have, and the next build would
-                # make it again. Built once more on the parent as tagged (once: a child still
-                # astray after that is left to the next build), it is up to date for it.
-                again = check_freshness(self.engine, [c.stamp for c in contexts])
-                shutil.rmtree(workdir, ignore_errors=True)
-                workdir.mkdir()
-                redone = self._run(contexts, again, local_store, workdir, lambda _: False)
+        if self.driver == "docker":
+            results = self._by_level(contexts, freshness, self._force)
+            if not self.cancel.is_set() and off_parent(self.engine, contexts, results):
+                # seen beside another build: BuildKit gave a child another result of its
+                # parent's step than the parent's tag has; built once more on the tag
+                redone = self._by_level(contexts, check_freshness(
+                    self.engine, [c.stamp for c in contexts]), lambda _: False)
                 results = [r2 if r2.status != UP_TO_DATE else r1 for r1, r2 in zip(results, redone)]
             return results
+        workdir = Path(tempfile.mkdtemp(prefix="imgkit-bake-"))
+        try:
+            return self._run(contexts, freshness, False, workdir, self._force)
         finally:
             shutil.rmtree(workdir, ignore_errors=True)
+
+    def _by_level(self, contexts: list[Context], freshness: dict[str, Freshness],
+                  force: Callable[[str], bool]) -> list[Result]:
+        """The engine's own BuildKit: a bake per level of the chains, parents first, each
+        image built on its parent as the engine holds it once built, as a later build of a
+        child alone does. (An image built in one bake with its parent got layers that list
+        unchanged folders otherwise: BuildKit diffs it another way, and the same inputs
+        gave another image.)"""
+        depth: dict[str, int] = {}
+        for context in contexts:                              # parents first
+            depth[context.target.tag] = depth.get(context.target.parent or "", -1) + 1
+        results: dict[str, Result] = {}
+        for level in sorted(set(depth.values())):
+            batch, stale = [], {}
+            for context in (c for c in contexts if depth[c.target.tag] == level):
+                tag, parent = context.target.tag, context.target.parent or ""
+                done = results.get(parent)
+                if done is not None and done.status not in (BUILT, UP_TO_DATE, WOULD_BUILD):
+                    results[tag] = Result(tag, SKIPPED, reason=f"parent {parent} {done.status}")
+                    self.listener(tag, SKIPPED, results[tag].reason)
+                    continue
+                batch.append(context)
+                if done is not None and done.status in (BUILT, WOULD_BUILD):
+                    stale[tag] = Freshness(f"parent {parent} is rebuilt", freshness[tag].info)
+            if self.cancel.is_set():
+                break
+            now = freshness if level == 0 else check_freshness(self.engine, [c.stamp for c in batch])
+            workdir = Path(tempfile.mkdtemp(prefix="imgkit-bake-"))
+            try:
+                results |= {r.tag: r for r in self._run(batch, {**now, **stale}, True, workdir,
+                                                        force)}
+            finally:
+                shutil.rmtree(workdir, ignore_errors=True)
+        return [results.get(c.target.tag, Result(c.target.tag, CANCELLED)) for c in contexts]
 
     def _run(self, contexts: list[Context], freshness: dict[str, Freshness], local_store: bool,
              workdir: Path, force: Callable[[str], bool]) -> list[Result]:
@@ -337,7 +311,7 @@ class BakeBuilder:
         by_tag = {c.target.tag: c for c in contexts}
         progress = BakeProgress({target_name(t): t for t in plan.build},
                                 {t: by_tag[t].dockerfile for t in plan.build})
-        code = self._bake(bake_file, environ, progress)
+        code = self.bake(bake_file, environ, progress)
         for tag in plan.build:                              # parents first
             results[tag] = self._result(by_tag[tag], before[tag], progress, results, code)
             self.listener(tag, results[tag].status, results[tag].reason)
@@ -349,7 +323,7 @@ class BakeBuilder:
             raise KeyboardInterrupt
         return [results[c.target.tag] for c in contexts]
 
-    def _bake(self, bake_file: Path, environ: dict[str, str], progress: BakeProgress) -> int:
+    def bake(self, bake_file: Path, environ: dict[str, str], progress: BakeProgress) -> int:
         """Run the bake to its end (or stop it on Ctrl-C); returns its exit status."""
         command = [*buildx_command(self.options.builder), "bake", "--file", str(bake_file),
                    "--progress", "plain", "default"]

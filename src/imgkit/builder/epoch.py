@@ -1,5 +1,6 @@
 """The build date each image is built with (SOURCE_DATE_EPOCH): the date of the base its
-chain stands on, an input of the build, never the clock. BuildKit dates the image and its
+chain stands on (its config's: no file of it is newer), an input of the build, never the
+clock. BuildKit dates the image and its
 history with it; pip writes hash-checked bytecode under it; imgkit-normalise gives every
 file a step writes this time. So the same inputs give the same image (docs/reproducible.md)."""
 from __future__ import annotations
@@ -28,7 +29,8 @@ def build_epochs(engine: Engine, contexts: Iterable[Context]) -> dict[str, int]:
         if ref is None:
             continue
         if ref not in dates:
-            dates[ref] = engine.made_at(ref)
+            info = engine.image(ref)
+            dates[ref] = info.created if info is not None and info.created else None
         date = dates[ref]
         if date is not None:
             out[tag] = date

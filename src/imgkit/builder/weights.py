@@ -2,6 +2,7 @@
 the steps that weigh most (what to look at when a budget is exceeded)."""
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 from typing import Callable
 
@@ -52,8 +53,11 @@ def overruns(results: list[Result], stamps: list[Stamp]) -> list[Overrun]:
 
 def instruction(created_by: str) -> str:
     """The Dockerfile line behind a history entry (the classic builder records a RUN as
-    `/bin/sh -c ...` and other steps as `/bin/sh -c #(nop) ...`)."""
+    `/bin/sh -c ...`, after its build arguments, and other steps as `/bin/sh -c #(nop) ...`)."""
     text = " ".join(created_by.split())
+    count = re.match(r"\|(\d+) ", text)        # a RUN given build args: `|1 NAME=VALUE /bin/sh -c`
+    if count:
+        text = text[count.end():].split(" ", int(count.group(1)))[-1]
     if text.startswith("/bin/sh -c #(nop) "):
         return text[len("/bin/sh -c #(nop) "):]
     if text.startswith("/bin/sh -c "):

@@ -2,7 +2,10 @@
 `reference()` is docs/cli.md, made from it."""
 from __future__ import annotations
 
-from . import exports  # noqa: F401 - registers the `imgkit export` commands
+from . import (
+    exports,  # noqa: F401 - registers the `imgkit export` commands
+    rebuilds,  # noqa: F401 - registers `imgkit reproduce`
+)
 from .commands import app
 from .reference import reference
 

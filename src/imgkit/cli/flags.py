@@ -279,6 +279,11 @@ Tag = Annotated[list[str], typer.Option(
     "--tag", metavar="TAG", help="A tag to point at the digest in every destination, moved "
                                  "last (repeatable).")]
 
+# reproduce
+MatrixImage = Annotated[str, typer.Argument(
+    metavar="IMAGE", help="An image of the matrix, by its tag, built here before, e.g. "
+                          "paddle:2.6.2-gpu-cuda11.8-cudnn8.", show_default=False)]
+
 # size, sbom
 OneImage = Annotated[str, typer.Argument(
     metavar="IMAGE", help="A local image, e.g. paddle:2.6.2-gpu-cuda11.8-cudnn8.",

@@ -32,7 +32,8 @@ class Images(Client):
                                            if attrs.get(k)),
                          env=tuple((name, value) for name, _, value in
                                    (str(e).partition("=") for e in config.get("Env") or ())),
-                         digests=tuple(attrs.get("RepoDigests") or ()))
+                         digests=tuple(attrs.get("RepoDigests") or ()),
+                         created=seconds_of(str(attrs.get("Created") or "")))
 
     def known(self, ref: str, hint: str = "build it (imgkit build) or pull it first") -> ImageInfo:
         """What the engine says of `ref`; an image it does not hold is a usage error (exit 2)
@@ -175,3 +176,13 @@ class Images(Client):
             self.api.remove_image(ref, force=False, noprune=True)
         except docker.errors.NotFound:
             pass
+
+
+def seconds_of(created: str) -> int:
+    """An image's `Created` ("2026-11-26T02:14:46.123456789Z") in seconds; 0 for none."""
+    import datetime as dt
+    try:
+        when = dt.datetime.strptime(created[:19], "%Y-%m-%dT%H:%M:%S")
+    except ValueError:
+        return 0
+    return int(when.replace(tzinfo=dt.timezone.utc).timestamp())

@@ -16,6 +16,7 @@ class ImageInfo:
     platform: str = ""      # os/architecture[/variant] its config names, e.g. linux/arm64
     env: tuple[tuple[str, str], ...] = ()   # its config's ENV, in order
     digests: tuple[str, ...] = ()  # REPO@sha256:... it is known by in registries (RepoDigests)
+    created: int = 0        # its config's date, in seconds since the epoch (0: none given)
 
 
 @dataclass(frozen=True)

@@ -144,12 +144,18 @@ def _extension_variables(target: Target) -> dict[str, object] | None:
             "files": [(f"files/{source}", destination) for source, destination in extension.files]}
 
 
+# a family's step ($1, verbatim) with the build's trust settings, then imgkit-normalise
+STEP_THEN_NORMALISE = 'imgkit-build-env /bin/sh -ec "$1"\nimgkit-normalise'
+
+
 def _custom_variables(target: Target) -> dict[str, object]:
     """What _custom.j2 sets on a family's own image, quoted for the Dockerfile (JSON for
-    every value and argument list; a shell step runs in exec form, newlines and all)."""
+    every value and argument list; a shell step runs in exec form, newlines and all, and
+    imgkit-normalise ends it once imgkit-build-env has removed what it lent the step)."""
     custom = target.custom or Custom()
     made = custom.user if custom.user and custom.user.name != "root" else None
-    return {"run": [json.dumps(["imgkit-build-env", "/bin/sh", "-ec", step]) for step in custom.run],
+    return {"run": [json.dumps(["/bin/sh", "-ec", STEP_THEN_NORMALISE, "imgkit-step", step])
+                    for step in custom.run],
             "make_user": made, "user": target.user, "workdir": custom.workdir,
             "env": [(name, json.dumps(value, ensure_ascii=False)) for name, value in custom.env],
             "labels": [(name, json.dumps(value, ensure_ascii=False)) for name, value in custom.labels],

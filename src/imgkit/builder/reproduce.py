@@ -1,0 +1,204 @@
+"""`imgkit reproduce IMAGE`: build the image again from its recorded inputs (the matrix,
+templates and locks it was built from, on the same base) with BuildKit and no cache, under
+throwaway names, and compare: the same image id for every image of its chain, or the first
+layer that differs and the files that differ within it. The user's images are never touched:
+the throwaway names go, and with them whatever the rebuild made that nothing else uses.
+
+Exit 0: the same image; 1: it differs; 2: not an image of the matrix; 3: it cannot be
+rebuilt here (no BuildKit of the engine's own, an input gone: the image, its base, or the
+inputs it was built from no longer what the matrix says)."""
+from __future__ import annotations
+
+import json
+import secrets as random
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from .. import labels, platforms
+from ..console import console, print_warning, stderr_line
+from ..engine import Engine, connect
+from ..errors import EXIT_FAILED, EXIT_OK, HostError, UsageError
+from ..lock.files import read_locks, requirements
+from ..matrix.load import load_plan
+from ..matrix.plan import Plan, Target, lineage
+from ..options import BuildOptions
+from ..render.bake import bake_target, target_name
+from ..render.command import render_selection
+from ..render.contexts import Context, write_context
+from ..selection import Selection
+from .buildenv import build_env
+from .buildx import BakeBuilder, BakeProgress, driver_of, secrets_for, write_ca_copy
+from .epoch import ARG, build_epochs
+from .layerdiff import differences, first_difference, layer_entries
+
+SHOWN = 20          # differing files named per image
+
+
+@dataclass(frozen=True)
+class Compared:
+    tag: str
+    original: str       # image id
+    rebuilt: str        # image id, "" when the rebuild made none
+    layer: int | None = None     # first differing layer
+    files: tuple[str, ...] = ()
+
+    @property
+    def same(self) -> bool:
+        return self.original == self.rebuilt
+
+
+def chain_of(plan: Plan, image: str) -> list[Target]:
+    """The image and its parents, root first; exit 2 for an image the matrix lacks."""
+    by_tag = {t.tag: t for t in plan.targets}
+    if image not in by_tag:
+        raise UsageError(f"{image} is not an image of this matrix: reproduce builds an image "
+                         "again from the matrix's inputs", hint="`imgkit list` names them")
+    return list(reversed(list(lineage(by_tag[image], by_tag))))
+
+
+def floating_inputs(chain: list[Target], locks: dict[str, bytes]) -> list[str]:
+    """What another machine or another day would resolve differently: unlocked pip
+    requirements, an unlocked apt step, a base made from a moving mirror."""
+    floats = []
+    for target in chain:
+        if target.tag in locks:
+            continue
+        if target.layer == "python":
+            floats.append(f"{target.tag}: apt installs what the mirror holds that day (no lock)")
+        elif requirements(target):
+            floats.append(f"{target.tag}: pip resolves {', '.join(requirements(target)[:3])}"
+                          f"{' ...' if len(requirements(target)) > 3 else ''} on the index "
+                          "that day (no lock)")
+    return floats
+
+
+def check_inputs(engine: Engine, contexts: list[Context]) -> str:
+    """The base's ref; exit 3 naming the input that is gone or that moved."""
+    base = contexts[0].target.base or ""
+    if engine.image(base) is None:
+        raise HostError(f"the base {base} is gone: the chain cannot be built on it again",
+                        hint="`imgkit build` makes or pulls it (a new base is a new input)")
+    for context in contexts:
+        info = engine.image(context.target.tag)
+        if info is None:
+            raise HostError(f"{context.target.tag} is not in the engine: nothing to compare",
+                            hint="build it first (imgkit build)")
+        built_from = info.labels.get(labels.INPUT_HASH, "")
+        if built_from != context.input_hash:
+            raise HostError(f"{context.target.tag} was built from other inputs ({built_from or 'unknown'}) "
+                            f"than the matrix gives now ({context.input_hash})",
+                            hint="check out the commit it was built from, or build it again")
+    return base
+
+
+def rebuild(engine: Engine, contexts: list[Context], epochs: dict[str, int], *, builder: str | None,
+            ca_bundle: str | None, index_url: str | None, names: dict[str, str]) -> int:
+    """Every image of the chain built anew under its throwaway name, one bake each, parents
+    first, each on its parent as the engine holds it (as `imgkit build` builds on an image
+    that is up to date: BuildKit's layers differ in what they list by where the parent
+    came from); the first failed bake's exit code, else 0."""
+    env = build_env(ca_bundle, index_url)
+    quiet = BakeBuilder(engine, BuildOptions(builder=builder), env, lambda *_: None)
+    for context in contexts:
+        workdir = Path(tempfile.mkdtemp(prefix="imgkit-reproduce-"))
+        try:
+            secrets, environ = secrets_for(env, write_ca_copy(env, workdir))
+            below = context.target.parent or context.target.base or ""
+            target = bake_target(context, f"docker-image://{names.get(below, below)}", secrets,
+                                 tag=names[context.target.tag])
+            target |= {"context": str(workdir / context.dirname), "no-cache": True}
+            tag = context.target.tag
+            target |= {"args": {ARG: str(epochs[tag])}} if tag in epochs else {}
+            write_context(context, workdir)
+            bake_file = workdir / "docker-bake.json"
+            name = target_name(context.target.tag)
+            bake_file.write_text(json.dumps({"group": {"default": {"targets": [name]}},
+                                             "target": {name: target}}, indent=2))
+            progress = BakeProgress({name: context.target.tag},
+                                    {context.target.tag: context.dockerfile})
+            code = quiet.bake(bake_file, environ, progress)
+            if code != 0:
+                if not quiet.cancel.is_set():
+                    stderr_line("the rebuild failed:\n" + "\n".join(progress.tail[-15:]))
+                return code
+        finally:
+            shutil.rmtree(workdir, ignore_errors=True)
+    return 0
+
+
+def compare(engine: Engine, tag: str, rebuilt_ref: str) -> Compared:
+    original, rebuilt = engine.image(tag), engine.image(rebuilt_ref)
+    if original is None or rebuilt is None:
+        return Compared(tag, original.id if original else "", "")
+    if original.id == rebuilt.id:
+        return Compared(tag, original.id, rebuilt.id)
+    index = first_difference(original.layers, rebuilt.layers)
+    if index is None or index >= min(len(original.layers), len(rebuilt.layers)):
+        return Compared(tag, original.id, rebuilt.id, index)   # the config alone, or a layer more
+    files = differences(layer_entries(engine, original.id, original.layers[index]),
+                        layer_entries(engine, rebuilt.id, rebuilt.layers[index]))
+    return Compared(tag, original.id, rebuilt.id, index, tuple(files))
+
+
+def remove_throwaways(engine: Engine, names: dict[str, str]) -> None:
+    """The throwaway names, children first, and what they alone named."""
+    for ref in reversed(list(names.values())):
+        info = engine.image(ref)
+        engine.untag(ref)
+        if info is not None:
+            engine.remove_if_unused(info.id)
+
+
+def say(line: str) -> None:
+    console().print(line, highlight=False, markup=False)
+
+
+def report(results: list[Compared]) -> None:
+    for result in results:
+        if result.same:
+            say(f"{result.tag}: the same image ({result.original[:19]})")
+            continue
+        say(f"{result.tag}: differs ({result.original[:19]} built, "
+                    f"{result.rebuilt[:19] or 'none'} rebuilt)")
+        if result.layer is not None:
+            say(f"  first layer that differs: {result.layer + 1}")
+        elif result.rebuilt:
+            say("  every layer is the same: the image's config differs")
+        for line in result.files[:SHOWN]:
+            say(f"    {line}")
+        if len(result.files) > SHOWN:
+            say(f"    ... and {len(result.files) - SHOWN} more")
+
+
+def reproduce(selection: Selection, image: str, *, builder: str | None = None,
+              ca_bundle: str | None = None, index_url: str | None = None) -> int:
+    plan = load_plan(selection)
+    chain = chain_of(plan, image)
+    wanted = {t.tag for t in chain}
+    contexts = [c for c in render_selection(selection, plan, buildkit=True,
+                                            platforms=(platforms.host(),))
+                if c.target.tag in wanted]
+    engine = connect()
+    if driver_of(builder) != "docker":
+        raise HostError("reproduce builds with the engine's own BuildKit (the `docker` driver), "
+                        "whose images it compares", hint="--builder default (`docker buildx ls` "
+                        "lists the builders and their drivers)")
+    base = check_inputs(engine, contexts)
+    for line in floating_inputs(chain, read_locks(selection.images, plan)):
+        print_warning(f"not reproducible elsewhere or later: {line}",
+                      hint="`imgkit lock` pins it (docs/reproducible.md)")
+    epochs = build_epochs(engine, contexts)
+    run = random.token_hex(4)
+    names = {c.target.tag: f"imgkit-reproduce/{target_name(c.target.tag)}:{run}" for c in contexts}
+    stderr_line(f"building {len(contexts)} image(s) again with no cache, on {base}")
+    try:
+        if rebuild(engine, contexts, epochs, builder=builder, ca_bundle=ca_bundle,
+                   index_url=index_url, names=names) != 0:
+            raise HostError(f"{image} could not be built again here", hint="the log above says why")
+        results = [compare(engine, c.target.tag, names[c.target.tag]) for c in contexts]
+    finally:
+        remove_throwaways(engine, names)
+    report(results)
+    return EXIT_OK if all(r.same for r in results) else EXIT_FAILED

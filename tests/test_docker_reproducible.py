@@ -1,0 +1,107 @@
+"""Same inputs, same image, on the real engine: the mini chain (python, the CUDA runtime)
+built again from nothing by `imgkit reproduce` is the same image; a step that writes the
+build time is named, its file and what differs; a base made twice by debootstrap is the
+same image; an input that moved is exit 3 before anything is built. Nothing is left."""
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from .helpers.images import MiniStack, mini_project
+
+pytestmark = pytest.mark.docker
+
+LEAK = """\
+family: leak
+extends: {family: mini}
+repository: NAMESPACE/leak
+tag: "{parent_tag}"
+files: {marker.txt: /opt/team/marker.txt}
+run: ["date +%s%N > /opt/built-at"]
+"""
+
+
+def reproduce(project: Path, namespace: str, image: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "imgkit", "reproduce", image, "--images",
+                           str(project / "images"), "--namespace", namespace],
+                          capture_output=True, text=True, timeout=900, cwd=project)
+
+
+def throwaways(engine) -> list[str]:
+    return [t for image in engine.client.images.list() for t in image.tags
+            if t.startswith("imgkit-reproduce/")]
+
+
+def test_the_mini_chain_built_again_from_nothing_is_the_same_image(engine, mini_stack: MiniStack,
+                                                                  namespace, tmp_path):
+    project = mini_project(tmp_path)
+    before = {tag: engine.image(tag).id for tag in (mini_stack.python, mini_stack.mini)}
+    done = reproduce(project, namespace, mini_stack.mini)
+    assert done.returncode == 0, done.stdout + done.stderr
+    for tag, image_id in before.items():
+        assert f"{tag}: the same image ({image_id[:19]})" in done.stdout
+        assert engine.image(tag).id == image_id            # the user's tags are untouched
+    assert "no lock" in done.stderr                        # what floats is said
+    assert throwaways(engine) == []
+
+
+def test_a_step_that_writes_the_build_time_is_named_with_its_file(engine, mini, namespace,
+                                                                  tmp_path):
+    project = mini_project(tmp_path)
+    (project / "images" / "leak.yaml").write_text(LEAK.replace("NAMESPACE", namespace))
+    (project / "images" / "marker.txt").write_text("the team's file\n")
+    built = subprocess.run([sys.executable, "-m", "imgkit", "build", "--images",
+                            str(project / "images"), "--namespace", namespace],
+                           capture_output=True, text=True, timeout=900, cwd=project)
+    assert built.returncode == 0, built.stdout + built.stderr
+    leak = f"{namespace}/leak:11.8-cudart-py3.11-bookworm"
+    done = reproduce(project, namespace, leak)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert f"{mini}: the same image" in done.stdout          # the file the team copies in too
+    assert f"{leak}: differs" in done.stdout
+    named = [line.strip() for line in done.stdout.splitlines() if line.startswith("    ")]
+    assert named == ["opt/built-at: content"], done.stdout   # same size, same time: content
+    assert throwaways(engine) == []
+
+
+def test_an_image_built_from_other_inputs_is_the_hosts_exit_3_before_any_build(
+        engine, mini, namespace, tmp_path):
+    project = mini_project(tmp_path)
+    python = project / "templates" / "python.Dockerfile.j2"
+    python.write_text(python.read_text().replace("chown imgkit:imgkit /workspace",
+                                                 "chown imgkit:imgkit /workspace && true"))
+    done = reproduce(project, namespace, mini)
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert "was built from other inputs" in done.stderr and "Traceback" not in done.stderr
+    other = reproduce(project, namespace, "nothing:1")
+    assert other.returncode == 2 and "is not an image of this matrix" in other.stderr
+
+
+def test_a_base_made_twice_by_debootstrap_is_the_same_image(engine, base_image, namespace):
+    from imgkit.builder.base import make_base, pick_mirror, pick_security_mirror
+    from imgkit.matrix import compat
+    bookworm = compat.load().os_release("bookworm")
+    mirror = pick_mirror("debian", {})
+    if mirror is None:
+        pytest.fail("no Debian mirror in the host's apt sources (the session's base needs one too)")
+    security = pick_security_mirror("debian", mirror, {})
+    refs = [f"{namespace}/made:{n}" for n in (1, 2)]
+    errors: list[BaseException] = []
+
+    def make(ref: str) -> None:
+        try:
+            make_base(engine, ref, bookworm, mirror, lambda _: None, security=security)
+        except BaseException as exc:       # noqa: BLE001 - handed to the test's thread
+            errors.append(exc)
+    threads = [threading.Thread(target=make, args=(ref,)) for ref in refs]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not errors, errors
+    first, second = (engine.image(ref) for ref in refs)
+    assert first.id == second.id and first.layers == second.layers
