@@ -36,6 +36,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Callable
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
@@ -248,6 +249,27 @@ def cold(cuda: str) -> None:
           f"{flat_disk / 1e9:.1f} GB: ratio {shared_disk / flat_disk:.2f}")
 
 
+def cold_slice(engine, tags: list[str], command: list[str],  # type: ignore[no-untyped-def]
+               env: dict[str, str] | None = None, cwd: str | None = None) -> float:
+    """`command`'s time from cold: no image of the slice and no build cache (the base kept)."""
+    for tag in reversed(tags):           # children first: no layer survives as a cache
+        engine.remove_image(tag)
+    subprocess.run(["docker", "buildx", "prune", "--all", "--force"], check=True,
+                   capture_output=True)
+    return timed(command, env=env, cwd=cwd)
+
+
+def alternated(rounds: int, first: Callable[[], float],
+               second: Callable[[], float]) -> tuple[list[float], list[float]]:
+    """Each side's times over `rounds`, which one goes first alternating round by round."""
+    times: tuple[list[float], list[float]] = ([], [])
+    for round_ in range(rounds):
+        order = (0, 1) if round_ % 2 == 0 else (1, 0)
+        for side in order:
+            times[side].append((first, second)[side]())
+    return times
+
+
 def engines(cuda: str, rounds: int) -> None:
     """Cold means: no image of the slice and no build cache, the base kept (both engines
     start from the same Debian image; making it is not building the matrix)."""
@@ -256,18 +278,10 @@ def engines(cuda: str, rounds: int) -> None:
     tags = [t.tag for t in plan.targets]
 
     def cold_build(extra: list[str]) -> float:
-        for tag in reversed(tags):       # children first: no layer survives as a cache
-            engine.remove_image(tag)
-        subprocess.run(["docker", "buildx", "prune", "--all", "--force"], check=True,
-                       capture_output=True)
-        return timed(imgkit_command() + ["build", "--cuda", cuda, *extra])
+        return cold_slice(engine, tags, imgkit_command() + ["build", "--cuda", cuda, *extra])
 
-    legacy: list[float] = []
-    buildkit: list[float] = []
-    for round_ in range(rounds):
-        sides = [(legacy, ["--engine", "docker"]), (buildkit, ["--engine", "buildx"])]
-        for times, extra in sides if round_ % 2 == 0 else reversed(sides):
-            times.append(cold_build(extra))
+    legacy, buildkit = alternated(rounds, lambda: cold_build(["--engine", "docker"]),
+                                  lambda: cold_build(["--engine", "buildx"]))
     print(f"cold build of the CUDA {cuda} slice ({len(tags)} images) by each engine, "
           f"{rounds} round(s), alternating")
     print(f"  docker-py legacy builder: {', '.join(f'{t:.0f} s' for t in legacy)}")
@@ -284,20 +298,11 @@ def trees(cuda: str, rounds: int, other: Path) -> None:
     tags = [t.tag for t in plan.targets]
 
     def cold_build(tree: Path) -> float:
-        for tag in reversed(tags):
-            engine.remove_image(tag)
-        subprocess.run(["docker", "buildx", "prune", "--all", "--force"], check=True,
-                       capture_output=True)
-        env = {**os.environ, "PYTHONPATH": str(tree / "src")}
-        return timed([sys.executable, "-m", "imgkit", "build", "--cuda", cuda, "--engine",
-                      "buildx"], env=env, cwd=str(tree))
+        return cold_slice(engine, tags, [sys.executable, "-m", "imgkit", "build", "--cuda", cuda,
+                                         "--engine", "buildx"],
+                          env={**os.environ, "PYTHONPATH": str(tree / "src")}, cwd=str(tree))
 
-    ours: list[float] = []
-    theirs: list[float] = []
-    for round_ in range(rounds):
-        sides = [(ours, ROOT), (theirs, other)]
-        for times, tree in sides if round_ % 2 == 0 else reversed(sides):
-            times.append(cold_build(tree))
+    ours, theirs = alternated(rounds, lambda: cold_build(ROOT), lambda: cold_build(other))
     print(f"cold build of the CUDA {cuda} slice ({len(tags)} images) with BuildKit, "
           f"{rounds} round(s), alternating")
     print(f"  this tree: {', '.join(f'{t:.0f} s' for t in ours)}")

@@ -8,7 +8,7 @@ import hashlib
 import io
 import tarfile
 from dataclasses import dataclass
-from typing import IO, TYPE_CHECKING, Iterable, Iterator
+from typing import IO, TYPE_CHECKING, Any, Callable, Iterable, Iterator
 
 if TYPE_CHECKING:
     from ..engine import Engine
@@ -129,19 +129,11 @@ def differences(ours: dict[str, Entry], theirs: dict[str, Entry]) -> list[str]:
         if a is None or b is None:
             lines.append(f"{path}: only in the {'rebuilt' if a is None else 'original'} image")
             continue
-        what = []
-        if a.kind != b.kind:
-            what.append(f"{a.kind} vs {b.kind}")
-        if a.mode != b.mode:
-            what.append(f"mode {a.mode:o} vs {b.mode:o}")
-        if a.owner != b.owner:
-            what.append(f"owner {a.owner} vs {b.owner}")
-        if a.size != b.size:
-            what.append(f"size {a.size} vs {b.size}")
-        if a.mtime != b.mtime:
-            what.append(f"time {_when(a.mtime)} vs {_when(b.mtime)}")
-        if a.target != b.target:
-            what.append(f"link {a.target} vs {b.target}")
+        fields: list[tuple[str, Callable[[Any], str], object, object]] = [
+            ("", str, a.kind, b.kind), ("mode", "{:o}".format, a.mode, b.mode),
+            ("owner", str, a.owner, b.owner), ("size", str, a.size, b.size),
+            ("time", _when, a.mtime, b.mtime), ("link", str, a.target, b.target)]
+        what = [f"{name} {show(x)} vs {show(y)}".lstrip() for name, show, x, y in fields if x != y]
         if a.sha256 != b.sha256 and a.size == b.size:
             what.append("content")
         kind = " (a whiteout: a file a lower layer holds, removed)" if a.kind == "whiteout" else ""
