@@ -153,3 +153,33 @@ def test_an_image_without_locks_says_what_floats() -> None:
     assert floats[0].startswith("imgkit/python:3.11-bookworm: apt installs what the mirror holds")
     assert requirements(chain[1])[0] in floats[1] and floats[1].endswith("on the index that day (no lock)")
     assert floating_inputs(chain, {t.tag: b"locked" for t in chain}) == []
+
+
+def test_an_input_gone_or_moved_is_named_before_anything_is_built() -> None:
+    from imgkit.builder.reproduce import check_inputs
+    from imgkit.engine import ImageInfo
+    from imgkit.errors import HostError
+    contexts = [c for c in render_contexts(Selection(ROOT / "images", cuda="11.8"))
+                if c.target.tag.startswith(("imgkit/python", "imgkit/cuda:11.8-runtime-py"))]
+    python, cuda = contexts
+    engine = FakeEngine()
+
+    def put(context: object, layers: tuple[str, ...], built_from: str | None = None) -> None:
+        tag, wanted = context.target.tag, context.input_hash  # type: ignore[attr-defined]
+        engine.images[tag] = ImageInfo(id=f"sha256:{tag}", tags=(tag,), layers=layers, size=1,
+                                       labels={"org.imgkit.input-hash": built_from or wanted})
+    with pytest.raises(HostError, match="the base imgkit/debian:bookworm is gone"):
+        check_inputs(engine, contexts)  # type: ignore[arg-type]
+    engine.images["imgkit/debian:bookworm"] = ImageInfo(
+        id="sha256:base", tags=(), labels={}, layers=("b",), size=1)
+    put(python, ("b", "p"))
+    with pytest.raises(HostError, match=f"{cuda.target.tag} is not in the engine"):
+        check_inputs(engine, contexts)  # type: ignore[arg-type]
+    put(cuda, ("b", "p", "c"), built_from="0" * 32)
+    with pytest.raises(HostError, match="was built from other inputs"):
+        check_inputs(engine, contexts)  # type: ignore[arg-type]
+    put(cuda, ("b", "p-old", "c"))                       # on a python layer rebuilt since
+    with pytest.raises(HostError, match=f"not built on the {python.target.tag} the engine holds"):
+        check_inputs(engine, contexts)  # type: ignore[arg-type]
+    put(cuda, ("b", "p", "c"))
+    assert check_inputs(engine, contexts) == "imgkit/debian:bookworm"  # type: ignore[arg-type]

@@ -68,9 +68,10 @@ def floating_inputs(chain: list[Target], locks: dict[str, bytes]) -> list[str]:
         if target.layer == "python":
             floats.append(f"{target.tag}: apt installs what the mirror holds that day (no lock)")
         elif requirements(target):
-            floats.append(f"{target.tag}: pip resolves {', '.join(requirements(target)[:3])}"
-                          f"{' ...' if len(requirements(target)) > 3 else ''} on the index "
-                          "that day (no lock)")
+            asked = requirements(target)
+            floats.append(f"{target.tag}: pip resolves {', '.join(asked[:3])}"
+                          f"{' ...' if len(asked) > 3 else ''} and what they need on the "
+                          "index that day (no lock)")
     return floats
 
 
@@ -80,16 +81,23 @@ def check_inputs(engine: Engine, contexts: list[Context]) -> str:
     if engine.image(base) is None:
         raise HostError(f"the base {base} is gone: the chain cannot be built on it again",
                         hint="`imgkit build` makes or pulls it (a new base is a new input)")
+    below = engine.image(base)
     for context in contexts:
-        info = engine.image(context.target.tag)
+        tag = context.target.tag
+        info = engine.image(tag)
         if info is None:
-            raise HostError(f"{context.target.tag} is not in the engine: nothing to compare",
+            raise HostError(f"{tag} is not in the engine: nothing to compare",
                             hint="build it first (imgkit build)")
         built_from = info.labels.get(labels.INPUT_HASH, "")
         if built_from != context.input_hash:
-            raise HostError(f"{context.target.tag} was built from other inputs ({built_from or 'unknown'}) "
+            raise HostError(f"{tag} was built from other inputs ({built_from or 'unknown'}) "
                             f"than the matrix gives now ({context.input_hash})",
                             hint="check out the commit it was built from, or build it again")
+        if below is not None and info.layers[:len(below.layers)] != below.layers:
+            raise HostError(f"{tag} is not built on the {context.target.parent or base} the "
+                            "engine holds now: it is out of date", hint="imgkit build, then "
+                            "reproduce what it built")
+        below = info
     return base
 
 
@@ -119,9 +127,10 @@ def rebuild(engine: Engine, contexts: list[Context], epochs: dict[str, int], *, 
             progress = BakeProgress({name: context.target.tag},
                                     {context.target.tag: context.dockerfile})
             code = quiet.bake(bake_file, environ, progress)
+            if quiet.cancel.is_set():
+                raise KeyboardInterrupt          # the throwaway names go on the way out
             if code != 0:
-                if not quiet.cancel.is_set():
-                    stderr_line("the rebuild failed:\n" + "\n".join(progress.tail[-15:]))
+                stderr_line("the rebuild failed:\n" + "\n".join(progress.tail[-15:]))
                 return code
         finally:
             shutil.rmtree(workdir, ignore_errors=True)
