@@ -196,6 +196,23 @@ def test_a_pipeline_without_gpus_says_so_in_every_verify_and_promote() -> None:
     assert all(c.endswith("--allow-gpu-unverified") for c in by_name["promote"].commands)
 
 
+@pytest.mark.parametrize("platform", ["github", "gitlab"])
+def test_a_project_that_gates_on_scans_fetches_the_advisories_before_each_attest(
+        platform: str) -> None:
+    """promote refuses an image with no signed scan in such a project: each verify job
+    fetches the day's advisories, and attest scans with them and signs the scan."""
+    plan = bundled_plan(cuda="11.8")
+    gating = pipeline_jobs(platform, generated(platform, plan, scans=True))
+    verifies = [job for job in gating.values() if any("imgkit attest" in c for c in job["commands"])]
+    assert verifies
+    for job in verifies:
+        commands = job["commands"]
+        attest = next(i for i, c in enumerate(commands) if c.startswith("imgkit attest"))
+        assert commands.index("imgkit scan --update-db") < attest
+    plain = pipeline_jobs(platform, generated(platform, plan))
+    assert not any("imgkit scan" in c for job in plain.values() for c in job["commands"])
+
+
 def test_a_slice_is_its_images_and_their_parents_only() -> None:
     found: list[Job] = jobs(bundled_plan(only=("paddle:*",)), settings())
     assert [j.name for j in found] == ["build-python-bookworm", "build-cuda11-8-bookworm",

@@ -131,6 +131,7 @@ class CiSettings:
     release_branch: str = ""           # whose pushes promote; "": main (GitHub), the default (GitLab)
     pages: bool = False                # the release branch's verdicts published as the site (Pages)
     compression: str = "gzip"          # the staged (so promoted) layers': gzip or zstd
+    scans: bool = False                # the project gates on scans (its vulnerability_db)
     root: Path | None = None           # the repository's root, where jobs run (None: here)
 
     @property

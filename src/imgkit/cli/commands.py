@@ -196,12 +196,12 @@ def attest(image: flags.RemoteImage, signing_key: flags.SigningKey = None,
            retry_for: flags.RetryFor = PUBLISH_DEFAULTS.retry_for, json_file: flags.Json = None,
            junit: flags.Junit = None, markdown: flags.Markdown = None,
            metrics: flags.Metrics = None, checks: flags.Checks = None) -> int:
-    """Verify a registry image and attach its verdict and SBOM next to the digest judged,
-    signed with cosign (what `imgkit promote` checks), with its kept `imgkit scan`.
+    """Verify a registry image; attach its verdict, SBOM and `imgkit scan` (made now where the
+    project names a vulnerability_db and none is kept) beside it, signed (promote checks).
 
     The same probe and checks as `imgkit verify`; the SBOM is read in the same container
     run. Exit codes as `imgkit verify`."""
-    from ..scan.record import vuln_predicate
+    from ..scan.command import kept_or_scanned
     from ..verify.attach import attest as run
     from ..verify.command import Outputs
     return run(image=image, options=VerifyOptions(
@@ -210,7 +210,7 @@ def attest(image: flags.RemoteImage, signing_key: flags.SigningKey = None,
         shm_size=docker_size("--shm-size", shm_size), checks=checks),
         outputs=Outputs(json_file, junit, markdown, metrics), candidates=candidates,
         from_report=from_report, retry_for=retry_for,
-        signer=signer_of(signing_key, keyless, tlog), scan_of=vuln_predicate)
+        signer=signer_of(signing_key, keyless, tlog), scan_of=kept_or_scanned)
 
 
 @command(PROVE, "Whether a registry image carries a signed, passing verdict.",
@@ -234,8 +234,8 @@ def check_signed(image: flags.RemoteImage, trusted_key: flags.TrustedKey = None,
 
 
 @command(PROVE, "Known vulnerabilities: a real scanner, offline, held to waivers.")
-def scan(image: flags.OneImage, db: flags.AdvisoryDb = None, fail_on: flags.FailOn = None,
-         json_file: flags.Json = None) -> int:
+def scan(image: flags.ScanImage = None, db: flags.AdvisoryDb = None, fail_on: flags.FailOn = None,
+         json_file: flags.Json = None, update_db: flags.UpdateDb = False) -> int:
     """Scan an image for known vulnerabilities with osv-scanner, offline, against the
     advisory database on disk; each finding at or above --fail-on fails unless the project's
     images/vulnerabilities.yaml waives it (a waiver that expired, or covers what a version
@@ -243,9 +243,9 @@ def scan(image: flags.OneImage, db: flags.AdvisoryDb = None, fail_on: flags.Fail
 
     Each scan is kept by image id: where the project names a database, publish needs a
     passing one (docs/vulnerabilities.md). Exit 0: nothing fails; 1: a finding or a waiver
-    fails; 2: bad input; 3: no engine, no scanner, no database, or the scanner failed."""
+    fails; 2: bad input; 3: no engine, scanner or database (see --update-db), or it failed."""
     from ..scan.command import scan as run
-    return run(image=image, db=db, fail_on=fail_on, json_file=json_file)
+    return run(image=image, db=db, fail_on=fail_on, json_file=json_file, update_db=update_db)
 
 
 @command(SHIP, "Push verified images to registries, by digest.")

@@ -405,6 +405,14 @@ FleetVerdicts = Annotated[Optional[Path], typer.Option(
     "--reference).")]
 
 # scan
+ScanImage = Annotated[Optional[str], typer.Argument(
+    metavar="IMAGE", help="A local image, e.g. paddle:2.6.2-gpu-cuda11.8-cudnn8 (left out with "
+                          "--update-db: the database is fetched, nothing is scanned).",
+    show_default=False)]
+UpdateDb = Annotated[bool, typer.Option(
+    "--update-db", help="First fetch osv.dev's advisory zips into the database folder, those "
+                        "missing or older than a day: PyPI's and those of the distributions "
+                        "the matrix builds on.")]
 AdvisoryDb = Annotated[Optional[Path], typer.Option(
     "--db", metavar="DIR", help="The advisory database: osv.dev's zips as DIR/osv-scalibr/"
     "<Ecosystem>/all.zip (default: IMGKIT_VULNERABILITY_DB, else the project file's "

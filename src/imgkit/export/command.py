@@ -68,6 +68,7 @@ def ci(selection: Selection, *, platform: str, registry: str | None, staging: st
                           verify_gpus=check_gpus(verify_gpus),
                           matrix_args=selection.matrix_args(), signing_key=signing_key,
                           trusted_key=trusted_key, locks=_locks_folder(selection),
+                          scans=setting_or(None, "vulnerability_db") is not None,
                           selection_args=(*(("--cuda", selection.cuda) if selection.cuda else ()),
                                           *(w for g in selection.only for w in ("--only", g))))
     command = ci_command(selection, platform, registry, staging, settings, out)

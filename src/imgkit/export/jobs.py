@@ -256,11 +256,13 @@ def _verify_job(tag: str, build: str, settings: CiSettings, platform: str = "",
     report = NAMED_AFTER_JOB[REPORT_VARIABLE].format(job=name)
     verdict = NAMED_AFTER_JOB[VERDICT_VARIABLE].format(job=name) if settings.pages else ""
     keep_verdict = (_cmd("mkdir", "-p", VERDICTS),) if verdict else ()
+    # a project that gates on scans: the day's advisories first (attest scans with them)
+    advisories = ("imgkit scan --update-db",) if settings.scans else ()
     return Job(
         name=name, kind="verify",
         title=f"verify {tag}" + (f" ({platform})" if other else ""), needs=(build,),
         reads=(build,),
-        script=(*keep_verdict, SPLIT_ON_PURPOSE,
+        script=(*keep_verdict, *advisories, SPLIT_ON_PURPOSE,
                 "imgkit attest $IMAGE "
                 + _cmd("--candidates", CANDIDATES) + " $PLATFORM_ARGS $CHECKS_ARGS "
                 + _cmd(*_signing(settings), "--gpus", settings.verify_gpus, "--junit")

@@ -12,12 +12,13 @@ from dataclasses import replace
 from pathlib import Path
 
 from ..console import stderr_line
-from ..engine import connect
+from ..engine import Engine, ImageInfo, connect
 from ..errors import EXIT_FAILED, EXIT_OK, HostError, UsageError
 from ..matrix.waivers import load_waivers, waivers_path
 from ..project import selection_from, setting_or
 from . import record, report, scanner
-from .findings import LEVELS, Scan, Unreadable, parse
+from .database import ecosystems_for, update
+from .findings import LEVELS, Finding, Scan, Unreadable, parse
 from .gate import FAILED, decide
 from .origin import layer_origins
 
@@ -41,29 +42,26 @@ def database_of(given: Path | None) -> Path:
     return found
 
 
-def scan(*, image: str, db: Path | None = None, fail_on: str | None = None,
-         json_file: Path | None = None, today: dt.date | None = None) -> int:
+def scan(*, image: str | None, db: Path | None = None, fail_on: str | None = None,
+         json_file: Path | None = None, today: dt.date | None = None,
+         update_db: bool = False) -> int:
+    """`update_db`: osv.dev's zips fetched into the database first (alone without IMAGE)."""
     threshold = threshold_of(fail_on)                        # bad: exit 2, first
-    waivers = load_waivers(waivers_path(selection_from().images))   # bad file: exit 2
+    if image is None and not update_db:
+        raise UsageError("imgkit scan needs an IMAGE", hint="or --update-db alone, to fetch the "
+                         "advisory database only")
+    waivers = load_waivers(waivers_path(selection_from().images)) if image else ()  # bad: exit 2
     database = database_of(db)
+    if update_db:
+        update(database, ecosystems_for(matrix_distros()), log=stderr_line)   # offline: exit 3
+    if image is None:                                        # --update-db alone
+        return EXIT_OK
     tool = scanner.find_scanner()                            # none: exit 3
     zips = scanner.database_zips(database)                   # none: exit 3
     engine = connect()                                       # unreachable: exit 3
     info = engine.known(image)
     started, wall_started = time.monotonic(), time.time()
-    with tempfile.TemporaryDirectory(prefix="imgkit-scan-") as work:
-        archive = Path(work) / "image.tar"
-        with archive.open("wb") as out:
-            for chunk in engine.save(info.id):
-                out.write(chunk)
-        raw = scanner.run(tool, archive, database, Path(work) / "osv.json")
-    try:
-        findings = parse(raw)
-    except Unreadable as exc:
-        raise HostError(f"osv-scanner's output is not what it writes: {exc}") from None
-    origins = layer_origins(engine, info)
-    findings = [replace(f, origin=origins[f.layer]) if f.layer is not None and f.layer < len(origins)
-                else f for f in findings]
+    findings = scanned(engine, info, tool, database)
     result = Scan(image=image, image_id=info.id, scanner=scanner.version_of(tool),
                   findings=tuple(findings))
     decision = decide(findings, waivers, threshold, today or dt.date.today())
@@ -88,6 +86,47 @@ def scan(*, image: str, db: Path | None = None, fail_on: str | None = None,
     stderr_line(f"scanned in {time.monotonic() - started:.1f} s against {database} "
                 f"({', '.join(ecosystems)}; newest file {age} days old)")
     return EXIT_FAILED if decision.failed else EXIT_OK
+
+
+def scanned(engine: Engine, info: ImageInfo, tool: Path, database: Path) -> list[Finding]:
+    """The scanner's findings in the image as the engine saves it, each with the layer (and
+    the image of its chain) that brought it."""
+    with tempfile.TemporaryDirectory(prefix="imgkit-scan-") as work:
+        archive = Path(work) / "image.tar"
+        with archive.open("wb") as out:
+            for chunk in engine.save(info.id):
+                out.write(chunk)
+        raw = scanner.run(tool, archive, database, Path(work) / "osv.json")
+    try:
+        findings = parse(raw)
+    except Unreadable as exc:
+        raise HostError(f"osv-scanner's output is not what it writes: {exc}") from None
+    origins = layer_origins(engine, info)
+    return [replace(f, origin=origins[f.layer]) if f.layer is not None and f.layer < len(origins)
+            else f for f in findings]
+
+
+def kept_or_scanned(image_id: str) -> bytes | None:
+    """What `imgkit attest` attaches: the scan kept for the image, as cosign's vuln
+    predicate; in a project that gates on scans (it names vulnerability_db), one made now
+    when none is kept. Its findings are printed; whether it passed travels in the predicate,
+    for publish, promote and check-signed to hold."""
+    kept = record.vuln_predicate(image_id)
+    if kept is None and setting_or(None, "vulnerability_db") is not None:
+        scan(image=image_id)
+        kept = record.vuln_predicate(image_id)
+    return kept
+
+
+def matrix_distros() -> set[str]:
+    """The distributions the project's images stand on (none where it has no matrix)."""
+    from ..errors import CompatError, SpecError
+    from ..matrix.load import load_plan
+    try:
+        plan = load_plan(selection_from())
+    except (UsageError, SpecError, CompatError):     # no matrix here, or one that does not load
+        return set()
+    return {t.os_release.distro for t in plan.targets if t.os_release is not None}
 
 
 def _age_days(zips: list[Path]) -> int | None:
