@@ -76,3 +76,4 @@ def test_history_entries_read_as_dockerfile_lines() -> None:
     # the legacy builder records the build arguments a RUN was given before its command
     assert instruction("|1 SOURCE_DATE_EPOCH=1795659286 /bin/sh -c pip install x") == "RUN pip install x"
     assert instruction("RUN /bin/sh -c echo hi # buildkit") == "RUN /bin/sh -c echo hi # buildkit"
+    assert instruction("RUN |1 SOURCE_DATE_EPOCH=1 /bin/sh -c echo hi") == "RUN /bin/sh -c echo hi"

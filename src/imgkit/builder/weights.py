@@ -51,13 +51,20 @@ def overruns(results: list[Result], stamps: list[Stamp]) -> list[Overrun]:
             and r.size > budgets[r.tag].size]
 
 
+def without_build_args(text: str) -> str:
+    """A RUN's history entry without the build arguments its builder records before the
+    command (`|1 SOURCE_DATE_EPOCH=... /bin/sh -c ...`; BuildKit's after `RUN `)."""
+    head = "RUN " if text.startswith("RUN |") else ""
+    count = re.match(r"\|(\d+) ", text[len(head):])
+    if count is None:
+        return text
+    return head + text[len(head) + count.end():].split(" ", int(count.group(1)))[-1]
+
+
 def instruction(created_by: str) -> str:
     """The Dockerfile line behind a history entry (the classic builder records a RUN as
     `/bin/sh -c ...`, after its build arguments, and other steps as `/bin/sh -c #(nop) ...`)."""
-    text = " ".join(created_by.split())
-    count = re.match(r"\|(\d+) ", text)        # a RUN given build args: `|1 NAME=VALUE /bin/sh -c`
-    if count:
-        text = text[count.end():].split(" ", int(count.group(1)))[-1]
+    text = without_build_args(" ".join(created_by.split()))
     if text.startswith("/bin/sh -c #(nop) "):
         return text[len("/bin/sh -c #(nop) "):]
     if text.startswith("/bin/sh -c "):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from dataclasses import asdict
 
+from ..builder.weights import without_build_args
 from ..console import stderr_line
 from .findings import Scan
 from .gate import BELOW, FAILED, WAIVED, Decision
@@ -53,7 +54,7 @@ def document(scan: Scan, decision: Decision, threshold: str, database: dict[str,
 
 def _short(step: str, width: int = 60) -> str:
     """A build step on one line, cut to width: enough to know it (RUN pip install ...)."""
-    flat = " ".join(step.replace(" # buildkit", "").split())
+    flat = without_build_args(" ".join(step.replace(" # buildkit", "").split()))
     return flat if len(flat) <= width else flat[:width - 3] + "..."
 
 
