@@ -23,11 +23,14 @@ class BakePlan:
 
 def plan_bake(contexts: list[Context], freshness: dict[str, Freshness], *, local_store: bool,
               context_dir: Path, secrets: list[str], force: Callable[[str], bool],
-              epochs: Mapping[str, int] | None = None) -> BakePlan:
+              epochs: Mapping[str, int] | None = None,
+              names: Mapping[str, str] | None = None) -> BakePlan:
     """Pure: which images the bake builds and the bake document for them. With the engine's
     own store (`local_store`), up-to-date parents and bases are used from it; otherwise the
     ancestors of what is stale are built too and each result is loaded into the engine.
-    `epochs`: tag -> its build date (builder/epoch.py)."""
+    `epochs`: tag -> its build date (builder/epoch.py); `names`: tag -> the name it is
+    tagged under instead, and taken from as a parent (`imgkit reproduce`'s throwaways)."""
+    names = names or {}
     by_tag = {c.target.tag: c for c in contexts}
     why: dict[str, str] = {}
     for context in contexts:                          # parents first
@@ -55,11 +58,13 @@ def plan_bake(contexts: list[Context], freshness: dict[str, Freshness], *, local
             release = context.target.os_release
             source = f"docker-image://{release.image if release else below}"
         else:
-            source = f"docker-image://{below}"
-        target = bake_target(context, source, secrets)
+            source = f"docker-image://{names.get(below or '', below)}"
+        target = bake_target(context, source, secrets, tag=names.get(tag))
         target["context"] = str(context_dir / context.dirname)
-        target |= {"no-cache": True} if force(tag) else {}
-        target |= {"args": {ARG: str(epochs[tag])}} if epochs and tag in epochs else {}
+        if force(tag):
+            target["no-cache"] = True
+        if epochs and tag in epochs:
+            target["args"] = {ARG: str(epochs[tag])}
         if not local_store:
             target["output"] = ["type=docker"]
         targets[target_name(tag)] = target

@@ -105,8 +105,10 @@ def release(version: str) -> tuple[int, ...]:
 
 def why_not_this_engine(version: str) -> str | None:
     """None when an engine of this version builds named contexts with its own BuildKit."""
-    return (f"engine {version.split('+')[0] or '(unknown)'}'s own BuildKit cannot build "
-            "named contexts (engine 23 or later can)") if release(version) < NAMED_CONTEXTS_ENGINE else None
+    if release(version) < NAMED_CONTEXTS_ENGINE:
+        return (f"engine {version.split('+')[0] or '(unknown)'}'s own BuildKit cannot build "
+                "named contexts (engine 23 or later can)")
+    return None
 
 
 # BuildKit 0.13 to 0.15.1 (engines 26.0 to 27.1) checksums a step's whole parent filesystem

@@ -29,7 +29,7 @@ from . import report
 from .base import ensure_base, parse_mirrors
 from .buildenv import BuildEnv, SecretServer, build_env
 from .buildx import BakeBuilder, slow_secret_steps_note, why_not_buildkit
-from .freshness import Freshness, check_freshness
+from .freshness import builds_something, check_freshness
 from .hostlock import one_build_at_a_time
 from .noop import base_days, plan_inputs, remember, summarize
 from .noopcache import fingerprint
@@ -258,11 +258,6 @@ def make_bases(engine: Engine, contexts: list[Context], source: str,
         ensure_base(engine, ref, bases[ref], source=source, mirrors=mirrors,
                     log=lambda m: err.print(f"[dim]base:[/] {m}"), platform=wants.get(ref))
     return replaced
-
-
-def builds_something(options: BuildOptions, freshness: dict[str, Freshness]) -> bool:
-    """Whether this run builds anything: not a dry run, and forced or something is stale."""
-    return not options.dry_run and (options.force or not all(f.fresh for f in freshness.values()))
 
 
 def run_builds(engine: Engine, contexts: list[Context], env: BuildEnv, options: BuildOptions,

@@ -1,8 +1,8 @@
 """The build date each image is built with (SOURCE_DATE_EPOCH): the date of the base its
 chain stands on (its config's: no file of it is newer), an input of the build, never the
-clock. BuildKit dates the image and its
-history with it; pip writes hash-checked bytecode under it; imgkit-normalise gives every
-file a step writes this time. So the same inputs give the same image (docs/reproducible.md)."""
+clock. BuildKit dates the image and its history with it; pip writes hash-checked bytecode
+under it; imgkit-normalise gives every file a step writes this time. So the same inputs
+give the same image (docs/reproducible.md)."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Iterable

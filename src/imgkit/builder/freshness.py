@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from .. import labels
 from ..engine import Engine, ImageInfo
+from ..options import BuildOptions
 from ..render.stamp import Stamp
 
 
@@ -55,3 +56,8 @@ def check_freshness(engine: Engine, stamps: list[Stamp],
                 why = ""
         out[stamp.tag] = Freshness(why, current)
     return out
+
+
+def builds_something(options: BuildOptions, freshness: dict[str, Freshness]) -> bool:
+    """Whether this run builds anything: not a dry run, and forced or something is stale."""
+    return not options.dry_run and (options.force or not all(f.fresh for f in freshness.values()))

@@ -24,13 +24,15 @@ from ..lock.files import read_locks, requirements
 from ..matrix.load import load_plan
 from ..matrix.plan import Plan, Target, lineage
 from ..options import BuildOptions
-from ..render.bake import bake_target, target_name
+from ..render.bake import target_name
 from ..render.command import render_selection
 from ..render.contexts import Context, write_context
 from ..selection import Selection
+from .bakeplan import plan_bake
 from .buildenv import build_env
 from .buildx import BakeBuilder, BakeProgress, driver_of, secrets_for, write_ca_copy
-from .epoch import ARG, build_epochs
+from .epoch import build_epochs
+from .freshness import Freshness
 from .layerdiff import differences, first_difference, layer_entries
 
 SHOWN = 20          # differing files named per image
@@ -78,10 +80,10 @@ def floating_inputs(chain: list[Target], locks: dict[str, bytes]) -> list[str]:
 def check_inputs(engine: Engine, contexts: list[Context]) -> str:
     """The base's ref; exit 3 naming the input that is gone or that moved."""
     base = contexts[0].target.base or ""
-    if engine.image(base) is None:
+    below = engine.image(base)
+    if below is None:
         raise HostError(f"the base {base} is gone: the chain cannot be built on it again",
                         hint="`imgkit build` makes or pulls it (a new base is a new input)")
-    below = engine.image(base)
     for context in contexts:
         tag = context.target.tag
         info = engine.image(tag)
@@ -93,7 +95,7 @@ def check_inputs(engine: Engine, contexts: list[Context]) -> str:
             raise HostError(f"{tag} was built from other inputs ({built_from or 'unknown'}) "
                             f"than the matrix gives now ({context.input_hash})",
                             hint="check out the commit it was built from, or build it again")
-        if below is not None and info.layers[:len(below.layers)] != below.layers:
+        if info.layers[:len(below.layers)] != below.layers:
             raise HostError(f"{tag} is not built on the {context.target.parent or base} the "
                             "engine holds now: it is out of date", hint="imgkit build, then "
                             "reproduce what it built")
@@ -113,19 +115,14 @@ def rebuild(engine: Engine, contexts: list[Context], epochs: dict[str, int], *, 
         workdir = Path(tempfile.mkdtemp(prefix="imgkit-reproduce-"))
         try:
             secrets, environ = secrets_for(env, write_ca_copy(env, workdir))
-            below = context.target.parent or context.target.base or ""
-            target = bake_target(context, f"docker-image://{names.get(below, below)}", secrets,
-                                 tag=names[context.target.tag])
-            target |= {"context": str(workdir / context.dirname), "no-cache": True}
             tag = context.target.tag
-            target |= {"args": {ARG: str(epochs[tag])}} if tag in epochs else {}
+            plan = plan_bake([context], {tag: Freshness("reproduce", None)}, local_store=True,
+                             context_dir=workdir, secrets=secrets, force=lambda _: True,
+                             epochs=epochs, names=names)
             write_context(context, workdir)
             bake_file = workdir / "docker-bake.json"
-            name = target_name(context.target.tag)
-            bake_file.write_text(json.dumps({"group": {"default": {"targets": [name]}},
-                                             "target": {name: target}}, indent=2))
-            progress = BakeProgress({name: context.target.tag},
-                                    {context.target.tag: context.dockerfile})
+            bake_file.write_text(json.dumps(plan.document, indent=2))
+            progress = BakeProgress({target_name(tag): tag}, {tag: context.dockerfile})
             code = quiet.bake(bake_file, environ, progress)
             if quiet.cancel.is_set():
                 raise KeyboardInterrupt          # the throwaway names go on the way out

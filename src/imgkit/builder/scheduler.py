@@ -15,7 +15,7 @@ from ..errors import BuildFailed, Cancelled
 from ..interrupts import interrupt_sets
 from ..options import BuildOptions
 from .epoch import ARG, build_epochs
-from .freshness import Freshness, check_freshness
+from .freshness import Freshness, builds_something, check_freshness
 from .outcome import BUILT, CANCELLED, FAILED, SKIPPED, UP_TO_DATE, WOULD_BUILD, Result, up_to_date
 
 if TYPE_CHECKING:
@@ -82,8 +82,7 @@ class Builder:
         if freshness is None:
             freshness = check_freshness(self.engine, [c.stamp for c in contexts])
         by_tag = {c.target.tag: c for c in contexts}
-        if not self.options.dry_run and not all(f.fresh for f in freshness.values()) \
-                or self.options.force:
+        if builds_something(self.options, freshness):
             self.epochs = build_epochs(self.engine, contexts)
         results: dict[str, Result] = {}
         pending = dict(by_tag)
