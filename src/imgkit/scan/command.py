@@ -13,7 +13,7 @@ from pathlib import Path
 
 from ..console import stderr_line
 from ..engine import Engine, ImageInfo, connect
-from ..errors import EXIT_FAILED, EXIT_OK, HostError, UsageError
+from ..errors import EXIT_FAILED, EXIT_OK, CompatError, HostError, SpecError, UsageError
 from ..matrix.waivers import load_waivers, waivers_path
 from ..project import selection_from, setting_or
 from . import record, report, scanner
@@ -120,7 +120,6 @@ def kept_or_scanned(image_id: str) -> bytes | None:
 
 def matrix_distros() -> set[str]:
     """The distributions the project's images stand on (none where it has no matrix)."""
-    from ..errors import CompatError, SpecError
     from ..matrix.load import load_plan
     try:
         plan = load_plan(selection_from())

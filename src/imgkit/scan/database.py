@@ -12,9 +12,8 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from ..errors import HostError
-from .scanner import DB_LAYOUT
+from .scanner import DB_HOST, DB_LAYOUT
 
-SOURCE = "https://osv-vulnerabilities.storage.googleapis.com"
 SOURCE_ENV = "IMGKIT_OSV_SOURCE"     # a mirror of osv.dev's bucket (its <Ecosystem>/all.zip)
 FRESH_FOR = 86400.0
 TIMEOUT = 120
@@ -33,7 +32,7 @@ def update(db: Path, ecosystems: Iterable[str], *, log: Callable[[str], None],
            now: float | None = None) -> list[str]:
     """Fetch each ecosystem's zip that `db` lacks or holds from more than a day ago; the
     ecosystems fetched. No answer from the source is exit 3, naming it."""
-    source = os.environ.get(SOURCE_ENV, SOURCE).rstrip("/")
+    source = os.environ.get(SOURCE_ENV, DB_HOST).rstrip("/")
     when = time.time() if now is None else now
     fetched = []
     for ecosystem in ecosystems:

@@ -19,7 +19,8 @@ MODULE = "github.com/google/osv-scanner/v2"
 BUILD = (f"GOTOOLCHAIN=go1.27.3 go install {MODULE}/cmd/osv-scanner@{PINNED}"
          " (or .ci/build-scanner.sh in imgkit's repository)")
 DB_LAYOUT = "osv-scalibr"          # where osv-scanner 2.6 reads DIR/osv-scalibr/<Ecosystem>/all.zip
-DB_SOURCE = "https://osv-vulnerabilities.storage.googleapis.com/<Ecosystem>/all.zip"
+DB_HOST = "https://osv-vulnerabilities.storage.googleapis.com"   # osv.dev's bucket
+DB_SOURCE = DB_HOST + "/<Ecosystem>/all.zip"
 TIMEOUT = 900
 
 
@@ -50,8 +51,8 @@ def database_zips(db: Path) -> dict[str, Path]:
     held = {p.parent.name: p for p in sorted((db / DB_LAYOUT).glob("*/all.zip"))}
     if not held:
         raise HostError(f"no advisory database at {db} (looked for {db}/{DB_LAYOUT}/<Ecosystem>/all.zip)",
-                        hint=f"fetch each ecosystem's zip from osv.dev into it: {fetch_command(db)} "
-                             "(docs/vulnerabilities.md)")
+                        hint=f"fetch it: imgkit scan --update-db --db {db}; offline, copy "
+                             f"osv.dev's zips in as {fetch_command(db)} does (docs/vulnerabilities.md)")
     return held
 
 
