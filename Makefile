@@ -41,6 +41,15 @@ scanner-background:
 	@mkdir -p $(TOOLS) && echo building > $(TOOLS)/osv-scanner.status
 	@nohup bash .ci/build-scanner.sh > $(TOOLS)/build-scanner.out 2>&1 &
 
+podman:               ## Podman 5.7, pinned, built from its Go module; its API served rootful and rootless (needs root)
+	bash .ci/setup-podman.sh
+
+# The same for Podman (about two minutes of compiling): only tests/test_podman.py waits for
+# it (tests/helpers/podman.py).
+podman-background:
+	@mkdir -p $(TOOLS) && echo building > $(TOOLS)/podman.status
+	@nohup bash .ci/setup-podman.sh > $(TOOLS)/setup-podman.out 2>&1 &
+
 build: host setup     ## the main job: build the CUDA $(CUDA) slice of the bundled matrix
 	$(BIN)/imgkit build --cuda $(CUDA)
 
@@ -60,10 +69,10 @@ build: host setup     ## the main job: build the CUDA $(CUDA) slice of the bundl
 PYTEST = PYTHONDONTWRITEBYTECODE= PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/pytest -q
 
 test:                 ## every test, the real Docker engine included
-	@$(MAKE) --no-print-directory scanner-background
+	@$(MAKE) --no-print-directory scanner-background podman-background
 	@$(MAKE) --no-print-directory -j2 --output-sync=target test-tools setup-test
 	$(PYTEST) -n 2 --dist loadfile
-	@cat $(TOOLS)/build-scanner.out 2>/dev/null || true
+	@cat $(TOOLS)/build-scanner.out $(TOOLS)/setup-podman.out 2>/dev/null || true
 
 test-fast: setup-test ## only the tests that need no Docker engine, on every core
 	$(PYTEST) -m "not docker" -n auto --dist loadfile

@@ -23,8 +23,10 @@ command -v chromedriver >/dev/null 2>&1 || missing+=(chromium-driver)
 command -v update-binfmts >/dev/null 2>&1 || missing+=(binfmt-support)
 if [ "${#missing[@]}" -gt 0 ]; then
   echo "setup-test-tools: installing ${missing[*]}"
-  $SUDO apt-get update -q
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
+  # one apt at a time: .ci/setup-podman.sh may be installing beside this
+  $SUDO flock /run/imgkit-apt.lock apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $SUDO flock /run/imgkit-apt.lock apt-get install -y -q \
+    --no-install-recommends "${missing[@]}"
 fi
 
 # QEMU's handler for arm64 programs, registered with the F flag (the interpreter is opened
@@ -46,7 +48,8 @@ if ! command -v cosign >/dev/null 2>&1; then
   echo "setup-test-tools: installing cosign from Debian 13 (trixie)"
   debs=$(mktemp -d)
   bash "$(dirname "$0")/debian-debs.sh" trixie "$debs" cosign
-  $SUDO dpkg -i "$debs"/cosign_*.deb
+  DEBIAN_FRONTEND=noninteractive $SUDO flock /run/imgkit-apt.lock apt-get install -y -q \
+    --no-install-recommends "$(ls "$debs"/cosign_*.deb)"
   rm -rf "$debs"
 fi
 echo "setup-test-tools: cosign $(dpkg-query -W -f='${Version}' cosign 2>/dev/null || cosign version 2>&1 | grep -m1 GitVersion)"

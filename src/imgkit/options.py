@@ -22,18 +22,20 @@ class BuildOptions:
     keep_parents: bool = False      # with force: only the images --cuda/--only name
     dry_run: bool = False           # say what would be built; build nothing
     engine: str = "auto"            # docker: docker-py's builder; buildx: `docker buildx bake`;
-                                    # auto: buildx where the engine's BuildKit can build the plan
+                                    # podman: Podman's builder through its API; auto: podman
+                                    # on Podman, else buildx where BuildKit can build the plan
     builder: str | None = None      # with buildx: the builder to use (default: buildx's own)
     refresh_base: bool = False      # make every base OS image again (the chain rebuilds on it)
 
     def __post_init__(self) -> None:
         if self.keep_parents and not self.force:
             raise UsageError("--keep-parents only says what --force rebuilds", hint="add --force")
-        if self.engine not in ("auto", "docker", "buildx"):
+        if self.engine not in ("auto", "docker", "buildx", "podman"):
             raise UsageError(f"--engine {self.engine}: unknown build engine",
-                             hint="auto, docker or buildx")
-        if self.builder is not None and self.engine == "docker":
-            raise UsageError("--builder names a buildx builder", hint="leave out --engine docker")
+                             hint="auto, docker, buildx or podman")
+        if self.builder is not None and self.engine in ("docker", "podman"):
+            raise UsageError("--builder names a buildx builder",
+                             hint=f"leave out --engine {self.engine}")
 
 
 @dataclass(frozen=True)

@@ -54,7 +54,8 @@ class FakeEngine:
 
     def build(self, context_dir: Path, label: str, *, extra_hosts: dict[str, str],
               on_line: Callable[[str], None], cancel: threading.Event, nocache: bool = False,
-              buildargs: dict[str, str] | None = None) -> str:
+              buildargs: dict[str, str] | None = None,
+              secrets: dict[str, bytes] | None = None) -> str:
         self._note("build without cache" if nocache else "build", label)
         self.buildargs[label] = dict(buildargs or {})
         if not (context_dir / "Dockerfile").is_file():

@@ -27,6 +27,9 @@ if TYPE_CHECKING:
 HOST_SUFFIX = ".imgkit-build-settings"   # the helper finds <token><suffix> in /etc/hosts
 PORT = 47419  # fixed: the helper in the image knows it, and it is not part of any cache key
 DEFAULT_CA_BUNDLE = Path("/etc/ssl/certs/ca-certificates.crt")
+# the BuildKit form's secret mount ids (render/contexts.py SECRET_MOUNTS) of each file
+SECRET_IDS = {"ca.pem": "imgkit-ca-bundle", "index-url": "imgkit-index-url",
+              "extra-index-url": "imgkit-extra-index-url"}
 
 
 @dataclass(frozen=True)
@@ -47,6 +50,11 @@ class BuildEnv:
         if self.extra_index_url:
             out["extra-index-url"] = self.extra_index_url.encode()
         return out
+
+    def secret_mounts(self) -> dict[str, bytes]:
+        """The files as the BuildKit form's secret mounts name them (id -> content), for a
+        builder that takes secrets with the build (Podman's)."""
+        return {SECRET_IDS[name]: content for name, content in self.files().items()}
 
 
 def build_env(ca_bundle: str | None, index_url: str | None,

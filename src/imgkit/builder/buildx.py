@@ -83,6 +83,14 @@ def driver_of(builder: str | None) -> str:
 NAMED_CONTEXTS_ENGINE = (23, 0)
 
 
+def refuse_podman(engine: Engine, what: str, hint: str) -> None:
+    """BuildKit builds into a Docker engine (buildx drives the docker CLI's context, which
+    is never Podman's own socket): `what` cannot run on Podman."""
+    if engine.product() == "podman":
+        raise HostError(f"{what} builds with BuildKit (`docker buildx`), into a Docker engine, "
+                        "and this engine is Podman", hint=hint)
+
+
 def why_not_buildkit(engine: Engine, builder: str | None) -> str | None:
     """None when `docker buildx bake` can build the plan here; else why not, in words (what
     `--engine auto` falls back to the engine's legacy builder for). A --builder that does

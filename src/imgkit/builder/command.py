@@ -28,7 +28,7 @@ from ..selection import Selection
 from . import report
 from .base import ensure_base, parse_mirrors
 from .buildenv import BuildEnv, SecretServer, build_env
-from .buildx import BakeBuilder, slow_secret_steps_note, why_not_buildkit
+from .buildx import BakeBuilder, refuse_podman, slow_secret_steps_note, why_not_buildkit
 from .freshness import builds_something, check_freshness
 from .hostlock import one_build_at_a_time
 from .noop import base_days, plan_inputs, remember, summarize
@@ -59,7 +59,7 @@ def build(selection: Selection, *, options: BuildOptions, verbose: bool = False,
     # BuildKit takes the trust settings as secret mounts: auto renders its form first
     contexts = render_selection(selection, plan, buildkit=options.engine != "docker",
                                 platforms=wanted)             # stale lock: exit 2
-    engine = connect()                                        # unreachable: exit 3
+    engine = connect(chosen=options.engine)                   # unreachable: exit 3
     options, legacy_why = chosen_engine(engine, options)      # auto: BuildKit where it can
     if legacy_why:
         contexts = render_selection(selection, plan, platforms=wanted)   # the legacy form
@@ -105,8 +105,19 @@ def reported(engine: Engine, results: list[Result], contexts: list[Context], sta
 
 
 def chosen_engine(engine: Engine, options: BuildOptions) -> tuple[BuildOptions, str]:
-    """`--engine auto`: BuildKit (one `docker buildx bake`) where it can build the plan here,
-    else the engine's legacy builder and why ("" when none was chosen for it)."""
+    """`--engine auto`: Podman's own builder on Podman; else BuildKit (one `docker buildx
+    bake`) where it can build the plan here, else the engine's legacy builder and why (""
+    when none was chosen for it)."""
+    on_podman = engine.product() == "podman"
+    if options.engine == "docker" and on_podman:
+        raise HostError("--engine docker drives Docker's legacy builder, and this engine is "
+                        "Podman", hint="leave --engine out, or say --engine podman: Podman's "
+                        "own builder builds imgkit's contexts")
+    if options.engine == "auto" and on_podman:
+        return replace(options, engine="podman"), ""
+    if options.engine == "buildx":
+        refuse_podman(engine, "--engine buildx", "leave --engine out: on Podman, imgkit build "
+                      "uses Podman's own builder (docs/runtimes.md)")
     if options.engine != "auto":
         return options, ""
     why = why_not_buildkit(engine, options.builder)
@@ -263,13 +274,15 @@ def make_bases(engine: Engine, contexts: list[Context], source: str,
 def run_builds(engine: Engine, contexts: list[Context], env: BuildEnv, options: BuildOptions,
                listen: Listener, forced: Collection[str] | None = None,
                legacy_why: str = "") -> list[Result]:
-    """Every context through the scheduler, with the build-settings server up while
-    something is really built (and, when auto chose this builder, why it did)."""
+    """Every context through the scheduler: the legacy builder with the build-settings
+    server up while something is really built (and, when auto chose it, why), Podman's
+    builder with the settings as secret mounts."""
     freshness = check_freshness(engine, [c.stamp for c in contexts])
     builds = builds_something(options, freshness)
+    podman = options.engine == "podman"       # its builder takes the settings as secrets
     with (one_build_at_a_time(stderr_line) if builds else nullcontext()), \
-            SecretServer(env if builds else BuildEnv(),
-                         engine.bridge_gateway() if builds else "") as server:
+            SecretServer(env if builds and not podman else BuildEnv(),
+                         engine.bridge_gateway() if builds and not podman else "") as server:
         if builds and legacy_why:
             stderr_line(f"the engine's legacy builder builds: {legacy_why} (BuildKit builds "
                         "the bundled slice in 0.6 to 0.8x the time: docs/building.md)")
@@ -278,8 +291,8 @@ def run_builds(engine: Engine, contexts: list[Context], env: BuildEnv, options: 
             if stale:
                 stderr_line(f"removed {stale} stopped build step container(s) an "
                             "interrupted build left")
-        return Builder(engine, options, server.extra_hosts, listen, forced).run(
-            contexts, freshness)
+        return Builder(engine, options, server.extra_hosts, listen, forced,
+                       env.secret_mounts() if podman else None).run(contexts, freshness)
 
 
 def run_bake(engine: Engine, contexts: list[Context], env: BuildEnv, options: BuildOptions,

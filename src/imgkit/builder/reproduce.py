@@ -30,7 +30,7 @@ from ..render.contexts import Context, write_context
 from ..selection import Selection
 from .bakeplan import plan_bake
 from .buildenv import build_env
-from .buildx import BakeBuilder, BakeProgress, driver_of, secrets_for, write_ca_copy
+from .buildx import BakeBuilder, BakeProgress, driver_of, refuse_podman, secrets_for, write_ca_copy
 from .epoch import build_epochs
 from .freshness import Freshness
 from .layerdiff import differences, first_difference, layer_entries
@@ -187,6 +187,8 @@ def reproduce(selection: Selection, image: str, *, builder: str | None = None,
                                             platforms=(platforms.host(),))
                 if c.target.tag in wanted]
     engine = connect()
+    refuse_podman(engine, "imgkit reproduce", "run it where a Docker engine holds the image "
+                  "(docs/reproducible.md): Podman's builder is not one it compares with")
     if driver_of(builder) != "docker":
         raise HostError("reproduce builds with the engine's own BuildKit (the `docker` driver), "
                         "whose images it compares", hint="--builder default (`docker buildx ls` "

@@ -26,11 +26,15 @@ Listener = Callable[[str, str, str], None]  # (tag, event, text)
 
 class Builder:
     def __init__(self, engine: Engine, options: BuildOptions, extra_hosts: dict[str, str],
-                 listener: Listener, forced: Collection[str] | None = None) -> None:
-        """`forced`: with options.force, the tags rebuilt without cache (None: every one)."""
+                 listener: Listener, forced: Collection[str] | None = None,
+                 secrets: dict[str, bytes] | None = None) -> None:
+        """`forced`: with options.force, the tags rebuilt without cache (None: every one).
+        `secrets`: the build's secret mounts, for Podman's builder (None: the legacy
+        builder, which reads the settings from `extra_hosts`' server)."""
         self.engine = engine
         self.options = options
         self.extra_hosts = extra_hosts
+        self.secrets = secrets
         self.listener = listener
         self.forced = forced
         self.cancel = threading.Event()
@@ -59,7 +63,7 @@ class Builder:
             image_id = self.engine.build(
                 path, tag, extra_hosts=self.extra_hosts, cancel=self.cancel, nocache=nocache,
                 buildargs={ARG: str(self.epochs[tag])} if tag in self.epochs else {},
-                on_line=lambda line: self.listener(tag, "log", line))
+                on_line=lambda line: self.listener(tag, "log", line), secrets=self.secrets)
             if self.cancel.is_set():  # finished while stopping: do not tag it
                 self.engine.remove_if_unused(image_id)
                 return Result(tag, CANCELLED, time.monotonic() - start)

@@ -138,11 +138,12 @@ Mirror = Annotated[Optional[list[str]], typer.Option(
     help="The distro mirror debootstrap makes a base from when no registry answers: URL, "
          "DISTRO=URL or DISTRO-security=URL (repeatable; default: the host's apt sources).")]
 BuildEngine = Annotated[str, typer.Option(
-    "--engine", metavar="auto|docker|buildx", envvar="IMGKIT_ENGINE",
+    "--engine", metavar="auto|docker|buildx|podman", envvar="IMGKIT_ENGINE",
     help="buildx: one `docker buildx bake` on a BuildKit builder, the CA bundle and index as "
-         "build secrets; docker: the engine's legacy builder, driven by imgkit; auto: buildx "
-         "wherever it can build here (the buildx plugin, and engine 23 or later for its own "
-         "builder), else docker.")]
+         "build secrets; docker: Docker's legacy builder, driven by imgkit; podman: Podman's "
+         "builder through its API socket (IMGKIT_ENGINE=podman points every command there); "
+         "auto: podman when the engine is Podman, else buildx wherever it can build here "
+         "(the buildx plugin, and engine 23 or later for its own builder), else docker.")]
 Builder = Annotated[Optional[str], typer.Option(
     "--builder", metavar="NAME", help="The buildx builder to build on (default: buildx's "
                                       "current one).")]

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 
+from ..errors import HostError
+from .address import PODMAN, engine_host, wants_podman
 from .auth import Registries, docker_credentials
 from .build import Builds
 from .client import Client
@@ -26,12 +28,20 @@ __all__ = ["Client", "ContainerRun", "Engine", "FileEntry", "ImageConfig", "Imag
 
 
 class Engine(Images, Builds, Containers, Registries):
-    """Everything imgkit asks of a Docker engine."""
+    """Everything imgkit asks of a Docker engine (or of Podman's Docker-compatible one)."""
 
 
-def connect(timeout: int = 120) -> Engine:
-    """An Engine for the daemon DOCKER_HOST (or the default socket) points at; checked now,
-    so an unreachable engine is one clear error (exit 3) before any work starts."""
-    engine = Engine(timeout, os.environ.get("DOCKER_HOST"))
+def connect(timeout: int = 120, chosen: str | None = None) -> Engine:
+    """An Engine for the daemon DOCKER_HOST points at, else Podman's socket when the user
+    chose Podman (`chosen`: the command's own --engine; else IMGKIT_ENGINE), else Docker's
+    default socket (address.py); checked now, so an unreachable engine is one clear error
+    (exit 3) before any work starts."""
+    podman = wants_podman(os.environ, chosen)
+    engine = Engine(timeout, engine_host(os.environ, os.getuid(), chosen),
+                    podman_chosen=podman and not os.environ.get("DOCKER_HOST"))
     engine.ping()
+    if podman and engine.product() != PODMAN:
+        raise HostError(f"Podman was chosen, and the engine at {os.environ.get('DOCKER_HOST')} "
+                        "is Docker", hint="unset DOCKER_HOST to use Podman's own socket, or "
+                        "point it at Podman's (unix:///run/podman/podman.sock)")
     return engine

@@ -13,8 +13,10 @@ from ..errors import BuildFailed, Cancelled, EngineUnavailable, first_line
 from .client import Chunk, Client, checked
 
 LOG_TAIL = 25
-STEP = re.compile(r"^Step (\d+/\d+) : (.*)$")
-STEP_IMAGE = re.compile(r"^ ---> ([0-9a-f]{12,64})$")   # the image a step made (or reused)
+# a step as Docker's legacy builder says it ("Step 2/9 : RUN ...") and as Podman's, buildah,
+# does ("STEP 2/9: RUN ..."), and the image a step made (or reused): " ---> id", "--> id"
+STEP = re.compile(r"^(?:Step (\d+/\d+) :|STEP (\d+/\d+):) (.*)$")
+STEP_IMAGE = re.compile(r"^ ?-{2,3}> ([0-9a-f]{12,64})$")
 LOST_HINT = ("check that dockerd is running (it may have restarted), then build again: the "
              "next build removes what this one left")
 
@@ -55,25 +57,33 @@ class BuildLog:
                 self.on_line(line)
                 match = STEP.match(line.strip())
                 if match:
-                    self.step = f"step {match.group(1)} ({match.group(2)[:80]})"
+                    number = match.group(1) or match.group(2)
+                    self.step = f"step {number} ({match.group(3)[:80]})"
 
 
 class Builds(Client):
     def build(self, context_dir: Path, label: str, *, extra_hosts: dict[str, str],
               on_line: Callable[[str], None], cancel: threading.Event,
-              nocache: bool = False, buildargs: dict[str, str] | None = None) -> str:
+              nocache: bool = False, buildargs: dict[str, str] | None = None,
+              secrets: dict[str, bytes] | None = None) -> str:
         """Build the context into an *untagged* image and return its id. Tagging is the
         caller's job once the build succeeded, so no tag ever points at a half-built image.
-        `nocache`: every step runs anew (fresh apt and pip packages). Once `cancel` is set,
-        the log is read on (unshown) until the daemon ends the build, which
-        `stop_build_steps` hastens, and Cancelled is raised."""
+        `nocache`: every step runs anew (fresh apt and pip packages). `secrets` (id ->
+        content): the build's secret mounts, which only Podman's API takes (podman_build.py).
+        Once `cancel` is set, the log is read on (unshown) until the daemon ends the build,
+        which `stop_build_steps` hastens, and Cancelled is raised."""
         import requests.exceptions
         import urllib3.exceptions
         log = BuildLog(label, on_line)
         try:
-            stream = self.api.build(path=str(context_dir), rm=True, forcerm=True, pull=False,
-                                    decode=True, extra_hosts=extra_hosts, nocache=nocache,
-                                    buildargs=buildargs or {})
+            if secrets is not None:
+                from .podman_build import build_stream
+                stream = build_stream(self.api, context_dir, secrets, nocache=nocache,
+                                      buildargs=buildargs or {})
+            else:
+                stream = self.api.build(path=str(context_dir), rm=True, forcerm=True,
+                                        pull=False, decode=True, extra_hosts=extra_hosts,
+                                        nocache=nocache, buildargs=buildargs or {})
             try:
                 for chunk in checked(stream):
                     log.take(chunk, cancelled=cancel.is_set())
@@ -81,7 +91,7 @@ class Builds(Client):
                 stream.close()  # on any exception, closing the stream makes the daemon stop
         except (requests.exceptions.ConnectionError, requests.exceptions.ChunkedEncodingError,
                 urllib3.exceptions.ProtocolError) as exc:
-            raise EngineUnavailable(f"the Docker engine stopped answering while building {label} "
+            raise EngineUnavailable(f"the engine stopped answering while building {label} "
                                     f"({log.step}): {first_line(exc)}", hint=LOST_HINT)
         if cancel.is_set():
             raise Cancelled(f"{label}: build cancelled", images=tuple(log.made))

@@ -10,11 +10,13 @@ back to docker-py for tcp/ssh/TLS engines.
 from __future__ import annotations
 
 import json
+import os
 import threading
 from typing import TYPE_CHECKING, Any, Iterator, TypedDict, cast
 
 from .. import localhttp
 from ..errors import EngineUnavailable, ImgkitError, first_line
+from .address import PODMAN_START_HINT
 
 if TYPE_CHECKING:
     import docker
@@ -35,19 +37,29 @@ def unix_socket(docker_host: str | None) -> str | None:
 class Client:
     """The engine's connection; the other parts of Engine build on it."""
 
-    def __init__(self, timeout: int = 120, docker_host: str | None = None) -> None:
+    def __init__(self, timeout: int = 120, docker_host: str | None = None,
+                 podman_chosen: bool = False) -> None:
+        """`podman_chosen`: the user asked for Podman (address.py chose its socket), so an
+        engine that does not answer is Podman's service to start."""
         self.timeout = timeout
+        self.docker_host = docker_host
         self.socket_path = unix_socket(docker_host)
+        self.start_hint = PODMAN_START_HINT if podman_chosen else START_HINT
         self._client: docker.DockerClient | None = None
+        self._product: str | None = None
         self._lock = threading.Lock()
 
     @property
     def client(self) -> docker.DockerClient:
-        """docker-py, imported and connected on first use."""
+        """docker-py, imported and connected on first use (DOCKER_HOST's TLS settings
+        apply as docker's own CLI reads them)."""
         with self._lock:
             if self._client is None:
                 import docker
-                self._client = docker.from_env(timeout=self.timeout)
+                environment = dict(os.environ)
+                if self.docker_host:
+                    environment["DOCKER_HOST"] = self.docker_host
+                self._client = docker.from_env(timeout=self.timeout, environment=environment)
             return self._client
 
     @property
@@ -57,14 +69,14 @@ class Client:
     def _get_local(self, path: str) -> Any:
         """GET a JSON document from the local engine socket; None on 404."""
         if self.socket_path is None:
-            raise EngineUnavailable("the Docker engine is not on a local socket", hint=START_HINT)
+            raise EngineUnavailable("the engine is not on a local socket", hint=self.start_hint)
         try:
             status, body = localhttp.get(self.socket_path, path, self.timeout)
         except OSError as exc:
-            raise EngineUnavailable(f"cannot reach the Docker engine at {self.socket_path}: "
-                                    f"{exc.strerror or exc}", hint=START_HINT)
+            raise EngineUnavailable(f"cannot reach the {self._who()} at {self.socket_path}: "
+                                    f"{exc.strerror or exc}", hint=self.start_hint)
         except ValueError as exc:
-            raise EngineUnavailable(str(exc), hint=START_HINT)
+            raise EngineUnavailable(str(exc), hint=self.start_hint)
         if status == 404:
             return None
         if status != 200:
@@ -72,15 +84,36 @@ class Client:
                               f"{body.decode(errors='replace').strip()[:300]}")
         return json.loads(body) if body.lstrip()[:1] in (b"{", b"[") else body.decode()
 
-    def server_version(self) -> str:
-        """The engine's release, as it says it ("26.1.5+dfsg1")."""
+    def _who(self) -> str:
+        return "Podman service" if self.start_hint == PODMAN_START_HINT else "Docker engine"
+
+    def _version(self) -> dict[str, Any]:
         found = (self._get_local("/version") if self.socket_path is not None
                  else self.client.version())
-        return str(found.get("Version", "")) if isinstance(found, dict) else ""
+        return found if isinstance(found, dict) else {}
+
+    def server_version(self) -> str:
+        """The engine's release, as it says it ("26.1.5+dfsg1", Podman's "5.7.0")."""
+        return str(self._version().get("Version", ""))
+
+    def product(self) -> str:
+        """"podman" when Podman's Docker-compatible service answers, else "docker" (read
+        once: its /version lists a "Podman Engine" component)."""
+        if self._product is None:
+            names = [str(c.get("Name", "")) for c in self._version().get("Components") or []
+                     if isinstance(c, dict)]
+            self._product = "podman" if "Podman Engine" in names else "docker"
+        return self._product
 
     def cdi(self) -> tuple[list[str], list[str] | None]:
         """The engine's CDI spec folders (none: CDI is off) and the device names it found in
-        them (None: an engine before API 1.50 does not say)."""
+        them (None: an engine before API 1.50 does not say). Podman does not say either:
+        its folders are the ones it always reads, and imgkit reads their names there when
+        the service is on this machine (engine/cdi_specs.py)."""
+        if self.product() == "podman":
+            from .cdi_specs import PODMAN_SPEC_DIRS, device_names
+            local = self.socket_path is not None
+            return list(PODMAN_SPEC_DIRS), device_names(PODMAN_SPEC_DIRS) if local else None
         found = self.client.info()
         dirs = [str(d) for d in found.get("CDISpecDirs") or []]
         major, _, minor = str(self.api.api_version).partition(".")
@@ -98,8 +131,8 @@ class Client:
         try:
             self.client.ping()
         except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
-            raise EngineUnavailable(f"cannot reach the Docker engine: {first_line(exc)}",
-                                    hint=START_HINT)
+            raise EngineUnavailable(f"cannot reach the {self._who()}: {first_line(exc)}",
+                                    hint=self.start_hint)
 
 
 class Progress(TypedDict, total=False):

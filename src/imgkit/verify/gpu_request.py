@@ -5,6 +5,7 @@ the engine has one for them, through NVIDIA's legacy hook otherwise. Pure logic:
 engine's CDI view comes in as data."""
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from ..errors import HostError
@@ -14,6 +15,7 @@ from .expect import check_gpus
 from .verdict import INFO, Check
 
 NVIDIA_GPU = "nvidia.com/gpu"
+PODMAN_CDI = (5, 5)    # the first Podman whose API honours CDI device requests
 GENERATE = ("generate NVIDIA's spec: `sudo nvidia-ctk cdi generate "
             "--output=/var/run/cdi/nvidia.yaml` (the NVIDIA Container Toolkit 1.18 and later "
             "keep it current themselves); `nvidia-ctk cdi list` shows the names it holds")
@@ -34,20 +36,40 @@ class GpuPath:
                      f"({self.gpus})", scope=HOST, required=False)
 
 
-def resolve(gpus: str, spec_dirs: list[str], found: list[str] | None) -> GpuPath:
+def resolve(gpus: str, spec_dirs: list[str], found: list[str] | None,
+            podman: str = "") -> GpuPath:
     """The way `gpus` (not "none") is asked for, given the engine's CDI spec folders
     (`spec_dirs`: empty when CDI is off) and the devices it found (`found`: None when the
-    engine does not say, before API 1.50)."""
+    engine does not say, before API 1.50). `podman`: Podman's release when the engine is
+    Podman, whose API serves GPUs only by CDI (and silently drops any other request)."""
     names = cdi_names(check_gpus(gpus))       # a malformed value: the usage error, exit 2
+    if podman:
+        _check_podman(podman)
     if names is not None:
         _check_names(names, spec_dirs, found)
         return GpuPath(",".join(names), "CDI")
-    if found:   # NVIDIA's spec names the same GPUs: the way the engine serves them now
-        wanted = ([f"{NVIDIA_GPU}=all"] if gpus == "all" else None if gpus.isdigit()
-                  else [f"{NVIDIA_GPU}={i.strip()}" for i in gpus.split(",")])
-        if wanted and all(name in found for name in wanted):
-            return GpuPath(",".join(wanted), "CDI")
+    # docker's forms as NVIDIA's spec names the same GPUs (a count has no such name)
+    wanted = ([f"{NVIDIA_GPU}=all"] if gpus == "all" else None if gpus.isdigit()
+              else [f"{NVIDIA_GPU}={i.strip()}" for i in gpus.split(",")])
+    if podman:
+        if wanted is None:
+            raise HostError(f"--gpus {gpus}: Podman hands out GPUs by CDI device name, which "
+                            "has no count", hint="name them: --gpus all, --gpus 0,1 or "
+                            f"--gpus {NVIDIA_GPU}=0")
+        _check_names(wanted, spec_dirs, found)
+        return GpuPath(",".join(wanted), "CDI")
+    if found and wanted and all(name in found for name in wanted):
+        return GpuPath(",".join(wanted), "CDI")   # the way the engine serves them now
     return GpuPath(gpus, "NVIDIA's hook")
+
+
+def _check_podman(release: str) -> None:
+    """Podman's Docker-compatible API passes CDI device requests on from 5.5 (before, it
+    drops them and the container would start with no GPU)."""
+    if tuple(int(n) for n in re.findall(r"\d+", release)[:2]) < PODMAN_CDI:
+        raise HostError(f"Podman {release}'s API drops CDI device requests (5.5 and later "
+                        "pass them on), so the probe's container would get no GPU",
+                        hint="upgrade Podman to 5.5 or later, or verify with --gpus none")
 
 
 def _check_names(names: list[str], spec_dirs: list[str], found: list[str] | None) -> None:

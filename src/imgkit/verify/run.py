@@ -173,7 +173,8 @@ def verify(engine: Engine, ref: str, options: VerifyOptions, *, info: ImageInfo 
     use_gpu = options.gpus != "none"
     host: tuple[Check, ...] = ()
     if use_gpu:
-        path = gpu_request.resolve(options.gpus, *engine.cdi())
+        podman = engine.server_version() if engine.product() == "podman" else ""
+        path = gpu_request.resolve(options.gpus, *engine.cdi(), podman=podman)
         options = replace(options, gpus=path.gpus)
         host = (path.check(), *host_driver_checks(exp, dict(info.env)))
     warm = threading.Thread(target=import_judges, daemon=True)

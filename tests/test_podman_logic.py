@@ -1,0 +1,110 @@
+"""Podman as an engine, the parts that are pure logic: which socket imgkit connects to, the
+GPUs Podman can hand out (CDI only, from 5.5), the CDI names a host's spec files declare,
+Podman's build log read as the legacy builder's, and the context it is sent with its
+secrets. The real Podman, rootful and rootless, is in tests/test_podman.py."""
+from __future__ import annotations
+
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from imgkit.engine.address import engine_host, podman_socket
+from imgkit.engine.build import BuildLog
+from imgkit.engine.cdi_specs import device_names
+from imgkit.engine.podman_build import SECRET_PREFIX, context_tar
+from imgkit.errors import BuildFailed, HostError
+from imgkit.verify.gpu_request import resolve
+
+DIRS = ["/etc/cdi", "/var/run/cdi"]
+NVIDIA = ["nvidia.com/gpu=0", "nvidia.com/gpu=1", "nvidia.com/gpu=all"]
+
+
+@pytest.mark.parametrize("environ, uid, chosen, host", [
+    ({}, 0, None, None),                                          # Docker's default socket
+    ({"IMGKIT_ENGINE": "podman"}, 0, None, "unix:///run/podman/podman.sock"),
+    ({"IMGKIT_ENGINE": "buildx"}, 0, None, None),
+    ({}, 0, "podman", "unix:///run/podman/podman.sock"),          # build's own --engine
+    ({"IMGKIT_ENGINE": "podman"}, 0, "auto", None),               # the flag said otherwise
+    ({"IMGKIT_ENGINE": "podman", "XDG_RUNTIME_DIR": "/run/user/1000"}, 1000, None,
+     "unix:///run/user/1000/podman/podman.sock"),
+    ({"DOCKER_HOST": "tcp://10.0.0.5:2376", "IMGKIT_ENGINE": "podman"}, 0, None,
+     "tcp://10.0.0.5:2376"),                                      # DOCKER_HOST always wins
+])
+def test_the_engine_address(environ: dict[str, str], uid: int, chosen: str | None,
+                            host: str | None) -> None:
+    assert engine_host(environ, uid, chosen) == host
+
+
+def test_a_rootless_users_socket_without_xdg_runtime_dir() -> None:
+    assert podman_socket(1001, {}) == "/run/user/1001/podman/podman.sock"
+
+
+@pytest.mark.parametrize("gpus, asked", [
+    ("all", "nvidia.com/gpu=all"), ("0,1", "nvidia.com/gpu=0,nvidia.com/gpu=1"),
+    ("nvidia.com/gpu=1", "nvidia.com/gpu=1"),
+])
+def test_podman_gets_every_gpu_form_as_cdi_names(gpus: str, asked: str) -> None:
+    path = resolve(gpus, DIRS, NVIDIA, podman="5.7.0")
+    assert (path.gpus, path.way) == (asked, "CDI")
+
+
+def test_podman_has_no_gpu_count_and_no_hook() -> None:
+    with pytest.raises(HostError) as caught:
+        resolve("2", DIRS, NVIDIA, podman="5.7.0")
+    assert "no count" in str(caught.value) and "--gpus 0,1" in caught.value.hint
+    with pytest.raises(HostError) as caught:     # no spec: never NVIDIA's hook, which it lacks
+        resolve("all", DIRS, [], podman="5.7.0")
+    assert "no CDI spec on this host names nvidia.com/gpu devices" in str(caught.value)
+
+
+@pytest.mark.parametrize("release", ["4.3.1", "5.4.2"])
+def test_a_podman_whose_api_drops_cdi_requests_is_the_hosts_fault(release: str) -> None:
+    with pytest.raises(HostError) as caught:
+        resolve("nvidia.com/gpu=all", DIRS, NVIDIA, podman=release)
+    assert f"Podman {release}'s API drops CDI device requests" in str(caught.value)
+    assert "5.5" in caught.value.hint
+
+
+def test_spec_files_declare_their_kinds_devices(tmp_path: Path) -> None:
+    (tmp_path / "nvidia.yaml").write_text(
+        'cdiVersion: "0.5.0"\nkind: nvidia.com/gpu\ndevices:\n  - name: "0"\n  - name: all\n')
+    (tmp_path / "other.json").write_text(
+        '{"cdiVersion": "0.6.0", "kind": "example.com/fpga", "devices": [{"name": "f0"}]}')
+    (tmp_path / "broken.yaml").write_text("kind: [unclosed\n")
+    (tmp_path / "notes.txt").write_text("kind: nope.com/x\n")
+    assert device_names([str(tmp_path), str(tmp_path / "absent")]) == [
+        "example.com/fpga=f0", "nvidia.com/gpu=0", "nvidia.com/gpu=all"]
+
+
+PODMAN_LOG = [
+    "STEP 1/9: FROM ns/debian:bookworm",
+    "STEP 2/9: RUN apt-get update",
+    "--> 301142b38265",
+    "STEP 3/9: RUN exit 3",
+]
+
+
+def test_podmans_build_log_names_the_step_and_the_images_it_made() -> None:
+    log = BuildLog("ns/python:3.11", on_line=lambda line: None)
+    for line in PODMAN_LOG:
+        log.take({"stream": line + "\n"}, cancelled=False)
+    assert log.step == "step 3/9 (RUN exit 3)"
+    assert log.made == ["301142b38265"]
+    with pytest.raises(BuildFailed) as caught:
+        log.take({"error": "building at STEP \"RUN exit 3\": exit status 3"}, cancelled=False)
+    assert caught.value.step == "step 3/9 (RUN exit 3)"
+
+
+def test_the_context_travels_with_its_secrets_at_the_top(tmp_path: Path) -> None:
+    (tmp_path / "imgkit" / "bin").mkdir(parents=True)
+    (tmp_path / "Dockerfile").write_text("FROM scratch\n")
+    (tmp_path / "imgkit" / "bin" / "helper").write_text("#!/bin/sh\n")
+    with context_tar(tmp_path, {"imgkit-ca-bundle": b"PEM"}) as spool, \
+            tarfile.open(fileobj=spool) as tar:
+        names = tar.getnames()
+        secret = tar.getmember(SECRET_PREFIX + "imgkit-ca-bundle")
+        content = tar.extractfile(secret)
+        assert content is not None and content.read() == b"PEM" and secret.mode == 0o600
+    assert names == ["Dockerfile", "imgkit", "imgkit/bin", "imgkit/bin/helper",
+                     SECRET_PREFIX + "imgkit-ca-bundle"]
