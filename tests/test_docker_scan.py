@@ -287,6 +287,20 @@ def test_publish_is_refused_until_a_scan_passes_then_a_waiver_lets_it_through(
     refused = promote(f"{registry.address}/{other.rsplit(':', 1)[0]}@{other_digest}")
     assert refused.returncode == 1 and "no signed scan" in refused.stdout, \
         refused.stdout + refused.stderr
+    # the admission rule `imgkit export policy` writes in this project demands the signed,
+    # passing scan too: cosign runs it, admitting the scanned image and not the other
+    exported = imgkit("export", "policy", "--out", str(tmp_path / "policy"), "--registry",
+                      registry.address, "--trusted-key", str(tmp_path / "cosign.pub"))
+    assert exported.returncode == 0, exported.stderr
+
+    def admitted(reference: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(["cosign", "verify-attestation", "--key", str(tmp_path / "cosign.pub"),
+                               "--type", "vuln", "--insecure-ignore-tlog=true",
+                               "--allow-http-registry", "--policy",
+                               str(tmp_path / "policy" / "imgkit-scan.cue"), reference],
+                              env=env, capture_output=True, text=True, timeout=120)
+    assert admitted(f"{registry.address}/{repository}@{digest}").returncode == 0
+    assert admitted(f"{registry.address}/{other.rsplit(':', 1)[0]}@{other_digest}").returncode != 0
     # check-signed, the deploy gate, holds the same rule
     def check_signed(source: str) -> subprocess.CompletedProcess[str]:
         return imgkit("check-signed", source, "--trusted-key", str(tmp_path / "cosign.pub"),
@@ -312,3 +326,15 @@ def test_publish_is_refused_until_a_scan_passes_then_a_waiver_lets_it_through(
     promoted = promote(source)
     assert promoted.returncode == 0, promoted.stdout + promoted.stderr
     assert f"id-{engine.image(other).id[7:23]}" in skopeo_tags(registry, "prod/scanned")
+    assert admitted(source).returncode == 0
+    # a signed scan that says it failed is not admitted, whoever signed it
+    failing = json.loads(json.dumps(predicate))
+    failing["scanner"]["result"]["failed"] = True
+    (tmp_path / "failing.json").write_text(json.dumps(failing))
+    subprocess.run(["cosign", "attest", "--key", str(tmp_path / "cosign.key"), "--type", "vuln",
+                    "--predicate", str(tmp_path / "failing.json"), "--tlog-upload=false",
+                    "--allow-http-registry", "--yes", source],
+                   env=env, capture_output=True, text=True, timeout=120, check=True)
+    refused_by_policy = admitted(source)
+    assert refused_by_policy.returncode != 0 and "failed" in refused_by_policy.stderr, \
+        refused_by_policy.stderr

@@ -277,3 +277,25 @@ def test_the_policy_export_writes_one_rule_for_kyverno_sigstore_and_cosign(tmp_p
     bad = subprocess.run([sys.executable, "-m", "imgkit", "export", "policy", "--out",
                           str(tmp_path / "b"), "--registry", "r.example.com"], capture_output=True, text=True)
     assert bad.returncode == 2 and "needs a signer" in bad.stderr
+
+
+def test_a_project_that_gates_on_vulnerabilities_gets_policies_demanding_the_signed_scan(
+        tmp_path: Path) -> None:
+    from imgkit.export.policy import VULN_PREDICATE
+    (tmp_path / "cosign.pub").write_text("-----BEGIN PUBLIC KEY-----\nMFkw\n-----END PUBLIC KEY-----\n")
+    done = subprocess.run([sys.executable, "-m", "imgkit", "export", "policy", "--out",
+                           str(tmp_path / "out"), "--registry", "registry.example.com/ml",
+                           "--trusted-key", str(tmp_path / "cosign.pub")], capture_output=True,
+                          text=True, env={**os.environ, "IMGKIT_VULNERABILITY_DB": str(tmp_path)})
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "out" / "imgkit-scan.cue").read_text().splitlines()[1:] == [
+        f'predicateType: "{VULN_PREDICATE}"', "predicate: scanner: result: failed: false"]
+    kyverno = yaml.safe_load((tmp_path / "out" / "kyverno-clusterpolicy.yaml").read_text())
+    verdict, scan = kyverno["spec"]["rules"][0]["verifyImages"][0]["attestations"]
+    assert scan["type"] == VULN_PREDICATE and scan["attestors"] == verdict["attestors"]
+    assert scan["conditions"] == [{"all": [{"key": "{{ scanner.result.failed }}",
+                                            "operator": "Equals", "value": False}]}]
+    cip = yaml.safe_load((tmp_path / "out" / "sigstore-clusterimagepolicy.yaml").read_text())
+    names = [(a["name"], a["predicateType"]) for a in cip["spec"]["authorities"][0]["attestations"]]
+    assert names == [("imgkit-verdict", "https://imgkit.dev/attestations/verdict/v1"),
+                     ("imgkit-scan", "vuln")]

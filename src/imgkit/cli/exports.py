@@ -6,7 +6,7 @@ from ..selection import Selection
 from . import flags
 from .commands import export_command
 from .framework import EXPORT, selects
-from .values import seconds_of
+from .values import scan_required, seconds_of
 
 
 @export_command(EXPORT, "A docker-bake.json and the build contexts, for BuildKit.", name="bake")
@@ -29,11 +29,13 @@ def export_policy(out: flags.ExportOut, registry: flags.PolicyRegistries = [],
                   tlog: flags.DemandTlog = False) -> None:
     """Write admission policies that admit only images with a signed, passing verdict: a
     Kyverno ClusterPolicy, a sigstore ClusterImagePolicy, and the rule as CUE for `cosign
-    verify-attestation --policy`."""
+    verify-attestation --policy`. Where the project gates on known vulnerabilities
+    (vulnerability_db), they demand a signed, passing scan too."""
     from ..export.command import export_policy as run
     run(out=out, registries=registry, key=trusted_key, identity=certificate_identity,
         issuer=certificate_oidc_issuer, require_gpu=not allow_gpu_unverified, tlog=tlog,
-        kinds=tuple(k for k, on in (("kyverno", kyverno), ("sigstore", sigstore)) if on))
+        kinds=tuple(k for k, on in (("kyverno", kyverno), ("sigstore", sigstore)) if on),
+        require_scan=scan_required())
 
 
 @export_command(EXPORT, "Prometheus alert rules and a Grafana dashboard.",

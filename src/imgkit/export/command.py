@@ -246,10 +246,11 @@ def export_monitoring(*, out: Path, margin: float, period_seconds: int) -> None:
 
 def export_policy(*, out: Path, registries: list[str], key: Path | None, identity: str | None,
                   issuer: str | None, require_gpu: bool, tlog: bool,
-                  kinds: tuple[str, ...]) -> None:
+                  kinds: tuple[str, ...], require_scan: bool = False) -> None:
     """Admission policies that demand a signed, passing verdict (`kinds`: kyverno, sigstore),
-    and the same rule as a CUE file for `cosign verify-attestation --policy`."""
-    from .policy import PolicySettings, cluster_image_policy, cue, kyverno
+    and the same rule as a CUE file for `cosign verify-attestation --policy`; with
+    `require_scan`, a signed, passing scan too (and its rule as a second CUE file)."""
+    from .policy import PolicySettings, cluster_image_policy, cue, kyverno, scan_cue
     kinds = kinds or ("kyverno", "sigstore")
     registries = registries or [r for r in (setting_or(None, "registry"),) if r]
     if not registries:
@@ -277,10 +278,13 @@ def export_policy(*, out: Path, registries: list[str], key: Path | None, identit
                          "--certificate-identity and --certificate-oidc-issuer")
     settings = PolicySettings(registries=tuple(prefixes), public_key=pem.strip() + "\n" if pem else "",
                               identity=identity or "", issuer=issuer or "",
-                              require_gpu=require_gpu, tlog=tlog)
+                              require_gpu=require_gpu, tlog=tlog, require_scan=require_scan)
     out.mkdir(parents=True, exist_ok=True)
     written = [out / "imgkit-verdict.cue"]
     written[0].write_text(cue(settings))
+    if require_scan:
+        written.append(out / "imgkit-scan.cue")
+        written[-1].write_text(scan_cue())
     if "kyverno" in kinds:
         written.append(out / "kyverno-clusterpolicy.yaml")
         written[-1].write_text(dump(kyverno(settings)))
