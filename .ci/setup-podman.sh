@@ -17,11 +17,13 @@
 set -euo pipefail
 VERSION=v5.7.0
 TOOLS="${IMGKIT_TOOLS:-$HOME/.cache/imgkit-tools}"
-BIN="$TOOLS/bin/podman"
 STATUS="$TOOLS/podman.status"
-CONF="$TOOLS/podman/containers.conf"
+# where both services read it: the rootless user cannot enter root's home (the cache)
+PREFIX=/opt/imgkit-podman
+BIN="$PREFIX/bin/podman"
+CONF="$PREFIX/containers.conf"
 USER_NAME=imgkit-rootless
-mkdir -p "$TOOLS/bin" "$TOOLS/podman"
+mkdir -p "$TOOLS" "$TOOLS/podman" "$PREFIX/bin"
 echo building > "$STATUS"
 trap '[ "$(cat "$STATUS")" = done ] || echo failed > "$STATUS"' EXIT
 [ "$(id -u)" -eq 0 ] || { echo "setup-podman: needs root"; exit 1; }
@@ -49,10 +51,11 @@ if ! { [ -x "$BIN" ] && [[ "$("$BIN" --version 2>/dev/null)" == "podman version 
   # refuses for Podman: fetch the exact version, then build in a copy of it
   src=$(go mod download -json "github.com/containers/podman/v5@$VERSION" | sed -n 's/.*"Dir": "\(.*\)",/\1/p')
   cp -r "$src" "$scratch/src" && chmod -R u+w "$scratch/src"
-  (cd "$scratch/src" && CGO_ENABLED=1 go build -o "$BIN" \
+  (cd "$scratch/src" && CGO_ENABLED=1 go build -o "$BIN.new" \
      -tags "seccomp libsqlite3 containers_image_openpgp exclude_graphdriver_btrfs exclude_graphdriver_devicemapper" \
      ./cmd/podman) > "$TOOLS/podman-build.log" 2>&1 ||
     { echo "setup-podman: building Podman failed:"; tail -20 "$TOOLS/podman-build.log"; exit 1; }
+  mv "$BIN.new" "$BIN"
   echo "setup-podman: Podman ${VERSION#v} built in $(( $(date +%s) - started )) s ($BIN)"
 fi
 
@@ -71,7 +74,7 @@ answers() { timeout 5 "$BIN" --url "unix://$1" version >/dev/null 2>&1; }
 serve() {   # serve SOCKET LOG [runuser args]: start a service unless one answers there
   local socket=$1 log=$2; shift 2
   answers "$socket" && return 0
-  "$@" env CONTAINERS_CONF="$CONF" PODMAN_IGNORE_CGROUPSV1_WARNING=1 PATH="$TOOLS/bin:$PATH" \
+  "$@" env CONTAINERS_CONF="$CONF" PODMAN_IGNORE_CGROUPSV1_WARNING=1 PATH="$PREFIX/bin:$PATH" \
     nohup "$BIN" system service --time=0 "unix://$socket" > "$log" 2>&1 &
   for _ in $(seq 1 50); do answers "$socket" && return 0; sleep 0.2; done
   echo "setup-podman: the service at $socket did not start:"; tail -20 "$log"; return 1
@@ -85,7 +88,7 @@ id "$USER_NAME" >/dev/null 2>&1 || useradd --create-home --shell /bin/bash "$USE
 uid=$(id -u "$USER_NAME")
 runtime_dir=/run/user/$uid
 install -d -m 0700 -o "$USER_NAME" -g "$USER_NAME" "$runtime_dir" "$runtime_dir/podman"
-serve "$runtime_dir/podman/podman.sock" "$TOOLS/podman/rootless.log" \
+serve "$runtime_dir/podman/podman.sock" "/var/log/imgkit-podman-rootless.log" \
   runuser -u "$USER_NAME" -- env HOME="$(getent passwd "$USER_NAME" | cut -d: -f6)" XDG_RUNTIME_DIR="$runtime_dir"
 echo done > "$STATUS"
 echo "setup-podman: Podman ${VERSION#v} serving, rootful (/run/podman/podman.sock) and rootless ($runtime_dir/podman/podman.sock, as $USER_NAME)"

@@ -25,6 +25,7 @@ import pytest
 from .helpers import leftovers
 from .helpers.images import MINI_FAMILY, no_verify_containers
 from .helpers.podman import podman_engine
+from .helpers.registry import USER, docker_config, skopeo_tags
 
 pytestmark = pytest.mark.docker
 
@@ -164,6 +165,20 @@ def test_what_podman_cannot_hand_out_is_the_hosts_fault(podman, cdi_kind, tmp_pa
         done = imgkit(podman.environ, "verify", podman.mini, "--gpus", gpus, timeout=600)
         assert done.returncode == 3 and says in done.stderr, done.stdout + done.stderr
     assert no_verify_containers(podman.engine) == []
+
+
+def test_podman_publishes_the_verified_image_to_a_loopback_registry(podman, registry, tmp_path):
+    """Podman pushes (a loopback registry is plain HTTP, as Docker has it, where Podman
+    alone would want TLS), with the credentials from Docker's config; the tag the registry
+    holds is the image verify judged."""
+    environ = {**podman.environ, "DOCKER_CONFIG": str(docker_config(
+        tmp_path / "docker", {registry.address: (USER, registry.password)}))}
+    assert imgkit(environ, "verify", podman.mini, "--gpus", "none").returncode == 0
+    done = imgkit(environ, "publish", podman.mini, "--to", registry.address,
+                  "--allow-gpu-unverified", timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    repository, tag = podman.mini.rsplit(":", 1)
+    assert tag in skopeo_tags(registry, repository)
 
 
 def test_what_only_dockers_builders_do_is_refused_on_podman(podman):

@@ -108,3 +108,11 @@ def test_the_context_travels_with_its_secrets_at_the_top(tmp_path: Path) -> None
         assert content is not None and content.read() == b"PEM" and secret.mode == 0o600
     assert names == ["Dockerfile", "imgkit", "imgkit/bin", "imgkit/bin/helper",
                      SECRET_PREFIX + "imgkit-ca-bundle"]
+
+
+def test_a_push_that_says_its_digest_only_in_words_as_podman_does() -> None:
+    from imgkit.engine.auth import _pushed_digest
+    digest = "sha256:" + "ab" * 32
+    assert _pushed_digest({"status": f"id-1234: digest: {digest} size: 1573"}) == digest
+    assert _pushed_digest({"aux": {"Digest": digest, "Tag": "1.0", "Size": 1573}}) == digest
+    assert _pushed_digest({"status": "Pushed", "id": "301142b38265"}) is None

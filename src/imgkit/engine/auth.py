@@ -34,9 +34,7 @@ class Registries(Client):
                 for chunk in _registry_stream(self.api._stream_helper(response, decode=True),
                                               registry):
                     _stop_if_retrying_late(chunk, retry_until, registry)
-                    aux = chunk.get("aux")
-                    if isinstance(aux, dict) and aux.get("Digest"):
-                        digest = str(aux["Digest"])
+                    digest = _pushed_digest(chunk) or digest
                     if on_progress is not None:
                         _report_layer(chunk, sizes, on_progress)
             finally:
@@ -55,9 +53,12 @@ class Registries(Client):
         registry, _ = docker.auth.resolve_repository_name(repository)   # as push() finds it
         header = (docker.auth.encode_header(auth) if auth is not None
                   else docker.auth.get_config_header(self.api, registry))
+        params = {"tag": tag}
+        if self.product() == "podman" and not self.registry_is_secure(registry):
+            params["tlsVerify"] = "false"     # Podman's own parameter; Docker decides alone
         response = self.api._post_json(self.api._url("/images/{0}/push", repository), None,
                                        headers={"X-Registry-Auth": header} if header else {},
-                                       stream=True, params={"tag": tag})
+                                       stream=True, params=params)
         self.api._raise_for_status(response)
         return response
 
@@ -78,9 +79,12 @@ class Registries(Client):
 
     def registry_is_secure(self, registry: str) -> bool:
         """The engine's own policy: False for a registry it treats as insecure (listed in
-        insecure-registries, or in their CIDRs, as 127.0.0.0/8 always is)."""
+        insecure-registries, or in their CIDRs, as 127.0.0.0/8 always is). Podman lists
+        registries.conf's insecure ones and no CIDRs: a loopback registry is plain HTTP
+        there too, as Docker has it (its traffic never leaves the machine)."""
         import ipaddress
         config = self.client.info().get("RegistryConfig") or {}
+        loopback = ("127.0.0.0/8", "::1/128") if self.product() == "podman" else ()
         index = (config.get("IndexConfigs") or {}).get(registry)
         if index is not None:
             return bool(index.get("Secure", True))
@@ -93,7 +97,7 @@ class Registries(Client):
             except (OSError, ValueError):
                 return True
         return not any(address in ipaddress.ip_network(cidr, strict=False)
-                       for cidr in config.get("InsecureRegistryCIDRs") or ())
+                       for cidr in (*(config.get("InsecureRegistryCIDRs") or ()), *loopback))
 
 
 def _auth_config(credentials: tuple[str, str] | None) -> dict[str, str] | None:
@@ -129,6 +133,20 @@ def _registry_stream(stream: Iterator[Any], registry: str) -> Iterator[Chunk]:
             detail = chunk.get("errorDetail") or {}
             raise RegistryError(registry, str(detail.get("message") or chunk.get("error")))
         yield chunk
+
+
+# "TAG: digest: sha256:... size: N", the line docker's CLI prints: Docker sends it beside
+# aux.Digest, Podman's compatible API sends only it
+PUSHED = re.compile(r"^\S+: digest: (sha256:[0-9a-f]{64}) size: \d+$")
+
+
+def _pushed_digest(chunk: Chunk) -> str | None:
+    """The manifest digest a push chunk says the registry accepted, if it says one."""
+    aux = chunk.get("aux")
+    if isinstance(aux, dict) and aux.get("Digest"):
+        return str(aux["Digest"])
+    found = PUSHED.match(str(chunk.get("status") or ""))
+    return found.group(1) if found else None
 
 
 RETRYING = re.compile(r"Retrying in (\d+) seconds?")

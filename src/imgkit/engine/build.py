@@ -91,7 +91,7 @@ class Builds(Client):
                 stream.close()  # on any exception, closing the stream makes the daemon stop
         except (requests.exceptions.ConnectionError, requests.exceptions.ChunkedEncodingError,
                 urllib3.exceptions.ProtocolError) as exc:
-            raise EngineUnavailable(f"the engine stopped answering while building {label} "
+            raise EngineUnavailable(f"the {self._who()} stopped answering while building {label} "
                                     f"({log.step}): {first_line(exc)}", hint=LOST_HINT)
         if cancel.is_set():
             raise Cancelled(f"{label}: build cancelled", images=tuple(log.made))

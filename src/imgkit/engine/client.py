@@ -85,6 +85,7 @@ class Client:
         return json.loads(body) if body.lstrip()[:1] in (b"{", b"[") else body.decode()
 
     def _who(self) -> str:
+        """The engine as messages name it."""
         return "Podman service" if self.start_hint == PODMAN_START_HINT else "Docker engine"
 
     def _version(self) -> dict[str, Any]:
