@@ -4,6 +4,7 @@ build time is named, its file and what differs; a base made twice by debootstrap
 same image; an input that moved is exit 3 before anything is built. Nothing is left."""
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import threading
@@ -47,6 +48,15 @@ def test_the_mini_chain_built_again_from_nothing_is_the_same_image(engine, mini_
         assert engine.image(tag).id == image_id            # the user's tags are untouched
     assert "no lock" in done.stderr                        # what floats is said
     assert throwaways(engine) == []
+    # the verdict records it, saying what floats, and promote can require it
+    out = tmp_path / "verdict.json"
+    verified = subprocess.run([sys.executable, "-m", "imgkit", "verify", mini_stack.mini,
+                               "--gpus", "none", "--json", str(out)], capture_output=True,
+                              text=True, timeout=600)
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+    [check] = [c for c in json.loads(out.read_text())["checks"] if c["name"] == "reproduced"]
+    assert check["verdict"] == "pass" and "built again with no cache" in check["measured"]
+    assert "unlocked" in check["measured"], check
 
 
 def test_a_step_that_writes_the_build_time_is_named_with_its_file(engine, mini, namespace,
@@ -66,6 +76,8 @@ def test_a_step_that_writes_the_build_time_is_named_with_its_file(engine, mini, 
     named = [line.strip() for line in done.stdout.splitlines() if line.startswith("    ")]
     assert named == ["opt/built-at: content"], done.stdout   # same size, same time: content
     assert throwaways(engine) == []
+    from imgkit.reproduction import lookup
+    assert lookup(engine.image(leak).id) is None             # nothing for verify to record
 
 
 def test_an_image_built_from_other_inputs_is_the_hosts_exit_3_before_any_build(

@@ -107,6 +107,7 @@ class PublishOptions:
     allow_unsigned: bool = False         # promote: accept unsigned verdicts (forgeable)
     max_age: float | None = None         # promote: seconds a verdict stays good
     require_scan: bool = False           # publish, promote: a passing scan too (the project names a database)
+    require_reproduced: bool = False     # promote: the verdict says `imgkit reproduce` got it again
 
 
 BUILD_DEFAULTS = BuildOptions()

@@ -13,6 +13,7 @@ import json
 import secrets as random
 import shutil
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,6 +28,7 @@ from ..options import BuildOptions
 from ..render.bake import target_name
 from ..render.command import render_selection
 from ..render.contexts import Context, write_context
+from ..reproduction import Reproduction, keep
 from ..selection import Selection
 from .bakeplan import plan_bake
 from .buildenv import build_env
@@ -194,7 +196,8 @@ def reproduce(selection: Selection, image: str, *, builder: str | None = None,
                         "whose images it compares", hint="--builder default (`docker buildx ls` "
                         "lists the builders and their drivers)")
     base = check_inputs(engine, contexts)
-    for line in floating_inputs(chain, read_locks(selection.images, plan)):
+    floating = tuple(floating_inputs(chain, read_locks(selection.images, plan)))
+    for line in floating:
         print_warning(f"not reproducible elsewhere or later: {line}",
                       hint="`imgkit lock` pins it (docs/reproducible.md)")
     epochs = build_epochs(engine, contexts)
@@ -209,4 +212,8 @@ def reproduce(selection: Selection, image: str, *, builder: str | None = None,
     finally:
         remove_throwaways(engine, names)
     report(results)
+    builder_name = f"BuildKit on Docker engine {engine.server_version().split('+')[0]}"
+    for result in results:    # what verify records in the verdict (reproduction.py)
+        if result.same:
+            keep(Reproduction(result.original, result.tag, builder_name, time.time(), floating))
     return EXIT_OK if all(r.same for r in results) else EXIT_FAILED

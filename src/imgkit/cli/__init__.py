@@ -5,6 +5,7 @@ from __future__ import annotations
 from . import (
     exports,  # noqa: F401 - registers the `imgkit export` commands
     rebuilds,  # noqa: F401 - registers `imgkit reproduce`
+    shipping,  # noqa: F401 - registers `imgkit promote`
 )
 from .commands import app
 from .reference import reference

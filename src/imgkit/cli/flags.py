@@ -107,6 +107,9 @@ Tlog = Annotated[Optional[bool], typer.Option(
                              "on keyless).")]
 AllowGpuUnverified = Annotated[bool, typer.Option(
     "--allow-gpu-unverified", help="Accept verdicts whose GPU checks did not run (--gpus none).")]
+RequireReproduced = Annotated[bool, typer.Option(
+    "--require-reproduced", help="Promote only an image whose signed verdict says `imgkit "
+    "reproduce` built it again from its inputs and got the same image.")]
 AllowUnsigned = Annotated[bool, typer.Option(
     "--allow-unsigned", help="Accept an unsigned verdict (anyone who can push to the source "
                              "repository could have forged it).")]

@@ -176,7 +176,8 @@ class Promoter:
         if trust.configured:
             why = signed.check(client, source.path, digest, image_id, trust,
                                allow_gpu_unverified=self.options.allow_gpu_unverified,
-                               max_age=self.options.max_age)
+                               max_age=self.options.max_age,
+                               require_reproduced=self.options.require_reproduced)
             if why is None and self.options.require_scan:
                 why = attested.check(client, source.path, digest, image_id, trust)
             if why is not None:
@@ -202,6 +203,8 @@ class Promoter:
                           f"{reference}` on a GPU host")
         artifact, verdict = found
         why = refusal(verdict, reference, image_id, self.options.allow_gpu_unverified)
+        if why is None and self.options.require_reproduced:
+            why = signed.unreproduced(reference, record_of(verdict))
         return (None, why) if why is not None else (artifact, None)
 
     def copy(self, source: Repository, digest: str, target: Repository, tag: str,

@@ -8,6 +8,7 @@ from dataclasses import dataclass, replace
 
 from ..console import human_size
 from ..matrix.targets import Plan, Target
+from ..reproduction import CHECK
 from ..verify.gpu_checks import gemm_shares
 from .changes import Changes, changes
 from .images import ImageFacts, Layer
@@ -193,9 +194,13 @@ def cell(platform: str, verdict: VerdictFile) -> Cell:
         first = verdict.failed[0]
         who = "host" if verdict.host_failure else "image"
         return Cell(platform, FAILED, f"failed: {first.name}", who, gpu, tf32, fp16, verdict)
+    # `imgkit reproduce` got this very image again from its inputs (reproduction.py)
+    again = ", reproduced" if any(c.name == CHECK and c.verdict == "pass"
+                                  for c in verdict.checks) else ""
     if not verdict.gpu_verified:
-        return Cell(platform, UNVERIFIED, "passed, GPU not verified", "", gpu, tf32, fp16, verdict)
-    return Cell(platform, PASSED, "passed", "", gpu, tf32, fp16, verdict)
+        return Cell(platform, UNVERIFIED, f"passed{again}, GPU not verified", "", gpu, tf32,
+                    fp16, verdict)
+    return Cell(platform, PASSED, f"passed{again}", "", gpu, tf32, fp16, verdict)
 
 
 def _throughput(verdict: VerdictFile) -> tuple[str, str, str]:

@@ -277,10 +277,23 @@ def judge_run(engine: Engine | None, ref: str, info: ImageInfo, exp: Expectation
     files = (NOT_CORROBORATED if engine is None else
              file_checks(report, stat or (lambda paths: engine.stat_files(info.id, paths))))
     seen = (files, user_check(report, info.user),
-            *claim_checks(report, dict(info.env), dict(info.labels)))
+            *claim_checks(report, dict(info.env), dict(info.labels)), *reproduced_check(info.id))
     return evaluate(ref, info.id, report, exp, gpu=options.gpus != "none",
                     thresholds=options.thresholds, before=host + seen, shm_size=options.shm_size,
                     parent=_parent_of_extension(engine, info), platform=info.platform)
+
+
+def reproduced_check(image_id: str) -> tuple[Check, ...]:
+    """`imgkit reproduce`'s proof that this very image came out of a build of its inputs
+    again, when one is kept (reproduction.py): a check that never fails an image, which the
+    signed verdict carries to promote's --require-reproduced."""
+    from ..reproduction import CHECK, lookup
+    found = lookup(image_id)
+    if found is None:
+        return ()
+    return (Check(CHECK, PASS, "the same image from its inputs again", found.says(),
+                  "`imgkit reproduce` built it again with no cache and got this very image",
+                  required=False),)
 
 
 def _parent_of_extension(engine: Engine | None, info: ImageInfo) -> tuple[str, Any] | None:

@@ -6,16 +6,18 @@ from __future__ import annotations
 
 import time
 
+from .. import reproduction
 from ..options import Trust
 from ..registry import cosign
 from ..registry.artifacts import artifact_tag
 from ..registry.client import RegistryClient
 from . import attestation, tickets
-from .attestation import VerdictPredicate
+from .attestation import VerdictPredicate, VerdictRecord
 
 
 def check(client: RegistryClient, repository: str, digest: str, image_id: str, trust: Trust, *,
-          allow_gpu_unverified: bool, max_age: float | None) -> str | None:
+          allow_gpu_unverified: bool, max_age: float | None,
+          require_reproduced: bool = False) -> str | None:
     """Why `repository@digest` (which holds `image_id`) has no signed verdict that allows
     it through, or None when it has one: cosign verifies the signatures against `trust`,
     then the newest verified statement about this digest must pass."""
@@ -31,14 +33,16 @@ def check(client: RegistryClient, repository: str, digest: str, image_id: str, t
                     "so that it is signed)")
         return f"{reference}: {refused.reason}{hint}"
     return refusal(statements, reference, digest, image_id,
-                   allow_gpu_unverified=allow_gpu_unverified, max_age=max_age)
+                   allow_gpu_unverified=allow_gpu_unverified, max_age=max_age,
+                   require_reproduced=require_reproduced)
 
 
 def refusal(statements: list[cosign.Statement], reference: str, digest: str, image_id: str, *,
             allow_gpu_unverified: bool, max_age: float | None,
-            now: float | None = None) -> str | None:
+            now: float | None = None, require_reproduced: bool = False) -> str | None:
     """Why the newest signed verdict about exactly `digest` (which holds `image_id`) does
-    not allow promotion, or None when it does."""
+    not allow promotion, or None when it does (`require_reproduced`: only when it records
+    that `imgkit reproduce` got this image again)."""
     about = [s for s in statements if digest in s.subject_digests]
     if not about:
         others = sorted({d for s in statements for d in s.subject_digests})
@@ -63,7 +67,17 @@ def refusal(statements: list[cosign.Statement], reference: str, digest: str, ima
     if max_age is not None and age > max_age:
         return (f"{reference}: its signed verdict is too old ({_span(age)} old, "
                 f"--max-age {_span(max_age)}): verify it again")
-    return None
+    return unreproduced(reference, newest) if require_reproduced else None
+
+
+def unreproduced(reference: str, record: VerdictRecord | None) -> str | None:
+    """Why a verdict does not say its image was reproduced (--require-reproduced), or None."""
+    if record is not None and any(c.name == reproduction.CHECK and c.verdict == "pass"
+                                  for c in record.checks):
+        return None
+    return (f"{reference}: its verdict does not record that the image was reproduced, and "
+            "--require-reproduced asks for it: run `imgkit reproduce TAG` where the image "
+            "is, then verify (or attest) it again so that the verdict records it")
 
 
 def _span(seconds: float) -> str:
