@@ -116,3 +116,18 @@ def test_a_push_that_says_its_digest_only_in_words_as_podman_does() -> None:
     assert _pushed_digest({"status": f"id-1234: digest: {digest} size: 1573"}) == digest
     assert _pushed_digest({"aux": {"Digest": digest, "Tag": "1.0", "Size": 1573}}) == digest
     assert _pushed_digest({"status": "Pushed", "id": "301142b38265"}) is None
+
+
+@pytest.mark.parametrize("instruction, words", [
+    ('RUN --mount=type=secret,id=imgkit-ca-bundle,required=false --mount=type=secret,id=x '
+     '["/bin/sh", "-ec", "imgkit-build-env /bin/sh -ec \\"$1\\"\\nimgkit-normalise", '
+     '"imgkit-step", "pip install six"]', "RUN pip install six"),
+    ('RUN ["/bin/sh", "-ec", "x", "imgkit-step", "false"]', "RUN false"),     # the legacy form
+    ("RUN --mount=type=bind,target=/mnt mkdir -p /opt/team &&   cp /mnt/a /opt/team/a",
+     "RUN mkdir -p /opt/team && cp /mnt/a /opt/team/a"),
+    ('RUN ["python3", "-c", "print(1)"]', 'RUN ["python3", "-c", "print(1)"]'),
+    ("COPY imgkit/bin/ /usr/local/bin/", "COPY imgkit/bin/ /usr/local/bin/"),
+])
+def test_a_failed_step_is_named_as_its_author_wrote_it(instruction: str, words: str) -> None:
+    from imgkit.stepnames import step_words
+    assert step_words(instruction) == words

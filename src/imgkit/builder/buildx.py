@@ -36,6 +36,7 @@ from ..errors import BuildFailed, HostError, UsageError
 from ..interrupts import interrupt_sets
 from ..options import BuildOptions
 from ..render.bake import EXTRA_INDEX_VARIABLE, INDEX_VARIABLE, target_name
+from ..stepnames import step_words
 from .bakeplan import plan_bake
 from .buildenv import BuildEnv
 from .epoch import build_epochs
@@ -202,7 +203,7 @@ class BakeProgress:
         step = STEP.match(text)
         if step and step.group(1) in self.targets and vertex not in self.owner:
             self.owner[vertex] = self._owner(self.targets[step.group(1)], step.group(2))
-            self.step[vertex] = " ".join(step.group(2).split())
+            self.step[vertex] = step_words(step.group(2))
         now = time.monotonic()
         named = NAMED.search(text)
         if named and short_ref(named.group(1)) in self.targets.values():

@@ -10,6 +10,7 @@ from typing import Any, Callable
 
 from .. import labels
 from ..errors import BuildFailed, Cancelled, EngineUnavailable, first_line
+from ..stepnames import step_words
 from .client import Chunk, Client, checked
 
 LOG_TAIL = 25
@@ -58,7 +59,7 @@ class BuildLog:
                 match = STEP.match(line.strip())
                 if match:
                     number = match.group(1) or match.group(2)
-                    self.step = f"step {number} ({match.group(3)[:80]})"
+                    self.step = f"step {number} ({step_words(match.group(3))[:80]})"
 
 
 class Builds(Client):
