@@ -227,8 +227,11 @@ def test_publish_is_refused_until_a_scan_passes_then_a_waiver_lets_it_through(
         return imgkit("publish", ref, "--to", registry.address, "--allow-gpu-unverified", *args)
     never = publish()
     assert never.returncode == 1 and "never scanned" in never.stdout, never.stdout + never.stderr
-    failing = imgkit("scan", ref)
+    failing = imgkit("scan", ref, "--metrics", str(tmp_path / "scan.prom"))
     assert failing.returncode == 1 and "FAIL" in failing.stdout, failing.stdout + failing.stderr
+    series = (tmp_path / "scan.prom").read_text()             # the scan as metrics too
+    assert f'imgkit_scan_passed{{fail_on="medium",image="{ref}"}} 0.0' in series, series
+    assert f'imgkit_scan_findings{{image="{ref}",severity="unknown",verdict="fail"}} 1.0' in series
     refused = publish()
     assert refused.returncode == 1 and "its scan failed" in refused.stdout, refused.stdout
     assert "PYSEC-2022-42969 py 1.11.0" in refused.stdout

@@ -41,7 +41,7 @@ OWNERS = {
     "cyclonedx": {"verify/sbom.py"},
     "packageurl": {"verify/sbom.py"},
     "pynvml": {"verify/run.py"},
-    "prometheus_client": {"verify/metrics.py"},              # the verdict as metrics
+    "prometheus_client": {"verify/metrics.py", "scan/metrics.py"},   # verdicts and scans as metrics
     "pygal": {"site/plots.py"},                              # the site's charts
     "zstandard": {"publish/zstd.py"},                         # publish --compression zstd
 }

@@ -235,7 +235,8 @@ def check_signed(image: flags.RemoteImage, trusted_key: flags.TrustedKey = None,
 
 @command(PROVE, "Known vulnerabilities: a real scanner, offline, held to waivers.")
 def scan(image: flags.ScanImage = None, db: flags.AdvisoryDb = None, fail_on: flags.FailOn = None,
-         json_file: flags.Json = None, update_db: flags.UpdateDb = False) -> int:
+         json_file: flags.Json = None, metrics: flags.ScanMetrics = None,
+         update_db: flags.UpdateDb = False) -> int:
     """Scan an image for known vulnerabilities with osv-scanner, offline, against the
     advisory database on disk; each finding at or above --fail-on fails unless the project's
     images/vulnerabilities.yaml waives it (a waiver that expired, or covers what a version
@@ -245,7 +246,8 @@ def scan(image: flags.ScanImage = None, db: flags.AdvisoryDb = None, fail_on: fl
     passing one (docs/vulnerabilities.md). Exit 0: nothing fails; 1: a finding or a waiver
     fails; 2: bad input; 3: no engine, scanner or database (see --update-db), or it failed."""
     from ..scan.command import scan as run
-    return run(image=image, db=db, fail_on=fail_on, json_file=json_file, update_db=update_db)
+    return run(image=image, db=db, fail_on=fail_on, json_file=json_file, update_db=update_db,
+               metrics=metrics)
 
 
 @command(SHIP, "Push verified images to registries, by digest.")

@@ -256,6 +256,10 @@ Junit = Annotated[Optional[Path], typer.Option(
 Markdown = Annotated[Optional[Path], typer.Option(
     "--markdown", metavar="FILE", help="Also write the verdict as a Markdown table to FILE "
                                        "(and append it to $GITHUB_STEP_SUMMARY when set).")]
+ScanMetrics = Annotated[Optional[str], typer.Option(
+    "--metrics", metavar="FILE|URL", help="Also write the scan as Prometheus metrics (findings "
+    "by severity and gate verdict): into FILE, replaced whole, or pushed to the Pushgateway "
+    "at an http(s) URL, grouped by image and host.")]
 Metrics = Annotated[Optional[str], typer.Option(
     "--metrics", metavar="FILE|URL", help="Also write the verdict as Prometheus metrics: into "
     "FILE, replaced whole (for node_exporter's textfile collector), or pushed to the "

@@ -44,8 +44,9 @@ def database_of(given: Path | None) -> Path:
 
 def scan(*, image: str | None, db: Path | None = None, fail_on: str | None = None,
          json_file: Path | None = None, today: dt.date | None = None,
-         update_db: bool = False) -> int:
-    """`update_db`: osv.dev's zips fetched into the database first (alone without IMAGE)."""
+         update_db: bool = False, metrics: str | None = None) -> int:
+    """`update_db`: osv.dev's zips fetched into the database first (alone without IMAGE).
+    `metrics`: the scan as Prometheus metrics too, into a file or to a Pushgateway."""
     threshold = threshold_of(fail_on)                        # bad: exit 2, first
     if image is None and not update_db:
         raise UsageError("imgkit scan needs an IMAGE", hint="or --update-db alone, to fetch the "
@@ -83,6 +84,9 @@ def scan(*, image: str | None, db: Path | None = None, fail_on: str | None = Non
         started_at=wall_started, database=str(database.resolve())), document)
     if json_file is not None:
         json_file.write_text(document)
+    if metrics is not None:
+        from .metrics import send_scan_metrics
+        send_scan_metrics(metrics, result, decision, threshold, age)
     stderr_line(f"scanned in {time.monotonic() - started:.1f} s against {database} "
                 f"({', '.join(ecosystems)}; newest file {age} days old)")
     return EXIT_FAILED if decision.failed else EXIT_OK

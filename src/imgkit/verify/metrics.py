@@ -124,25 +124,37 @@ def send_metrics(where: str, verdict: Verdict, identity: Identity) -> None:
 
 def write_metrics(path: Path, verdict: Verdict, identity: Identity) -> None:
     """The file, replaced whole (a textfile collector never reads half of it)."""
-    try:
-        write_to_textfile(str(path), registry_of(verdict, identity))
-    except OSError as exc:
-        raise HostError(f"cannot write the metrics to {path}: {exc.strerror or exc}",
-                        hint="give --metrics a file in a folder that exists and can be written")
+    write_registry(path, registry_of(verdict, identity))
 
 
 def push_metrics(url: str, verdict: Verdict, identity: Identity, timeout: float = 30) -> None:
     """Replace this image's group on this node in the Pushgateway at `url` (PUT: series the
     new verdict lacks go too), grouped by job, image and Hostname."""
+    push_registry(url, JOB, registry_of(verdict, identity),
+                  {"image": verdict.image, "Hostname": identity.hostname},
+                  f"the verdict ({'passed' if verdict.passed else 'FAILED'})", timeout=timeout)
+
+
+def write_registry(path: Path, registry: CollectorRegistry) -> None:
+    """Any registry's series into a file, replaced whole (`--metrics FILE`)."""
     try:
-        push_to_gateway(url, job=JOB, registry=registry_of(verdict, identity), timeout=timeout,
-                        grouping_key={"image": verdict.image, "Hostname": identity.hostname})
+        write_to_textfile(str(path), registry)
+    except OSError as exc:
+        raise HostError(f"cannot write the metrics to {path}: {exc.strerror or exc}",
+                        hint="give --metrics a file in a folder that exists and can be written")
+
+
+def push_registry(url: str, job: str, registry: CollectorRegistry, group: dict[str, str],
+                  what: str, timeout: float = 30) -> None:
+    """Any registry's series to the Pushgateway at `url`, replacing `job`'s `group` (PUT);
+    `what` names what could not be pushed."""
+    try:
+        push_to_gateway(url, job=job, registry=registry, timeout=timeout, grouping_key=group)
     except OSError as exc:    # urllib's URLError and HTTPError are OSErrors
         said = getattr(exc, "reason", None) or exc
-        raise HostError(f"the verdict ({'passed' if verdict.passed else 'FAILED'}) could not be "
-                        f"pushed to the Pushgateway at {url}: {said}",
+        raise HostError(f"{what} could not be pushed to the Pushgateway at {url}: {said}",
                         hint="check that the Pushgateway runs and this host reaches it; the "
-                             "verdict itself stands (its ticket is kept)")
+                             "result itself stands (its ticket is kept)")
 
 
 def _gpu_labels(facts: Report | None, hostname: str) -> dict[str, str]:
