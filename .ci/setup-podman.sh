@@ -74,8 +74,10 @@ answers() { timeout 5 "$BIN" --url "unix://$1" version >/dev/null 2>&1; }
 serve() {   # serve SOCKET LOG [runuser args]: start a service unless one answers there
   local socket=$1 log=$2; shift 2
   answers "$socket" && return 0
-  "$@" env CONTAINERS_CONF="$CONF" PODMAN_IGNORE_CGROUPSV1_WARNING=1 PATH="$PREFIX/bin:$PATH" \
-    nohup "$BIN" system service --time=0 "unix://$socket" > "$log" 2>&1 &
+  # from /: the service outlives this checkout, and conmon cannot start a container from a
+  # working directory that was removed ("Failed to get working directory")
+  (cd / && "$@" env CONTAINERS_CONF="$CONF" PODMAN_IGNORE_CGROUPSV1_WARNING=1 \
+     PATH="$PREFIX/bin:$PATH" nohup "$BIN" system service --time=0 "unix://$socket" > "$log" 2>&1 &)
   for _ in $(seq 1 50); do answers "$socket" && return 0; sleep 0.2; done
   echo "setup-podman: the service at $socket did not start:"; tail -20 "$log"; return 1
 }

@@ -16,36 +16,10 @@ from typing import Iterator
 
 import pytest
 
+from .helpers.cdi import LOOKS, SPEC
 from .helpers.images import no_verify_containers
 
 pytestmark = pytest.mark.docker
-
-SPEC = """\
-cdiVersion: "0.5.0"
-kind: {kind}
-devices:
-  - name: dev0
-    containerEdits:
-      deviceNodes:
-        - path: /dev/imgkit-cdi0
-          hostPath: /dev/null
-containerEdits:
-  env:
-    - IMGKIT_CDI_TEST={token}
-  mounts:
-    - hostPath: {stub}
-      containerPath: /opt/imgkit-cdi/stub.txt
-      options: [ro, bind]
-"""
-LOOKS = """\
-schemaVersion: 2.0.0
-commandTests:
-  - name: the spec's edits arrived
-    command: sh
-    args: ["-c", "test -c /dev/imgkit-cdi0 && echo env=$IMGKIT_CDI_TEST &&
-                  cat /opt/imgkit-cdi/stub.txt"]
-    expectedOutput: ["env={token}", "stub {token}"]
-"""
 
 
 @pytest.fixture
@@ -68,7 +42,8 @@ def cdi_kind(engine, tmp_path: Path) -> Iterator[tuple[str, str]]:
     stub = tmp_path / "stub.txt"
     stub.write_text(f"stub {token}\n")
     spec = folder / f"imgkit-test-{token}.yaml"
-    spec.write_text(SPEC.format(kind=kind, token=token, stub=stub))
+    spec.write_text(SPEC.format(kind=kind, token=token, stub=stub, path="/dev/imgkit-cdi0",
+                                host_path="/dev/null"))
     try:
         deadline = time.monotonic() + 15          # the engine reads new specs in a while
         while f"{kind}=dev0" not in (engine.cdi()[1] or []):
@@ -93,7 +68,7 @@ def test_a_cdi_device_reaches_the_probes_container_and_the_verdict_says_how(
         engine, mini, cdi_kind, tmp_path):
     kind, token = cdi_kind
     looks = tmp_path / "looks.yaml"
-    looks.write_text(LOOKS.format(token=token))
+    looks.write_text(LOOKS.format(token=token, path="/dev/imgkit-cdi0"))
     code, verdict, said = verify(mini, f"{kind}=dev0", tmp_path, "--checks", str(looks))
     checks = {c["name"]: c for c in verdict["checks"]}
     assert checks["check: the spec's edits arrived"]["verdict"] == "pass", said

@@ -23,38 +23,12 @@ from typing import Any, Iterator
 import pytest
 
 from .helpers import leftovers
+from .helpers.cdi import LOOKS, SPEC
 from .helpers.images import MINI_FAMILY, no_verify_containers
 from .helpers.podman import podman_engine
 from .helpers.registry import USER, docker_config, skopeo_tags
 
 pytestmark = pytest.mark.docker
-
-SPEC = """\
-cdiVersion: "0.5.0"
-kind: {kind}
-devices:
-  - name: dev0
-    containerEdits:
-      deviceNodes:
-        - path: {node}
-          hostPath: {node}
-containerEdits:
-  env:
-    - IMGKIT_CDI_TEST={token}
-  mounts:
-    - hostPath: {stub}
-      containerPath: /opt/imgkit-cdi/stub.txt
-      options: [ro, bind]
-"""
-LOOKS = """\
-schemaVersion: 2.0.0
-commandTests:
-  - name: the spec's edits arrived
-    command: sh
-    args: ["-c", "test -c {node} && echo env=$IMGKIT_CDI_TEST &&
-                  cat /opt/imgkit-cdi/stub.txt"]
-    expectedOutput: ["env={token}", "stub {token}"]
-"""
 
 
 @dataclass(frozen=True)
@@ -127,7 +101,7 @@ def cdi_kind(podman) -> Iterator[tuple[str, str, str]]:
     try:
         os.mknod(node, stat.S_IFCHR | 0o666, os.makedev(1, 3))    # /dev/null's numbers
         folder.mkdir(parents=True, exist_ok=True)
-        spec.write_text(SPEC.format(kind=kind, token=token, stub=stub, node=node))
+        spec.write_text(SPEC.format(kind=kind, token=token, stub=stub, path=node, host_path=node))
     except OSError as exc:
         pytest.skip(f"cannot make a device node or write Podman's CDI folder {folder}: {exc}")
     try:
@@ -142,11 +116,12 @@ def cdi_kind(podman) -> Iterator[tuple[str, str, str]]:
 def test_a_cdi_device_reaches_the_probes_container_on_podman(podman, cdi_kind, tmp_path):
     kind, token, node = cdi_kind
     looks = tmp_path / "looks.yaml"
-    looks.write_text(LOOKS.format(token=token, node=node))
+    looks.write_text(LOOKS.format(token=token, path=node))
     out = tmp_path / "verdict.json"
     done = imgkit(podman.environ, "verify", podman.mini, "--gpus", f"{kind}=dev0", "--checks",
                   str(looks), "--json", str(out), timeout=600)
     said = done.stdout + done.stderr
+    assert out.is_file(), said
     checks = {c["name"]: c for c in json.loads(out.read_text())["checks"]}
     assert checks["check: the spec's edits arrived"]["verdict"] == "pass", said
     assert checks["gpu.request"]["measured"] == f"CDI: {kind}=dev0"
