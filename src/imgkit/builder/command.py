@@ -280,9 +280,10 @@ def run_builds(engine: Engine, contexts: list[Context], env: BuildEnv, options: 
     freshness = check_freshness(engine, [c.stamp for c in contexts])
     builds = builds_something(options, freshness)
     podman = options.engine == "podman"       # its builder takes the settings as secrets
+    serves = builds and not podman
     with (one_build_at_a_time(stderr_line) if builds else nullcontext()), \
-            SecretServer(env if builds and not podman else BuildEnv(),
-                         engine.bridge_gateway() if builds and not podman else "") as server:
+            SecretServer(env if serves else BuildEnv(),
+                         engine.bridge_gateway() if serves else "") as server:
         if builds and legacy_why:
             stderr_line(f"the engine's legacy builder builds: {legacy_why} (BuildKit builds "
                         "the bundled slice in 0.6 to 0.8x the time: docs/building.md)")

@@ -44,7 +44,7 @@ class Client:
         self.timeout = timeout
         self.docker_host = docker_host
         self.socket_path = unix_socket(docker_host)
-        self.start_hint = PODMAN_START_HINT if podman_chosen else START_HINT
+        self.podman_chosen = podman_chosen
         self._client: docker.DockerClient | None = None
         self._product: str | None = None
         self._lock = threading.Lock()
@@ -84,9 +84,13 @@ class Client:
                               f"{body.decode(errors='replace').strip()[:300]}")
         return json.loads(body) if body.lstrip()[:1] in (b"{", b"[") else body.decode()
 
+    @property
+    def start_hint(self) -> str:
+        return PODMAN_START_HINT if self.podman_chosen else START_HINT
+
     def _who(self) -> str:
         """The engine as messages name it."""
-        return "Podman service" if self.start_hint == PODMAN_START_HINT else "Docker engine"
+        return "Podman service" if self.podman_chosen else "Docker engine"
 
     def _version(self) -> dict[str, Any]:
         found = (self._get_local("/version") if self.socket_path is not None

@@ -202,9 +202,8 @@ class Promoter:
             return None, (f"{reference} has no verdict attached: run `imgkit attest "
                           f"{reference}` on a GPU host")
         artifact, verdict = found
-        why = refusal(verdict, reference, image_id, self.options.allow_gpu_unverified)
-        if why is None and self.options.require_reproduced:
-            why = signed.unreproduced(reference, record_of(verdict))
+        why = refusal(verdict, reference, image_id, self.options.allow_gpu_unverified,
+                      self.options.require_reproduced)
         return (None, why) if why is not None else (artifact, None)
 
     def copy(self, source: Repository, digest: str, target: Repository, tag: str,
@@ -221,12 +220,15 @@ class Promoter:
 
 
 def refusal(verdict: object, reference: str, image_id: str,
-            allow_gpu_unverified: bool) -> str | None:
+            allow_gpu_unverified: bool, require_reproduced: bool = False) -> str | None:
     """Why an attached verdict (JSON, as read) does not allow promotion, or None when it
     does: it must be a verdict that judged this very image, and pass the same gate as a
-    local ticket."""
+    local ticket (and, with `require_reproduced`, record that the image was reproduced)."""
     record = record_of(verdict)
     if record is not None and record.image_id != image_id:
         return f"the attached verdict judged {record.image_id}, not this image ({image_id})"
-    return tickets.refusal(reference, image_id, tickets.ticket_of(record, image_id),
-                           allow_gpu_unverified=allow_gpu_unverified)
+    why = tickets.refusal(reference, image_id, tickets.ticket_of(record, image_id),
+                          allow_gpu_unverified=allow_gpu_unverified)
+    if why is None and require_reproduced:
+        why = signed.unreproduced(reference, record)
+    return why

@@ -5,9 +5,9 @@ the engine has one for them, through NVIDIA's legacy hook otherwise. Pure logic:
 engine's CDI view comes in as data."""
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
+from .. import versions
 from ..errors import HostError
 from ..gpus import cdi_names
 from .diagnose import HOST
@@ -15,7 +15,7 @@ from .expect import check_gpus
 from .verdict import INFO, Check
 
 NVIDIA_GPU = "nvidia.com/gpu"
-PODMAN_CDI = (5, 5)    # the first Podman whose API honours CDI device requests
+PODMAN_CDI = "5.5"    # the first Podman whose API honours CDI device requests
 GENERATE = ("generate NVIDIA's spec: `sudo nvidia-ctk cdi generate "
             "--output=/var/run/cdi/nvidia.yaml` (the NVIDIA Container Toolkit 1.18 and later "
             "keep it current themselves); `nvidia-ctk cdi list` shows the names it holds")
@@ -66,7 +66,7 @@ def resolve(gpus: str, spec_dirs: list[str], found: list[str] | None,
 def _check_podman(release: str) -> None:
     """Podman's Docker-compatible API passes CDI device requests on from 5.5 (before, it
     drops them and the container would start with no GPU)."""
-    if tuple(int(n) for n in re.findall(r"\d+", release)[:2]) < PODMAN_CDI:
+    if not versions.at_least(release, PODMAN_CDI):
         raise HostError(f"Podman {release}'s API drops CDI device requests (5.5 and later "
                         "pass them on), so the probe's container would get no GPU",
                         hint="upgrade Podman to 5.5 or later, or verify with --gpus none")
