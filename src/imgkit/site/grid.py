@@ -198,7 +198,7 @@ def cell(platform: str, verdict: VerdictFile) -> Cell:
     again = ", reproduced" if any(c.name == CHECK and c.verdict == "pass"
                                   for c in verdict.checks) else ""
     if not verdict.gpu_verified:
-        return Cell(platform, UNVERIFIED, f"passed{again}, GPU not verified", "", gpu, tf32,
+        return Cell(platform, UNVERIFIED, f"passed, GPU not verified{again}", "", gpu, tf32,
                     fp16, verdict)
     return Cell(platform, PASSED, f"passed{again}", "", gpu, tf32, fp16, verdict)
 
