@@ -10,7 +10,7 @@ import subprocess
 import sys
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 import pytest
 
@@ -49,7 +49,10 @@ class CountingEngine(FakeEngine):
         return ContainerRun(done.returncode, done.stdout, done.stderr, False, 1.0)
 
     @contextmanager
-    def ran_container(self, spec: RunSpec) -> Iterator[tuple[ContainerRun, StatFiles]]:
+    def ran_container(self, spec: RunSpec, on_start: Callable[[], None] | None = None
+                      ) -> Iterator[tuple[ContainerRun, StatFiles]]:
+        if on_start is not None:
+            on_start()
         yield self.run_container(spec), lambda paths: self.stat_files(spec.image, paths)
 
     def stat_files(self, image: str, paths: list[str]) -> dict[str, PathStat | None]:

@@ -26,11 +26,13 @@ class Containers(Client):
             return run
 
     @contextmanager
-    def ran_container(self, spec: RunSpec) -> Iterator[tuple[ContainerRun, StatFiles]]:
+    def ran_container(self, spec: RunSpec, on_start: Callable[[], None] | None = None
+                      ) -> Iterator[tuple[ContainerRun, StatFiles]]:
         """run_container's run, the exited container kept until the block ends, and a
         `stat_files` for the image: read through that container when its root was read-only
         (one container serves the run and the look at the image's files), else through a
-        container of its own. (Whether a writable run changed anything is no cheaper to
+        container of its own. `on_start` is called once the container runs (what the caller
+        can do while it waits). (Whether a writable run changed anything is no cheaper to
         ask: the engine's diff of a container takes 0.5 s on the Paddle image, and its
         SizeRw misses a deletion.)"""
         import docker.errors
@@ -57,6 +59,8 @@ class Containers(Client):
             platform=spec.platform or None)["Id"])
         try:
             _or_failed(lambda: api.start(cid))
+            if on_start is not None:
+                on_start()
             code = self._wait(cid, spec.timeout)
             out, truncated = self._logs(cid, "stdout", spec.stdout_limit)
             err, _ = self._logs(cid, "stderr", spec.stderr_limit)

@@ -16,7 +16,6 @@ from ..console import Activity, stderr_line
 from ..engine import Engine
 from ..errors import EXIT_FAILED, EXIT_HOST, EXIT_OK, Inconsistent, UsageError
 from ..options import PUBLISH_DEFAULTS, VerifyOptions
-from . import report, tickets
 from .run import judge_report
 from .run import verify as run_verify
 from .subject import Subject, hint_for, resolve
@@ -97,8 +96,10 @@ def project_checks(subject: Subject) -> Path | None:
 # plain verify (the command CI runs most) about a tenth of a second: imported only when
 # asked for.
 def declared_file(path: Path | None) -> CheckFile | None:
+    if path is None:
+        return None
     from ..matrix.checkfile import load_checks
-    return load_checks(path) if path else None
+    return load_checks(path)
 
 
 def verdict_of(engine: Engine | None, subject: Subject, options: VerifyOptions,
@@ -135,6 +136,7 @@ def verdict_of(engine: Engine | None, subject: Subject, options: VerifyOptions,
 def keep_ticket(verdict: Verdict, expect: tuple[str, ...]) -> VerdictRecord:
     """Record the verdict as the ticket of the image id judged (what publish gates on);
     the ticket document, as it is attached."""
+    from . import report, tickets  # pydantic's models: imported while the probe ran
     document = tickets.make_document(verdict, expect)         # judged as this run judged it
     if tickets.keep(document) is None:
         stderr_line(f"not recorded as the ticket of {verdict.image_id[:19]}: a plain "
@@ -158,6 +160,7 @@ def named(verdict: Verdict, subject: Subject) -> Verdict:
 
 def written(verdict: Verdict, outputs: Outputs, subject: Subject) -> int:
     """Print the verdict and write the files asked for; the exit code it means."""
+    from . import report
     report.write_verdict(verdict, json_file=outputs.json, junit_file=outputs.junit,
                          markdown_file=outputs.markdown)
     if outputs.metrics is not None:

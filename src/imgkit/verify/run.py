@@ -10,7 +10,7 @@ import re
 import threading
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from .. import labels, platforms, versions
 from ..engine import ContainerRun, Engine, ImageInfo, RunSpec, StatFiles
@@ -27,8 +27,10 @@ if TYPE_CHECKING:
     from ..matrix.compat import Compat
     from .facts import Report
 
-# Judging needs pydantic's models (~0.2 s to import): imported while the probe runs.
-JUDGES = ("imgkit.verify.facts", "imgkit.verify.evaluate", "imgkit.verify.corroborate")
+# Judging and keeping the verdict need pydantic's models (~0.2 s to import): imported
+# while the probe runs, not before its container starts.
+JUDGES = ("imgkit.verify.facts", "imgkit.verify.evaluate", "imgkit.verify.corroborate",
+          "imgkit.verify.tickets", "imgkit.verify.report")
 
 BOOT = """import base64, os, runpy, sys
 path = '/tmp/imgkit_probe.zip'
@@ -135,10 +137,12 @@ def _foreign(platform: str) -> str:
 @contextmanager
 def run_probe(engine: Engine, image_id: str, options: VerifyOptions,
               extra: tuple[str, ...] = (), platform: str = "",
-              environment: dict[str, str] | None = None) -> Iterator[ProbeRun]:
+              environment: dict[str, str] | None = None,
+              on_start: Callable[[], None] | None = None) -> Iterator[ProbeRun]:
     """The probe in a throwaway, locked-down container of exactly the image judged, as
     `platform` (runnable_platform's answer; "": the image's own), with `environment` added
-    (the team's gpuTests); the exited container removed when the block ends."""
+    (the team's gpuTests); the exited container removed when the block ends. `on_start`:
+    what to do once the container runs."""
     args: tuple[str, ...] = (("--no-gpu",) if options.gpus == "none"
                              else ("--gemm-size", str(options.gemm_size)))
     args += extra
@@ -150,16 +154,22 @@ def run_probe(engine: Engine, image_id: str, options: VerifyOptions,
         gpus=options.gpus, timeout=options.timeout, memory=options.memory, shm_size=options.shm_size,
         labels={labels.ROLE: labels.ROLE_VERIFY}, stdout_limit=REPORT_LIMIT,
         platform=_foreign(platform),
-        writable=bool(environment))) as (run, stat):   # a team's tests may write (a throwaway layer)
+        writable=bool(environment)), on_start) as (run, stat):   # a team's tests may write
         yield ProbeRun(run, token, stat)
 
 
 def import_judges() -> None:
-    """Import the judging modules while the probe runs, yielding the CPU to its container
-    (a per-thread nice value on Linux: this thread only)."""
+    """Import the judging modules, and read the compatibility data they judge by, while
+    the probe runs, yielding the CPU to its container (a per-thread nice value on Linux:
+    this thread only)."""
     priority.lower()
     for module in JUDGES:
         importlib.import_module(module)
+    from ..matrix import compat
+    try:
+        compat.load()     # kept (lru_cache) for evaluate()
+    except Exception:     # noqa: BLE001 - evaluate() reads it again and reports what is wrong
+        pass
 
 
 def verify(engine: Engine, ref: str, options: VerifyOptions, *, info: ImageInfo | None = None,
@@ -177,13 +187,13 @@ def verify(engine: Engine, ref: str, options: VerifyOptions, *, info: ImageInfo 
         path = gpu_request.resolve(options.gpus, *engine.cdi(), podman=podman)
         options = replace(options, gpus=path.gpus)
         host = (path.check(), *host_driver_checks(exp, dict(info.env)))
+    # started once the container runs: before, it would take the GIL from creating it
     warm = threading.Thread(target=import_judges, daemon=True)
-    warm.start()
     with ExitStack() as stack:
         try:
             probe = stack.enter_context(run_probe(
                 engine, info.id, options, ("--inventory",) if with_inventory else (),
-                platform=platform, environment=environment))
+                platform=platform, environment=environment, on_start=warm.start))
         except ContainerFailed as exc:
             return _not_started(ref, info.id, exc.explanation, host)
         warm.join()
