@@ -42,4 +42,4 @@ RUN imgkit-build-env pip install --no-cache-dir --constraint /opt/imgkit/constra
  && imgkit-link-libs \
  && imgkit-normalise
 USER imgkit
-LABEL org.imgkit.input-hash="85fa3d364d1c68160dbfd27920cd2c00"
+LABEL org.imgkit.input-hash="649c21a739e5947b62a751e93b30b8af"

@@ -4,13 +4,13 @@ Kubernetes Jobs (see channel.py)."""
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import platform
 import time
-from concurrent.futures import ThreadPoolExecutor
 
-from . import PROBE_VERSION, channel, declared, frameworks, inventory, libs, priority, requirements
+# Only what starts the frameworks' import is imported before it: that import is the probe's
+# critical path (most of its time), and every module before it delays it. The rest is
+# imported in main() once the adapters run.
+from . import PROBE_VERSION, channel, frameworks
 
 # The environment the report carries: what the NVIDIA runtime and the loader need, and the
 # variables that switch a framework's TF32 use.
@@ -23,6 +23,7 @@ BARE_NAMES = ("libcudart.so", "libcublas.so", "libcublasLt.so", "libcudnn.so", "
 
 
 def system_facts():
+    import platform
     try:
         st = os.statvfs("/dev/shm")
         shm = st.f_frsize * st.f_blocks
@@ -81,11 +82,13 @@ def gpu_facts(args, libraries):
 
 
 def examine_libraries(names):
+    from . import libs, priority
     priority.lower()   # this pool thread only: the framework's keeps its priority
     return libs.collect(), libs.resolve_names(names)
 
 
 def list_installed():
+    from . import inventory, priority
     priority.lower()   # beside the frameworks' import, yielding to it
     return inventory.collect()
 
@@ -126,6 +129,10 @@ def main(argv=None):
     # so that nothing shares the GPU with a timing: AMP steps included.
     started_fw = time.monotonic()
     adapters = {name: frameworks.Adapter(name, not args.no_gpu) for name in present}
+    import json
+    from concurrent.futures import ThreadPoolExecutor
+
+    from . import declared, inventory, requirements
     with ThreadPoolExecutor(max_workers=4) as pool:
         pip_run = pool.submit(timed, seconds, "pip_check", requirements.pip_check)
         # the team's commandTests use no GPU: they run while the frameworks import

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import ctypes
 
-from .libs import LOADER_NAMES, load
+from .libs import LOADER_NAMES
+from .loading import load
 
 
 class CudaError(Exception):
