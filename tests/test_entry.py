@@ -42,22 +42,26 @@ def test_fast_path_options_match_the_cli() -> None:
 
 
 @pytest.mark.parametrize("args, expected", [
-    (["img:1"], ("img:1", "all", None)),
-    (["img:1", "--gpus", "none"], ("img:1", "none", None)),
+    (["img:1"], ("img:1", "all", None, None)),
+    (["img:1", "--gpus", "none"], ("img:1", "none", None, None)),
     (["--gpus=0,1", "reg.example/ml/x@sha256:" + "a" * 64],
-     ("reg.example/ml/x@sha256:" + "a" * 64, "0,1", None)),
-    (["img:1", "--checks", "cst.yaml", "--gpus", "none"], ("img:1", "none", "cst.yaml")),
-    (["--checks=cst.yaml", "img:1"], ("img:1", "all", "cst.yaml")),
+     ("reg.example/ml/x@sha256:" + "a" * 64, "0,1", None, None)),
+    (["img:1", "--checks", "cst.yaml", "--gpus", "none"], ("img:1", "none", "cst.yaml", None)),
+    (["--checks=cst.yaml", "img:1"], ("img:1", "all", "cst.yaml", None)),
+    (["img:1", "--json", "v.json", "--gpus", "none"], ("img:1", "none", None, "v.json")),
+    (["--json=out/v.json", "img:1", "--checks", "c.yaml"], ("img:1", "all", "c.yaml", "out/v.json")),
 ])
-def test_plain_verify_is_parsed(args: list[str], expected: tuple[str, str, str | None]) -> None:
+def test_plain_verify_is_parsed(args: list[str], expected: tuple[str, str, str | None, str | None]
+                                ) -> None:
     assert parse_plain_verify(args) == expected
 
 
 @pytest.mark.parametrize("args", [
-    [], ["--help"], ["img", "--json", "v.json"], ["img", "other"], ["img", "--gpus"],
+    [], ["--help"], ["img", "--junit", "v.xml"], ["img", "other"], ["img", "--gpus"],
     ["img", "--gpus", "none", "--gpus", "all"], ["--gpus", "none"], ["img", "--attest"],
     ["img", "--expect", "cuda=12.4"], [""], ["img", "--checks"], ["img", "--checks="],
-    ["img", "--checks", "a.yaml", "--checks", "b.yaml"], ["img", "--checks", "a.yaml", "--json", "v.json"],
+    ["img", "--checks", "a.yaml", "--checks", "b.yaml"], ["img", "--json", "a", "--json", "b"],
+    ["img", "--json"], ["img", "--json="], ["img", "--json", "v.json", "--metrics", "m.prom"],
 ])
 def test_any_other_verify_goes_to_the_cli(args: list[str]) -> None:
     assert parse_plain_verify(args) is None
@@ -65,7 +69,8 @@ def test_any_other_verify_goes_to_the_cli(args: list[str]) -> None:
 
 
 @pytest.mark.parametrize("args", [["img:1"], ["img:1", "--gpus", "none"],
-                                  ["img:1", "--checks", "cst.yaml", "--gpus", "none"]])
+                                  ["img:1", "--checks", "cst.yaml", "--gpus", "none"],
+                                  ["img:1", "--json", "v.json", "--gpus", "none"]])
 def test_plain_verify_calls_verify_as_the_cli_does(monkeypatch: pytest.MonkeyPatch,
                                                    args: list[str]) -> None:
     """Whatever the CLI passes to the verify command (its defaults, its signer), the fast

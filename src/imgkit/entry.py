@@ -9,10 +9,11 @@ Anything else (help, --force, --dry-run, any other option, a miss) goes to the t
 from the start, so its parsing, messages and exit codes stay the only ones a user ever sees;
 its build writes the entry the next run answers from.
 
-`imgkit verify IMAGE [--gpus G] [--checks FILE]`, the command CI runs most, is measured
-against `docker run` plus the framework's import, and typer's start-up is a few hundredths
-of a second of that. That one form calls the same verify with the CLI's defaults and
-reports an error the way the CLI does; any other verify command line goes to the CLI.
+`imgkit verify IMAGE [--gpus G] [--checks FILE] [--json FILE]`, the command CI runs most,
+is measured against `docker run` plus the framework's import, and typer's start-up (a tenth
+of a second on a small machine) is most of what verify adds to that. That one form calls
+the same verify with the CLI's defaults and reports an error the way the CLI does; any
+other verify command line goes to the CLI.
 tests/test_entry.py keeps both fast paths in step with cli.py.
 """
 from __future__ import annotations
@@ -29,12 +30,13 @@ def try_noop_build(argv: list[str]) -> bool:
     return asked is not None and noopcache.replay(noopcache.entry_name(asked), started)
 
 
-PLAIN_VERIFY_FLAGS = ("--gpus", "--checks")
+PLAIN_VERIFY_FLAGS = ("--gpus", "--checks", "--json")
 
 
-def parse_plain_verify(args: list[str]) -> tuple[str, str, str | None] | None:
-    """(IMAGE, GPUS, CHECKS) of `IMAGE [--gpus G] [--checks FILE]` in any order (CHECKS
-    None when not given), or None for anything else."""
+def parse_plain_verify(args: list[str]) -> tuple[str, str, str | None, str | None] | None:
+    """(IMAGE, GPUS, CHECKS, JSON) of `IMAGE [--gpus G] [--checks FILE] [--json FILE]` in any
+    order (CHECKS and JSON None when not given), or None for anything else. (A tuple: the
+    no-op build's path before this one imports no `typing`.)"""
     from .options import DEFAULTS
     image: str | None = None
     given: dict[str, str] = {}
@@ -57,12 +59,13 @@ def parse_plain_verify(args: list[str]) -> tuple[str, str, str | None] | None:
         i += 1
     if image is None:
         return None
-    return image, given.get("--gpus", DEFAULTS.gpus), given.get("--checks")
+    return image, given.get("--gpus", DEFAULTS.gpus), given.get("--checks"), given.get("--json")
 
 
 def try_plain_verify(argv: list[str]) -> int | None:
-    """The exit code of a plain `verify IMAGE [--gpus G] [--checks FILE]` (a team's
-    checks as well: what a CI job runs), without loading the CLI; None for any other."""
+    """The exit code of a plain `verify IMAGE [--gpus G] [--checks FILE] [--json FILE]` (a
+    team's checks and the verdict file as well: what a CI job runs), without loading the
+    CLI; None for any other."""
     if not argv or argv[0] != "verify":
         return None
     plain = parse_plain_verify(argv[1:])
@@ -74,11 +77,12 @@ def try_plain_verify(argv: list[str]) -> int | None:
     from .console import print_error
     from .errors import ImgkitError
     from .options import DEFAULTS
-    from .verify.command import verify
-    image, gpus, checks = plain
+    from .verify.command import Outputs, verify
+    image, gpus, checks, json = plain
     try:
         return verify(image=image, options=replace(
-            DEFAULTS, gpus=gpus, checks=Path(checks) if checks is not None else None))
+            DEFAULTS, gpus=gpus, checks=Path(checks) if checks else None),
+            outputs=Outputs(json=Path(json) if json else None))
     except ImgkitError as exc:  # as the CLI's reports_errors says it
         print_error(exc.message, exc.hint)
         return exc.exit_code
