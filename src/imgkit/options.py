@@ -52,7 +52,7 @@ class VerifyOptions:
     expect: tuple[str, ...] = ()    # KEY=VALUE overrides of what the labels and tag say
     timeout: int = 600              # seconds the probe may run
     memory: str = "16g"             # the probe container's memory limit
-    shm_size: str | None = None     # the probe container's /dev/shm (docker's default: 64m)
+    shm_size: str | None = None     # the probe container's /dev/shm (the engine's default: 64m)
     thresholds: Thresholds = Thresholds()
     gemm_size: int = 8192
     updates: bool = False           # also ask the image's apt sources what waits (network)

@@ -242,8 +242,8 @@ ReportPlatform = Annotated[Optional[str], typer.Option(
 Timeout = Annotated[int, typer.Option(
     "--timeout", metavar="SECONDS", min=10, help="How long the probe may run.")]
 ShmSize = Annotated[Optional[str], typer.Option(
-    "--shm-size", metavar="SIZE", help="/dev/shm of the probe's container, e.g. 8g (docker's "
-                                       "default: 64m).")]
+    "--shm-size", metavar="SIZE", help="/dev/shm of the probe's container, e.g. 8g (Docker's "
+                                       "and Podman's default: 64m).")]
 FromReport = Annotated[Optional[Path], typer.Option(
     "--from-report", metavar="FILE", help="Judge the probe's report in FILE (the log of a Job "
                                           "of `imgkit export k8s`) instead of running it here.")]

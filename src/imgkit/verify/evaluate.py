@@ -212,7 +212,7 @@ def environment_checks(report: Report, exp: Expectations, data: Compat,
         # /dev/shm is set by whoever runs the container, not by the image: this says what
         # the probe's own container got, and what a workload run the same way would get
         small = shm <= DOCKER_DEFAULT_SHM
-        setting = f"--shm-size {shm_size}" if shm_size else "docker's default"
+        setting = f"--shm-size {shm_size}" if shm_size else "the engine's default"
         checks.append(Check("/dev/shm", WARN if small else PASS, "> 64 MB for DataLoader/NCCL",
                             f"{shm // (1024 * 1024)} MB in this run ({setting})",
                             "containers run like this one get 64 MB: data loaders and NCCL need "
