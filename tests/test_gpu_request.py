@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import pytest
 
-from imgkit.engine.containers import device_requests
 from imgkit.errors import HostError, UsageError
 from imgkit.gpus import cdi_names
 from imgkit.verify.gpu_request import resolve
@@ -32,15 +31,6 @@ def test_a_malformed_cdi_name_is_a_usage_error_that_shows_the_form(gpus: str) ->
     with pytest.raises(UsageError) as caught:
         resolve(gpus, DIRS, NVIDIA)
     assert "VENDOR/CLASS=NAME" in str(caught.value) and "nvidia.com/gpu=all" in caught.value.hint
-
-
-def test_cdi_names_become_a_cdi_device_request() -> None:
-    [request] = device_requests("nvidia.com/gpu=0,nvidia.com/gpu=1")
-    assert request["Driver"] == "cdi" and request["DeviceIDs"] == ["nvidia.com/gpu=0",
-                                                                   "nvidia.com/gpu=1"]
-    [legacy] = device_requests("all")
-    assert legacy["Count"] == -1 and legacy["Capabilities"] == [["gpu"]]
-    assert device_requests("none") == []
 
 
 def test_all_and_indexes_go_through_nvidias_spec_when_the_engine_has_it() -> None:

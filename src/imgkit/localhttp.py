@@ -1,9 +1,10 @@
-"""GET over the Docker engine's local socket with the standard library only.
+"""GET and POST over the Docker engine's local socket with the standard library only.
 
 HTTP/1.0, so the engine sends a plain body and closes the connection: a dozen lines instead
 of http.client, whose import alone costs a no-op build ~15 ms. engine/client.py wraps it in
 imgkit's errors; the no-op build's cache (builder/noopcache.py) calls it directly, as
-importing the engine package would cost the no-op most of what the cache saves."""
+importing the engine package would cost the no-op most of what the cache saves. POST serves
+verify's probe container (created and started before docker-py has loaded)."""
 from __future__ import annotations
 
 import socket
@@ -12,11 +13,25 @@ import socket
 def get(socket_path: str, path: str, timeout: float) -> tuple[int, bytes]:
     """(status, body) of `GET path`. OSError when the socket does not answer, ValueError when
     what answers does not speak HTTP."""
+    return _exchange(socket_path, f"GET {path} HTTP/1.0\r\nHost: docker\r\n\r\n".encode(),
+                     timeout)
+
+
+def post(socket_path: str, path: str, body: object | None, timeout: float) -> tuple[int, bytes]:
+    """(status, body) of `POST path` with `body` as JSON (None: no body); errors as get's."""
+    import json
+    data = b"" if body is None else json.dumps(body).encode()
+    head = (f"POST {path} HTTP/1.0\r\nHost: docker\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(data)}\r\n\r\n")
+    return _exchange(socket_path, head.encode() + data, timeout)
+
+
+def _exchange(socket_path: str, request: bytes, timeout: float) -> tuple[int, bytes]:
     chunks = []
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
         sock.settimeout(timeout)
         sock.connect(socket_path)
-        sock.sendall(f"GET {path} HTTP/1.0\r\nHost: docker\r\n\r\n".encode())
+        sock.sendall(request)
         while chunk := sock.recv(1 << 16):
             chunks.append(chunk)
     head, _, body = b"".join(chunks).partition(b"\r\n\r\n")

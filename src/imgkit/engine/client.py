@@ -1,9 +1,10 @@
 """The connection to the Docker engine: docker-py, imported and connected on first use,
 and plain HTTP over the local socket (localhttp.py) for the read-only calls a no-op build
-makes.
+makes and for creating and starting verify's probe container.
 
 Importing docker-py (and requests) costs about 0.1 s, more than everything else a no-op
-`imgkit build` does; the calls it needs (ping, inspect) speak HTTP to the local engine
+`imgkit build` does, and most of what `imgkit verify` adds to `docker run`; the calls they
+need before any waiting (ping, inspect, create, start) speak HTTP to the local engine
 socket with the standard library when DOCKER_HOST is a unix socket (the default) and fall
 back to docker-py for tcp/ssh/TLS engines.
 """

@@ -7,11 +7,12 @@ import json
 import time
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator, TypeVar
+from urllib.parse import quote
 
-from .. import labels
+from .. import labels, localhttp
 from ..errors import ContainerFailed, EngineUnavailable, first_line
-from ..gpus import cdi_names
 from .client import START_HINT, Client
+from .run_request import CreateBody, create_body
 from .types import ContainerRun, FileEntry, PathStat, RunSpec, ServiceState, StatFiles
 
 T = TypeVar("T")
@@ -35,30 +36,10 @@ class Containers(Client):
         can do while it waits). (Whether a writable run changed anything is no cheaper to
         ask: the engine's diff of a container takes 0.5 s on the Paddle image, and its
         SizeRw misses a deletion.)"""
-        import docker.errors
-        import docker.types
-        api = self.api
-        # Two log files: rotation empties the current one, so with one file a flood could
-        # leave only a short tail; the full previous file keeps the excess visible. Each is
-        # twice the kept size, since the log file counts its JSON framing too.
-        megabytes = 2 * (spec.stdout_limit + spec.stderr_limit) // (1 << 20) + 1
-        host_config = api.create_host_config(
-            cap_drop=["ALL"], security_opt=["no-new-privileges"], read_only=not spec.writable,
-            tmpfs={"/tmp": "rw,exec,nosuid,size=1g"}, mem_limit=spec.memory,
-            pids_limit=spec.pids_limit, shm_size=spec.shm_size,
-            network_mode=(f"container:{spec.join}" if spec.join else
-                          "bridge" if spec.network else "none"),
-            device_requests=device_requests(spec.gpus) or None,
-            log_config=docker.types.LogConfig(type="json-file", config={
-                "max-size": f"{megabytes}m", "max-file": "2"}))
         started = time.monotonic()
-        cid: str = _or_failed(lambda: api.create_container(
-            spec.image, entrypoint=list(spec.entrypoint), command=list(spec.command),
-            host_config=host_config, network_disabled=not (spec.network or spec.join),
-            labels=spec.labels, environment=spec.environment, user=spec.user or None,
-            platform=spec.platform or None)["Id"])
+        cid = self._create(create_body(spec), spec.platform)
         try:
-            _or_failed(lambda: api.start(cid))
+            self._start(cid)
             if on_start is not None:
                 on_start()
             code = self._wait(cid, spec.timeout)
@@ -73,6 +54,40 @@ class Containers(Client):
             yield run, stat
         finally:
             self.remove_container(cid)
+
+    def _create(self, body: CreateBody, platform: str) -> str:
+        """The id of a container created from `body` (run_request.py), or ContainerFailed
+        saying what the engine refused. On the local socket without docker-py: verify's
+        probe starts before docker-py's import, which the wait for it then covers."""
+        if self.socket_path is None:
+            return str(_or_failed(lambda: self.api.create_container_from_config(
+                body, platform=platform or None))["Id"])
+        query = f"?platform={quote(platform, safe='')}" if platform else ""
+        return str(self._post_local(f"/containers/create{query}", body)["Id"])
+
+    def _start(self, cid: str) -> None:
+        if self.socket_path is None:
+            _or_failed(lambda: self.api.start(cid))
+        else:
+            self._post_local(f"/containers/{cid}/start", None)
+
+    def _post_local(self, path: str, body: object | None) -> Any:
+        """POST to the local socket: its JSON answer, ContainerFailed with the engine's own
+        message when it refuses, EngineUnavailable when it does not answer."""
+        try:
+            status, answer = localhttp.post(self.socket_path or "", path, body, self.timeout)
+        except OSError as exc:
+            raise EngineUnavailable(f"cannot reach the {self._who()} at {self.socket_path}: "
+                                    f"{exc.strerror or exc}", hint=self.start_hint)
+        except ValueError as exc:
+            raise EngineUnavailable(str(exc), hint=self.start_hint)
+        try:
+            found = json.loads(answer) if answer.strip() else {}
+        except ValueError:
+            found = {"message": answer.decode(errors="replace").strip()[:300]}
+        if status >= 400:
+            raise ContainerFailed(str(found.get("message") or f"the engine answered {status}"))
+        return found
 
     def _wait(self, cid: str, timeout: float) -> int | None:
         """The exit code, or None after killing a container still running at `timeout`.
@@ -270,18 +285,3 @@ class _ChunkReader:
         close = getattr(self.chunks, "close", None)
         if close is not None:
             close()
-
-
-def device_requests(gpus: str) -> list[Any]:
-    """The engine's DeviceRequests for --gpus (see imgkit/gpus.py)."""
-    import docker.types
-    if gpus == "none":
-        return []
-    names = cdi_names(gpus)
-    if names:
-        return [docker.types.DeviceRequest(driver="cdi", device_ids=names)]
-    if gpus == "all":
-        return [docker.types.DeviceRequest(count=-1, capabilities=[["gpu"]])]
-    if gpus.isdigit():
-        return [docker.types.DeviceRequest(count=int(gpus), capabilities=[["gpu"]])]
-    return [docker.types.DeviceRequest(device_ids=gpus.split(","), capabilities=[["gpu"]])]
