@@ -346,3 +346,53 @@ def test_verdicts_of_ids_a_tag_moved_from_are_history_never_its_verdict(tmp_path
                          verdicts=3, skipped=[])
     page = next(p for p in written if p.name == "torch_2.5.1-cuda12.4.html").read_text()
     assert "rebuilt since its last verdict" in page and '<table class="history">' in page
+
+
+def test_an_images_page_shows_the_scan_kept_of_its_image_id(tmp_path: Path) -> None:
+    """The scan `imgkit scan` kept of the very image id the verdict judged shows on the
+    image's page, failing findings first; another image's page says it was not scanned,
+    and a scan file of another id or that is not a scan counts as none."""
+    import datetime as dt
+
+    from imgkit.matrix.waivers import Waiver
+    from imgkit.scan import report
+    from imgkit.scan.findings import Finding, Scan
+    from imgkit.scan.gate import decide
+    from imgkit.site.scans import read
+
+    folder = tmp_path / "v"
+    folder.mkdir()
+    write_verdict(folder, "cuda", FAMILIES[0][0], run(GOOD), image_id="sha256:" + "c" * 64)
+    write_verdict(folder, "torch", FAMILIES[1][0], run(GOOD), image_id="sha256:" + "7" * 64)
+    found, skipped = read_verdicts(folder)
+    cuda = next(f.verdict for f in found if f.verdict.image.startswith(FAMILIES[0][0]))
+    findings = [Finding(id="PYSEC-2023-228", aliases=("CVE-2023-5752",), package="pip",
+                        ecosystem="PyPI", installed="23.0.1", fixed=("23.3",), score=3.3),
+                Finding(id="CVE-2024-0001", aliases=(), package="openssl", ecosystem="Debian",
+                        installed="3.0.15-1~deb12u1", fixed=(), score=9.8),
+                Finding(id="PYSEC-2022-42969", aliases=("CVE-2022-42969",), package="py",
+                        ecosystem="PyPI", installed="1.11.0", fixed=(), score=7.5)]
+    waiver = Waiver(id="CVE-2022-42969", package="py", ecosystem="PyPI", who="ml-platform",
+                    reason="no Subversion here", expires=dt.date(2099, 1, 1))
+    decision = decide(findings, (waiver,), "high", dt.date(2026, 11, 27))
+    kept = tmp_path / "scan.json"
+    kept.write_text(report.document(Scan(cuda.image, cuda.image_id, "osv-scanner 2.6.0",
+                                         tuple(findings)), decision, "high", {"age_days": 2}))
+    view = read(kept, cuda.image_id)
+    assert view is not None and read(kept, "sha256:" + "9" * 64) is None
+    (tmp_path / "junk.json").write_text('{"image_id": "%s"}' % cuda.image_id)
+    assert read(tmp_path / "junk.json", cuda.image_id) is None
+    assert view.said == "failed (fail_on: high): 3 findings, 1 failing, 1 waived"
+    assert [f.verdict for f in view.findings] == ["fail", "waived", "below"]
+    write_site(tmp_path / "site", rows(plan_of(), found, scans={cuda.image_id: view}),
+               verdicts=len(found), skipped=skipped)
+    from imgkit.site.grid import slug
+    page = (tmp_path / "site" / "images" / f"{slug(FAMILIES[0][0])}.html").read_text()
+    shown = page[page.index("<h3>Known vulnerabilities</h3>"):]
+    assert "osv-scanner 2.6.0, against an advisory database 2 days old" in shown
+    assert "<b>failed (fail_on: high): 3 findings, 1 failing, 1 waived</b>" in shown
+    assert re.search(r"<td>PYSEC-2023-228 \(CVE-2023-5752\)</td><td>PyPI pip</td><td>23\.0\.1</td>"
+                     r"<td>23\.3</td><td>low 3\.3</td>", shown)
+    assert shown.index("CVE-2024-0001") < shown.index("PYSEC-2022-42969") < shown.index("PYSEC-2023-228")
+    torch = (tmp_path / "site" / "images" / "torch_2.5.1-cuda12.4.html").read_text()
+    assert "was not scanned here (<code>imgkit scan torch:2.5.1-cuda12.4</code>" in torch

@@ -54,7 +54,10 @@ def site(selection: Selection, *, verdicts: Path | None, out: Path,
     if registry is not None:
         from .signatures import read
         signed = read(plan, registry, trust)
-    laid_out = rows(plan, found, image_facts(plan), waiting, locks if locked else None, signed)
+    from .scans import kept_scans
+    scans = kept_scans({f.verdict.image_id for f in found})
+    laid_out = rows(plan, found, image_facts(plan), waiting, locks if locked else None, signed,
+                    scans)
     written = write_site(out, laid_out, verdicts=len(found), skipped=skipped,
                          outdated=outdated is not None, locked=locked,
                          signer=signer(trust) if registry is not None else "")

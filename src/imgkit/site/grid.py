@@ -14,6 +14,7 @@ from .changes import Changes, changes
 from .images import ImageFacts, Layer
 from .inputs import Found, OutdatedRecord, VerdictFile
 from .locks import LockView
+from .scans import ScanView
 from .signatures import Signed
 
 PASSED, UNVERIFIED, FAILED, NONE = "passed", "gpu-unverified", "failed", "none"
@@ -36,6 +37,7 @@ class Cell:
     comparisons: tuple[Comparison, ...] = ()   # every two of the newest COMPARED in history
     signed: Signed | None = None       # what the registry holds of it (None: not asked, or
                                        # an image no pipeline promotes)
+    scan: ScanView | None = None       # the scan kept of the image id its verdict judged
 
 
 @dataclass(frozen=True)
@@ -107,11 +109,12 @@ def is_of(verdict: VerdictFile, tag: str) -> bool:
 def rows(plan: Plan, found: list[Found], held: dict[str, ImageFacts] | None = None,
          outdated: list[OutdatedRecord] | None = None,
          locks: dict[str, LockView] | None = None,
-         signed: dict[tuple[str, str], Signed] | None = None) -> list[Row]:
+         signed: dict[tuple[str, str], Signed] | None = None,
+         scans: dict[str, ScanView] | None = None) -> list[Row]:
     """`held`: what the engine holds of each image (image_facts), when it was asked;
     `outdated`: what `imgkit outdated` found waiting, when it was given; `locks`: each
     image's lock (lock_views); `signed`: what the registry holds of each image and
-    platform (signatures.read), when it was asked."""
+    platform (signatures.read), when it was asked; `scans`: image id -> its scan."""
     platforms = sorted({p for t in plan.targets for p in t.platforms})
     history: dict[tuple[str, str], list[Found]] = {}
     for target in plan.targets:
@@ -126,6 +129,10 @@ def rows(plan: Plan, found: list[Found], held: dict[str, ImageFacts] | None = No
     if signed is not None:
         laid_out = [replace(row, cells=tuple(replace(c, signed=signed.get((row.tag, c.platform)))
                                              for c in row.cells)) for row in laid_out]
+    if scans:
+        laid_out = [replace(row, cells=tuple(
+            replace(c, scan=scans.get(c.verdict.image_id)) if c.verdict else c
+            for c in row.cells)) for row in laid_out]
     if outdated is None:
         return laid_out
     return [replace(row, updates=next((updates_of(r) for r in reversed(outdated)

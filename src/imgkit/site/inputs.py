@@ -1,7 +1,8 @@
 """What the site is made from: the verdicts `imgkit verify --json` wrote, read as a model
 (they come from other jobs and machines: untrusted, checked), or the verdicts this machine
-recorded (tickets.py); and what `imgkit outdated --json` found waiting for each image. A
-file that cannot be read is named and skipped; the rest go on."""
+recorded (tickets.py); what `imgkit outdated --json` found waiting for each image; and the
+scans `imgkit scan` kept. A file that cannot be read is named and skipped; the rest go on
+(a scan that cannot be read is no scan, never a clean one)."""
 from __future__ import annotations
 
 import json
@@ -116,6 +117,49 @@ def read_outdated(path: Path) -> tuple[list[OutdatedRecord], list[str]]:
         except ValidationError as exc:
             skipped.append(f"{path}: image {number + 1}: {_first(exc)}")
     return found, skipped
+
+
+class ScanFindingRecord(BaseModel):
+    """One finding of an `imgkit scan --json` document."""
+    model_config = ConfigDict(extra="ignore", frozen=True)
+    id: str
+    aliases: tuple[str, ...] = ()
+    package: str
+    ecosystem: str = ""
+    installed: str = ""
+    fixed: tuple[str, ...] = ()
+    score: Optional[float] = None
+    level: str = ""
+    verdict: str = ""                 # fail, waived or below
+    why: str = ""
+    path: str = ""                    # the file the scanner found it by
+
+
+class ScanDatabase(BaseModel):
+    model_config = ConfigDict(extra="ignore", frozen=True)
+    age_days: Optional[int] = None
+
+
+class ScanFile(BaseModel):
+    """An `imgkit scan --json` document, as `imgkit scan` keeps it under the image id."""
+    model_config = ConfigDict(extra="ignore", frozen=True)
+    image_id: str
+    scanner: str = ""
+    fail_on: str = ""
+    failed: bool
+    database: ScanDatabase = ScanDatabase()
+    findings: tuple[ScanFindingRecord, ...] = Field(default=(), max_length=100000)
+    unused_waivers: tuple[dict[str, object], ...] = ()
+
+
+def read_scan(path: Path, image_id: str) -> tuple[ScanFile, float] | None:
+    """The scan in `path` and when it was written, when it is a scan of `image_id`."""
+    try:
+        scan = ScanFile.model_validate_json(path.read_text())
+        written = path.stat().st_mtime
+    except (OSError, ValidationError):
+        return None
+    return (scan, written) if scan.image_id == image_id else None
 
 
 def from_record(record: VerdictRecord, platform: str, size: int | None = None) -> VerdictFile:

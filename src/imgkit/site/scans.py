@@ -1,0 +1,76 @@
+"""What `imgkit scan` found in each image the site shows: the scan kept on this machine for
+the image id its verdict judged (scan/record.py keeps each scan's JSON under that id), as
+its page shows it. A scan file that cannot be read is no scan, never a clean one."""
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from pathlib import Path
+
+from .inputs import ScanFindingRecord, read_scan
+
+
+@dataclass(frozen=True)
+class FindingView:
+    advisory: str                  # its id, with the aliases after it
+    package: str                   # "PyPI pip"
+    installed: str
+    fixed: str                     # the versions that fix it, or "no fix yet"
+    level: str                     # "low 3.3"
+    verdict: str                   # fail, waived or below
+    why: str
+    path: str                      # the file it was found by
+
+
+@dataclass(frozen=True)
+class ScanView:
+    when: str                      # when it was kept (UTC)
+    scanner: str
+    fail_on: str
+    failed: bool
+    database_age_days: int | None
+    findings: tuple[FindingView, ...]
+    unused_waivers: int
+
+    @property
+    def said(self) -> str:
+        failing = sum(f.verdict == "fail" for f in self.findings)
+        waived = sum(f.verdict == "waived" for f in self.findings)
+        count = len(self.findings)
+        return (f"{'failed' if self.failed else 'passed'} (fail_on: {self.fail_on}): "
+                f"{count} finding{'' if count == 1 else 's'}, {failing} failing, {waived} waived")
+
+
+def read(path: Path, image_id: str) -> ScanView | None:
+    """The scan kept in `path` (`imgkit scan --json`'s document) when it is of `image_id`."""
+    found = read_scan(path, image_id)
+    if found is None:
+        return None
+    scan, written = found
+    order = {"fail": 0, "waived": 1}
+    findings = sorted(scan.findings, key=lambda f: (order.get(f.verdict, 2), -(f.score or 0)))
+    return ScanView(
+        dt.datetime.fromtimestamp(written, dt.timezone.utc).strftime("%Y-%m-%d %H:%M"),
+        scan.scanner, scan.fail_on, scan.failed, scan.database.age_days,
+        tuple(_view(f) for f in findings), len(scan.unused_waivers))
+
+
+def _view(finding: ScanFindingRecord) -> FindingView:
+    aliases = [a for a in finding.aliases if a != finding.id]
+    score = f" {finding.score:.1f}" if finding.score is not None else ""
+    return FindingView(
+        finding.id + (f" ({', '.join(aliases)})" if aliases else ""),
+        f"{finding.ecosystem} {finding.package}".strip(), finding.installed,
+        ", ".join(finding.fixed) or "no fix yet", f"{finding.level}{score}", finding.verdict,
+        finding.why, finding.path)
+
+
+def kept_scans(image_ids: set[str]) -> dict[str, ScanView]:
+    """image id -> the scan this machine kept of it (only those it has)."""
+    from ..scan.record import file_of
+    found = {}
+    for image_id in image_ids:
+        view = read(file_of(image_id), image_id)
+        if view is not None:
+            found[image_id] = view
+    return found
