@@ -134,8 +134,14 @@ class CiSettings:
     release_branch: str = ""           # whose pushes promote; "": main (GitHub), the default (GitLab)
     pages: bool = False                # the release branch's verdicts published as the site (Pages)
     compression: str = "gzip"          # the staged (so promoted) layers': gzip or zstd
-    scans: bool = False                # the project gates on scans (its vulnerability_db)
+    advisories: str = ""               # the advisory database's folder from the checkout's
+                                       # root, when the project gates on scans ("": it does not)
     root: Path | None = None           # the repository's root, where jobs run (None: here)
+
+    @property
+    def scans(self) -> bool:
+        """Whether the project gates on known vulnerabilities (it names a vulnerability_db)."""
+        return bool(self.advisories)
 
     @property
     def install_command(self) -> str:

@@ -10,6 +10,7 @@ from .actions import uses, with_releases
 from .jobs import CANDIDATES, NAMED_AFTER_JOB, RELOCK_CRON, SITE, VERDICT_VARIABLE, CiSettings, Job
 
 LOCKS_ARTIFACT = "locks"    # GitHub: the relocked folder, handed to a scheduled run's jobs
+ADVISORIES_CACHE = "imgkit-advisories"   # the advisory database's cache key (GitHub: and the day)
 
 PLATFORMS = ("github", "gitlab")
 PYTHON = "3.11"   # what the bundled images' OS ships; imgkit itself needs >= 3.10
@@ -76,6 +77,7 @@ def _github_steps(job: Job, settings: CiSettings, wave: bool) -> list[dict[str, 
         steps.append({"name": "the candidates staged so far", "uses": uses("actions/download-artifact"),
                       "with": {"pattern": "candidates-*", "merge-multiple": True,
                                "path": CANDIDATES}})
+    steps += _github_caches(job)
     steps.append({"run": "\n".join(job.script) + ("\n" if len(job.script) > 1 else "")})
     if job.hands_over:
         steps.append({"uses": uses("actions/upload-artifact"), "with": {
@@ -94,6 +96,17 @@ def _github_steps(job: Job, settings: CiSettings, wave: bool) -> list[dict[str, 
     if job.kind == "site":
         steps.append({"uses": uses("actions/upload-pages-artifact"), "with": {"path": SITE}})
     return steps
+
+
+def _github_caches(job: Job) -> list[dict[str, Any]]:
+    """The advisory database, kept under the day: the day's first job fetches it, the rest
+    restore it (the key holds the date, since a GitHub cache is never saved over)."""
+    if not job.caches:
+        return []
+    return [{"name": "the day", "id": "day", "run": 'echo "day=$(date -u +%F)" >> "$GITHUB_OUTPUT"'},
+            {"name": "the advisory database, cached for the day", "uses": uses("actions/cache"),
+             "with": {"path": "\n".join(job.caches),
+                      "key": f"{ADVISORIES_CACHE}-${{{{ steps.day.outputs.day }}}}"}}]
 
 
 def _github_deploy(site: str) -> dict[str, Any]:
@@ -282,6 +295,8 @@ def _gitlab_job(job: Job, settings: CiSettings) -> dict[str, Any]:
             "IMGKIT_CERTIFICATE_IDENTITY":
                 "$CI_PROJECT_URL//$CI_CONFIG_PATH@refs/heads/$CI_COMMIT_REF_NAME",
             "IMGKIT_CERTIFICATE_OIDC_ISSUER": "$CI_SERVER_URL"}
+    if job.caches:   # GitLab saves it again after the job: a day-old zip is fetched anew
+        spec["cache"] = {"key": ADVISORIES_CACHE, "paths": [f"{c}/" for c in job.caches]}
     if not job.values:
         spec["script"] = list(job.script)
     if job.hands_over:

@@ -2,6 +2,7 @@
 engines (a CI pipeline, BuildKit, Kubernetes). Pure text out: nothing here reaches the engine."""
 from __future__ import annotations
 
+import os
 import re
 import shlex
 from pathlib import Path
@@ -59,16 +60,17 @@ def ci(selection: Selection, *, platform: str, registry: str | None, staging: st
                          "pipeline verifies and promotes the images families name",
                          hint="select a final image, e.g. --only 'paddle:*'; to build shared "
                               "layers alone, run `imgkit build` with that --only")
+    root = selection.project.parent if selection.project else None
     settings = CiSettings(registry=production, staging=staged, gpu_runner=gpu_runner,
                           gpu_arm64_runner=gpu_arm64_runner,
                           cpu_runner=cpu_runner, arm64_runner=arm64_runner,
                           emulate_arm64=emulate_arm64, install=install,
                           release_branch=release_branch, pages=pages, compression=compression,
-                          root=selection.project.parent if selection.project else None,
+                          root=root,
                           verify_gpus=check_gpus(verify_gpus),
                           matrix_args=selection.matrix_args(), signing_key=signing_key,
                           trusted_key=trusted_key, locks=_locks_folder(selection),
-                          scans=setting_or(None, "vulnerability_db") is not None,
+                          advisories=_advisories(root),
                           selection_args=(*(("--cuda", selection.cuda) if selection.cuda else ()),
                                           *(w for g in selection.only for w in ("--only", g))))
     command = ci_command(selection, platform, registry, staging, settings, out)
@@ -129,6 +131,15 @@ def _registry(given: str | None) -> str:
                          hint="pass --registry REGISTRY[/NAMESPACE], or set registry = "
                               "\"REGISTRY[/NAMESPACE]\" in the project file (imgkit.toml)")
     return registry
+
+
+def _advisories(root: Path | None) -> str:
+    """The project's advisory database as the pipeline's jobs name it (from the checkout's
+    root, which they cache it under), or "" when the project does not gate on scans."""
+    database = setting_or(None, "vulnerability_db")
+    if database is None:
+        return ""
+    return os.path.relpath(Path(database).resolve(), (root or Path.cwd()).resolve())
 
 
 def _locks_folder(selection: Selection) -> str:

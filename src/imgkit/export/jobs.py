@@ -91,6 +91,7 @@ class Job:
     verdict: str = ""          # a verify job's verdict (--json), kept with its report for the site
     relocks: str = ""          # the locks folder it rewrites for the rest of a scheduled run
     takes_locks: str = ""      # in a scheduled run: the relocked folder it works from
+    caches: tuple[str, ...] = ()   # folders kept from run to run (the advisory database)
 
     @property
     def commands(self) -> tuple[str, ...]:
@@ -271,7 +272,8 @@ def _verify_job(tag: str, build: str, settings: CiSettings, platform: str = "",
                        CHECKS_ARGS=f"--checks {_from_root(checks, settings)}" if checks else "",
                        **{REPORT_VARIABLE: report},
                        **({VERDICT_VARIABLE: verdict} if verdict else {})),
-        gpu=True, platform=platform or "linux/amd64", keeps=report, verdict=verdict)
+        gpu=True, platform=platform or "linux/amd64", keeps=report, verdict=verdict,
+        caches=(settings.advisories,) if settings.scans else ())
 
 
 def _from_root(path: str, settings: CiSettings) -> str:
