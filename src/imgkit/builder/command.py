@@ -16,6 +16,7 @@ from ..matrix.compat import OsRelease
 from ..matrix.load import load_plan
 from ..matrix.plan import Plan, split_given
 from ..options import PUBLISH_DEFAULTS, BuildOptions
+from ..outputs import write_output
 from ..project import setting_or
 from ..registry import published
 from ..registry.candidates import Candidate, Staged, load_staged
@@ -333,4 +334,5 @@ def size(*, image: str, top: int, json_file: Path | None = None) -> None:
     print(report.size_listing(image, info.size, parent, parent_size, heaviest(steps, top)),
           flush=True)
     if json_file is not None:
-        json_file.write_text(report.size_json(image, info.size, parent, parent_size, steps))
+        write_output(json_file, report.size_json(image, info.size, parent, parent_size, steps),
+                     "--json")

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..engine import Engine, ImageInfo
+from ..outputs import write_output
 from ..render.stamp import Stamp
 from ..selection import Selection
 from ..shipped import PACKAGE_DIR, default_templates
@@ -109,5 +110,5 @@ def summarize(engine: Engine, results: list[Result], stamps: list[Stamp], starte
     seconds = time.monotonic() - started
     report.print_build_summary(results, seconds)
     if json_file is not None:
-        json_file.write_text(report.build_json(results, seconds, builder))
+        write_output(json_file, report.build_json(results, seconds, builder), "--json")
     return results

@@ -17,6 +17,7 @@ from ..matrix.extension import canonical
 from ..matrix.load import load_plan
 from ..matrix.plan import Plan, Target, lineage
 from ..matrix.targets import given_base
+from ..outputs import write_output
 from ..project import setting_or
 from ..selection import Selection
 from .apt import simulate
@@ -265,5 +266,5 @@ def outdated(*, images: list[str], selection: Selection, json_file: Path | None 
         found.append(result)
         print(waiting.outdated_line(result), flush=True)
     if json_file is not None:
-        json_file.write_text(waiting.outdated_json(found))
+        write_output(json_file, waiting.outdated_json(found), "--json")
     return EXIT_FAILED if any(r.security for r in found) else EXIT_OK

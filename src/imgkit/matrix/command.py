@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Sequence
 
+from ..outputs import write_output
 from ..selection import Selection
 from . import report
 from .load import load_plan
@@ -25,11 +26,11 @@ def list_plan(selection: Selection, *, json_file: Path | None = None, with_stats
     if not with_stats:
         report.print_plan(plan)
         if json_file is not None:
-            json_file.write_text(report.plan_json(plan))
+            write_output(json_file, report.plan_json(plan), "--json")
         return
     measured = measured_costs(from_build) if from_build is not None else {}
     found = stats(plan, measured, tuple(builders) or (1,), tuple(gpus) or (1,))
     print(report.stats_listing(found), flush=True)
     if json_file is not None:
-        json_file.write_text(json.dumps({**report.plan_document(plan),
-                                         "stats": report.stats_json(found)}, indent=1))
+        write_output(json_file, json.dumps({**report.plan_document(plan),
+                                            "stats": report.stats_json(found)}, indent=1), "--json")

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from ..console import append_step_summary, columns, flat, tally, transfer_bars
+from ..outputs import write_output
 from .push import Published
 
 
@@ -61,7 +62,7 @@ def write_published(results: list[Published], seconds: float, json_file: Path | 
     """The publish/promote summary on stdout, as JSON when asked, and as the job summary."""
     print(publish_summary(results, seconds), flush=True)
     if json_file is not None:
-        json_file.write_text(publish_json(results, seconds))
+        write_output(json_file, publish_json(results, seconds), "--json")
     append_step_summary(publish_markdown(results))
 
 

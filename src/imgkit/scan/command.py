@@ -15,6 +15,7 @@ from ..console import stderr_line
 from ..engine import Engine, ImageInfo, connect
 from ..errors import EXIT_FAILED, EXIT_OK, CompatError, HostError, SpecError, UsageError
 from ..matrix.waivers import load_waivers, waivers_path
+from ..outputs import write_output
 from ..project import selection_from, setting_or
 from . import record, report, scanner
 from .database import ecosystems_for, update
@@ -83,7 +84,7 @@ def scan(*, image: str | None, db: Path | None = None, fail_on: str | None = Non
         scanner=result.scanner, database_age_days=age, recorded_at=time.time(),
         started_at=wall_started, database=str(database.resolve())), document)
     if json_file is not None:
-        json_file.write_text(document)
+        write_output(json_file, document, "--json")
     if metrics is not None:
         from .metrics import send_scan_metrics
         send_scan_metrics(metrics, result, decision, threshold, age)

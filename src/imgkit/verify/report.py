@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 from ..console import append_step_summary, console, flat, print_table
+from ..outputs import write_output
 from .verdict import Check, Verdict
 
 VERDICT_STYLE = {"pass": "green", "fail": "bold red", "warn": "yellow", "skip": "yellow",
@@ -26,11 +27,11 @@ def write_verdict(verdict: Verdict, *, json_file: Path | None = None, junit_file
     JUnit and Markdown files, and the CI job's summary."""
     print_verdict(verdict)
     if json_file is not None:
-        json_file.write_text(verdict_json(verdict))
+        write_output(json_file, verdict_json(verdict), "--json")
     if junit_file is not None:
-        junit_file.write_text(verdict_junit(verdict))
+        write_output(junit_file, verdict_junit(verdict), "--junit")
     if markdown_file is not None:
-        markdown_file.write_text(verdict_markdown(verdict))
+        write_output(markdown_file, verdict_markdown(verdict), "--markdown")
     append_step_summary(verdict_markdown(verdict))
 
 
