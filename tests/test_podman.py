@@ -25,7 +25,7 @@ import pytest
 from .helpers import leftovers
 from .helpers.cdi import LOOKS, SPEC
 from .helpers.images import MINI_FAMILY, no_verify_containers
-from .helpers.podman import podman_engine
+from .helpers.podman import PODMAN, podman_engine
 from .helpers.registry import USER, docker_config, skopeo_tags
 
 pytestmark = pytest.mark.docker
@@ -154,6 +154,32 @@ def test_podman_publishes_the_verified_image_to_a_loopback_registry(podman, regi
     assert done.returncode == 0, done.stdout + done.stderr
     repository, tag = podman.mini.rsplit(":", 1)
     assert tag in skopeo_tags(registry, repository)
+
+
+def test_a_podman_login_is_what_the_push_and_the_registry_calls_use(podman, registry, tmp_path):
+    """A team on Podman logs in with `podman login`, not `docker login`: imgkit reads that
+    auth file (REGISTRY_AUTH_FILE here, as Podman itself reads it) for its registry calls
+    and the push. With no login at all, the refusal names `podman login`."""
+    nowhere = tmp_path / "docker"          # Docker's config holds nothing for the registry
+    nowhere.mkdir()
+    environ = {**podman.environ, "DOCKER_CONFIG": str(nowhere),
+               "REGISTRY_AUTH_FILE": str(tmp_path / "none.json")}
+    assert imgkit(environ, "verify", podman.mini, "--gpus", "none").returncode == 0
+    refused = imgkit(environ, "publish", podman.mini, "--to", f"{registry.address}/logins",
+                     "--allow-gpu-unverified")
+    assert refused.returncode == 3 and "podman login" in refused.stderr, \
+        refused.stdout + refused.stderr
+    authfile = tmp_path / "auth.json"
+    login = subprocess.run([PODMAN, "login", "--authfile", str(authfile), "--tls-verify=false",
+                            "--username", USER, "--password-stdin", registry.address],
+                           input=registry.password, capture_output=True, text=True, timeout=60,
+                           env={**os.environ, "PODMAN_IGNORE_CGROUPSV1_WARNING": "1"}, cwd="/")
+    assert login.returncode == 0, login.stderr
+    done = imgkit({**environ, "REGISTRY_AUTH_FILE": str(authfile)}, "publish", podman.mini,
+                  "--to", f"{registry.address}/logins", "--allow-gpu-unverified", timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    repository, tag = podman.mini.rsplit(":", 1)
+    assert tag in skopeo_tags(registry, f"logins/{repository}")
 
 
 def test_what_only_dockers_builders_do_is_refused_on_podman(podman):

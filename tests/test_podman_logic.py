@@ -4,6 +4,8 @@ Podman's build log read as the legacy builder's, and the context it is sent with
 secrets. The real Podman, rootful and rootless, is in tests/test_podman.py."""
 from __future__ import annotations
 
+import base64
+import json
 import tarfile
 from pathlib import Path
 
@@ -131,3 +133,24 @@ def test_a_push_that_says_its_digest_only_in_words_as_podman_does() -> None:
 def test_a_failed_step_is_named_as_its_author_wrote_it(instruction: str, words: str) -> None:
     from imgkit.stepnames import step_words
     assert step_words(instruction) == words
+
+
+def test_podman_logins_are_looked_for_where_podman_keeps_them(tmp_path: Path) -> None:
+    """containers-auth.json(5)'s order: REGISTRY_AUTH_FILE alone; else the runtime folder's
+    file (root's under /run/containers/0 without XDG_RUNTIME_DIR), then the config folder's;
+    the first file that holds the registry wins, in Docker's format."""
+    from imgkit.engine.auth import podman_auth_files, podman_credentials
+    assert podman_auth_files({"REGISTRY_AUTH_FILE": "/etc/ci/auth.json", "HOME": "/root"}, 0) == \
+        [Path("/etc/ci/auth.json")]
+    assert podman_auth_files({"HOME": "/root"}, 0) == [
+        Path("/run/containers/0/auth.json"), Path("/root/.config/containers/auth.json")]
+    assert podman_auth_files({"XDG_RUNTIME_DIR": "/run/user/1001", "HOME": "/home/ml",
+                              "XDG_CONFIG_HOME": "/home/ml/.cfg"}, 1001) == [
+        Path("/run/user/1001/containers/auth.json"), Path("/home/ml/.cfg/containers/auth.json")]
+    first, second = tmp_path / "runtime.json", tmp_path / "config.json"
+    login = base64.b64encode(b"alice:s3cret").decode()
+    second.write_text(json.dumps({"auths": {"registry.example.com": {"auth": login}}}))
+    files = [tmp_path / "missing.json", first, second]
+    first.write_text(json.dumps({"auths": {"other.example.com": {"auth": login}}}))
+    assert podman_credentials("registry.example.com", files) == ("alice", "s3cret")
+    assert podman_credentials("nowhere.example.com", files) is None

@@ -139,8 +139,9 @@ class RegistryAuthError(RegistryError):
 
     def __init__(self, registry: str, message: str) -> None:
         super().__init__(registry, message,
-                         hint=f"log in with `docker login {registry}` (imgkit reads credentials "
-                              "only from Docker's config and its credential helpers)")
+                         hint=f"log in with `docker login {registry}` (`podman login` when the "
+                              "engine is Podman): imgkit reads Docker's config and its credential "
+                              "helpers, and on Podman its auth file first")
 
 
 class Cancelled(ImgkitError):

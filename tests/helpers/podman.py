@@ -12,6 +12,7 @@ import pytest
 
 TOOLS = Path(os.environ.get("IMGKIT_TOOLS") or Path.home() / ".cache" / "imgkit-tools")
 ROOTLESS_USER = "imgkit-rootless"
+PODMAN = "/opt/imgkit-podman/bin/podman"    # where .ci/setup-podman.sh builds it
 
 
 def socket_of(mode: str) -> str:

@@ -1,12 +1,15 @@
 """Registries as the engine sees them: push and pull (every chunk checked), the credentials
-in Docker's own config, and the engine's insecure-registry policy."""
+in Docker's own config (and, on Podman, in Podman's auth file first), and the engine's
+insecure-registry policy."""
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 import socket
 import time
-from typing import Any, Callable, Iterator
+from pathlib import Path
+from typing import Any, Callable, Iterator, Mapping
 
 from ..errors import EngineUnavailable, RegistryError, first_line
 from .client import START_HINT, Chunk, Client, checked
@@ -74,7 +77,12 @@ class Registries(Client):
 
     def registry_credentials(self, registry: str) -> tuple[str, str] | None:
         """(username, password or identity token) for `registry` from Docker's own config
-        and credential helpers (DOCKER_CONFIG honoured), or None when it has none."""
+        and credential helpers (DOCKER_CONFIG honoured), on Podman from the file `podman
+        login` writes first (as Podman reads them), or None when none has any."""
+        if self.product() == "podman":
+            found = podman_credentials(registry, podman_auth_files(os.environ, os.getuid()))
+            if found is not None:
+                return found
         return docker_credentials(registry)
 
     def registry_is_secure(self, registry: str) -> bool:
@@ -178,6 +186,37 @@ def _report_layer(chunk: Chunk, sizes: dict[str, int],
         on_progress(layer, sizes[layer], sizes[layer])
 
 
+def podman_auth_files(environ: Mapping[str, str], uid: int) -> list[Path]:
+    """Where `podman login` keeps credentials, in the order Podman reads them
+    (containers-auth.json(5)): REGISTRY_AUTH_FILE alone when it is set; else the runtime
+    folder's file (/run/containers/UID/ without XDG_RUNTIME_DIR), then the config folder's.
+    Docker's own config, which Podman reads last, is docker_credentials'."""
+    if environ.get("REGISTRY_AUTH_FILE"):
+        return [Path(environ["REGISTRY_AUTH_FILE"])]
+    runtime = environ.get("XDG_RUNTIME_DIR")
+    config = environ.get("XDG_CONFIG_HOME") or str(Path(environ.get("HOME") or "~").expanduser()
+                                                    / ".config")
+    return [Path(runtime) / "containers" / "auth.json" if runtime
+            else Path(f"/run/containers/{uid}/auth.json"), Path(config) / "containers" / "auth.json"]
+
+
+def podman_credentials(registry: str, files: list[Path]) -> tuple[str, str] | None:
+    """The first of `files` (Podman's auth files, Docker's format) that holds `registry`."""
+    import docker.auth
+    import docker.errors
+    for path in files:
+        if not path.is_file():
+            continue
+        try:
+            entry = docker.auth.load_config(config_path=str(path)).resolve_authconfig(registry)
+        except docker.errors.DockerException as exc:
+            raise RegistryError(registry, f"{path}: {first_line(exc)}")
+        found = _credentials_of(entry)
+        if found is not None:
+            return found
+    return None
+
+
 def docker_credentials(registry: str) -> tuple[str, str] | None:
     """What `registry_credentials` says, with no engine: Docker's config file (DOCKER_CONFIG
     honoured, as a Kubernetes pull secret mounted there is read) and credential helpers."""
@@ -187,6 +226,11 @@ def docker_credentials(registry: str) -> tuple[str, str] | None:
         entry = docker.auth.load_config().resolve_authconfig(registry)
     except docker.errors.DockerException as exc:
         raise RegistryError(registry, f"Docker's credential helper failed: {first_line(exc)}")
+    return _credentials_of(entry)
+
+
+def _credentials_of(entry: Any) -> tuple[str, str] | None:
+    """(username, secret) of one of docker-py's auth entries, or None for none."""
     if not entry:
         return None
     secret = entry.get("IdentityToken") or entry.get("password") or entry.get("Password")
