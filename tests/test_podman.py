@@ -145,15 +145,22 @@ def test_what_podman_cannot_hand_out_is_the_hosts_fault(podman, cdi_kind, tmp_pa
 def test_podman_publishes_the_verified_image_to_a_loopback_registry(podman, registry, tmp_path):
     """Podman pushes (a loopback registry is plain HTTP, as Docker has it, where Podman
     alone would want TLS), with the credentials from Docker's config; the tag the registry
-    holds is the image verify judged."""
+    holds is the image verify judged. A verify job's verify of the staged digest pulls it
+    back from there (Podman's own pull, told the registry is plain HTTP)."""
     environ = {**podman.environ, "DOCKER_CONFIG": str(docker_config(
         tmp_path / "docker", {registry.address: (USER, registry.password)}))}
     assert imgkit(environ, "verify", podman.mini, "--gpus", "none").returncode == 0
     done = imgkit(environ, "publish", podman.mini, "--to", registry.address,
-                  "--allow-gpu-unverified", timeout=600)
+                  "--allow-gpu-unverified", "--json", str(tmp_path / "published.json"),
+                  timeout=600)
     assert done.returncode == 0, done.stdout + done.stderr
     repository, tag = podman.mini.rsplit(":", 1)
     assert tag in skopeo_tags(registry, repository)
+    [published] = json.loads((tmp_path / "published.json").read_text())["published"]
+    staged = f"{registry.address}/{repository}@{published['digest']}"
+    pulled = imgkit(environ, "verify", staged, "--gpus", "none", timeout=600)
+    assert pulled.returncode == 0, pulled.stdout + pulled.stderr
+    assert podman.engine.image(staged) is not None       # the fixture's clean-up takes it
 
 
 def test_a_podman_login_is_what_the_push_and_the_registry_calls_use(podman, registry, tmp_path):

@@ -70,9 +70,31 @@ class Registries(Client):
         name, digest = ref.split("@", 1) if "@" in ref else ref.rsplit(":", 1)
         registry = name.split("/", 1)[0]
         with _streaming(registry, f"pulling {ref}"):
-            for _ in _registry_stream(self.api.pull(name, tag=digest, stream=True, decode=True,
-                                                    auth_config=_auth_config(credentials)), registry):
+            if self.product() == "podman" and not self.registry_is_secure(registry):
+                stream = self._podman_pull_plain_http(ref, registry, credentials)
+            else:
+                stream = self.api.pull(name, tag=digest, stream=True, decode=True,
+                                       auth_config=_auth_config(credentials))
+            for _ in _registry_stream(stream, registry):
                 pass
+
+    def _podman_pull_plain_http(self, ref: str, registry: str,
+                                credentials: tuple[str, str] | None) -> Iterator[Any]:
+        """Podman's own pull (its libpod API), told the registry speaks plain HTTP: its
+        Docker-compatible pull has no such parameter and would insist on TLS, where Docker
+        takes a loopback registry over HTTP. Its stream carries `error` as Docker's does."""
+        import docker.auth
+        auth = _auth_config(credentials)
+        header = (docker.auth.encode_header(auth) if auth is not None
+                  else docker.auth.get_config_header(self.api, registry))
+        # libpod's routes take Podman's own version (not the Docker API's) in the path
+        response = self.api._post(f"{self.api.base_url}/v{self.server_version()}/libpod/images/pull",
+                                  params={"reference": ref, "tlsVerify": "false",
+                                          "policy": "always"},
+                                  headers={"X-Registry-Auth": header} if header else {},
+                                  stream=True, timeout=None)
+        self.api._raise_for_status(response)
+        return self.api._stream_helper(response, decode=True)
 
 
     def registry_credentials(self, registry: str) -> tuple[str, str] | None:
