@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN     = $(VENV)/bin
 CUDA   ?= 11.8
 
-.PHONY: setup setup-test host test-tools scanner scanner-background build test test-fast lint docs bench bench-cold bench-engines bench-pull bench-verify bench-site render clean-venv
+.PHONY: setup setup-test host test-tools scanner scanner-background build test test-fast lint docs bench bench-cold bench-engines bench-pull bench-verify bench-base bench-site render clean-venv
 
 $(BIN)/imgkit: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -107,6 +107,9 @@ bench-pull: test-tools setup  ## a cold pull of the Paddle image with gzip and z
 
 bench-verify: setup   ## verify --gpus none vs docker run + import (needs the built Paddle image)
 	$(BIN)/python bench/verify_bench.py
+
+bench-base: setup     ## the base made by debootstrap and by mmdebstrap, twice each (root, both tools, the mirror)
+	$(BIN)/python bench/base_bench.py
 
 render: setup
 	$(BIN)/imgkit render --cuda $(CUDA) --out out/contexts

@@ -1,0 +1,98 @@
+#!/usr/bin/env python3
+"""Base benchmark (issue 59): the Debian base made by debootstrap (what `imgkit build` does)
+and by mmdebstrap, side by side from the same mirror, each made twice, alternating, and
+finished the same way (builder/base.py: the host's files dropped, imgkit-normalise, the
+sorted, clamped tarball). Reports each tool's seconds and whether its two tarballs are the
+same bytes: "keep the faster one that reproduces". Both are dated by the mirror's
+InRelease files, read once before the rounds, so both make the same day's base.
+
+Needs root, debootstrap, mmdebstrap and the mirror.
+
+Usage: python bench/base_bench.py [--release bookworm] [--mirror URL] [--rounds 2]
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+from imgkit.builder.base import debootstrap_command, mirror_epoch, normalise_root, tar_root
+from imgkit.matrix import compat
+
+
+def epoch_of(mirror: str, release: str) -> int:
+    """The newest Date: of the release's and its -updates pocket's InRelease files."""
+    dates = []
+    for suite in (release, f"{release}-updates"):
+        with urllib.request.urlopen(f"{mirror}/dists/{suite}/InRelease", timeout=30) as answer:
+            head = answer.read(8192).decode("utf-8", "replace")
+        dates += [line.split(":", 1)[1].strip() for line in head.splitlines()
+                  if line.startswith("Date:")][:1]
+    found = mirror_epoch(dates)
+    assert found is not None, dates
+    return found
+
+
+def mmdebstrap_command(os_release: compat.OsRelease, root: Path, mirror: str) -> list[str]:
+    """minbase as debootstrap makes it, into a folder, apt's lists kept for the same
+    finishing (normalise_root drops them)."""
+    return ["mmdebstrap", "--variant=minbase", "--mode=root", "--format=directory",
+            f"--keyring={os_release.keyring}", f"--components={','.join(os_release.components)}",
+            "--skip=cleanup/apt/lists", "--quiet", os_release.name, str(root), mirror]
+
+
+def made(tool: str, os_release: compat.OsRelease, mirror: str, epoch: int) -> tuple[float, str]:
+    """(seconds, sha256 of the finished tarball) of one base made by `tool`."""
+    with tempfile.TemporaryDirectory(prefix=f"imgkit-bench-{tool}-") as tmp:
+        root = Path(tmp) / "rootfs"
+        command = (debootstrap_command(os_release, root, mirror) if tool == "debootstrap"
+                   else mmdebstrap_command(os_release, root, mirror))
+        started = time.monotonic()
+        subprocess.run(command, check=True, capture_output=True,
+                       env={**os.environ, "SOURCE_DATE_EPOCH": str(epoch)})
+        (root / "var/lib/apt/lists").mkdir(parents=True, exist_ok=True)
+        normalise_root(root, epoch)
+        tarball = Path(tmp) / "rootfs.tar"
+        tar_root(root, tarball, epoch)
+        seconds = time.monotonic() - started
+        digest = hashlib.sha256(tarball.read_bytes()).hexdigest()
+        shutil.rmtree(root)
+    return seconds, digest
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--release", default="bookworm")
+    parser.add_argument("--mirror", default="http://deb.debian.org/debian")
+    parser.add_argument("--rounds", type=int, default=2)
+    args = parser.parse_args()
+    os_release = compat.load().os[args.release]
+    epoch = epoch_of(args.mirror, args.release)
+    tools = ("debootstrap", "mmdebstrap")
+    results: dict[str, list[tuple[float, str]]] = {tool: [] for tool in tools}
+    for i in range(args.rounds):
+        for k in range(len(tools)):                  # a different tool first each round
+            tool = tools[(i + k) % len(tools)]
+            results[tool].append(made(tool, os_release, args.mirror, epoch))
+            print(f"round {i + 1} {tool}: {results[tool][-1][0]:.1f} s "
+                  f"{results[tool][-1][1][:16]}", flush=True)
+    print(f"{args.release} from {args.mirror}, dated {epoch}, {args.rounds} rounds, alternating")
+    for tool in tools:
+        seconds = [s for s, _ in results[tool]]
+        same = len({d for _, d in results[tool]}) == 1
+        print(f"{tool:<12} {min(seconds):.1f}-{max(seconds):.1f} s, "
+              f"{'the same tarball every time' if same else 'DIFFERENT tarballs'}")
+    fastest = {tool: min(s for s, _ in results[tool]) for tool in tools}
+    print(f"mmdebstrap / debootstrap: {fastest['mmdebstrap'] / fastest['debootstrap']:.2f} "
+          f"(fastest of each); the two tools' tarballs are "
+          f"{'the same' if results['debootstrap'][0][1] == results['mmdebstrap'][0][1] else 'not the same'}")
+
+
+if __name__ == "__main__":
+    main()
