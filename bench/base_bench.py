@@ -39,16 +39,29 @@ def epoch_of(mirror: str, release: str) -> int:
     return found
 
 
+MERGED_USR = "/usr/share/mmdebstrap/hooks/merged-usr"
+
+
 def mmdebstrap_command(os_release: compat.OsRelease, root: Path, mirror: str) -> list[str]:
     """minbase as debootstrap makes it, into a folder, apt's lists kept for the same
-    finishing (normalise_root drops them)."""
+    finishing (normalise_root drops them). Its merged-usr hook makes /usr merged as
+    debootstrap does (usr-is-merged); without it, bookworm's minbase gets the usrmerge
+    package and perl with it, eight packages more."""
     return ["mmdebstrap", "--variant=minbase", "--mode=root", "--format=directory",
             f"--keyring={os_release.keyring}", f"--components={','.join(os_release.components)}",
-            "--skip=cleanup/apt/lists", "--quiet", os_release.name, str(root), mirror]
+            f"--hook-dir={MERGED_USR}", "--skip=cleanup/apt/lists", "--quiet", os_release.name,
+            str(root), mirror]
 
 
-def made(tool: str, os_release: compat.OsRelease, mirror: str, epoch: int) -> tuple[float, str]:
-    """(seconds, sha256 of the finished tarball) of one base made by `tool`."""
+def packages(root: Path) -> list[str]:
+    done = subprocess.run(["dpkg-query", f"--admindir={root}/var/lib/dpkg", "-W",
+                           "-f", "${Package} ${Version}\n"], capture_output=True, text=True, check=True)
+    return sorted(done.stdout.splitlines())
+
+
+def made(tool: str, os_release: compat.OsRelease, mirror: str, epoch: int
+         ) -> tuple[float, str, list[str]]:
+    """(seconds, sha256 of the finished tarball, its packages) of one base made by `tool`."""
     with tempfile.TemporaryDirectory(prefix=f"imgkit-bench-{tool}-") as tmp:
         root = Path(tmp) / "rootfs"
         command = (debootstrap_command(os_release, root, mirror) if tool == "debootstrap"
@@ -62,8 +75,9 @@ def made(tool: str, os_release: compat.OsRelease, mirror: str, epoch: int) -> tu
         tar_root(root, tarball, epoch)
         seconds = time.monotonic() - started
         digest = hashlib.sha256(tarball.read_bytes()).hexdigest()
+        held = packages(root)
         shutil.rmtree(root)
-    return seconds, digest
+    return seconds, digest, held
 
 
 def main() -> None:
@@ -75,7 +89,7 @@ def main() -> None:
     os_release = compat.load().os[args.release]
     epoch = epoch_of(args.mirror, args.release)
     tools = ("debootstrap", "mmdebstrap")
-    results: dict[str, list[tuple[float, str]]] = {tool: [] for tool in tools}
+    results: dict[str, list[tuple[float, str, list[str]]]] = {tool: [] for tool in tools}
     for i in range(args.rounds):
         for k in range(len(tools)):                  # a different tool first each round
             tool = tools[(i + k) % len(tools)]
@@ -84,14 +98,17 @@ def main() -> None:
                   f"{results[tool][-1][1][:16]}", flush=True)
     print(f"{args.release} from {args.mirror}, dated {epoch}, {args.rounds} rounds, alternating")
     for tool in tools:
-        seconds = [s for s, _ in results[tool]]
-        same = len({d for _, d in results[tool]}) == 1
+        seconds = [s for s, _, _ in results[tool]]
+        same = len({d for _, d, _ in results[tool]}) == 1
         print(f"{tool:<12} {min(seconds):.1f}-{max(seconds):.1f} s, "
               f"{'the same tarball every time' if same else 'DIFFERENT tarballs'}")
-    fastest = {tool: min(s for s, _ in results[tool]) for tool in tools}
+    fastest = {tool: min(s for s, _, _ in results[tool]) for tool in tools}
     print(f"mmdebstrap / debootstrap: {fastest['mmdebstrap'] / fastest['debootstrap']:.2f} "
           f"(fastest of each); the two tools' tarballs are "
           f"{'the same' if results['debootstrap'][0][1] == results['mmdebstrap'][0][1] else 'not the same'}")
+    first, second = (set(results[tool][0][2]) for tool in tools)
+    print(f"packages: debootstrap {len(first)}, mmdebstrap {len(second)}; only debootstrap's: "
+          f"{sorted(first - second) or 'none'}; only mmdebstrap's: {sorted(second - first) or 'none'}")
 
 
 if __name__ == "__main__":
