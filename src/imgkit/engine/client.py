@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import os
 import threading
-from typing import TYPE_CHECKING, Any, Iterator, TypedDict, cast
+from typing import TYPE_CHECKING, Any, Callable, Iterator, TypedDict, cast
 
 from .. import localhttp
 from ..errors import EngineUnavailable, ImgkitError, first_line
@@ -67,17 +67,22 @@ class Client:
     def api(self) -> docker.APIClient:
         return self.client.api
 
-    def _get_local(self, path: str) -> Any:
-        """GET a JSON document from the local engine socket; None on 404."""
+    def _ask_local(self, ask: Callable[[str], tuple[int, bytes]]) -> tuple[int, bytes]:
+        """(status, body) of one request `ask` makes on the local engine socket (a localhttp
+        call); EngineUnavailable when the socket does not answer, or not in HTTP."""
         if self.socket_path is None:
             raise EngineUnavailable("the engine is not on a local socket", hint=self.start_hint)
         try:
-            status, body = localhttp.get(self.socket_path, path, self.timeout)
+            return ask(self.socket_path)
         except OSError as exc:
             raise EngineUnavailable(f"cannot reach the {self._who()} at {self.socket_path}: "
                                     f"{exc.strerror or exc}", hint=self.start_hint)
         except ValueError as exc:
             raise EngineUnavailable(str(exc), hint=self.start_hint)
+
+    def _get_local(self, path: str) -> Any:
+        """GET a JSON document from the local engine socket; None on 404."""
+        status, body = self._ask_local(lambda socket: localhttp.get(socket, path, self.timeout))
         if status == 404:
             return None
         if status != 200:

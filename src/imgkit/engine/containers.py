@@ -74,13 +74,8 @@ class Containers(Client):
     def _post_local(self, path: str, body: object | None) -> Any:
         """POST to the local socket: its JSON answer, ContainerFailed with the engine's own
         message when it refuses, EngineUnavailable when it does not answer."""
-        try:
-            status, answer = localhttp.post(self.socket_path or "", path, body, self.timeout)
-        except OSError as exc:
-            raise EngineUnavailable(f"cannot reach the {self._who()} at {self.socket_path}: "
-                                    f"{exc.strerror or exc}", hint=self.start_hint)
-        except ValueError as exc:
-            raise EngineUnavailable(str(exc), hint=self.start_hint)
+        status, answer = self._ask_local(
+            lambda socket: localhttp.post(socket, path, body, self.timeout))
         try:
             found = json.loads(answer) if answer.strip() else {}
         except ValueError:
