@@ -52,12 +52,10 @@ class Registries(Client):
         `push()` as it is written, but giving the response back: its stream is a generator
         whose closing would leave the connection, and so the engine's push, running."""
         import docker.auth
-        auth = _auth_config(credentials)
         registry, _ = docker.auth.resolve_repository_name(repository)   # as push() finds it
-        header = (docker.auth.encode_header(auth) if auth is not None
-                  else docker.auth.get_config_header(self.api, registry))
+        header = self._auth_header(registry, credentials)
         params = {"tag": tag}
-        if self.product() == "podman" and not self.registry_is_secure(registry):
+        if self._podman_over_http(registry):
             params["tlsVerify"] = "false"     # Podman's own parameter; Docker decides alone
         response = self.api._post_json(self.api._url("/images/{0}/push", repository), None,
                                        headers={"X-Registry-Auth": header} if header else {},
@@ -70,7 +68,7 @@ class Registries(Client):
         name, digest = ref.split("@", 1) if "@" in ref else ref.rsplit(":", 1)
         registry = name.split("/", 1)[0]
         with _streaming(registry, f"pulling {ref}"):
-            if self.product() == "podman" and not self.registry_is_secure(registry):
+            if self._podman_over_http(registry):
                 stream = self._podman_pull_plain_http(ref, registry, credentials)
             else:
                 stream = self.api.pull(name, tag=digest, stream=True, decode=True,
@@ -83,10 +81,7 @@ class Registries(Client):
         """Podman's own pull (its libpod API), told the registry speaks plain HTTP: its
         Docker-compatible pull has no such parameter and would insist on TLS, where Docker
         takes a loopback registry over HTTP. Its stream carries `error` as Docker's does."""
-        import docker.auth
-        auth = _auth_config(credentials)
-        header = (docker.auth.encode_header(auth) if auth is not None
-                  else docker.auth.get_config_header(self.api, registry))
+        header = self._auth_header(registry, credentials)
         # libpod's routes take Podman's own version (not the Docker API's) in the path
         response = self.api._post(f"{self.api.base_url}/v{self.server_version()}/libpod/images/pull",
                                   params={"reference": ref, "tlsVerify": "false",
@@ -96,6 +91,18 @@ class Registries(Client):
         self.api._raise_for_status(response)
         return self.api._stream_helper(response, decode=True)
 
+
+    def _podman_over_http(self, registry: str) -> bool:
+        """Whether the engine is Podman and `registry` one it must reach over plain HTTP
+        (Docker decides that alone; Podman must be told, request by request)."""
+        return self.product() == "podman" and not self.registry_is_secure(registry)
+
+    def _auth_header(self, registry: str, credentials: tuple[str, str] | None) -> bytes | None:
+        """X-Registry-Auth for `registry`: `credentials` when given, else Docker's config."""
+        import docker.auth
+        auth = _auth_config(credentials)
+        return (docker.auth.encode_header(auth) if auth is not None
+                else docker.auth.get_config_header(self.api, registry))
 
     def registry_credentials(self, registry: str) -> tuple[str, str] | None:
         """(username, password or identity token) for `registry` from Docker's own config
