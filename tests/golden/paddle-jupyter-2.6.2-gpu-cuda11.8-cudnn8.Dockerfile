@@ -43,4 +43,4 @@ RUN imgkit-build-env pip install --no-cache-dir --constraint /opt/imgkit/constra
 EXPOSE 8888
 USER imgkit
 CMD ["jupyter", "lab"]
-LABEL org.imgkit.input-hash="dfb17d72af2d67276d4b7dbcac83d7bd"
+LABEL org.imgkit.input-hash="2de3ea9b7a977b7a1b3fb93507699257"

@@ -51,4 +51,4 @@ ENV PATH=/opt/venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/
     LD_LIBRARY_PATH=/opt/imgkit/lib
 WORKDIR /workspace
 USER imgkit
-LABEL org.imgkit.input-hash="ccfddbfbd43d8987c78385c673c8628e"
+LABEL org.imgkit.input-hash="c301f1bf1ccb085941007840b5ec5437"

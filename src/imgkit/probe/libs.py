@@ -10,7 +10,6 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 
 from . import child, loading, owners
-from .loading import mapped_files
 
 DEFAULT_DIRS = ["/lib", "/usr/lib", "/lib64", "/usr/lib64", "/lib/x86_64-linux-gnu",
                 "/usr/lib/x86_64-linux-gnu", "/lib/aarch64-linux-gnu", "/usr/lib/aarch64-linux-gnu",
@@ -129,7 +128,7 @@ def find_copies(pattern, dirs, skip=(), listings=None):
 def mapped_families():
     """family -> the file this process mapped for it."""
     found = {}
-    for path in mapped_files():
+    for path in loading.mapped_files():
         for family, pattern in FAMILIES.items():
             if family not in found and re.match(pattern, os.path.basename(path)):
                 found[family] = path

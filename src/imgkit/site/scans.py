@@ -7,6 +7,7 @@ import datetime as dt
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..scan.gate import FAILED, WAIVED
 from .inputs import ScanFindingRecord, read_scan
 
 
@@ -34,8 +35,8 @@ class ScanView:
 
     @property
     def said(self) -> str:
-        failing = sum(f.verdict == "fail" for f in self.findings)
-        waived = sum(f.verdict == "waived" for f in self.findings)
+        failing = sum(f.verdict == FAILED for f in self.findings)
+        waived = sum(f.verdict == WAIVED for f in self.findings)
         count = len(self.findings)
         return (f"{'failed' if self.failed else 'passed'} (fail_on: {self.fail_on}): "
                 f"{count} finding{'' if count == 1 else 's'}, {failing} failing, {waived} waived")
@@ -47,7 +48,7 @@ def read(path: Path, image_id: str) -> ScanView | None:
     if found is None:
         return None
     scan, written = found
-    order = {"fail": 0, "waived": 1}
+    order = {FAILED: 0, WAIVED: 1}
     findings = sorted(scan.findings, key=lambda f: (order.get(f.verdict, 2), -(f.score or 0)))
     return ScanView(
         dt.datetime.fromtimestamp(written, dt.timezone.utc).strftime("%Y-%m-%d %H:%M"),
