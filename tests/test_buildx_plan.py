@@ -112,7 +112,7 @@ def test_progress_gives_a_shared_step_to_the_parent_whose_dockerfile_has_it() ->
     progress = BakeProgress({target_name(t): t for t in by_tag},
                             {t: c.dockerfile for t, c in by_tag.items()})
     python_run = next(line for line in by_tag[PYTHON].dockerfile.split("\nRUN ")[1:]
-                      if line.startswith("apt-get update"))
+                      if "apt-get update" in line.split("\n", 1)[0])
     first_line = "RUN " + " ".join(python_run.replace("\\\n", " ").split())[:300]
     assert progress.feed(f"#9 [{target_name(CUDA118)} 1/5] {first_line}") == (
         PYTHON, f"[{target_name(CUDA118)} 1/5] {first_line}")

@@ -89,6 +89,10 @@ def test_compat_flag_names_the_file(tmp_path: Path) -> None:
      "nccl: '>=2', python: ['3.11']}}}", "frameworks.paddle.3.0.0.cuda",
      "CUDA 13.7 is not in the compat data"),
     ("gpus: {}", "gpus", "unknown key"),
+    ("venv: {'3.12': {pip: {version: '26.4', sha256: 'abc'}, setuptools: {version: '85.0', "
+     f"sha256: '{'0' * 64}'}}}}}}", "venv.3.12.pip.sha256", "is not valid here"),
+    ("venv: {'3.12': {pip: {version: '26.4', sha256: '" + "0" * 64 + "'}}}",
+     "venv.3.12.setuptools", "Field required"),
     ("cuda: [", "line", "not valid YAML"),
 ])
 def test_a_bad_overlay_is_exit_2_naming_file_and_key(tmp_path: Path, raw: str, key: str, reason: str) -> None:
@@ -137,3 +141,37 @@ def test_any_overlay_is_used_or_refused(tmp_path: Path, overlay: Any) -> None:
     result = imgkit_list(matrix(tmp_path, PADDLE3, raw=yaml.safe_dump(overlay)))
     assert result.exception is None or isinstance(result.exception, SystemExit), (overlay, result.exception)
     assert result.exit_code in (0, 2), (overlay, result.output)
+
+
+PIP_NEXT = "1" * 64           # made up: a pip after the shipped one, as a team pins it first
+SETUPTOOLS_NEXT = "2" * 64
+
+
+def test_an_overlay_moves_the_venvs_pip_and_setuptools(tmp_path: Path) -> None:
+    """A fix in pip lands before imgkit's release: the team's compat.yaml pins it, and the
+    python layer's context installs that, by its hash (the old one's context did not)."""
+    family = {"family": "cuda", "axes": {"cuda": ["12.8"], "cudnn": ["none"], "nccl": ["none"]},
+              "cuda_libs": ["cudart"]}
+    shipped = runner.invoke(app, ["render", "--images", str(matrix(tmp_path, family)),
+                                  "--out", str(tmp_path / "before")])
+    assert shipped.exit_code == 0, shipped.output
+    overlay = {"venv": {"3.11": {"pip": {"version": "26.4", "sha256": PIP_NEXT},
+                                 "setuptools": {"version": "85.0.0", "sha256": SETUPTOOLS_NEXT}}}}
+    moved = runner.invoke(app, ["render", "--images", str(matrix(tmp_path, family, overlay)),
+                                "--out", str(tmp_path / "after")])
+    assert moved.exit_code == 0, moved.output
+    [before] = (tmp_path / "before").glob("*python*/imgkit/venv-tools.txt")
+    [after] = (tmp_path / "after").glob("*python*/imgkit/venv-tools.txt")
+    assert after.read_text() == (f"pip==26.4 --hash=sha256:{PIP_NEXT}\n"
+                                 f"setuptools==85.0.0 --hash=sha256:{SETUPTOOLS_NEXT}\n")
+    assert "pip==26.3 --hash=sha256:" in before.read_text()
+    listed = imgkit_list(tmp_path / "images", "--known")
+    assert "3.11" in listed.output and "26.4" in listed.output, listed.output
+
+
+def test_a_python_older_than_every_venv_entry_is_named(tmp_path: Path) -> None:
+    from imgkit.errors import CompatError
+    from imgkit.matrix.compat import load
+    with pytest.raises(CompatError, match="python 3.7") as caught:
+        load().venv_tools("3.7")
+    assert 'venv."3.7"' in str(caught.value.hint)

@@ -1,9 +1,9 @@
 """`imgkit scan` with the real scanner (osv-scanner, built from its Go module by
 .ci/build-scanner.sh), offline, against real advisory records (tests/data/advisories), on
-real images: the python layer imgkit builds (its venv holds pip 23.0.1), and two images on
-it whose Python packages and Debian package database sit on each side of every range of
-those records. The findings are the scanner's own; imgkit maps them, holds them to the
-threshold and the waivers, and says what fails."""
+real images: the python layer imgkit builds (its venv's pip and setuptools are current, so
+it passes its own gate), and images on it whose Python packages and Debian package database
+sit on each side of every range of those records. The findings are the scanner's own; imgkit
+maps them, holds them to the threshold and the waivers, and says what fails."""
 from __future__ import annotations
 
 import base64
@@ -18,6 +18,9 @@ from pathlib import Path
 
 import pytest
 
+from imgkit import labels
+from imgkit.matrix import compat
+
 from .helpers.images import MiniStack, build_from_files
 from .helpers.registry import USER, docker_config, skopeo_json, skopeo_tags
 from .helpers.scanner import advisory_database, osv_scanner
@@ -26,11 +29,18 @@ pytestmark = pytest.mark.docker
 
 SITE = "/opt/venv/lib/python3.11/site-packages"
 DIST = "/usr/local/lib/python3.11/dist-packages"
-# (where, package, version): on the vulnerable side of each range, and just past it
+# (where, package, version): on the vulnerable side of each range
 HITS = [(SITE, "setuptools", "65.5.0"), (SITE, "urllib3", "1.26.17"), (DIST, "urllib3", "2.0.6"),
         (SITE, "requests", "2.30.0"), (SITE, "py", "1.11.0")]
-MISSES = [(SITE, "setuptools", "65.5.1"), (SITE, "urllib3", "1.26.18"), (DIST, "urllib3", "2.0.7"),
-          (SITE, "requests", "2.31.0"), (DIST, "requests", "2.2.1"), (SITE, "py", "1.11.1")]
+# (where, package, version, the record whose range it is just past or before)
+MISSES = [(SITE, "setuptools", "65.5.1", "PYSEC-2022-43012"),
+          (SITE, "setuptools", "70.0.0", "GHSA-cx63-2mw6-8hw5"),
+          (SITE, "setuptools", "78.1.1", "GHSA-5rjg-fvgr-3xxf"),
+          (SITE, "urllib3", "1.26.18", "PYSEC-2023-212"), (DIST, "urllib3", "2.0.7", "PYSEC-2023-212"),
+          (SITE, "requests", "2.31.0", "PYSEC-2023-74"), (DIST, "requests", "2.2.1", "PYSEC-2023-74"),
+          (SITE, "py", "1.11.1", "PYSEC-2022-42969"), (DIST, "pip", "23.3", "PYSEC-2023-228"),
+          (DIST, "pip", "25.3", "GHSA-4xh5-x5gv-qwph")]
+OLD_PIP = (SITE, "pip", "23.0.1")    # the pip bookworm's venv comes with
 # dpkg's database saying libc6 (source package glibc) is the bookworm version before the fix
 OLD_LIBC = "2.36-9+deb12u2"
 
@@ -43,11 +53,14 @@ def metadata(where: str, name: str, version: str) -> dict[str, bytes]:
 
 
 def image_with(engine, ref: str, parent: str, packages: list[tuple[str, str, str]],
-               old_libc: bool = False) -> str:
+               old_libc: bool = False, own_labels: bool = False) -> str:
+    """`own_labels`: labelled as imgkit labels an image of a chain (its own tag, its parent as
+    its base), so a scan of an image on it names it as the one that brought its layers."""
     files: dict[str, bytes] = {}
     for where, name, version in packages:
         files.update(metadata(where, name, version))
-    steps = "".join(f"COPY {path} /{path}\n" for path in files)
+    steps = f'LABEL {labels.TAG}="{ref}" {labels.BASE_NAME}="{parent}"\n' if own_labels else ""
+    steps += "".join(f"COPY {path} /{path}\n" for path in files)
     if old_libc:    # the libc6 stanza of dpkg's database, as an image that was never upgraded
         steps += ("USER root\nRUN sed -i '/^Package: libc6$/,/^$/ s/^Version: .*/Version: "
                   f"{OLD_LIBC}/' /var/lib/dpkg/status\nUSER imgkit\n")
@@ -56,10 +69,15 @@ def image_with(engine, ref: str, parent: str, packages: list[tuple[str, str, str
 
 @pytest.fixture(scope="module")
 def scanned(engine, mini_stack: MiniStack, namespace, tmp_path_factory):
+    """The hits stand on an image of a team's chain that holds an old pip (as a venv made
+    by the distro alone would); the misses, on imgkit's python layer."""
     scanner = osv_scanner()
     db = advisory_database(tmp_path_factory.mktemp("advisories"))
-    hits = image_with(engine, f"{namespace}/scan:hits", mini_stack.python, HITS, old_libc=True)
-    misses = image_with(engine, f"{namespace}/scan:misses", mini_stack.python, MISSES)
+    old_pip = image_with(engine, f"{namespace}/scan:old-pip", mini_stack.python, [OLD_PIP],
+                         own_labels=True)
+    hits = image_with(engine, f"{namespace}/scan:hits", old_pip, HITS, old_libc=True)
+    misses = image_with(engine, f"{namespace}/scan:misses", mini_stack.python,
+                        [(where, name, version) for where, name, version, _ in MISSES])
     return scanner, db, hits, misses
 
 
@@ -86,14 +104,16 @@ def found(document: dict) -> set[tuple[str, str, str]]:
     return {(f["id"], f["package"], f["installed"]) for f in document["findings"]}
 
 
-def test_each_side_of_every_range_and_debian_by_source_name(scanned, tmp_path,
-                                                            mini_stack) -> None:
+def test_each_side_of_every_range_and_debian_by_source_name(scanned, tmp_path, namespace) -> None:
     _, _, hits, misses = scanned
     code, document, said = scan(scanned, tmp_path, hits, "--fail-on", "critical")
     got = found(document)
-    for expected in [("PYSEC-2022-43012", "setuptools", "65.5.0"), ("PYSEC-2023-212", "urllib3", "1.26.17"),
-                     ("PYSEC-2023-212", "urllib3", "2.0.6"), ("PYSEC-2023-74", "requests", "2.30.0"),
-                     ("PYSEC-2022-42969", "py", "1.11.0"), ("PYSEC-2023-228", "pip", "23.0.1"),
+    for expected in [("PYSEC-2022-43012", "setuptools", "65.5.0"),
+                     ("GHSA-cx63-2mw6-8hw5", "setuptools", "65.5.0"),
+                     ("GHSA-5rjg-fvgr-3xxf", "setuptools", "65.5.0"),
+                     ("PYSEC-2023-212", "urllib3", "1.26.17"), ("PYSEC-2023-212", "urllib3", "2.0.6"),
+                     ("PYSEC-2023-74", "requests", "2.30.0"), ("PYSEC-2022-42969", "py", "1.11.0"),
+                     ("PYSEC-2023-228", "pip", "23.0.1"), ("GHSA-4xh5-x5gv-qwph", "pip", "23.0.1"),
                      ("DSA-5514-1", "glibc", OLD_LIBC)]:       # libc6 matched by its source, glibc
         assert expected in got, (expected, got, said)
     glibc = next(f for f in document["findings"] if f["package"] == "glibc")
@@ -101,27 +121,47 @@ def test_each_side_of_every_range_and_debian_by_source_name(scanned, tmp_path,
     urllib3 = {f["installed"]: f for f in document["findings"] if f["package"] == "urllib3"}
     assert set(urllib3["2.0.6"]["fixed"]) == {"2.0.7", "1.26.18"}
     origin = {(f["package"], f["installed"]): (f["origin"], f["step"]) for f in document["findings"]}
-    assert origin[("pip", "23.0.1")][0] == mini_stack.python, origin  # imgkit's python layer brought
-    # pip; the image built on it by hand (carrying its labels) brought py
+    # the image of the chain below brought pip (its labels name it); the image built on it
+    # by hand (carrying those labels, not being that image) brought py
+    assert origin[("pip", "23.0.1")][0] == f"{namespace}/scan:old-pip", origin
     assert origin[("py", "1.11.0")][0] == hits and "COPY" in origin[("py", "1.11.0")][1], origin
     assert "sed -i" in origin[("glibc", OLD_LIBC)][1], origin
     assert document["scanner"].startswith("osv-scanner 2.6")
     _, clean, said = scan(scanned, tmp_path, misses, "--fail-on", "critical")
-    missed = {(p, v) for _, p, v in found(clean)}
-    for _, name, version in MISSES:
-        assert (name, version) not in missed, (name, version, said)
-    assert ("glibc", OLD_LIBC) not in missed and not [f for f in clean["findings"] if f["package"] == "glibc"]
+    for _, name, version, record in MISSES:
+        assert (record, name, version) not in found(clean), (record, name, version, said)
+    assert not [f for f in clean["findings"] if f["package"] == "glibc"], said
 
 
-def test_the_threshold_decides_and_the_real_pip_of_imgkits_venv_is_named(scanned, tmp_path,
-                                                                        mini_stack) -> None:
-    code, document, said = scan(scanned, tmp_path, mini_stack.python)
-    pip = [f for f in document["findings"] if f["package"] == "pip"]
-    assert pip and pip[0]["id"] == "PYSEC-2023-228" and pip[0]["level"] == "low"
-    assert "CVE-2023-5752" in pip[0]["aliases"] and pip[0]["fixed"] == ["23.3"]
-    assert code == 0 and "PASSED" in said                      # low, under the default: high
-    code, document, said = scan(scanned, tmp_path, mini_stack.python, "--fail-on", "low")
+def test_the_threshold_decides_on_the_scanners_scores(scanned, tmp_path) -> None:
+    """setuptools 65.5.0's GHSA-cx63-2mw6-8hw5 is CVSS 3.1 8.8: high, so the default gate
+    fails on it and `critical` lets it by; CVSS 4.0 vectors are scored too."""
+    _, _, hits, _ = scanned
+    code, document, said = scan(scanned, tmp_path, hits)
+    levels = {(f["id"], f["installed"]): (f["level"], f["verdict"]) for f in document["findings"]}
+    assert levels[("GHSA-cx63-2mw6-8hw5", "65.5.0")] == ("high", "fail"), levels
+    assert levels[("GHSA-4xh5-x5gv-qwph", "23.0.1")] == ("medium", "below"), levels   # CVSS 4.0
+    pip = next(f for f in document["findings"] if f["id"] == "PYSEC-2023-228")
+    assert pip["level"] == "low" and "CVE-2023-5752" in pip["aliases"] and pip["fixed"] == ["23.3"]
     assert code == 1 and "FAILED" in said and document["failed"] is True
+    code, document, said = scan(scanned, tmp_path, hits, "--fail-on", "critical")
+    assert code == 0 and "PASSED" in said, said
+
+
+def test_imgkits_own_python_layer_passes_its_own_gate(scanned, engine, tmp_path,
+                                                      mini_stack) -> None:
+    """The venv holds PyPI's pip and setuptools from the compat data, and the distro's old
+    copies are gone, so not one record matches, at the lowest threshold; the distro's
+    (pip 23.0.1, setuptools 66.1.1) fail the default gate on GHSA-cx63-2mw6-8hw5."""
+    code, document, said = scan(scanned, tmp_path, mini_stack.python, "--fail-on", "low")
+    assert code == 0 and document["findings"] == [], said
+    held = engine.client.containers.run(
+        mini_stack.python, ["sh", "-c", "pip --version; python -c 'import setuptools as s; "
+                            "print(s.__version__)'; ls /usr/share/python-wheels || true"],
+        remove=True, stderr=True).decode()
+    pins = {name: version for name, version, _ in compat.load().venv_tools("3.11")}
+    assert f"pip {pins['pip']} from /opt/venv" in held and f"\n{pins['setuptools']}\n" in held, held
+    assert "No such file or directory" in held, held           # no distro wheels left behind
 
 
 def test_waivers_by_alias_expired_fixable_and_unused(scanned, tmp_path) -> None:

@@ -96,7 +96,8 @@ def test_a_check_file_example_loads_as_a_check_file(tmp_path: Path, where: str, 
 
 
 def test_the_compat_overlay_example_plans_the_family_it_is_for(tmp_path: Path) -> None:
-    [(where, text)] = [(w, t) for w, t, _ in examples() if t.startswith("# images/compat.yaml")]
+    [(where, text)] = [(w, t) for w, t, _ in examples()
+                       if t.startswith("# images/compat.yaml") and "frameworks:" in t]
     images = beside_the_bundled_matrix(tmp_path, (
         'family: paddle3\nrepository: paddle\nframework: paddle\n'
         'tag: "{framework_version}-gpu-cuda{cuda}-cudnn{cudnn_major}"\n'
@@ -106,6 +107,20 @@ def test_the_compat_overlay_example_plans_the_family_it_is_for(tmp_path: Path) -
     listed = imgkit(tmp_path, "list", "--images", str(images), "--only", "paddle:3.0.0-*")
     assert listed.returncode == 0, f"{where}: {listed.stderr}"
     assert "paddle:3.0.0-gpu-cuda12.6-cudnn9" in listed.stdout
+
+
+def test_the_venv_overlay_example_is_what_the_python_layer_installs(tmp_path: Path) -> None:
+    [(where, text, document)] = [(w, t, d) for w, t, d in examples()
+                                 if t.startswith("# images/compat.yaml") and "venv:" in t]
+    images = tmp_path / "images"
+    shutil.copytree(ROOT / "images", images, ignore=shutil.ignore_patterns("locks"))
+    (images / "compat.yaml").write_text(text)
+    rendered = imgkit(tmp_path, "render", "--images", str(images), "--only", "*/python:3.11-*",
+                      "--out", str(tmp_path / "contexts"))
+    assert rendered.returncode == 0, f"{where}: {rendered.stderr}"
+    [tools] = (tmp_path / "contexts").glob("*python*/imgkit/venv-tools.txt")
+    pip = document["venv"]["3.10"]["pip"]
+    assert f"pip=={pip['version']} --hash=sha256:{pip['sha256']}" in tools.read_text(), where
 
 
 def scan_page() -> list[Any]:

@@ -42,4 +42,4 @@ RUN imgkit-build-env pip install --no-cache-dir --constraint /opt/imgkit/constra
  && imgkit-link-libs \
  && imgkit-normalise
 USER imgkit
-LABEL org.imgkit.input-hash="4b2dd29a7762d683c1de1316d409ccc1"
+LABEL org.imgkit.input-hash="c58fa8c04343aa0ed2ecfe33075d2930"

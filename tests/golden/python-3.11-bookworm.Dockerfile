@@ -19,12 +19,16 @@ ARG SOURCE_DATE_EPOCH
 # imgkit's helpers and its probe first: every step after ends with imgkit-normalise.
 COPY imgkit/bin/ /usr/local/bin/
 COPY imgkit/probe/ /opt/imgkit/imgkit_probe/
+COPY imgkit/venv-tools.txt /opt/imgkit/
 
 # The distro's python3 (checked against the declared version) in a venv, a non-root user
 # with uid 1000 (ubuntu:24.04 comes with one of its own: it goes). The base's own packages
 # get the fixes its -updates and -security pockets hold by now (a base made once would
 # otherwise ship last month's libc; `imgkit outdated` shows what waits), as they are: an
 # upgrade that dropped their manuals would leave whiteouts stamped with the build time.
+# The venv's pip and setuptools are PyPI's current ones, by hash (the compat data's `venv`):
+# the distro's are years old, with known advisories. The distro's copies go after, so the
+# image holds one pip a scan can name (a new venv: `python3 -m venv --without-pip`).
 # Slim from then on: no manuals, info pages or translations (licences stay), no apt caches,
 # and no bytecode for pip and setuptools, the build tools (the venv's python never writes
 # bytecode).
@@ -38,6 +42,9 @@ RUN apt-get update \
  && apt-get clean && rm -rf /var/lib/apt/lists/* /var/cache/apt/*.bin \
  && python3 -c 'import sys; v = "%d.%d" % sys.version_info[:2]; assert v == "3.11", "python3 is " + v' \
  && python3 -m venv /opt/venv \
+ && imgkit-build-env /opt/venv/bin/pip install --no-cache-dir --disable-pip-version-check --no-deps \
+        --require-hashes -r /opt/imgkit/venv-tools.txt \
+ && dpkg --purge python3-venv python3.11-venv python3-pip-whl python3-setuptools-whl python-pip-whl \
  && find /opt/venv/lib -depth -type d -name __pycache__ -path '*-packages/*' -exec rm -rf {} + \
  && if id -u 1000 >/dev/null 2>&1; then userdel --remove "$(id -nu 1000)"; fi \
  && useradd --create-home --uid 1000 --user-group --shell /bin/bash imgkit \
@@ -51,4 +58,4 @@ ENV PATH=/opt/venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/
     LD_LIBRARY_PATH=/opt/imgkit/lib
 WORKDIR /workspace
 USER imgkit
-LABEL org.imgkit.input-hash="c301f1bf1ccb085941007840b5ec5437"
+LABEL org.imgkit.input-hash="809a0669087aa9968e88db8334c0d30e"

@@ -41,11 +41,14 @@ def _json_ready(record: dict[str, object]) -> dict[str, object]:
 
 
 def advisory_database(folder: Path) -> Path:
-    """The records as osv-scanner's offline database: PyPI's and Debian's zips."""
+    """The records as osv-scanner's offline database: PyPI's (PyPA's and GitHub's records)
+    and Debian's zips."""
     by_ecosystem = {"PyPI": [], "Debian": []}   # type: dict[str, list[tuple[str, str]]]
     for path in sorted((ADVISORIES / "pypa").glob("*.yaml")):
         record = _json_ready(yaml.safe_load(path.read_text()))
         by_ecosystem["PyPI"].append((f"{record['id']}.json", json.dumps(record)))
+    for path in sorted((ADVISORIES / "ghsa").glob("*.json")):
+        by_ecosystem["PyPI"].append((path.name, path.read_text()))
     for path in sorted((ADVISORIES / "debian").glob("*.json")):
         by_ecosystem["Debian"].append((path.name, path.read_text()))
     for ecosystem, records in by_ecosystem.items():

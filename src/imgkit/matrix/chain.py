@@ -23,7 +23,7 @@ def chain(family: Family, combo: Combo, compat: Compat, settings: Settings) -> l
     python = _python(combo, os_release)
     release = compat.release(combo.cuda)                      # an unknown CUDA: said first
     build = _framework_build(family, combo, compat, python)
-    targets = [_python_target(family, combo, os_release, python, settings)]
+    targets = [_python_target(family, combo, os_release, python, settings, compat)]
     targets.append(_cuda_target(family, combo, compat, release, targets[0], settings))
     targets += _library_targets(family, combo, compat, build, targets[-1])
     if build is not None:
@@ -69,13 +69,14 @@ def _suffix(target: Target) -> str:
 
 
 def _python_target(family: Family, combo: Combo, os_release: OsRelease, python: str,
-                   settings: Settings) -> Target:
+                   settings: Settings, compat: Compat) -> Target:
     # a team's own base is built on by digest; an OS imgkit makes, by its local name
     base = os_release.image if os_release.given else base_ref(os_release, settings)
     return Target(tag=f"{settings.namespace}/python:{python}-{combo.os}", layer="python",
                   family=family.name, parent=None, base=base,
                   os=combo.os, python=python, os_release=os_release,
-                  components=(("os", combo.os), ("python", python)))
+                  components=(("os", combo.os), ("python", python)),
+                  venv_tools=compat.venv_tools(python))
 
 
 def _cuda_target(family: Family, combo: Combo, compat: Compat, rel: CudaRelease, root: Target,

@@ -5,7 +5,7 @@ The facts live in data/compat.yaml (with their sources); this module only reads 
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -94,6 +94,8 @@ class Compat:
     packages: dict[str, str]
     os: dict[str, OsRelease]
     frameworks: dict[str, dict[str, FrameworkBuild]]
+    # the oldest python an entry is for -> the venv's tools: (name, version, sha256)
+    venv: dict[str, tuple[tuple[str, str, str], ...]] = field(default_factory=dict)
 
     # -- lookups that explain what would work ---------------------------------------
     def release(self, cuda: str) -> CudaRelease:
@@ -161,6 +163,15 @@ class Compat:
                               hint=f"known: {', '.join(sorted(self.os))}")
         return self.os[os_name]
 
+    def venv_tools(self, python: str) -> tuple[tuple[str, str, str], ...]:
+        """The pip and setuptools a venv of `python` gets: the newest entry at or under it."""
+        fits = [key for key in self.venv if version_key(key) <= version_key(python)]
+        if not fits:
+            raise CompatError(f"no pip and setuptools are known for python {python}",
+                              hint=f"add a venv.\"{python}\" entry to your compat.yaml "
+                                   f"(known from python {min(self.venv, key=version_key, default='-')})")
+        return self.venv[max(fits, key=version_key)]
+
     def min_driver(self, cuda: str) -> tuple[str, str]:
         """(driver for the full toolkit, "" when the data does not know it; driver under
         minor-version compatibility)."""
@@ -218,7 +229,10 @@ def _from_document(raw: CompatDocument) -> Compat:
                                    script=v.script, components=tuple(v.components),
                                    glibc=v.glibc)
                       for k, v in raw.os.items()},
-                  frameworks=frameworks)
+                  frameworks=frameworks,
+                  venv={key: (("pip", tools.pip.version, tools.pip.sha256),
+                              ("setuptools", tools.setuptools.version, tools.setuptools.sha256))
+                        for key, tools in raw.venv.items()})
 
 
 @lru_cache(maxsize=4)

@@ -71,12 +71,26 @@ class OsEntry(Strict):
     glibc: Annotated[str, StringConstraints(pattern=r"^2\.[0-9]{1,2}$")] | None = None
 
 
+PythonKey = Annotated[str, StringConstraints(pattern=r"^3\.[0-9]{1,2}$")]
+
+
+class Wheel(Strict):
+    """One wheel on the index, by version and its file's sha256 (pip --require-hashes)."""
+    version: Dotted
+    sha256: Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
+
+
+class VenvTools(Strict):
+    pip: Wheel
+    setuptools: Wheel
+
+
 class FrameworkEntry(Strict):
     pip: Requirement
     cuda: CudaKey
     cudnn: Range
     nccl: Range
-    python: list[Annotated[str, StringConstraints(pattern=r"^3\.[0-9]{1,2}$")]] = Field(min_length=1)
+    python: list[PythonKey] = Field(min_length=1)
     apt: list[Name] = []
     dlopen: list[Library] = []
     platforms: list[Platform] = Field(default=AMD64_ONLY, min_length=1)  # with a GPU build
@@ -88,6 +102,8 @@ class CompatDocument(Strict):
     packages: dict[Name, Annotated[str, StringConstraints(pattern=r"^[a-z0-9-]*\{suffix\}[a-z0-9-]*$")]] = {}
     os: dict[Name, OsEntry] = {}
     frameworks: dict[Name, dict[Dotted, FrameworkEntry]] = {}
+    # the oldest python an entry is for -> the pip and setuptools wheels every venv gets
+    venv: dict[PythonKey, VenvTools] = {}
 
 
 def read(path: Path) -> CompatDocument:
@@ -123,7 +139,8 @@ def merge(shipped: CompatDocument, overlay: CompatDocument) -> CompatDocument:
         frameworks.setdefault(name, {}).update(builds)
     return CompatDocument.model_construct(        # both sides were validated when read
         cuda={**shipped.cuda, **overlay.cuda}, packages={**shipped.packages, **overlay.packages},
-        os={**shipped.os, **overlay.os}, frameworks=frameworks)
+        os={**shipped.os, **overlay.os}, frameworks=frameworks,
+        venv={**shipped.venv, **overlay.venv})
 
 
 def cross_check(data: CompatDocument, origin: dict[str, str], default: str) -> None:

@@ -1,8 +1,9 @@
 """What imgkit knows builds: every framework build with the CUDA, cuDNN, NCCL, Python and
-platforms it needs, and every CUDA release with its drivers and the cuDNN and NCCL pins it
-offers. The same table two ways: plain columns for `imgkit list --known` (the compat data
-as the project merges it), Markdown for docs/known.md (the shipped data; `make docs` writes
-it and a test fails on drift). Pure: the compat data comes in."""
+platforms it needs, every CUDA release with its drivers and the cuDNN and NCCL pins it
+offers, and the pip and setuptools each python's venv gets. The same tables two ways:
+plain columns for `imgkit list --known` (the compat data as the project merges it),
+Markdown for docs/known.md (the shipped data; `make docs` writes it and a test fails on
+drift). Pure: the compat data comes in."""
 from __future__ import annotations
 
 from ..console import columns
@@ -11,6 +12,7 @@ from .compat import Compat, version_key
 FRAMEWORK_HEADER = ("framework", "version", "CUDA", "cuDNN", "NCCL", "python", "platforms")
 CUDA_HEADER = ("CUDA", "driver (toolkit)", "driver (minor-version compatibility)", "cuDNN",
                "NCCL", "platforms")
+VENV_HEADER = ("python", "pip", "setuptools")
 
 
 def framework_rows(data: Compat) -> list[tuple[str, ...]]:
@@ -26,12 +28,24 @@ def cuda_rows(data: Compat) -> list[tuple[str, ...]]:
             for cuda, release in sorted(data.cuda.items(), key=lambda item: version_key(item[0]))]
 
 
+def venv_rows(data: Compat) -> list[tuple[str, ...]]:
+    """From each python on: the pip and setuptools its venv gets."""
+    rows: list[tuple[str, ...]] = []
+    for python, tools in sorted(data.venv.items(), key=lambda item: version_key(item[0]), reverse=True):
+        versions = dict((name, version) for name, version, _ in tools)
+        rows.append((f"{python} and later" if python == max(data.venv, key=version_key) else python,
+                     versions["pip"], versions["setuptools"]))
+    return rows
+
+
 def known_listing(data: Compat) -> str:
     """`imgkit list --known`: both tables as aligned plain text."""
     return "\n".join(["framework builds (a family's framework and framework_version):",
                       *columns(FRAMEWORK_HEADER, framework_rows(data)), "",
                       "CUDA releases (a family's cuda axis; cudnn and nccl name series of these):",
-                      *columns(CUDA_HEADER, cuda_rows(data))])
+                      *columns(CUDA_HEADER, cuda_rows(data)), "",
+                      "every venv's pip and setuptools (PyPI's wheels, by hash), by python:",
+                      *columns(VENV_HEADER, venv_rows(data))])
 
 
 def _markdown(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> list[str]:
@@ -67,4 +81,15 @@ def known_page(data: Compat) -> str:
         "minor-version compatibility (where newer features and PTX JIT may fail).",
         "",
         *_markdown(CUDA_HEADER, cuda_rows(data)),
+        "",
+        "## The venv's pip and setuptools",
+        "",
+        "Every python layer's venv gets PyPI's pip and setuptools, installed by hash, in place "
+        "of the distro's (bookworm's are pip 23.0.1 and setuptools 66.1.1, which fail the "
+        "default vulnerability gate: [Known vulnerabilities](vulnerabilities.md)). The distro's "
+        "copies are removed, so a new venv in an image is made with "
+        "`python3 -m venv --without-pip`. A python takes the row at or under it; a `venv:` "
+        "entry in your `compat.yaml` moves them.",
+        "",
+        *_markdown(VENV_HEADER, venv_rows(data)),
         ""])

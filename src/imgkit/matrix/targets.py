@@ -63,6 +63,8 @@ class Target:
     user: str = DEFAULT_USER       # who the image runs as (an extension keeps its parent's)
     apt: tuple[str, ...] = ()      # a framework layer's Debian packages: the build's, the family's
     checks: str | None = None      # the declared checks' file of the family that names it
+    # python layers: the pip and setuptools its venv gets (name, version, sha256 of the wheel)
+    venv_tools: tuple[tuple[str, str, str], ...] = ()
 
     @property
     def component_map(self) -> dict[str, str]:

@@ -106,6 +106,12 @@ def probe_files() -> list[tuple[str, bytes, int]]:
     return _package_files("probe", "imgkit/probe")
 
 
+def venv_tools_file(target: Target) -> bytes:
+    """The python layer's pip and setuptools, as a requirements file pip installs by hash."""
+    return "".join(f"{name}=={version} --hash=sha256:{sha256}\n"
+                   for name, version, sha256 in target.venv_tools).encode()
+
+
 def _variables(target: Target, plan: Plan) -> dict[str, object]:
     comps = target.component_map
     version = comps.get("framework_version") or comps.get("cuda") or comps["python"]
@@ -217,6 +223,7 @@ def render_plan(plan: Plan, templates_dir: Path, *, buildkit: bool = False,
         files: list[tuple[str, bytes, int]] = []
         if target.layer == "python":
             files += _package_files("image_files/bin", "imgkit/bin") + probe_files()
+            files.append(("imgkit/venv-tools.txt", venv_tools_file(target), 0o644))
         if target.layer in CONSTRAINED:
             constraints = "".join(f"{c}\n" for c in variables["constraints"])  # type: ignore
             files.append(("constraints.txt", constraints.encode(), 0o644))
