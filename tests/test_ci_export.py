@@ -220,7 +220,7 @@ def test_a_project_that_gates_on_scans_fetches_the_advisories_before_each_attest
             "path": "security/advisories", "key": "imgkit-advisories-${{ steps.day.outputs.day }}"}]
         day = next(s for s in job["steps"] if s.get("id") == "day")
         assert job["steps"].index(day) < job["steps"].index(cached[0])
-    others = [job for job in gating.values() if job not in verifies]
+    others = [job for name, job in gating.items() if job not in verifies and name != "rescan"]
     assert not any("cache" in job or any("actions/cache@" in str(s.get("uses", ""))
                                          for s in job.get("steps", [])) for job in others)
     written = tmp_path / f"{platform}.yml"
@@ -234,6 +234,52 @@ def test_a_project_that_gates_on_scans_fetches_the_advisories_before_each_attest
         assert done.returncode == 0, done.stdout + done.stderr
     plain = generated(platform, plan)
     assert "imgkit scan" not in plain and "actions/cache" not in plain and "cache:" not in plain
+
+
+@pytest.mark.parametrize("platform", ["github", "gitlab"])
+@pytest.mark.parametrize("locks", ["", "images/locks"])
+def test_the_weekly_schedule_rescans_production_where_the_project_gates_on_scans(
+        platform: str, locks: str, tmp_path: Path) -> None:
+    """One scheduled job scans each final image's production tag against the day's
+    advisories (cached like the verify jobs'), scanning all before it fails, keeping each
+    result. Without locks it is all a scheduled run does; with them, the relock's rebuild
+    runs beside it. A project that does not gate on scans gets no schedule for it."""
+    plan = bundled_plan(cuda="11.8")
+    text = generated(platform, plan, advisories="security/advisories", locks=locks)
+    document, every = yaml.safe_load(text), pipeline_jobs(platform, text)
+    rescan = every["rescan"]
+    production = [f"registry.example.com/ml/{tag}" for tag in plan.finals]
+    scans = [c for c in rescan["commands"] if c.startswith("imgkit scan registry.example.com")]
+    assert [c.split()[2] for c in scans] == production
+    assert all(c.endswith("|| failed=1") and " --json rescans/" in c for c in scans)
+    assert rescan["commands"].index("imgkit scan --update-db") < rescan["commands"].index(scans[0])
+    assert rescan["commands"][-1] == 'exit "$failed"'
+    if platform == "github":
+        assert (document.get(True) or document["on"])["schedule"] == [{"cron": "17 4 * * 1"}]
+        assert rescan["if"] == "github.event_name == 'schedule'"
+        assert any(str(s.get("uses", "")).startswith("actions/cache@") for s in rescan["steps"])
+        assert any(s.get("with", {}).get("path") == "rescans" for s in rescan["steps"])
+        pushed_only = [j for j in every.values() if j["if"] and "!= 'schedule'" in j["if"]]
+        builds = [j for n, j in every.items() if n.startswith("build-")]
+        assert all(j in pushed_only for j in builds) is (not locks), [j["if"] for j in builds]
+    else:
+        assert rescan["rules"] == [{"if": '$CI_PIPELINE_SOURCE == "schedule"'}]
+        assert rescan["stage"] == "check" and "check" in document["stages"]
+        assert rescan["cache"]["paths"] == ["security/advisories/"]
+        assert rescan["artifacts"]["paths"] == ["rescans/"]
+        promote = every["promote"]["rules"][0]["if"]
+        assert promote.startswith('$CI_PIPELINE_SOURCE != "schedule" && (') is (not locks), promote
+    written = tmp_path / f"{platform}.yml"
+    written.write_text(text)
+    assert schema_check(platform, written).returncode == 0
+    if platform == "github":
+        zizmor = shutil.which("zizmor") or shutil.which("zizmor", path=str(Path(sys.executable).parent))
+        assert zizmor
+        done = subprocess.run([zizmor, "--offline", "--min-severity", "medium", str(written)],
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stdout + done.stderr
+    plain = generated(platform, plan)
+    assert "rescan" not in plain and "schedule" not in plain
 
 
 def test_a_slice_is_its_images_and_their_parents_only() -> None:

@@ -381,3 +381,55 @@ def test_publish_is_refused_until_a_scan_passes_then_a_waiver_lets_it_through(
     refused_by_policy = admitted(source)
     assert refused_by_policy.returncode != 0 and "failed" in refused_by_policy.stderr, \
         refused_by_policy.stderr
+
+
+def test_the_weekly_rescan_scans_what_production_serves_and_fails_on_a_new_finding(
+        scanned, engine, registry, mini_stack, tmp_path) -> None:
+    """The scheduled job `imgkit ci` writes for a project that gates on scans, run as its
+    runner would: the day's advisories fetched (from a stand-in for osv.dev), each final
+    image's production tag pulled by digest and scanned, every result kept, and the job
+    red because one image fails today's gate, naming the finding and its fix."""
+    from imgkit.export.jobs import rescan_jobs
+    from imgkit.matrix.plan import Plan
+    from imgkit.options import CiSettings
+    from imgkit.registry.destination import parse_destination
+
+    from .helpers.scanner import served_bucket
+    scanner, _, hits, _ = scanned
+    prod = parse_destination(f"{registry.address}/prod")
+    failing, passing = "rescan/vulnerable:1.0", "rescan/current:1.0"
+    config = docker_config(tmp_path / "docker", {registry.address: (USER, registry.password)})
+    for local, final in ((hits, failing), (mini_stack.python, passing)):
+        served = f"{prod.registry}/{prod.repository(final)}:{final.rsplit(':', 1)[1]}"
+        engine.client.images.get(local).tag(served)
+        engine.push(served, (USER, registry.password))
+        engine.client.images.remove(served)             # the job must pull what production serves
+    project = tmp_path / "checkout"
+    project.mkdir()
+    (project / "imgkit.toml").write_text('vulnerability_db = "advisories"\n')
+    settings = CiSettings(registry=prod, staging=parse_destination(f"{registry.address}/staging"),
+                          advisories="advisories")
+    [job] = rescan_jobs(Plan(targets=(), finals=(failing, passing)), settings)
+    with served_bucket(tmp_path / "osv") as source:
+        done = subprocess.run(["bash", "-c", "\n".join(["set -eu", *job.commands])],
+                              cwd=project, capture_output=True, text=True, timeout=900,
+                              env={**outside_the_tests_project(), "DOCKER_CONFIG": str(config),
+                                   "IMGKIT_OSV_SOURCE": source, "IMGKIT_OSV_SCANNER": str(scanner),
+                                   "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"})
+    said = done.stdout + done.stderr
+    assert done.returncode == 1, said
+    assert "PyPI fetched from" in said                  # the day's advisories, first
+    results = {p.name: json.loads(p.read_text()) for p in (project / job.keeps).glob("*.json")}
+    assert len(results) == 2, said                      # the failing one did not stop the other
+    bad = next(r for r in results.values() if r["image"].endswith(failing))
+    good = next(r for r in results.values() if r["image"].endswith(passing))
+    assert bad["failed"] is True and good["failed"] is False, said
+    assert any(f["id"] == "GHSA-cx63-2mw6-8hw5" and f["verdict"] == "fail" and f["fixed"] == ["70.0.0"]
+               for f in bad["findings"]), bad["findings"]
+    assert "FAIL" in said and "setuptools 65.5.0 -> 70.0.0" in said, said
+    pulled = engine.image(f"{prod.registry}/{prod.repository(failing)}:1.0")
+    assert pulled is not None and pulled.id == engine.image(hits).id   # exactly what was pushed
+    for final in (failing, passing):                   # the runner's pulls, not left behind
+        for ref in engine.image(f"{prod.registry}/{prod.repository(final)}:1.0").tags:
+            if ref.startswith(prod.registry):
+                engine.client.images.remove(ref)

@@ -4,12 +4,9 @@ or day-old zips fetched, fresh ones left, an unreachable source exit 3 with noth
 written; and `imgkit ci` in a project that names a database fetches them before attest."""
 from __future__ import annotations
 
-import functools
-import http.server
 import os
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 from typing import Iterator
@@ -18,22 +15,13 @@ import pytest
 
 from imgkit.scan.database import ecosystems_for
 
-from .helpers.scanner import advisory_database
+from .helpers.scanner import served_bucket
 
 
 @pytest.fixture()
 def osv_bucket(tmp_path: Path) -> Iterator[str]:
-    """A local copy of osv.dev's bucket layout (<Ecosystem>/all.zip) served over HTTP."""
-    bucket = tmp_path / "bucket"
-    for zipped in advisory_database(tmp_path / "made").rglob("all.zip"):
-        target = bucket / zipped.parent.name / "all.zip"
-        target.parent.mkdir(parents=True)
-        target.write_bytes(zipped.read_bytes())
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(bucket))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
+    with served_bucket(tmp_path) as url:
+        yield url
 
 
 def update_db(db: Path, source: str, cwd: Path) -> subprocess.CompletedProcess[str]:

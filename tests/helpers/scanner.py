@@ -3,13 +3,18 @@
 waits for it), and osv.dev's layout of the records in tests/data/advisories."""
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
+import functools
+import http.server
 import json
 import os
 import shutil
+import threading
 import time
 import zipfile
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 import yaml
@@ -58,3 +63,21 @@ def advisory_database(folder: Path) -> Path:
             for name, text in records:
                 archive.writestr(name, text)
     return folder
+
+
+@contextlib.contextmanager
+def served_bucket(tmp_path: Path) -> Iterator[str]:
+    """The records in osv.dev's bucket layout (<Ecosystem>/all.zip), served over HTTP on
+    127.0.0.1: what IMGKIT_OSV_SOURCE names in place of osv.dev for `scan --update-db`."""
+    bucket = tmp_path / "bucket"
+    for zipped in advisory_database(tmp_path / "made").rglob("all.zip"):
+        target = bucket / zipped.parent.name / "all.zip"
+        target.parent.mkdir(parents=True)
+        target.write_bytes(zipped.read_bytes())
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(bucket))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()

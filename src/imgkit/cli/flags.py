@@ -414,8 +414,10 @@ FleetVerdicts = Annotated[Optional[Path], typer.Option(
 
 # scan
 ScanImage = Annotated[Optional[str], typer.Argument(
-    metavar="IMAGE", help="A local image, e.g. paddle:2.6.2-gpu-cuda11.8-cudnn8 (left out with "
-                          "--update-db: the database is fetched, nothing is scanned).",
+    metavar="IMAGE", help="A local image, e.g. paddle:2.6.2-gpu-cuda11.8-cudnn8, or a registry "
+                          "reference (HOST/REPO:TAG or @sha256:...), pulled by digest first "
+                          "(left out with --update-db: the database is fetched, nothing is "
+                          "scanned).",
     show_default=False)]
 UpdateDb = Annotated[bool, typer.Option(
     "--update-db", help="First fetch osv.dev's advisory zips into the database folder, those "

@@ -64,8 +64,9 @@ def _github_steps(job: Job, settings: CiSettings, wave: bool) -> list[dict[str, 
                       "with": {"name": LOCKS_ARTIFACT, "path": job.takes_locks}})
     # build jobs sign provenance, verify jobs verdicts, promote and the site check them: all
     # with cosign; the lock jobs ask the index and the mirror only, no registry
-    if job.kind in ("build", "verify", "promote", "site"):
-        steps.append({"uses": uses("sigstore/cosign-installer")})
+    if job.kind in ("build", "verify", "promote", "site", "rescan"):
+        if job.kind != "rescan":     # the rescan pulls production; it checks no signature
+            steps.append({"uses": uses("sigstore/cosign-installer")})
         for host, secret in logins(settings):
             steps.append({"name": f"log in to {host}", "uses": uses("docker/login-action"), "with": {
                 "registry": host, "username": f"${{{{ secrets.{secret}_USERNAME }}}}",
@@ -147,17 +148,23 @@ def _github_release_branch(settings: CiSettings) -> str:
     return "github.ref_name == github.event.repository.default_branch"
 
 
-def _github_condition(job: Job, locked: bool, settings: CiSettings) -> str:
+SCHEDULED = "github.event_name == 'schedule'"
+PUSHED = "github.event_name != 'schedule'"
+
+
+def _github_condition(job: Job, locked: bool, settings: CiSettings, rescans: bool = False) -> str:
     """When the job runs. Locked: a push runs the gate, the weekly schedule the relock, and
     the rest after whichever ran (a skipped need would skip them, and all below them,
-    without the status functions)."""
-    if job.kind == "relock":
-        return "github.event_name == 'schedule'"
+    without the status functions). The schedule's rescan runs alone where nothing is
+    locked (`rescans`): the rest then runs on pushes only."""
+    if job.kind in ("relock", "rescan"):
+        return SCHEDULED
     if job.kind == "check":
-        return "github.event_name != 'schedule'"
+        return PUSHED
+    alone = [PUSHED] if rescans and not locked else []
     if job.kind == "site":      # failed verdicts too, and only the release branch's
-        return f"${{{{ !cancelled() && {_github_release_branch(settings)} }}}}"
-    terms = ["!cancelled() && !failure()"] if locked else []
+        return f"${{{{ {' && '.join(['!cancelled()', _github_release_branch(settings), *alone])} }}}}"
+    terms = ["!cancelled() && !failure()"] if locked else alone
     if job.kind == "promote":   # a manual run from a branch verifies but never promotes
         terms.append(_github_release_branch(settings))
     return f"${{{{ {' && '.join(terms)} }}}}" if locked else " && ".join(terms)
@@ -198,7 +205,7 @@ def _waves(jobs: list[Job]) -> list[list[Job]]:
             alone.append([job])
     waves = sorted(together.values(), key=lambda w: (w[0].kind != "build", order.get(
         "build-" + w[0].wave.removeprefix("verify-"), 0)))
-    gate = [a for a in alone if a[0].kind in ("check", "relock")]
+    gate = [a for a in alone if a[0].kind in ("check", "relock", "rescan")]
     return [*gate, *waves, *[a for a in alone if a not in gate]]
 
 
@@ -206,6 +213,7 @@ def github(jobs: list[Job], settings: CiSettings, command: str) -> str:
     out: dict[str, Any] = {}
     name_of = {j.name: j.wave or j.name for j in jobs}
     locked = any(j.kind == "relock" for j in jobs)
+    rescans = any(j.kind == "rescan" for j in jobs)
     for members in _waves(jobs):
         first, wave = members[0], bool(members[0].wave)
         runs_on: Any = (["self-hosted", "${{ matrix.runner }}"] if first.gpu
@@ -215,7 +223,7 @@ def github(jobs: list[Job], settings: CiSettings, command: str) -> str:
         needs = list(dict.fromkeys(name_of[n] for j in members for n in j.needs))
         if needs:
             spec["needs"] = needs
-        condition = _github_condition(first, locked, settings)
+        condition = _github_condition(first, locked, settings, rescans)
         if condition:
             spec["if"] = condition
         if first.kind in ("build", "verify") and settings.keyless:   # the OIDC token Fulcio signs for
@@ -235,7 +243,7 @@ def github(jobs: list[Job], settings: CiSettings, command: str) -> str:
     workflow = {
         "name": "imgkit",
         "on": {"push": {"branches": [settings.release_branch or "main"]}, "workflow_dispatch": {},
-               **({"schedule": [{"cron": RELOCK_CRON}]} if locked else {})},
+               **({"schedule": [{"cron": RELOCK_CRON}]} if locked or rescans else {})},
         "permissions": {"contents": "read"},
         # a publish is never cancelled half-way by a newer push
         "concurrency": {"group": "imgkit-${{ github.ref }}", "cancel-in-progress": False},
@@ -266,12 +274,25 @@ def _gitlab_release_branch(settings: CiSettings) -> str:
             else "$CI_COMMIT_BRANCH == $CI_DEFAULT_BRANCH")
 
 
+GITLAB_SCHEDULED = '$CI_PIPELINE_SOURCE == "schedule"'
+GITLAB_PUSHED = '$CI_PIPELINE_SOURCE != "schedule"'
+
+
+def _pushes_only(spec: dict[str, Any]) -> dict[str, Any]:
+    """`spec` kept out of scheduled pipelines (where a rescan runs alone): its rules, each
+    on pushes only, or that one rule."""
+    rules = spec.get("rules") or [{}]
+    spec["rules"] = [{**rule, "if": f"{GITLAB_PUSHED} && ({rule['if']})" if "if" in rule
+                      else GITLAB_PUSHED} for rule in rules]
+    return spec
+
+
 def _gitlab_job(job: Job, settings: CiSettings) -> dict[str, Any]:
     # a build or verify job extends its kind's template (the script, once) with its values;
     # the gate and the relock share the first stage: each runs in its own kind of pipeline
     spec: dict[str, Any] = (
         {"extends": f".{job.kind}"} if job.values else
-        {"extends": ".imgkit", "stage": "check" if job.kind == "relock" else job.kind})
+        {"extends": ".imgkit", "stage": "check" if job.kind in ("relock", "rescan") else job.kind})
     runner = (settings.verify_runner(job.platform) if job.gpu
               else settings.build_runner(job.platform) or GITLAB_RUNNERS[job.platform])
     if runner:
@@ -283,10 +304,10 @@ def _gitlab_job(job: Job, settings: CiSettings) -> dict[str, Any]:
         spec["before_script"] = [settings.install_command]
     if job.kind == "site":      # failed verdicts too, and only the release branch's
         spec["rules"] = [{"if": _gitlab_release_branch(settings), "when": "always"}]
-    if job.kind == "relock":    # a pipeline schedule (weekly: RELOCK_CRON) runs it
-        spec["rules"] = [{"if": '$CI_PIPELINE_SOURCE == "schedule"'}]
+    if job.kind in ("relock", "rescan"):    # a pipeline schedule (weekly: RELOCK_CRON) runs them
+        spec["rules"] = [{"if": GITLAB_SCHEDULED}]
     elif job.kind == "check":
-        spec["rules"] = [{"if": '$CI_PIPELINE_SOURCE != "schedule"'}]
+        spec["rules"] = [{"if": GITLAB_PUSHED}]
     if job.kind == "promote":
         spec["rules"] = [{"if": _gitlab_release_branch(settings)}]
     if job.kind in ("promote", "site") and settings.keyless:
@@ -306,6 +327,8 @@ def _gitlab_job(job: Job, settings: CiSettings) -> dict[str, Any]:
     if job.keeps and job.relocks:   # the new locks for the run's jobs, the diff for review
         spec["artifacts"] = {"when": "always", "paths": [job.relocks, job.keeps],
                              "expire_in": "1 week"}
+    elif job.kind == "rescan":      # one scan's JSON per production image, failed or not
+        spec["artifacts"] = {"when": "always", "paths": [f"{job.keeps}/"], "expire_in": "1 week"}
     elif job.keeps:
         spec["artifacts"] = {"when": "always", "paths": [job.keeps, *filter(None, [job.verdict])],
                              "reports": {"junit": job.keeps}}
@@ -334,7 +357,7 @@ def gitlab(jobs: list[Job], settings: CiSettings, command: str) -> str:
     before += [f'echo "${secret}_PASSWORD" | docker login --username "${secret}_USERNAME" '
                f"--password-stdin {host}" for host, secret in logins(settings)]
     pipeline: dict[str, Any] = {
-        "stages": [*(["check"] if any(j.kind == "check" for j in jobs) else []),
+        "stages": [*(["check"] if any(j.kind in ("check", "rescan") for j in jobs) else []),
                    "build", "verify", "promote", *(["site"] if any(j.kind == "site" for j in jobs) else [])],
         # Runners need a Docker engine on their own host (shell executor, or the socket
         # mounted): imgkit builds, runs probes and pushes through it. A build job that makes
@@ -343,8 +366,12 @@ def gitlab(jobs: list[Job], settings: CiSettings, command: str) -> str:
         ".imgkit": {"before_script": before},
         **_gitlab_templates(jobs, settings),
     }
+    rescans_alone = (any(j.kind == "rescan" for j in jobs)
+                     and not any(j.kind == "relock" for j in jobs))
     for job in jobs:
-        pipeline[job.name] = _gitlab_job(job, settings)
+        spec = _gitlab_job(job, settings)
+        pipeline[job.name] = (_pushes_only(spec) if rescans_alone and job.kind != "rescan"
+                              else spec)
     return _header(command) + _dump(pipeline)
 
 

@@ -25,7 +25,9 @@ matrix job, GitLab each job extending its kind's template (ci.py).
 With locks, a push runs behind a gate (the locks match the matrix and still resolve as
 written: `imgkit lock --check --resolve`); the weekly scheduled run relocks instead, hands
 the new locks to every later job of that run (and keeps them and their diff for review),
-and so rebuilds, verifies and promotes what moved.
+and so rebuilds, verifies and promotes what moved. Where the project gates on scans, the
+weekly run also rescans production against the day's advisories (without locks, that is
+all it does).
 """
 from __future__ import annotations
 
@@ -42,9 +44,10 @@ from ..options import CiSettings
 from ..render.bake import slug
 
 CANDIDATES = "candidates"       # the hand-over directory, relative to the job's checkout
-Kind = Literal["check", "build", "verify", "promote", "relock", "site"]
+Kind = Literal["check", "build", "verify", "promote", "relock", "rescan", "site"]
 RELOCK_CRON = "17 4 * * 1"      # Mondays, 04:17 UTC: the weekly look at what moved
 RELOCK_DIFF = "relock.diff"     # what the scheduled relock changed, kept for review
+RESCANS = "rescans"             # the scheduled rescan's results: one JSON per production image
 MERGED = "merged.json"          # the indexes the promote job merges, as candidates
 # A build or verify job's script is the same for every job of its kind, with $VARIABLES
 # for what differs (its own values): GitHub writes each kind once with a matrix of values,
@@ -318,6 +321,24 @@ def _lock_jobs(settings: CiSettings) -> list[Job]:
                 relocks=settings.locks, keeps=RELOCK_DIFF)]
 
 
+def rescan_jobs(plan: Plan, settings: CiSettings) -> list[Job]:
+    """Where the project gates on scans: the weekly scheduled run scans what production
+    serves (each final image's production tag, pulled by digest) against the day's
+    advisories. It fails when one no longer passes the gate, naming each finding and the
+    version that fixes it; every image is scanned first, and each result is kept."""
+    if not settings.scans:
+        return []
+    lines = ["imgkit scan --update-db", _cmd("mkdir", "-p", RESCANS), "failed=0"]
+    for tag in plan.finals:
+        production = (f"{settings.registry.registry}/{settings.registry.repository(tag)}:"
+                      f"{tag.rsplit(':', 1)[1]}")
+        lines.append(_cmd("imgkit", "scan", production, "--json", f"{RESCANS}/{slug(tag)}.json")
+                     + " || failed=1")
+    lines.append('exit "$failed"')
+    return [Job(name="rescan", kind="rescan", title="rescan production against the day's advisories",
+                needs=(), script=tuple(lines), keeps=RESCANS, caches=(settings.advisories,))]
+
+
 def jobs(plan: Plan, settings: CiSettings) -> list[Job]:
     """Every job of the pipeline, each after the jobs it needs."""
     gate = _lock_jobs(settings)
@@ -356,4 +377,4 @@ def jobs(plan: Plan, settings: CiSettings) -> list[Job]:
                         _cmd("imgkit", "site", *settings.matrix_args, *settings.selection_args,
                              "--verdicts", VERDICTS, "--registry", str(settings.registry),
                              *trusted, "--out", SITE)))] if settings.pages else []
-    return [*gate, *later, *site]
+    return [*gate, *rescan_jobs(plan, settings), *later, *site]

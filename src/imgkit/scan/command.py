@@ -1,4 +1,5 @@
-"""`imgkit scan IMAGE`: the image saved as the engine holds it, scanned by osv-scanner
+"""`imgkit scan IMAGE`: the image saved as the engine holds it (a registry reference is
+pulled by digest first, as verify pulls it: what production serves today), scanned by osv-scanner
 offline against the advisory database on disk, each finding held to the threshold and the
 project's waivers. Exit 0: nothing fails; 1: a finding fails (or a waiver expired or no
 longer holds); 2: bad input (a waiver file, the threshold); 3: the host (no engine, no
@@ -13,7 +14,7 @@ from pathlib import Path
 
 from ..console import stderr_line
 from ..engine import Engine, ImageInfo, connect
-from ..errors import EXIT_FAILED, EXIT_OK, CompatError, HostError, SpecError, UsageError
+from ..errors import EXIT_FAILED, EXIT_OK, CompatError, HostError, RegistryError, SpecError, UsageError
 from ..matrix.waivers import load_waivers, waivers_path
 from ..outputs import write_output
 from ..project import selection_from, setting_or
@@ -61,7 +62,7 @@ def scan(*, image: str | None, db: Path | None = None, fail_on: str | None = Non
     tool = scanner.find_scanner()                            # none: exit 3
     zips = scanner.database_zips(database)                   # none: exit 3
     engine = connect()                                       # unreachable: exit 3
-    info = engine.known(image)
+    info = subject(engine, image)
     started, wall_started = time.monotonic(), time.time()
     findings = scanned(engine, info, tool, database)
     result = Scan(image=image, image_id=info.id, scanner=scanner.version_of(tool),
@@ -91,6 +92,27 @@ def scan(*, image: str | None, db: Path | None = None, fail_on: str | None = Non
     stderr_line(f"scanned in {time.monotonic() - started:.1f} s against {database} "
                 f"({', '.join(ecosystems)}; newest file {age} days old)")
     return EXIT_FAILED if decision.failed else EXIT_OK
+
+
+REGISTRY_RETRY_FOR = 120.0      # seconds a registry fault may heal in, as publish waits
+
+
+def subject(engine: Engine, image: str) -> ImageInfo:
+    """The image to scan: a local one, or a registry reference (HOST/REPO:TAG or @sha256:)
+    resolved to its digest and pulled exactly (this host's platform of an index)."""
+    from ..registry.reference import remote_ref
+    remote = remote_ref(image)
+    if remote is None:
+        return engine.known(image)
+    from ..registry.remote import fetch  # requests and the registry client: only here
+    try:
+        _, info = fetch(engine, remote, retry_for=REGISTRY_RETRY_FOR)
+    except RegistryError as exc:
+        if exc.exit_code != EXIT_FAILED:     # the registry failed, not the image: the host's
+            raise
+        raise HostError(f"cannot fetch {remote}: {exc.message}", hint=exc.hint or (
+            "the registry kept failing; try again later")) from None
+    return info
 
 
 def scanned(engine: Engine, info: ImageInfo, tool: Path, database: Path) -> list[Finding]:
