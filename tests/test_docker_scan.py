@@ -433,3 +433,45 @@ def test_the_weekly_rescan_scans_what_production_serves_and_fails_on_a_new_findi
         for ref in engine.image(f"{prod.registry}/{prod.repository(final)}:1.0").tags:
             if ref.startswith(prod.registry):
                 engine.client.images.remove(ref)
+
+
+def test_the_site_shows_the_signed_scan_production_holds(scanned, engine, registry, mini_stack,
+                                                         namespace, tmp_path) -> None:
+    """A pipeline's site is made where no scan ran: with --registry, in a project that gates
+    on scans, each promoted image's page shows the newest scan signed with the trusted key
+    that production holds of it (here attest's, in another cache than the site's)."""
+    from .helpers.images import mini_project
+    scanner, db, _, _ = scanned
+    project = mini_project(tmp_path / "project")
+    (project / "imgkit.toml").write_text(f'vulnerability_db = "{db}"\n')
+    config = docker_config(tmp_path / "docker", {registry.address: (USER, registry.password)})
+    name, version = mini_stack.mini.rsplit(":", 1)
+    ref = f"{registry.address}/prod/{name}:{version}"
+    engine.tag(engine.image(mini_stack.mini).id, ref)
+    engine.push(ref, (USER, registry.password))
+    digest = skopeo_json("inspect", f"docker://{ref}", registry=registry)["Digest"]
+    env = {**outside_the_tests_project(), "DOCKER_CONFIG": str(config), "COSIGN_PASSWORD": "",
+           "IMGKIT_OSV_SCANNER": str(scanner)}
+    subprocess.run(["cosign", "generate-key-pair", "--output-key-prefix", str(tmp_path / "cosign")],
+                   env=env, check=True, capture_output=True, cwd=tmp_path)
+
+    def imgkit(cache: str, *args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "imgkit", *args], capture_output=True, text=True,
+                              timeout=600, cwd=project,
+                              env={**env, "IMGKIT_CACHE_DIR": str(tmp_path / cache)})
+    try:
+        attested = imgkit("runner", "attest", f"{ref.rsplit(':', 1)[0]}@{digest}", "--gpus", "none",
+                          "--signing-key", str(tmp_path / "cosign.key"),
+                          "--json", str(tmp_path / "verdicts" / "verify-mini.json"))
+        assert attested.returncode == 0 and "and the scan" in attested.stderr, \
+            attested.stdout + attested.stderr
+        made = imgkit("pages", "site", "--namespace", namespace, "--verdicts",
+                      str(tmp_path / "verdicts"), "--registry", f"{registry.address}/prod",
+                      "--trusted-key", str(tmp_path / "cosign.pub"), "--out", str(tmp_path / "site"))
+        assert made.returncode == 0, made.stdout + made.stderr
+        page = next((tmp_path / "site" / "images").glob("*cuda*.html")).read_text()
+        shown = page[page.index("<h3>Known vulnerabilities</h3>"):]
+        assert "(the signed scan the registry holds of it)" in shown, shown[:800]
+        assert "<b>passed (fail_on: high): 0 findings, 0 failing, 0 waived</b>" in shown, shown[:800]
+    finally:
+        engine.client.images.remove(ref)

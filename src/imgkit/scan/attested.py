@@ -65,6 +65,31 @@ def check(client: RegistryClient, repository: str, digest: str, image_id: str,
     return refusal(statements, reference, digest, image_id)
 
 
+def signed_result(client: RegistryClient, repository: str, digest: str,
+                  trust: Trust) -> tuple[object, float] | None:
+    """The newest scan about exactly `repository@digest` whose signature verifies against
+    `trust`: its result (`imgkit scan --json`'s document) and when it finished; None when
+    none does (unsigned, another signer, not one imgkit attached)."""
+    reference = f"{client.endpoint.registry}/{repository}@{digest}"
+    try:
+        statements = cosign.verified_statements(client.endpoint, reference, cosign.VULN_TYPE,
+                                                trust)
+    except cosign.SignatureRefused:
+        return None
+    found = []
+    for statement in statements:
+        if digest not in statement.subject_digests or not isinstance(statement.predicate, dict):
+            continue
+        try:
+            finished = _Metadata.model_validate(statement.predicate.get("metadata")).scanFinishedOn
+        except ValidationError:
+            continue
+        result = (statement.predicate.get("scanner") or {}).get("result")
+        if isinstance(result, dict):
+            found.append((result, finished.timestamp()))
+    return max(found, key=lambda item: item[1]) if found else None
+
+
 def refusal(statements: list[cosign.Statement], reference: str, digest: str, image_id: str,
             now: float | None = None) -> str | None:
     """Why the newest signed scan about exactly `digest` does not allow promotion, or None."""

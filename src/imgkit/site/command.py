@@ -13,7 +13,8 @@ from ..selection import Selection
 from .grid import rows
 from .inputs import Found, OutdatedRecord, from_record, read_outdated, read_verdicts
 from .pages import write_site
-from .signatures import signer
+from .scans import ScanView
+from .signatures import Signed, signer
 
 
 def site(selection: Selection, *, verdicts: Path | None, out: Path,
@@ -52,10 +53,10 @@ def site(selection: Selection, *, verdicts: Path | None, out: Path,
     locked = any(view.state != "no lock" for view in locks.values())   # a matrix that locks
     signed = None
     if registry is not None:
+        from ..project import setting_or
         from .signatures import read
-        signed = read(plan, registry, trust)
-    from .scans import kept_scans
-    scans = kept_scans({f.verdict.image_id for f in found})
+        signed = read(plan, registry, trust, scans=setting_or(None, "vulnerability_db") is not None)
+    scans = _scans(found, signed)
     laid_out = rows(plan, found, image_facts(plan), waiting, locks if locked else None, signed,
                     scans)
     written = write_site(out, laid_out, verdicts=len(found), skipped=skipped,
@@ -66,6 +67,16 @@ def site(selection: Selection, *, verdicts: Path | None, out: Path,
     stderr_line(f"wrote {len(written)} pages to {out} ({len(laid_out)} images, {where}); "
                 f"open {out / 'index.html'}")
     return 0
+
+
+def _scans(found: list[Found], signed: dict[tuple[str, str], Signed] | None) -> dict[str, ScanView]:
+    """image id -> the scan its page shows: production's signed one, else one kept here."""
+    from .scans import kept_scans
+    scans = kept_scans({f.verdict.image_id for f in found})
+    for mark in (signed or {}).values():
+        if mark.scan is not None:
+            scans[mark.scan[0]] = mark.scan[1]
+    return scans
 
 
 def recorded(plan: Plan) -> tuple[list[Found], list[str]]:

@@ -152,6 +152,14 @@ class ScanFile(BaseModel):
     unused_waivers: tuple[dict[str, object], ...] = ()
 
 
+def parse_scan(document: object) -> ScanFile | None:
+    """A scan's result as a signed attestation carries it (its predicate's scanner.result)."""
+    try:
+        return ScanFile.model_validate(document)
+    except ValidationError:
+        return None
+
+
 def read_scan(path: Path, image_id: str) -> tuple[ScanFile, float] | None:
     """The scan in `path` and when it was written, when it is a scan of `image_id`."""
     try:

@@ -1,6 +1,7 @@
 """What `imgkit scan` found in each image the site shows: the scan kept on this machine for
-the image id its verdict judged (scan/record.py keeps each scan's JSON under that id), as
-its page shows it. A scan file that cannot be read is no scan, never a clean one."""
+the image id its verdict judged (scan/record.py keeps each scan's JSON under that id), or
+the signed scan production holds of it (a pipeline's site is made where no scan ran), as
+its page shows it. A scan that cannot be read is no scan, never a clean one."""
 from __future__ import annotations
 
 import datetime as dt
@@ -8,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..scan.gate import FAILED, WAIVED
-from .inputs import ScanFindingRecord, read_scan
+from .inputs import ScanFile, ScanFindingRecord, parse_scan, read_scan
 
 
 @dataclass(frozen=True)
@@ -32,6 +33,7 @@ class ScanView:
     database_age_days: int | None
     findings: tuple[FindingView, ...]
     unused_waivers: int
+    signed: bool = False           # read from the registry, its signature verified
 
     @property
     def said(self) -> str:
@@ -47,13 +49,22 @@ def read(path: Path, image_id: str) -> ScanView | None:
     found = read_scan(path, image_id)
     if found is None:
         return None
-    scan, written = found
+    return view_of(*found)
+
+
+def signed_view(document: object, finished: float) -> tuple[str, ScanView] | None:
+    """(image id, its view) of a signed scan's result, as the registry holds it."""
+    scan = parse_scan(document)
+    return None if scan is None else (scan.image_id, view_of(scan, finished, signed=True))
+
+
+def view_of(scan: ScanFile, written: float, signed: bool = False) -> ScanView:
     order = {FAILED: 0, WAIVED: 1}
     findings = sorted(scan.findings, key=lambda f: (order.get(f.verdict, 2), -(f.score or 0)))
     return ScanView(
         dt.datetime.fromtimestamp(written, dt.timezone.utc).strftime("%Y-%m-%d %H:%M"),
         scan.scanner, scan.fail_on, scan.failed, scan.database.age_days,
-        tuple(_view(f) for f in findings), len(scan.unused_waivers))
+        tuple(_view(f) for f in findings), len(scan.unused_waivers), signed)
 
 
 def _view(finding: ScanFindingRecord) -> FindingView:

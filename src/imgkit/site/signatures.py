@@ -16,6 +16,7 @@ from ..registry.destination import Destination, split_ref
 
 if TYPE_CHECKING:       # the registry client (requests): imported only when a registry is read
     from ..registry.client import RegistryClient
+    from .scans import ScanView
 
 RETRY_FOR = 10.0        # seconds a registry fault may heal in: the site is no gate, it says so
 
@@ -26,6 +27,7 @@ class Signed:
     reference: str          # HOST/REPO@sha256:... judged, or HOST/REPO:TAG when not there
     ok: bool                # a signed, passing verdict about that digest verifies
     said: str               # why not, in words ("" when ok)
+    scan: tuple[str, ScanView] | None = None   # the newest signed scan of it: image id, view
 
     @property
     def digest(self) -> str:
@@ -37,9 +39,11 @@ def signer(trust: Trust) -> str:
     return f"the key {trust.key}" if trust.key else f"{trust.identity} (issuer {trust.issuer})"
 
 
-def read(plan: Plan, destination: Destination, trust: Trust) -> dict[tuple[str, str], Signed]:
+def read(plan: Plan, destination: Destination, trust: Trust,
+         scans: bool = False) -> dict[tuple[str, str], Signed]:
     """(tag, platform) -> what the registry holds of each final image of the plan (the
-    images a pipeline promotes) and whether its verdict is signed and passing."""
+    images a pipeline promotes) and whether its verdict is signed and passing; `scans`
+    (a project that gates on them): with its newest signed scan too."""
     from ..engine import connect
     from ..errors import EngineUnavailable
     from ..registry.client import RegistryClient, endpoint_of
@@ -57,7 +61,7 @@ def read(plan: Plan, destination: Destination, trust: Trust) -> dict[tuple[str, 
             named = f"{destination.registry}/{repository}:{version}"
             try:
                 for platform, signed in _judged(client, repository, version, target.platforms,
-                                                trust):
+                                                trust, scans):
                     found[(tag, platform)] = signed
             except RegistryError as exc:     # the registry failed: say so, go on
                 for platform in target.platforms:
@@ -66,7 +70,7 @@ def read(plan: Plan, destination: Destination, trust: Trust) -> dict[tuple[str, 
 
 
 def _judged(client: RegistryClient, repository: str, version: str, platforms: tuple[str, ...],
-            trust: Trust) -> list[tuple[str, Signed]]:
+            trust: Trust, scans: bool) -> list[tuple[str, Signed]]:
     """Each platform's image that `repository:version` names, and whether it may be trusted."""
     from ..registry import index
     from ..verify import signed
@@ -86,8 +90,17 @@ def _judged(client: RegistryClient, repository: str, version: str, platforms: tu
         reference = f"{where}@{image.digest}"
         why = signed.check(client, repository, image.digest, image.config_digest or "", trust,
                            allow_gpu_unverified=True, max_age=None)
-        judged.append((platform, Signed(reference, why is None, _short(why, reference))))
+        scan = _signed_scan(client, repository, image.digest, trust) if scans else None
+        judged.append((platform, Signed(reference, why is None, _short(why, reference), scan)))
     return judged
+
+
+def _signed_scan(client: RegistryClient, repository: str, digest: str,
+                 trust: Trust) -> tuple[str, ScanView] | None:
+    from ..scan.attested import signed_result
+    from .scans import signed_view
+    found = signed_result(client, repository, digest, trust)
+    return None if found is None else signed_view(*found)
 
 
 def _short(why: str | None, reference: str) -> str:
