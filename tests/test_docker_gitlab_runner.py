@@ -2,7 +2,9 @@
 4.60.1 with its shell executor, each job in its own copy of the repository, artifacts and
 `needs:` carried by the runner, against a real registry on loopback. Build, stage, verify
 (--verify-gpus none: no GPU here), sign with cosign, promote, and the verdict site of the
-run made by the `pages` job (`--pages`)."""
+run made by the `pages` job (`--pages`); the project gates on scans, so the verify job scans
+too (osv-scanner, the day's records from a stand-in for osv.dev), and the weekly schedule
+runs the rescan of production alone."""
 from __future__ import annotations
 
 import base64
@@ -13,12 +15,14 @@ import subprocess
 import sys
 import uuid
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 
 from .helpers.images import mini_project
 from .helpers.pipelines import forget
 from .helpers.registry import USER, skopeo_json, skopeo_tags
+from .helpers.scanner import osv_scanner, served_bucket
 
 pytestmark = pytest.mark.docker
 RUNNER = shutil.which("gitlab-ci-local")
@@ -29,14 +33,23 @@ if RUNNER is None:
                 allow_module_level=True)
 
 
+@pytest.fixture()
+def osv_source(tmp_path: Path) -> Iterator[str]:
+    """A stand-in for osv.dev's bucket, serving the tests' advisory records."""
+    with served_bucket(tmp_path / "osv") as url:
+        yield url
+
+
 def test_a_real_gitlab_runner_runs_the_generated_pipeline_end_to_end(
-        engine, pipeline_ns, registry, tmp_path):  # noqa: F811
+        engine, pipeline_ns, registry, osv_source, tmp_path):  # noqa: F811
     ns = pipeline_ns
     repo = tmp_path / "repo"
     mini_project(repo)
+    (repo / "imgkit.toml").write_text('vulnerability_db = "advisories"\n')    # gates on scans
     env = {**os.environ, "COSIGN_PASSWORD": "pw",
            "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
     subprocess.run(["cosign", "generate-key-pair"], cwd=repo, env=env, check=True, capture_output=True)
+    scanner = osv_scanner()
     staging, production = f"{registry.address}/staging", f"{registry.address}/prod"
     made = subprocess.run(
         [sys.executable, "-m", "imgkit", "ci", "gitlab", "--namespace", ns, "--registry", production,
@@ -50,19 +63,27 @@ def test_a_real_gitlab_runner_runs_the_generated_pipeline_end_to_end(
                      "matrix"],
                     ["git", "remote", "add", "origin", "https://gitlab.example.com/ml/images.git"]):
         subprocess.run(command, cwd=repo, check=True)
-    run = subprocess.run(
-        [RUNNER, "--force-shell-executor", "--shell-isolation",
-         "--variable", f"REGISTRY_USERNAME={USER}", "--variable", f"REGISTRY_PASSWORD={registry.password}",
-         "--variable", "COSIGN_PASSWORD=pw",
-         "--variable", f"DOCKER_CONFIG={tmp_path / 'docker'}",      # not the host user's
-         "--variable", f"IMGKIT_CACHE_DIR={tmp_path / 'cache'}"],
-        cwd=repo, env=env, capture_output=True, text=True, timeout=1200)
-    log = run.stdout + run.stderr
-    assert run.returncode == 0, log[-6000:]
+
+    def pipeline(*variables: str) -> tuple[int, str]:
+        run = subprocess.run(
+            [RUNNER, "--force-shell-executor", "--shell-isolation",  # type: ignore[list-item]
+             "--variable", f"REGISTRY_USERNAME={USER}",
+             "--variable", f"REGISTRY_PASSWORD={registry.password}",
+             "--variable", "COSIGN_PASSWORD=pw",
+             "--variable", f"DOCKER_CONFIG={tmp_path / 'docker'}",      # not the host user's
+             "--variable", f"IMGKIT_CACHE_DIR={tmp_path / 'cache'}",
+             "--variable", f"IMGKIT_OSV_SOURCE={osv_source}",
+             "--variable", f"IMGKIT_OSV_SCANNER={scanner}",
+             *(w for v in variables for w in ("--variable", v))],
+            cwd=repo, env=env, capture_output=True, text=True, timeout=1200)
+        return run.returncode, run.stdout + run.stderr
+    code, log = pipeline()
+    assert code == 0, log[-6000:]
     jobs = ["build-python-bookworm", "build-cuda11-8-bookworm",
             f"verify-{ns}-cuda-11-8-cudart-py3-11-bookworm", "promote", "pages"]
     for job in jobs:
         assert f"PASS  {job}" in log, log[-6000:]
+    assert "PASS  rescan" not in log and "and the scan" in log, log[-6000:]
     # the pages job's artifact: the site of the run's verdicts, the verified image passed
     # (judged without a GPU here) and its parents, which no job verifies, without a verdict
     sites = list((repo / ".gitlab-ci-local").rglob("public/index.html"))
@@ -73,6 +94,8 @@ def test_a_real_gitlab_runner_runs_the_generated_pipeline_end_to_end(
     # after promote, read from production against the trusted key: the image is signed
     assert "1 of the 1 promoted image(s) carry a signed, passing verdict" in grid, grid[-3000:]
     assert grid.count("registry: signed verdict") == 1
+    page = next(p for p in sites[0].parent.glob("images/*cuda*.html")).read_text()
+    assert "(the signed scan the registry holds of it)" in page     # made where no scan ran
     # what was promoted is what was staged and verified, with its signed attestations
     repository, tag = f"{ns}/cuda", "11.8-cudart-py3.11-bookworm"
     digest = skopeo_json("inspect", f"docker://{production}/{repository}:{tag}",
@@ -90,6 +113,12 @@ def test_a_real_gitlab_runner_runs_the_generated_pipeline_end_to_end(
     statement = json.loads(base64.b64decode(json.loads(checked.stdout.splitlines()[0])["payload"]))
     assert statement["predicate"]["passed"] and statement["predicate"]["image_id"] == image_id
 
+    # the weekly schedule: the rescan of what production serves, alone
+    code, weekly = pipeline("CI_PIPELINE_SOURCE=schedule")
+    assert code == 0 and "PASS  rescan" in weekly, weekly[-6000:]
+    assert not any(f"PASS  {job}" in weekly for job in jobs), weekly[-6000:]
+    assert f"PASSED: {production}/{ns}/cuda:11.8-cudart-py3.11-bookworm" in weekly, weekly[-6000:]
+    assert list((repo / ".gitlab-ci-local").rglob("rescans/*.json")), "the rescan kept nothing"
 
 LOCKED_APP = """\
 family: app
@@ -127,12 +156,16 @@ def test_the_weekly_schedule_relocks_rebuilds_what_moved_and_promotes_and_the_ga
     index = LocalIndex(tmp_path / "index")
     index.add_wheel(app, "1.0", requires=(f"{lib}>=1,<2",))
     index.add_wheel(lib, "1.0.0")
-    fetched = subprocess.run(                            # the CUDA runtime the mini layer pins
+    from imgkit.matrix.compat import load
+    # the CUDA runtime the mini layer pins, and the pip and setuptools every venv gets
+    tools = [f"{name}=={version}" for name, version, _ in load().venv_tools("3.11")]
+    fetched = subprocess.run(
         [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
          "--platform", "manylinux1_x86_64", "--python-version", "3.11", "-d", str(tmp_path / "dl"),
-         "nvidia-cuda-runtime-cu11==11.8.89"], capture_output=True, text=True)
+         "nvidia-cuda-runtime-cu11==11.8.89", *tools], capture_output=True, text=True)
     assert fetched.returncode == 0, fetched.stderr
-    index.add_file("nvidia-cuda-runtime-cu11", next((tmp_path / "dl").glob("*.whl")))
+    for wheel in (tmp_path / "dl").glob("*.whl"):
+        index.add_file(wheel.name.split("-")[0].replace("_", "-"), wheel)
 
     repo = tmp_path / "repo"
     mini_project(repo)

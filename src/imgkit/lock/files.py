@@ -29,6 +29,14 @@ ENTRY = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==([^\s;\\]+)(?: ; ([^\\\n]+?)
 PYTHON_PACKAGES = ("python3", "python3-venv", "ca-certificates")
 
 
+def venv_support(python: str) -> tuple[str, ...]:
+    """The distro's packages that make a venv with its own pip and setuptools (their old
+    wheels): the python layer installs them, makes the venv, then removes them (purged in
+    the same step, so no image holds them, though its lock pins them)."""
+    return ("python3-venv", f"python{python}-venv", "python3-pip-whl", "python3-setuptools-whl",
+            "python-pip-whl")
+
+
 def apt_requests(target: Target) -> tuple[str, ...]:
     """What the image's own apt step asks for (the python layer: its packages, and every
     upgrade the base's pockets hold)."""

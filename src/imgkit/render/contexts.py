@@ -20,7 +20,7 @@ import jinja2
 
 from .. import labels, platforms
 from ..errors import UsageError, first_line
-from ..lock.files import PYTHON_PACKAGES, apt_pins, requirements
+from ..lock.files import PYTHON_PACKAGES, apt_pins, requirements, venv_support
 from ..matrix.custom import Custom
 from ..matrix.plan import LIB_LINKS, VENV, Plan, Target, lineage
 from ..shipped import PACKAGE_DIR, default_templates
@@ -104,6 +104,13 @@ def _package_files(subdir: str, dest: str) -> list[tuple[str, bytes, int]]:
 
 def probe_files() -> list[tuple[str, bytes, int]]:
     return _package_files("probe", "imgkit/probe")
+
+
+def _apt_variables(target: Target, lock: bytes | None) -> dict[str, object]:
+    """What the templates install with apt: the lock's pins, else the python layer's
+    packages; and the distro's venv support the python layer removes once its venv is made."""
+    return {"apt_lock": apt_pins(lock.decode()) if lock is not None else [],
+            "python_apt": list(PYTHON_PACKAGES), "venv_support": list(venv_support(target.python))}
 
 
 def venv_tools_file(target: Target) -> bytes:
@@ -213,8 +220,7 @@ def render_plan(plan: Plan, templates_dir: Path, *, buildkit: bool = False,
         lock = locks.get(target.tag)
         pip_locked = lock is not None and bool(requirements(target))
         variables["lock"] = f"{context_dirname(target.tag)}.txt" if pip_locked else ""
-        variables["apt_lock"] = apt_pins(lock.decode()) if lock is not None else []
-        variables["python_apt"] = list(PYTHON_PACKAGES)
+        variables.update(_apt_variables(target, lock))
         # the hash is of the docker-py builder's form: both forms make the same image (only
         # how the trust settings reach pip differs), so either engine's build is up to date
         # for the other and provenance matches whichever built it
