@@ -196,6 +196,20 @@ def test_a_pipeline_without_gpus_says_so_in_every_verify_and_promote() -> None:
     assert all(c.endswith("--allow-gpu-unverified") for c in by_name["promote"].commands)
 
 
+def passes_schema_and_zizmor(platform: str, text: str, tmp_path: Path) -> None:
+    """The platform's schema takes the pipeline; a GitHub workflow with a cache, in a
+    workflow that publishes, is what zizmor reviews."""
+    written = tmp_path / f"{platform}.yml"
+    written.write_text(text)
+    assert schema_check(platform, written).returncode == 0
+    if platform == "github":
+        zizmor = shutil.which("zizmor") or shutil.which("zizmor", path=str(Path(sys.executable).parent))
+        assert zizmor
+        done = subprocess.run([zizmor, "--offline", "--min-severity", "medium", str(written)],
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stdout + done.stderr
+
+
 @pytest.mark.parametrize("platform", ["github", "gitlab"])
 def test_a_project_that_gates_on_scans_fetches_the_advisories_before_each_attest(
         platform: str, tmp_path: Path) -> None:
@@ -223,15 +237,7 @@ def test_a_project_that_gates_on_scans_fetches_the_advisories_before_each_attest
     others = [job for name, job in gating.items() if job not in verifies and name != "rescan"]
     assert not any("cache" in job or any("actions/cache@" in str(s.get("uses", ""))
                                          for s in job.get("steps", [])) for job in others)
-    written = tmp_path / f"{platform}.yml"
-    written.write_text(text)
-    assert schema_check(platform, written).returncode == 0
-    if platform == "github":     # a cache in a workflow that publishes: what zizmor reviews
-        zizmor = shutil.which("zizmor") or shutil.which("zizmor", path=str(Path(sys.executable).parent))
-        assert zizmor
-        done = subprocess.run([zizmor, "--offline", "--min-severity", "medium", str(written)],
-                              capture_output=True, text=True, timeout=120)
-        assert done.returncode == 0, done.stdout + done.stderr
+    passes_schema_and_zizmor(platform, text, tmp_path)
     plain = generated(platform, plan)
     assert "imgkit scan" not in plain and "actions/cache" not in plain and "cache:" not in plain
 
@@ -269,15 +275,7 @@ def test_the_weekly_schedule_rescans_production_where_the_project_gates_on_scans
         assert rescan["artifacts"]["paths"] == ["rescans/"]
         promote = every["promote"]["rules"][0]["if"]
         assert promote.startswith('$CI_PIPELINE_SOURCE != "schedule" && (') is (not locks), promote
-    written = tmp_path / f"{platform}.yml"
-    written.write_text(text)
-    assert schema_check(platform, written).returncode == 0
-    if platform == "github":
-        zizmor = shutil.which("zizmor") or shutil.which("zizmor", path=str(Path(sys.executable).parent))
-        assert zizmor
-        done = subprocess.run([zizmor, "--offline", "--min-severity", "medium", str(written)],
-                              capture_output=True, text=True, timeout=120)
-        assert done.returncode == 0, done.stdout + done.stderr
+    passes_schema_and_zizmor(platform, text, tmp_path)
     plain = generated(platform, plan)
     assert "rescan" not in plain and "schedule" not in plain
 
