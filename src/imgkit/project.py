@@ -216,6 +216,12 @@ def setting_or(given: str | None, name: str) -> str | None:
     return str(found) if found else None
 
 
+def scan_required() -> bool:
+    """Whether the project gates on `imgkit scan` (publish, promote, the site's signed
+    scans): it, or IMGKIT_VULNERABILITY_DB, names an advisory database."""
+    return setting_or(None, "vulnerability_db") is not None
+
+
 def searched_hint(start: Path | None = None) -> str:
     """What to say when no matrix was found."""
     here = (start or Path.cwd()).resolve()

@@ -21,7 +21,7 @@ from ..options import (
     PublishOptions,
     VerifyOptions,
 )
-from ..project import setting_or
+from ..project import scan_required, setting_or
 from ..selection import Selection
 from . import flags
 from .framework import (
@@ -41,7 +41,6 @@ from .values import (
     destination_of,
     docker_size,
     platform_of,
-    scan_required,
     seconds_of,
     signer_of,
     thresholds_of,

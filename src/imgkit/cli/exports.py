@@ -2,11 +2,12 @@
 export/)."""
 from __future__ import annotations
 
+from ..project import scan_required
 from ..selection import Selection
 from . import flags
 from .commands import export_command
 from .framework import EXPORT, selects
-from .values import scan_required, seconds_of
+from .values import seconds_of
 
 
 @export_command(EXPORT, "A docker-bake.json and the build contexts, for BuildKit.", name="bake")

@@ -2,10 +2,11 @@
 from __future__ import annotations
 
 from ..options import PUBLISH_DEFAULTS, PublishOptions
+from ..project import scan_required
 from . import flags
 from .commands import command
 from .framework import SHIP
-from .values import scan_required, seconds_of
+from .values import seconds_of
 from .values import trust_of as trust
 
 

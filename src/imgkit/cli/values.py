@@ -7,7 +7,6 @@ from typing import TYPE_CHECKING
 
 from ..errors import UsageError
 from ..options import Signer, Thresholds, Trust
-from ..project import setting_or
 
 if TYPE_CHECKING:
     from ..registry.destination import Destination
@@ -99,8 +98,3 @@ def destination_of(option: str, text: str | None) -> Destination | None:
     from ..registry.destination import parse_destination
     return None if text is None else parse_destination(text, option)
 
-
-def scan_required() -> bool:
-    """Whether publishing gates on `imgkit scan`: the project (or IMGKIT_VULNERABILITY_DB)
-    names an advisory database."""
-    return setting_or(None, "vulnerability_db") is not None

@@ -62,15 +62,7 @@ def _github_steps(job: Job, settings: CiSettings, wave: bool) -> list[dict[str, 
         steps.append({"name": "the relocked locks", "if": "github.event_name == 'schedule'",
                       "uses": uses("actions/download-artifact"),
                       "with": {"name": LOCKS_ARTIFACT, "path": job.takes_locks}})
-    # build jobs sign provenance, verify jobs verdicts, promote and the site check them: all
-    # with cosign; the lock jobs ask the index and the mirror only, no registry
-    if job.kind in ("build", "verify", "promote", "site", "rescan"):
-        if job.kind != "rescan":     # the rescan pulls production; it checks no signature
-            steps.append({"uses": uses("sigstore/cosign-installer")})
-        for host, secret in logins(settings):
-            steps.append({"name": f"log in to {host}", "uses": uses("docker/login-action"), "with": {
-                "registry": host, "username": f"${{{{ secrets.{secret}_USERNAME }}}}",
-                "password": f"${{{{ secrets.{secret}_PASSWORD }}}}"}})
+    steps += _github_registry_steps(job, settings)
     if job.kind == "site":    # every verify job's report and verdict, failed ones included
         steps.append({"name": "the verdicts", "uses": uses("actions/download-artifact"),
                       "with": {"pattern": "report-verify-*", "merge-multiple": True, "path": "."}})
@@ -96,6 +88,21 @@ def _github_steps(job: Job, settings: CiSettings, wave: bool) -> list[dict[str, 
             "name": f"report-{own}", "path": kept, "if-no-files-found": "ignore"}})
     if job.kind == "site":
         steps.append({"uses": uses("actions/upload-pages-artifact"), "with": {"path": SITE}})
+    return steps
+
+
+def _github_registry_steps(job: Job, settings: CiSettings) -> list[dict[str, Any]]:
+    """cosign and the registry logins: build jobs sign provenance, verify jobs verdicts,
+    promote and the site check them; the rescan pulls production, checking no signature;
+    the lock jobs ask the index and the mirror only, no registry."""
+    steps: list[dict[str, Any]] = []
+    if job.kind in ("build", "verify", "promote", "site"):
+        steps.append({"uses": uses("sigstore/cosign-installer")})
+    if job.kind in ("build", "verify", "promote", "site", "rescan"):
+        for host, secret in logins(settings):
+            steps.append({"name": f"log in to {host}", "uses": uses("docker/login-action"), "with": {
+                "registry": host, "username": f"${{{{ secrets.{secret}_USERNAME }}}}",
+                "password": f"${{{{ secrets.{secret}_PASSWORD }}}}"}})
     return steps
 
 

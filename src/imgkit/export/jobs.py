@@ -41,6 +41,7 @@ from typing import Literal
 from ..errors import UsageError
 from ..matrix.plan import Plan, Target
 from ..options import CiSettings
+from ..registry.destination import destination_ref, split_ref
 from ..render.bake import slug
 
 CANDIDATES = "candidates"       # the hand-over directory, relative to the job's checkout
@@ -330,8 +331,7 @@ def rescan_jobs(plan: Plan, settings: CiSettings) -> list[Job]:
         return []
     lines = ["imgkit scan --update-db", _cmd("mkdir", "-p", RESCANS), "failed=0"]
     for tag in plan.finals:
-        production = (f"{settings.registry.registry}/{settings.registry.repository(tag)}:"
-                      f"{tag.rsplit(':', 1)[1]}")
+        production = destination_ref(settings.registry, tag, split_ref(tag)[1])
         lines.append(_cmd("imgkit", "scan", production, "--json", f"{RESCANS}/{slug(tag)}.json")
                      + " || failed=1")
     lines.append('exit "$failed"')

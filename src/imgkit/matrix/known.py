@@ -31,10 +31,10 @@ def cuda_rows(data: Compat) -> list[tuple[str, ...]]:
 def venv_rows(data: Compat) -> list[tuple[str, ...]]:
     """From each python on: the pip and setuptools its venv gets."""
     rows: list[tuple[str, ...]] = []
-    for python, tools in sorted(data.venv.items(), key=lambda item: version_key(item[0]), reverse=True):
-        versions = dict((name, version) for name, version, _ in tools)
-        rows.append((f"{python} and later" if python == max(data.venv, key=version_key) else python,
-                     versions["pip"], versions["setuptools"]))
+    for rank, python in enumerate(sorted(data.venv, key=version_key, reverse=True)):
+        versions = {name: version for name, version, _ in data.venv[python]}
+        rows.append((f"{python} and later" if rank == 0 else python, versions["pip"],
+                     versions["setuptools"]))
     return rows
 
 

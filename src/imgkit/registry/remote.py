@@ -8,7 +8,7 @@ from typing import Mapping
 
 from .. import platforms
 from ..engine import Engine, ImageConfig, ImageInfo, docker_credentials
-from ..errors import RegistryError, UsageError
+from ..errors import EXIT_FAILED, HostError, RegistryError, UsageError
 from ..options import Signer
 from . import artifacts, cosign, index
 from .client import Endpoint, Manifest, RegistryClient, classify_engine_error, endpoint_of, retrying
@@ -40,6 +40,20 @@ def fetch(engine: Engine, remote: RemoteRef, *, retry_for: float,
         local = f"{remote.registry}/{remote.repository}:{remote.reference}"
         engine.tag(info.id, local)
     return replace(remote, digest=manifest.digest, local_ref=local), info
+
+
+def fetch_or_host_fault(engine: Engine, remote: RemoteRef, *, retry_for: float,
+                        platform: str | None = None,
+                        hint: str = "the registry kept failing; try again later",
+                        ) -> tuple[RemoteRef, ImageInfo]:
+    """`fetch`, with a registry that kept failing (not the image) said as the host's fault:
+    exit 3, and nothing judged or scanned."""
+    try:
+        return fetch(engine, remote, retry_for=retry_for, platform=platform)
+    except RegistryError as exc:
+        if exc.exit_code != EXIT_FAILED:
+            raise
+        raise HostError(f"cannot fetch {remote}: {exc.message}", hint=exc.hint or hint) from None
 
 
 def offline_endpoint(registry: str) -> Endpoint:

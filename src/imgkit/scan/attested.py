@@ -78,15 +78,14 @@ def signed_result(client: RegistryClient, repository: str, digest: str,
         return None
     found = []
     for statement in statements:
-        if digest not in statement.subject_digests or not isinstance(statement.predicate, dict):
+        if digest not in statement.subject_digests:
             continue
         try:
-            finished = _Metadata.model_validate(statement.predicate.get("metadata")).scanFinishedOn
-        except ValidationError:
+            predicate = VulnPredicate.model_validate(statement.predicate)
+        except ValidationError:      # not one imgkit attached
             continue
-        result = (statement.predicate.get("scanner") or {}).get("result")
-        if isinstance(result, dict):
-            found.append((result, finished.timestamp()))
+        result = statement.predicate["scanner"]["result"]  # type: ignore[index]  # validated
+        found.append((result, predicate.metadata.scanFinishedOn.timestamp()))
     return max(found, key=lambda item: item[1]) if found else None
 
 

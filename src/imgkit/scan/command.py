@@ -14,10 +14,10 @@ from pathlib import Path
 
 from ..console import stderr_line
 from ..engine import Engine, ImageInfo, connect
-from ..errors import EXIT_FAILED, EXIT_OK, CompatError, HostError, RegistryError, SpecError, UsageError
+from ..errors import EXIT_FAILED, EXIT_OK, CompatError, HostError, SpecError, UsageError
 from ..matrix.waivers import load_waivers, waivers_path
 from ..outputs import write_output
-from ..project import selection_from, setting_or
+from ..project import scan_required, selection_from, setting_or
 from . import record, report, scanner
 from .database import ecosystems_for, update
 from .findings import LEVELS, Finding, Scan, Unreadable, parse
@@ -94,25 +94,17 @@ def scan(*, image: str | None, db: Path | None = None, fail_on: str | None = Non
     return EXIT_FAILED if decision.failed else EXIT_OK
 
 
-REGISTRY_RETRY_FOR = 120.0      # seconds a registry fault may heal in, as publish waits
-
-
 def subject(engine: Engine, image: str) -> ImageInfo:
     """The image to scan: a local one, or a registry reference (HOST/REPO:TAG or @sha256:)
-    resolved to its digest and pulled exactly (this host's platform of an index)."""
+    resolved to its digest and pulled exactly (this host's platform of an index), as long
+    as publish waits on a registry that fails."""
     from ..registry.reference import remote_ref
     remote = remote_ref(image)
     if remote is None:
         return engine.known(image)
-    from ..registry.remote import fetch  # requests and the registry client: only here
-    try:
-        _, info = fetch(engine, remote, retry_for=REGISTRY_RETRY_FOR)
-    except RegistryError as exc:
-        if exc.exit_code != EXIT_FAILED:     # the registry failed, not the image: the host's
-            raise
-        raise HostError(f"cannot fetch {remote}: {exc.message}", hint=exc.hint or (
-            "the registry kept failing; try again later")) from None
-    return info
+    from ..options import PUBLISH_DEFAULTS
+    from ..registry.remote import fetch_or_host_fault  # requests and the registry client: only here
+    return fetch_or_host_fault(engine, remote, retry_for=PUBLISH_DEFAULTS.retry_for)[1]
 
 
 def scanned(engine: Engine, info: ImageInfo, tool: Path, database: Path) -> list[Finding]:
@@ -139,7 +131,7 @@ def kept_or_scanned(image_id: str) -> bytes | None:
     when none is kept. Its findings are printed; whether it passed travels in the predicate,
     for publish, promote and check-signed to hold."""
     kept = record.vuln_predicate(image_id)
-    if kept is None and setting_or(None, "vulnerability_db") is not None:
+    if kept is None and scan_required():
         scan(image=image_id)
         kept = record.vuln_predicate(image_id)
     return kept

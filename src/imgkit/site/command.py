@@ -53,9 +53,9 @@ def site(selection: Selection, *, verdicts: Path | None, out: Path,
     locked = any(view.state != "no lock" for view in locks.values())   # a matrix that locks
     signed = None
     if registry is not None:
-        from ..project import setting_or
+        from ..project import scan_required
         from .signatures import read
-        signed = read(plan, registry, trust, scans=setting_or(None, "vulnerability_db") is not None)
+        signed = read(plan, registry, trust, scans=scan_required())
     scans = _scans(found, signed)
     laid_out = rows(plan, found, image_facts(plan), waiting, locks if locked else None, signed,
                     scans)

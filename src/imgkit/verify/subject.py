@@ -50,15 +50,10 @@ def resolve(image: str, options: VerifyOptions, candidates: Path | None, retry_f
         return None, from_registry(remote, options, retry_for)
     if remote is None:
         return engine, Subject(image, engine.known(image, missing_hint))
-    from ..registry.remote import fetch  # requests and the registry client: only here
-    try:
-        remote, info = fetch(engine, remote, retry_for=retry_for, platform=options.platform)
-    except RegistryError as exc:
-        if exc.exit_code != EXIT_FAILED:
-            raise
-        # the registry failed, not the image: no verdict, and exit 3 like any host fault
-        raise HostError(f"cannot fetch {remote}: {exc.message}", hint=exc.hint or (
-            "the registry kept failing; try again later or give it more --retry-for"))
+    from ..registry.remote import fetch_or_host_fault  # requests and the registry client: only here
+    remote, info = fetch_or_host_fault(        # the registry failing: no verdict, exit 3
+        engine, remote, retry_for=retry_for, platform=options.platform,
+        hint="the registry kept failing; try again later or give it more --retry-for")
     return engine, Subject(remote.local_ref, info, remote)
 
 
