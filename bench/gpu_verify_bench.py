@@ -69,6 +69,8 @@ def numbers(report: dict[str, Any]) -> dict[str, float | None]:
 
 def phases(report: dict[str, Any]) -> dict[str, float]:
     flat = {f"probe.{k}": v for k, v in (report.get("seconds") or {}).items()}
+    parts = report.get("gpu", {}).get("work", {}).get("parts_seconds") or {}
+    flat.update({f"probe.gpu.{k}": v for k, v in parts.items()})
     for name, fw in report.get("frameworks", {}).items():
         flat.update({f"{name}.{k}": v for k, v in (fw.get("seconds") or {}).items()})
     return flat

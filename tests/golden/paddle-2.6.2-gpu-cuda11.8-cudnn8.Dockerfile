@@ -42,4 +42,4 @@ RUN imgkit-build-env pip install --no-cache-dir --constraint /opt/imgkit/constra
  && imgkit-link-libs \
  && imgkit-normalise
 USER imgkit
-LABEL org.imgkit.input-hash="c58fa8c04343aa0ed2ecfe33075d2930"
+LABEL org.imgkit.input-hash="3c5d5b24a590767c43fb85566e989ebc"

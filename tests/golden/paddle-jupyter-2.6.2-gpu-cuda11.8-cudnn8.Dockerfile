@@ -43,4 +43,4 @@ RUN imgkit-build-env pip install --no-cache-dir --constraint /opt/imgkit/constra
 EXPOSE 8888
 USER imgkit
 CMD ["jupyter", "lab"]
-LABEL org.imgkit.input-hash="053ba0fd69fdc8e64be1c2c2eb60e393"
+LABEL org.imgkit.input-hash="5d3df6e1c7d4ac4eea8eae190ad2909c"

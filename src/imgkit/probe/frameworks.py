@@ -83,11 +83,13 @@ def amp_report(step, sync, checksum, kinds):
                 step(kind)
             sync()
             warm_ms = (time.perf_counter() - warming) * 1e3   # first use: lazy set-up
+            mark("amp_%s_warm" % kind)
             started = time.perf_counter()
             for _ in range(AMP_ITERS):
                 loss = step(kind)
             sync()
             ms = (time.perf_counter() - started) * 1e3 / AMP_ITERS
+            mark("amp_%s" % kind)
             loss = float(loss)
             result[kind] = {"ms": ms, "loss": loss, "finite": math.isfinite(loss),
                             "stepped": checksum() != before, "warmup_ms": warm_ms}
@@ -193,12 +195,20 @@ try:
     out["gpu_count"] = torch.cuda.device_count()
     mark("import")
     if WANT_GPU and out["gpu_count"] > 0:
+        # CPU work before the turn: the model's weights, and a process's first optimizer,
+        # which costs seconds whatever its parameters (4.4 s on the lent H200)
+        torch.manual_seed(0)
+        model = torch.nn.Sequential(torch.nn.Linear(4096, 4096), torch.nn.ReLU(),
+                                    torch.nn.Linear(4096, 4096))
+        torch.optim.SGD([torch.zeros(1, requires_grad=True)], lr=1e-3)
+        mark("prepared")
         wait_turn()
         x = torch.randn(1024, 1024, device="cuda")
         y = x @ x
         torch.cuda.synchronize()
         out["step_place"] = str(y.device)
         out["step_on_gpu"] = y.device.type == "cuda"
+        mark("step")
         out["fp32_matmul_error"] = fp32_matmul_error(
             lambda a, b: torch.tensor(a, device="cuda") @ torch.tensor(b, device="cuda"),
             lambda t: t.cpu().tolist())
@@ -216,9 +226,7 @@ try:
             ("torch.backends.cudnn.conv.fp32_precision",
              lambda: torch.backends.cudnn.conv.fp32_precision),
             ("float32_matmul_precision", torch.get_float32_matmul_precision)))
-        torch.manual_seed(0)
-        model = torch.nn.Sequential(torch.nn.Linear(4096, 4096), torch.nn.ReLU(),
-                                    torch.nn.Linear(4096, 4096)).cuda()
+        model = model.cuda()
         opt = torch.optim.SGD(model.parameters(), lr=1e-3)
         scaler = torch.amp.GradScaler("cuda") if hasattr(torch, "amp") and hasattr(
             torch.amp, "GradScaler") else torch.cuda.amp.GradScaler()
@@ -255,6 +263,15 @@ EMIT(json.dumps(out, default=str))
 
 JAX = COMMON + r'''
 import os
+def compiled_or_error(job):
+    """A compile's program, or one that raises its error when a step calls it: amp_report
+    then records the failure against that kind alone."""
+    try:
+        return job.result()
+    except Exception as e:
+        def failed(*args, _error=e):
+            raise _error
+        return failed
 def dotted(v):
     """CUDA's integer versions (13000, 91900) as 13.0 / 9.19.0."""
     v = int(v)
@@ -283,13 +300,42 @@ try:
     out["gpu_count"] = len(gpus)
     mark("import")
     if WANT_GPU and gpus:
-        wait_turn()
         import jax.numpy as jnp
+        from concurrent.futures import ThreadPoolExecutor
+        # JAX has no autocast: mixed precision is FP32 weights, the step computed in the low
+        # precision, and for FP16 a loss scale (static here) that the update divides out.
+        LOSS_SCALE = 2.0 ** 15
+        def make(dtype, scale):
+            def loss_fn(p, data, target):
+                w1, w2, xs = p["w1"].astype(dtype), p["w2"].astype(dtype), data.astype(dtype)
+                h = jax.nn.relu(xs @ w1)
+                return jnp.mean(((h @ w2).astype(jnp.float32) - target) ** 2) * scale
+            def step(p, data, target):
+                loss, grads = jax.value_and_grad(loss_fn)(p, data, target)
+                grads = jax.tree_util.tree_map(lambda g: g.astype(jnp.float32) / scale, grads)
+                ok = jnp.all(jnp.array([jnp.all(jnp.isfinite(g)) for g in jax.tree_util.tree_leaves(grads)]))
+                new = jax.tree_util.tree_map(lambda w, g: jnp.where(ok, w - 1e-3 * g, w), p, grads)
+                return new, loss / scale
+            return jax.jit(step)
+        square = jax.ShapeDtypeStruct((4096, 4096), jnp.float32)
+        # traced and lowered before the turn (CPU work); compiled at the turn, since XLA's
+        # autotuning times candidate kernels on the GPU
+        lowered = {kind: make(dtype, scale).lower({"w1": square, "w2": square}, square, square)
+                   for kind, dtype, scale in (("fp32", jnp.float32, 1.0),
+                                              ("fp16", jnp.float16, LOSS_SCALE),
+                                              ("bf16", jnp.bfloat16, 1.0))}
+        mark("prepared")
+        wait_turn()
+        # The three compiles run side by side, and beside the untimed steps below; every
+        # timed step waits for all of them.
+        pool = ThreadPoolExecutor(len(lowered))
+        compiling = {kind: pool.submit(program.compile) for kind, program in lowered.items()}
         x = jax.device_put(jnp.ones((1024, 1024), jnp.float32), gpus[0])
         y = (x @ x).block_until_ready()
         place = list(y.devices())[0]
         out["step_place"] = str(place)
         out["step_on_gpu"] = place.platform == "gpu"
+        mark("step")
         with jax.default_device(gpus[0]):
             out["fp32_matmul_error"] = fp32_matmul_error(
                 lambda a, b: jnp.matmul(jnp.asarray(a, jnp.float32), jnp.asarray(b, jnp.float32)),
@@ -303,8 +349,6 @@ try:
         out["tf32_switches"] = read_switches((
             ("jax_default_matmul_precision", lambda: jax.config.jax_default_matmul_precision),
             ("JAX_DEFAULT_MATMUL_PRECISION", lambda: os.environ.get("JAX_DEFAULT_MATMUL_PRECISION"))))
-        # JAX has no autocast: mixed precision is FP32 weights, the step computed in the low
-        # precision, and for FP16 a loss scale (static here) that the update divides out.
         key = jax.random.PRNGKey(0)
         k1, k2, k3, k4 = jax.random.split(key, 4)
         with jax.default_device(gpus[0]):
@@ -312,25 +356,13 @@ try:
                       "w2": jax.random.normal(k2, (4096, 4096)) * 0.01}
             data = jax.random.normal(k3, (4096, 4096))
             target = jax.random.normal(k4, (4096, 4096))
-        LOSS_SCALE = 2.0 ** 15
-        def make(dtype, scale):
-            def loss_fn(p):
-                w1, w2, xs = p["w1"].astype(dtype), p["w2"].astype(dtype), data.astype(dtype)
-                h = jax.nn.relu(xs @ w1)
-                return jnp.mean(((h @ w2).astype(jnp.float32) - target) ** 2) * scale
-            @jax.jit
-            def step(p):
-                loss, grads = jax.value_and_grad(loss_fn)(p)
-                grads = jax.tree_util.tree_map(lambda g: g.astype(jnp.float32) / scale, grads)
-                ok = jnp.all(jnp.array([jnp.all(jnp.isfinite(g)) for g in jax.tree_util.tree_leaves(grads)]))
-                new = jax.tree_util.tree_map(lambda w, g: jnp.where(ok, w - 1e-3 * g, w), p, grads)
-                return new, loss / scale
-            return step
-        steps = {"fp32": make(jnp.float32, 1.0), "fp16": make(jnp.float16, LOSS_SCALE),
-                 "bf16": make(jnp.bfloat16, 1.0)}
+        mark("model")
+        programs = {kind: compiled_or_error(job) for kind, job in compiling.items()}
+        pool.shutdown()
+        mark("compiled")
         state = {"params": params}
         def step(kind):
-            state["params"], loss = steps[kind](state["params"])
+            state["params"], loss = programs[kind](state["params"], data, target)
             return loss
         out["amp"] = amp_report(step, lambda: jax.block_until_ready(state["params"]),
                                 lambda: float(jnp.sum(state["params"]["w1"])), ["fp16", "bf16"])

@@ -307,30 +307,29 @@ def run_all(rt, gemm_size=8192, conv=True, nccl=True, found=None):
     cc = tuple(int(x) for x in out["devices"][0]["compute_capability"].split("."))
     dtypes = ["fp32", "fp16"] + (["tf32", "bf16"] if cc >= (8, 0) else [])
 
-    def attempt(name, fn):
-        try:
-            out[name] = fn()
-        except Exception as exc:  # one broken library must not hide the other measurements
-            out[name] = error_of(exc)
+    parts = {}   # where the section's time goes
 
-    blas = None
-    try:
-        blas = Blas(rt, found.get("cublas", ()))
-    except Exception as exc:
-        failure = error_of(exc)
-        out["tf32_check"] = failure
-        out["gemm"] = {dtype: failure for dtype in dtypes}
-    if blas is not None:
+    def attempt(name, fn, into=out):
+        begun = time.monotonic()
+        try:
+            into[name] = fn()
+        except Exception as exc:  # one broken library must not hide the other measurements
+            into[name] = error_of(exc)
+        parts[name if into is out else "gemm." + name] = round(time.monotonic() - begun, 2)
+
+    attempt("blas", lambda: Blas(rt, found.get("cublas", ())))
+    blas = out.pop("blas")
+    if isinstance(blas, dict):   # the library did not load: every GEMM says why
+        out["tf32_check"] = blas
+        out["gemm"] = {dtype: blas for dtype in dtypes}
+    else:
         attempt("tf32_check", lambda: {
             "fp32_error": gemm_accuracy(rt, blas, "fp32"),
             "tf32_error": gemm_accuracy(rt, blas, "tf32") if "tf32" in dtypes else None,
             "boundary": TF32_ERROR_BOUNDARY})
         gemm = {}
         for dtype in dtypes:
-            try:
-                gemm[dtype] = gemm_throughput(rt, blas, dtype, gemm_size)
-            except Exception as exc:
-                gemm[dtype] = error_of(exc)
+            attempt(dtype, lambda: gemm_throughput(rt, blas, dtype, gemm_size), into=gemm)
         out["gemm"] = gemm
         blas.close()
     if conv:
@@ -339,4 +338,5 @@ def run_all(rt, gemm_size=8192, conv=True, nccl=True, found=None):
         attempt("nccl", lambda: nccl_allreduce(rt, count, also=found.get("nccl", ())))
     out["loaded"] = mapped_families()  # the library files the measurements ran with
     out["seconds"] = round(time.monotonic() - started, 2)
+    out["parts_seconds"] = parts
     return out
