@@ -23,7 +23,7 @@ setup: $(BIN)/imgkit  ## the virtualenv with imgkit (what `make build` needs)
 
 setup-test: setup $(VENV)/.test-deps  ## imgkit's test tools in the virtualenv too (pytest, ruff, mypy, zizmor...)
 
-host:                 ## a Docker engine with BuildKit (buildx) + debootstrap, installed and running (needs root/sudo)
+host:                 ## a Docker engine with BuildKit (buildx) + mmdebstrap and debootstrap, installed and running (needs root/sudo)
 	bash .ci/setup-host.sh
 
 test-tools: host      ## what the tests need on the host: QEMU, a registry, skopeo, cosign, gitlab-ci-local

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Make this machine able to build: a running Docker engine with BuildKit (engine 23 or later
-# and the buildx plugin, so `imgkit build` bakes by default) and debootstrap (for the base
-# image when no registry is reachable). That is all `make build` needs; the test tools come
+# and the buildx plugin, so `imgkit build` bakes by default), mmdebstrap and debootstrap (the
+# base image when no registry is reachable: mmdebstrap makes Debian's, debootstrap Ubuntu's). That is all `make build` needs; the test tools come
 # with `make test` (.ci/setup-test-tools.sh).
 #
 # Which engine:
@@ -34,7 +34,9 @@ apt_install() {
 
 if ! docker info >/dev/null 2>&1; then
   missing=()
-  command -v debootstrap >/dev/null 2>&1 || missing+=(debootstrap)
+  for tool in mmdebstrap debootstrap; do
+    command -v "$tool" >/dev/null 2>&1 || missing+=("$tool")
+  done
   if [ ! -x "$ENGINE/usr/sbin/dockerd" ] &&
      ! { command -v dockerd >/dev/null 2>&1 && [ "$(dockerd --version | cut -d' ' -f3 | major)" -ge 23 ]; }; then
     [ -n "$apt_updated" ] || { $SUDO apt-get update -q; apt_updated=1; }
@@ -66,9 +68,12 @@ if ! docker info >/dev/null 2>&1; then
     sleep 1
   done
   docker info >/dev/null 2>&1 || { echo "setup-host: dockerd did not start:"; tail -20 "$LOG"; exit 1; }
-elif ! command -v debootstrap >/dev/null 2>&1; then
-  echo "setup-host: installing debootstrap"
-  apt_install debootstrap
+else
+  missing=()
+  for tool in mmdebstrap debootstrap; do
+    command -v "$tool" >/dev/null 2>&1 || missing+=("$tool")
+  done
+  [ "${#missing[@]}" -eq 0 ] || { echo "setup-host: installing ${missing[*]}"; apt_install "${missing[@]}"; }
 fi
 
 version=$(docker info --format '{{.ServerVersion}}')

@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
-"""Base benchmark (issue 59): the Debian base made by debootstrap (what `imgkit build` does)
-and by mmdebstrap, side by side from the same mirror, each made twice, alternating, and
-finished the same way (builder/base.py: the host's files dropped, imgkit-normalise, the
-sorted, clamped tarball). Reports each tool's seconds and whether its two tarballs are the
-same bytes: "keep the faster one that reproduces". Both are dated by the mirror's
-InRelease files, read once before the rounds, so both make the same day's base.
+"""Base benchmark (issue 59): the Debian base made by debootstrap (what `imgkit build` did)
+and by mmdebstrap (what it does for Debian since 2026-11-28), side by side from the same
+mirror, each made twice, alternating, and finished the same way (builder/base.py: the
+host's files dropped, imgkit-normalise, the sorted, clamped tarball). Reports each tool's
+seconds and whether its two tarballs are the same bytes: "keep the faster one that
+reproduces". Both are dated by the mirror's InRelease files, read once before the rounds,
+so both make the same day's base.
 
 Needs root, debootstrap, mmdebstrap and the mirror.
 
 Usage: python bench/base_bench.py [--release bookworm] [--mirror URL] [--rounds 2]
+                                  [--platform linux/arm64]
 """
 from __future__ import annotations
 
@@ -22,7 +24,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-from imgkit.builder.base import debootstrap_command, mirror_epoch, normalise_root, tar_root
+from imgkit.builder.base import maker_command, mirror_epoch, normalise_root, tar_root
 from imgkit.matrix import compat
 
 
@@ -39,33 +41,18 @@ def epoch_of(mirror: str, release: str) -> int:
     return found
 
 
-MERGED_USR = "/usr/share/mmdebstrap/hooks/merged-usr"
-
-
-def mmdebstrap_command(os_release: compat.OsRelease, root: Path, mirror: str) -> list[str]:
-    """minbase as debootstrap makes it, into a folder, apt's lists kept for the same
-    finishing (normalise_root drops them). Its merged-usr hook makes /usr merged as
-    debootstrap does (usr-is-merged); without it, bookworm's minbase gets the usrmerge
-    package and perl with it, eight packages more."""
-    return ["mmdebstrap", "--variant=minbase", "--mode=root", "--format=directory",
-            f"--keyring={os_release.keyring}", f"--components={','.join(os_release.components)}",
-            f"--hook-dir={MERGED_USR}", "--skip=cleanup/apt/lists", "--quiet", os_release.name,
-            str(root), mirror]
-
-
 def packages(root: Path) -> list[str]:
     done = subprocess.run(["dpkg-query", f"--admindir={root}/var/lib/dpkg", "-W",
                            "-f", "${Package} ${Version}\n"], capture_output=True, text=True, check=True)
     return sorted(done.stdout.splitlines())
 
 
-def made(tool: str, os_release: compat.OsRelease, mirror: str, epoch: int
-         ) -> tuple[float, str, list[str]]:
+def made(tool: str, os_release: compat.OsRelease, mirror: str, epoch: int,
+         platform: str | None) -> tuple[float, str, list[str]]:
     """(seconds, sha256 of the finished tarball, its packages) of one base made by `tool`."""
     with tempfile.TemporaryDirectory(prefix=f"imgkit-bench-{tool}-") as tmp:
         root = Path(tmp) / "rootfs"
-        command = (debootstrap_command(os_release, root, mirror) if tool == "debootstrap"
-                   else mmdebstrap_command(os_release, root, mirror))
+        command = maker_command(tool, os_release, root, mirror, platform)
         started = time.monotonic()
         subprocess.run(command, check=True, capture_output=True,
                        env={**os.environ, "SOURCE_DATE_EPOCH": str(epoch)})
@@ -85,6 +72,7 @@ def main() -> None:
     parser.add_argument("--release", default="bookworm")
     parser.add_argument("--mirror", default="http://deb.debian.org/debian")
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--platform", help="another platform's base, under QEMU (linux/arm64)")
     args = parser.parse_args()
     os_release = compat.load().os[args.release]
     epoch = epoch_of(args.mirror, args.release)
@@ -93,7 +81,7 @@ def main() -> None:
     for i in range(args.rounds):
         for k in range(len(tools)):                  # a different tool first each round
             tool = tools[(i + k) % len(tools)]
-            results[tool].append(made(tool, os_release, args.mirror, epoch))
+            results[tool].append(made(tool, os_release, args.mirror, epoch, args.platform))
             print(f"round {i + 1} {tool}: {results[tool][-1][0]:.1f} s "
                   f"{results[tool][-1][1][:16]}", flush=True)
     print(f"{args.release} from {args.mirror}, dated {epoch}, {args.rounds} rounds, alternating")

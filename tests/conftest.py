@@ -94,7 +94,7 @@ def engine():
 
 @pytest.fixture(scope="session")
 def base_image(engine) -> str:
-    """The real Debian base every layer starts from (debootstrap when no registry)."""
+    """The real Debian base every layer starts from (mmdebstrap when no registry)."""
     from imgkit.builder.base import ensure_base
     from imgkit.matrix import compat
     from imgkit.matrix.plan import Settings, base_ref
@@ -118,7 +118,7 @@ def namespace(engine, base_image) -> Iterator[str]:
 
 @pytest.fixture(scope="session")
 def arm64_base(engine, namespace) -> str:
-    """Debian 12 arm64 from debootstrap (its second stage under QEMU, ~2 min the first time:
+    """Debian 12 arm64 from mmdebstrap (its packages' scripts under QEMU, ~1 min the first time:
     the base is kept, as the amd64 one is), also tagged as the test namespace's."""
     from imgkit.builder.base import ensure_base
     from imgkit.matrix import compat

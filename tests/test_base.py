@@ -10,8 +10,11 @@ import pytest
 from imgkit.builder.base import (
     apt_sources,
     debootstrap_command,
+    default_maker,
+    ensure_base,
     host_mirror,
     make_base,
+    maker_command,
     parse_mirrors,
     pick_mirror,
     pick_security_mirror,
@@ -60,6 +63,48 @@ def test_debootstrap_verifies_against_the_distro_keyring(tmp_path: Path) -> None
     assert "--keyring=/usr/share/keyrings/ubuntu-archive-keyring.gpg" in cmd
     assert cmd[-4:] == ["jammy", str(tmp_path), "http://archive.ubuntu.com/ubuntu",
                         "/usr/share/debootstrap/scripts/gutsy"]
+
+
+def test_debian_is_made_by_mmdebstrap_with_usr_merged_as_debootstrap_merges_it(tmp_path: Path) -> None:
+    bookworm, noble = load().os_release("bookworm"), load().os_release("noble")
+    assert default_maker(bookworm) == "mmdebstrap" and default_maker(noble) == "debootstrap"
+    cmd = maker_command("mmdebstrap", bookworm, tmp_path, "http://deb.debian.org/debian",
+                        "linux/arm64")
+    assert cmd[0] == "mmdebstrap" and "--architectures=arm64" in cmd
+    assert "--variant=minbase" in cmd and "--mode=root" in cmd
+    assert "--keyring=/usr/share/keyrings/debian-archive-keyring.gpg" in cmd
+    assert "--hook-dir=/usr/share/mmdebstrap/hooks/merged-usr" in cmd
+    assert cmd[-3:] == ["bookworm", str(tmp_path), "http://deb.debian.org/debian"]
+    assert maker_command("debootstrap", bookworm, tmp_path, "http://m")[0] == "debootstrap"
+
+
+def test_a_missing_maker_is_refused_never_swapped_for_the_other(monkeypatch) -> None:
+    import imgkit.builder.base as base
+    real_which = shutil.which
+    monkeypatch.setattr(base.shutil, "which",
+                        lambda name: None if name == "mmdebstrap" else real_which(name))
+    with pytest.raises(HostError, match="mmdebstrap is not installed") as info:
+        make_base(None, "imgkit/debian:bookworm", load().os_release("bookworm"),  # type: ignore[arg-type]
+                  "http://deb.debian.org/debian", print)
+    assert "apt-get install mmdebstrap" in info.value.hint
+    assert "--base-source debootstrap makes a base of other bytes" in info.value.hint
+
+
+def test_ubuntu_is_not_made_by_mmdebstrap() -> None:
+    with pytest.raises(UsageError, match="mmdebstrap's ubuntu minbase lacks apt") as info:
+        make_base(None, "imgkit/ubuntu:noble", load().os_release("noble"),  # type: ignore[arg-type]
+                  "http://archive.ubuntu.com/ubuntu", print, maker="mmdebstrap")
+    assert "debootstrap" in info.value.hint
+
+
+def test_an_unknown_base_source_is_refused() -> None:
+    class NoImages:
+        def image(self, ref: str) -> None:
+            return None
+    with pytest.raises(UsageError, match="unknown base source 'mmdebstrp'") as info:
+        ensure_base(NoImages(), "imgkit/debian:bookworm", load().os_release("bookworm"),  # type: ignore[arg-type]
+                    source="mmdebstrp", log=lambda _: None)
+    assert "mmdebstrap" in info.value.hint
 
 
 @pytest.mark.skipif(shutil.which("debootstrap") is None, reason="needs debootstrap installed")

@@ -1,5 +1,5 @@
 """arm64 images on this x86-64 machine, under QEMU (qemu-user-static's binfmt handler):
-a Debian arm64 base made by debootstrap, the ways CUDA gets into an image as arm64 twins
+a Debian arm64 base made by mmdebstrap, the ways CUDA gets into an image as arm64 twins
 of tests/test_docker_layouts.py, and `imgkit verify --platform linux/arm64 --gpus none`
 judging them with the same checks and words as on amd64 (and refusing what it cannot do
 here: a GPU under emulation, a platform the image is not)."""

@@ -284,7 +284,7 @@ def test_stop_requested_between_steps_still_kills_the_step_that_starts_next(
 
 def test_the_os_axis_is_real_a_trixie_image_builds_and_loads_cuda(
         engine, base_image, project, namespace):
-    """Another OS than the bundled bookworm: its own base (debootstrap when no registry),
+    """Another OS than the bundled bookworm: its own base (mmdebstrap when no registry),
     its own python (3.13), the same templates; the CUDA runtime loads as the non-root user."""
     from imgkit.builder.base import ensure_base
     from imgkit.matrix import compat
@@ -588,7 +588,7 @@ def test_a_cuda_13_layer_builds_from_the_unsuffixed_wheels_and_verifies(
 
 def test_refresh_base_makes_the_base_again_and_the_chain_rebuilds_on_it(
         engine, base_image, project, namespace):
-    """--refresh-base: the base is made again (debootstrap here, with the Date: of the
+    """--refresh-base: the base is made again (mmdebstrap here, with the Date: of the
     Release it came from), the python layer and what stands on it rebuild when it is a new
     base, and the next plain build finds everything up to date."""
     ns = namespace + "-fresh"

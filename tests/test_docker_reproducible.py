@@ -1,6 +1,6 @@
 """Same inputs, same image, on the real engine: the mini chain (python, the CUDA runtime)
 built again from nothing by `imgkit reproduce` is the same image; a step that writes the
-build time is named, its file and what differs; a base made twice by debootstrap is the
+build time is named, its file and what differs; a base made twice by mmdebstrap is the
 same image; an input that moved is exit 3 before anything is built. Nothing is left."""
 from __future__ import annotations
 
@@ -93,7 +93,7 @@ def test_an_image_built_from_other_inputs_is_the_hosts_exit_3_before_any_build(
     assert other.returncode == 2 and "is not an image of this matrix" in other.stderr
 
 
-def test_a_base_made_twice_by_debootstrap_is_the_same_image(engine, base_image, namespace):
+def test_a_base_made_twice_by_mmdebstrap_is_the_same_image(engine, base_image, namespace):
     from imgkit.builder.base import make_base, pick_mirror, pick_security_mirror
     from imgkit.matrix import compat
     bookworm = compat.load().os_release("bookworm")

@@ -1,7 +1,7 @@
 """Podman as the engine, rootful and rootless, through its Docker-compatible API as imgkit
 connects to it (IMGKIT_ENGINE=podman for the rootful service's own socket, DOCKER_HOST for
 the rootless user's): `imgkit build` makes the smallest image of the matrix with Podman's
-own builder (the base with debootstrap, the trust settings as secret mounts), a second
+own builder (the base with mmdebstrap, the trust settings as secret mounts), a second
 build finds it up to date, `imgkit verify` proves it, and a CDI device reaches the probe's
 container (a test-only spec: a node of its own that is /dev/null's twin, an env var, a
 mounted file; rootless, runc binds a device node from the same path on the host, as

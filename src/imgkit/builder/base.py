@@ -1,6 +1,6 @@
 """The root of every image: a Debian or Ubuntu base, pulled when a registry answers,
-otherwise made locally from the distro's mirror (debootstrap + docker import), so that a
-machine with only package mirrors can build the whole matrix."""
+otherwise made locally from the distro's mirror (mmdebstrap, or debootstrap when asked, +
+docker import), so that a machine with only package mirrors can build the whole matrix."""
 from __future__ import annotations
 
 import glob
@@ -21,6 +21,17 @@ from .base_image import pull_base
 from .hostlock import one_maker_of
 
 REGISTRY_PROBE = ("registry-1.docker.io", 443)
+# The tools that make a base. The tool is an input: two tools make the same packages but
+# not the same bytes, so a missing tool is refused, never swapped for the other.
+MAKERS = ("mmdebstrap", "debootstrap")
+SOURCES = ("auto", "pull", *MAKERS)
+
+
+def default_maker(os_release: OsRelease) -> str:
+    """mmdebstrap for Debian: debootstrap's packages, the same versions, in half the time
+    (docs/benchmarks.md). debootstrap for Ubuntu, whose minbase from mmdebstrap lacks apt,
+    gpgv and the archive keyring that debootstrap's has."""
+    return "mmdebstrap" if os_release.distro == "debian" else "debootstrap"
 
 
 # What may reach debootstrap's argv and the base image's LABEL: no quotes, no spaces.
@@ -94,9 +105,9 @@ def registry_reachable(timeout: float = 3.0) -> bool:
 def ensure_base(engine: Engine, ref: str, os_release: OsRelease, *, source: str = "auto",
                 mirrors: dict[str, str] | None = None, log: Callable[[str], None] = print,
                 platform: str | None = None) -> str:
-    """Make sure `ref` exists; returns how it was obtained ('present', 'pulled', 'debootstrap').
-    `platform` (default: the host's): another one is made by debootstrap, never pulled
-    (a registry's tag would give the host's platform)."""
+    """Make sure `ref` exists; returns how it was obtained ('present', 'pulled', or the tool
+    that made it). `platform` (default: the host's): another one is made, never pulled (a
+    registry's tag would give the host's platform)."""
     if engine.image(ref) is not None:
         return "present"
     with one_maker_of(ref, log):          # two builds starting together make it once
@@ -112,14 +123,13 @@ def _obtain(engine: Engine, ref: str, os_release: OsRelease, source: str,
         log(f"pulling {ref}")
         pull_base(engine, ref)
         return "pulled"
+    if source not in SOURCES:
+        raise UsageError(f"unknown base source {source!r}", hint=", ".join(SOURCES))
     if platform is not None and platform != platforms.host():
         if source == "pull":
-            raise UsageError(f"{ref} for {platform}: the base of another platform is made "
-                             "with debootstrap", hint="use --base-source debootstrap")
-        source = "debootstrap"
-    if source not in ("auto", "pull", "debootstrap"):
-        raise UsageError(f"unknown base source {source!r}", hint="auto, pull or debootstrap")
-    if source in ("auto", "pull") and registry_reachable():
+            raise UsageError(f"{ref} for {platform}: the base of another platform is made, "
+                             "not pulled", hint="--base-source auto makes it")
+    elif source in ("auto", "pull") and registry_reachable():
         log(f"pulling {os_release.image} for {ref}")
         if engine.pull(os_release.image):
             info = engine.image(os_release.image)
@@ -130,13 +140,16 @@ def _obtain(engine: Engine, ref: str, os_release: OsRelease, source: str,
         if source == "pull":
             raise HostError(f"could not pull {os_release.image}")
     elif source == "pull":
-        raise HostError("no image registry is reachable", hint="use --base-source debootstrap")
+        raise HostError("no image registry is reachable",
+                        hint="--base-source auto makes the base from the distro's mirror")
+    maker = source if source in MAKERS else default_maker(os_release)
     if mirrors is None:
         mirrors = parse_mirrors(os.environ.get("IMGKIT_MIRROR", "").split())
     mirror = pick_mirror(os_release.distro, mirrors)
     security = pick_security_mirror(os_release.distro, mirror, mirrors) if mirror else None
-    make_base(engine, ref, os_release, mirror, log, security=security, platform=platform)
-    return "debootstrap"
+    make_base(engine, ref, os_release, mirror, log, security=security, platform=platform,
+              maker=maker)
+    return maker
 
 
 def make_missing_base(engine: Engine, ref: str, os_release: OsRelease) -> str:
@@ -147,14 +160,30 @@ def make_missing_base(engine: Engine, ref: str, os_release: OsRelease) -> str:
 
 
 DEBOOTSTRAP_SCRIPTS = Path("/usr/share/debootstrap/scripts")
+# mmdebstrap's hook that merges /usr as debootstrap does (the usr-is-merged package);
+# without it, a minbase gets the usrmerge package, and perl with it.
+MERGED_USR_HOOK = Path("/usr/share/mmdebstrap/hooks/merged-usr")
+
+
+def maker_command(maker: str, os_release: OsRelease, root: Path, mirror: str,
+                  platform: str | None = None) -> list[str]:
+    """The command that makes minbase of `os_release` in `root`, checked against the
+    distro's archive keyring. For another platform, its architecture: the packages'
+    scripts then run under QEMU."""
+    if maker == "debootstrap":
+        return debootstrap_command(os_release, root, mirror, platform)
+    arch = [f"--architectures={platforms.debian_arch(platform)}"] if platform else []
+    # apt's lists are kept: release_date reads them, normalise_root drops them
+    return ["mmdebstrap", *arch, "--variant=minbase", "--mode=root", "--format=directory",
+            f"--keyring={os_release.keyring}", f"--components={','.join(os_release.components)}",
+            f"--hook-dir={MERGED_USR_HOOK}", "--skip=cleanup/apt/lists", "--quiet",
+            os_release.name, str(root), mirror]
 
 
 def debootstrap_command(os_release: OsRelease, root: Path, mirror: str,
                         platform: str | None = None) -> list[str]:
-    """minbase, checked against the distro's archive keyring (debootstrap would otherwise
-    go on unverified when the keyring is missing), with the script named so that a release
-    newer than the host's debootstrap works too. For another platform, its architecture:
-    debootstrap's second stage then runs under QEMU."""
+    """debootstrap would otherwise go on unverified when the keyring is missing; its
+    script is named so that a release newer than the host's debootstrap works too."""
     arch = [f"--arch={platforms.debian_arch(platform)}"] if platform else []
     return ["debootstrap", *arch, "--variant=minbase", f"--keyring={os_release.keyring}",
             f"--components={','.join(os_release.components)}",
@@ -232,31 +261,29 @@ def tar_root(root: Path, tarball: Path, epoch: int) -> None:
 
 def make_base(engine: Engine, ref: str, os_release: OsRelease, mirror: str | None,
               log: Callable[[str], None], security: str | None = None,
-              platform: str | None = None) -> None:
-    """Make `ref` with debootstrap from `mirror` (its -security pocket from `security`) and
+              platform: str | None = None, maker: str | None = None) -> None:
+    """Make `ref` with `maker` from `mirror` (its -security pocket from `security`) and
     load it into the engine, for `platform` (default: the host's; another under QEMU).
     Made from the same mirror state, it is the same image on any machine: dated by the
     mirror's newest Release file, normalised, tarred in a fixed order."""
     platform = platform or platforms.host()
-    mirror = _can_debootstrap(ref, os_release, mirror, platform)
+    maker = maker or default_maker(os_release)
+    mirror = _can_make(ref, os_release, mirror, platform, maker)
     name, distro = os_release.name, os_release.distro
+    pockets = pocket_dates(os_release, mirror, security)
     with tempfile.TemporaryDirectory(prefix="imgkit-rootfs-") as tmp:
         root = Path(tmp) / "rootfs"
         emulated = platform != platforms.host()
-        log(f"making {ref} with debootstrap from {mirror} "
-            + (f"for {platform} under QEMU (about 2 min)" if emulated else "(about 30 s)"))
-        proc = subprocess.run(debootstrap_command(os_release, root, mirror,
-                                                  platform if emulated else None),
-                              capture_output=True, text=True)
-        if proc.returncode != 0:
-            tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-10:])
-            raise HostError(f"debootstrap {name} from {mirror} failed:\n{tail}")
+        log(f"making {ref} with {maker} from {mirror} "
+            + (f"for {platform} under QEMU (about 2 min)" if emulated else "(under a minute)"))
+        _run_maker(maker, os_release, root, mirror, platform if emulated else None,
+                   mirror_epoch(pockets))
         if security is None:
             log(f"no {distro} security mirror known: {ref} gets no -security pocket "
                 f"(--mirror {distro}-security=URL adds one)")
         _settle(root, apt_sources(os_release, mirror, security))
         released = release_date(root)
-        epoch = mirror_epoch([released, *pocket_dates(os_release, mirror, security)])
+        epoch = mirror_epoch([released, *pockets])
         if epoch is None:
             raise HostError(f"{mirror} gave {name} a Release file with no date ({released!r}): "
                             f"{ref} cannot be dated")
@@ -264,10 +291,22 @@ def make_base(engine: Engine, ref: str, os_release: OsRelease, mirror: str | Non
         tarball = Path(tmp) / "rootfs.tar"
         tar_root(root, tarball, epoch)
         engine.load_rootfs(tarball, ref, platform=platform, labels={
-            labels.BASE_SOURCE: f"debootstrap {name} {mirror}",
+            labels.BASE_SOURCE: f"{maker} {name} {mirror}",
             labels.BASE_RELEASE_DATE: released},
             env=["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
                  "LANG=C.UTF-8"], cmd=["/bin/bash"], created=epoch)
+
+
+def _run_maker(maker: str, os_release: OsRelease, root: Path, mirror: str,
+               platform: str | None, epoch: int | None) -> None:
+    """The tool's run; mmdebstrap dates what it writes by SOURCE_DATE_EPOCH (the mirror's
+    pockets, never the clock)."""
+    env = {**os.environ, **({"SOURCE_DATE_EPOCH": str(epoch)} if epoch is not None else {})}
+    proc = subprocess.run(maker_command(maker, os_release, root, mirror, platform),
+                          capture_output=True, text=True, env=env)
+    if proc.returncode != 0:
+        tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-10:])
+        raise HostError(f"{maker} {os_release.name} from {mirror} failed:\n{tail}")
 
 
 def _settle(root: Path, sources: str) -> None:
@@ -281,16 +320,17 @@ def _settle(root: Path, sources: str) -> None:
         cache.unlink()
 
 
-def _can_debootstrap(ref: str, os_release: OsRelease, mirror: str | None, platform: str) -> str:
-    """The mirror to make `ref` from, once everything debootstrap needs is known to be here
-    (a known platform this host runs, the mirror, debootstrap, the keyring, root)."""
+def _can_make(ref: str, os_release: OsRelease, mirror: str | None, platform: str,
+              maker: str) -> str:
+    """The mirror to make `ref` from, once everything `maker` needs is known to be here
+    (a known platform this host runs, the mirror, the tool, the keyring, root)."""
     name, distro = os_release.name, os_release.distro
     if platform not in platforms.KNOWN:
         raise UsageError(f"{ref}: imgkit makes bases for {', '.join(platforms.KNOWN)}, "
                          f"not {platform}")
     if not platforms.can_run(platform):
         raise HostError(f"{ref} for {platform}: this {platforms.host()} host cannot run "
-                        f"{platform} programs (debootstrap's second stage needs it)",
+                        f"{platform} programs (the packages' scripts need it)",
                         hint=platforms.EMULATION_HINT)
     if distro == "ubuntu" and platform != "linux/amd64" and mirror and "ports" not in mirror:
         raise UsageError(f"{ref} for {platform}: Ubuntu's {platform} packages are on its ports "
@@ -299,9 +339,17 @@ def _can_debootstrap(ref: str, os_release: OsRelease, mirror: str | None, platfo
     if mirror is None:
         raise HostError(f"no {distro} mirror found in the host's apt sources to make {ref}",
                         hint=f"pass --mirror {distro}=URL or set IMGKIT_MIRROR")
-    if shutil.which("debootstrap") is None:
-        raise HostError("debootstrap is not installed; it makes the base image when no "
-                        "registry is reachable", hint="apt-get install debootstrap")
+    if maker == "mmdebstrap" and distro != "debian":
+        raise UsageError(f"{ref}: mmdebstrap's {distro} minbase lacks apt and the archive "
+                         "keyring", hint="--base-source auto makes it with debootstrap")
+    others = " or ".join(f"--base-source {m}" for m in MAKERS if m != maker)
+    fallback = f"{others} makes a base of other bytes (every image above it changes)"
+    if shutil.which(maker) is None:
+        raise HostError(f"{maker} is not installed; it makes the base image when no registry "
+                        "is reachable", hint=f"apt-get install {maker}; {fallback}")
+    if maker == "mmdebstrap" and not MERGED_USR_HOOK.is_dir():
+        raise HostError(f"mmdebstrap's merged-usr hook {MERGED_USR_HOOK} is missing",
+                        hint=f"install mmdebstrap 1.0 or later; {fallback}")
     if not Path(os_release.keyring).is_file():
         raise HostError(f"the {distro} archive keyring {os_release.keyring} is missing: "
                         f"{name} from {mirror} cannot be verified",
@@ -309,7 +357,7 @@ def _can_debootstrap(ref: str, os_release: OsRelease, mirror: str | None, platfo
                              f"{distro}-archive-keyring), or provide the base: "
                              f"docker tag <a {os_release.image} image> {ref}")
     if os.geteuid() != 0:
-        raise HostError("making the base image with debootstrap needs root",
+        raise HostError(f"making the base image with {maker} needs root",
                         hint="run once as root, or provide the base image: "
                              f"docker tag <a {os_release.image} image> {ref}")
     return mirror

@@ -27,7 +27,7 @@ from ..render.contexts import Context
 from ..render.stamp import Stamp
 from ..selection import Selection
 from . import report
-from .base import ensure_base, parse_mirrors
+from .base import SOURCES, ensure_base, parse_mirrors
 from .buildenv import BuildEnv, SecretServer, build_env
 from .buildx import BakeBuilder, refuse_podman, slow_secret_steps_note, why_not_buildkit
 from .freshness import builds_something, check_freshness
@@ -53,6 +53,8 @@ def build(selection: Selection, *, options: BuildOptions, verbose: bool = False,
     started = time.monotonic()
     env = build_env(ca_bundle, index_url, setting_or(None, "extra_index_url"))   # bad CA: exit 2
     mirror_map = parse_mirrors(mirrors or [])                 # bad --mirror: exit 2
+    if base_source not in SOURCES:                            # even when every base is here
+        raise UsageError(f"--base-source {base_source!r} is not one of {', '.join(SOURCES)}")
     inputs = plan_inputs(selection) if noop_name is not None else None
     key = fingerprint(inputs) if inputs is not None else ""   # before anything is read
     plan = load_plan(selection)                               # bad matrix: exit 2
@@ -238,7 +240,7 @@ def base_ages(contexts: list[Context]) -> dict[str, int]:
 
 def make_bases(engine: Engine, contexts: list[Context], source: str,
                mirrors: dict[str, str], refresh: bool = False) -> list[str]:
-    """The base OS image under each root layer, once each: pulled, or made with debootstrap;
+    """The base OS image under each root layer, once each: pulled, or made from the mirror;
     made again when `refresh` or older than its families' `max_base_age`. Returns the ids
     of the bases made again (removed once nothing stands on them)."""
     bases: dict[str, OsRelease] = {}

@@ -3,7 +3,7 @@
 A legacy build serves its settings on a fixed port of the Docker bridge (the helper in the
 image knows it) and removes the stopped step containers an interrupted build left: both
 are safe only while no other imgkit build runs beside it. So a build that has something to
-build takes a lock every user on the host shares. Making a base image (debootstrap, or a
+build takes a lock every user on the host shares. Making a base image (mmdebstrap, debootstrap, or a
 pull) is the other: two builds starting together on a fresh host would each make the same
 base, and one of the two would be left untagged. One that finds the lock held says so and
 waits (Ctrl-C stops the wait). The kernel releases a lock when its holder ends, however it

@@ -51,7 +51,7 @@ class Outdated:
     pip: list[PipRelease] = field(default_factory=list)
     base_created: str = ""        # ISO date of the image's first layer
     base_days: int | None = None
-    base_release: str = ""        # the Date: of the Release file a debootstrap base came from
+    base_release: str = ""        # the Date: of the Release file a made base came from
 
     @property
     def security(self) -> list[AptUpdate]:
