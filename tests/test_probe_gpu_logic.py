@@ -69,3 +69,35 @@ def test_each_measurement_records_its_own_error(monkeypatch: pytest.MonkeyPatch,
     assert set(out["gemm"]) == {"fp32", "fp16", "tf32", "bf16"}
     assert all(str(exc) in result["error"] for result in out["gemm"].values())
     assert out["seconds"] >= 0 and isinstance(out["loaded"], dict)
+
+
+class Memory:
+    """A device as one bytearray: pointers are offsets into it (the two calls `fill` makes)."""
+
+    def __init__(self, size: int) -> None:
+        self.bytes = bytearray(size)
+        self.copies = 0
+
+    def to_device(self, dst: ctypes.c_void_p, host: bytes) -> None:
+        at = dst.value or 0
+        self.bytes[at:at + len(host)] = host
+        self.copies += 1
+
+    def copy_within(self, dst: ctypes.c_void_p, src: ctypes.c_void_p, nbytes: int) -> None:
+        at, frm = dst.value or 0, src.value or 0
+        assert frm + nbytes <= at, "a copy must not read what it writes"
+        self.bytes[at:at + nbytes] = self.bytes[frm:frm + nbytes]
+        self.copies += 1
+
+
+@pytest.mark.parametrize("block_len,nbytes", [(8, 8), (8, 5), (8, 64), (7, 100), (6, 1 << 16),
+                                              (1 << 16, 256 << 20 >> 8)])
+def test_fill_makes_on_the_device_the_bytes_host_tiling_made(block_len: int, nbytes: int) -> None:
+    """The measured matrices' content is unchanged: the block repeated, the last one cut."""
+    block = bytes(i % 251 + 1 for i in range(block_len))
+    reps, rest = divmod(nbytes, block_len)
+    mem = Memory(nbytes + 16)
+    gpu.fill(mem, ctypes.c_void_p(16), block, nbytes)
+    assert bytes(mem.bytes[16:16 + nbytes]) == block * reps + block[:rest]
+    assert mem.bytes[:16] == bytearray(16)             # nothing before it written
+    assert mem.copies <= 2 + max(nbytes // block_len, 1).bit_length()

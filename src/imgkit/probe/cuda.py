@@ -69,6 +69,10 @@ class Runtime:
         buf = ctypes.create_string_buffer(bytes(host_bytes), len(host_bytes))
         self.check("cudaMemcpy", self.lib.cudaMemcpy(dst, buf, ctypes.c_size_t(len(host_bytes)), 1))
 
+    def copy_within(self, dst, src, nbytes):
+        """Device to device."""
+        self.check("cudaMemcpy", self.lib.cudaMemcpy(dst, src, ctypes.c_size_t(nbytes), 3))
+
     def to_host(self, src, nbytes):
         buf = ctypes.create_string_buffer(nbytes)
         self.check("cudaMemcpy", self.lib.cudaMemcpy(buf, src, ctypes.c_size_t(nbytes), 2))
