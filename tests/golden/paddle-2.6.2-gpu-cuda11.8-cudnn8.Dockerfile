@@ -42,4 +42,4 @@ RUN imgkit-build-env pip install --no-cache-dir --constraint /opt/imgkit/constra
  && imgkit-link-libs \
  && imgkit-normalise
 USER imgkit
-LABEL org.imgkit.input-hash="3c5d5b24a590767c43fb85566e989ebc"
+LABEL org.imgkit.input-hash="5088a3ee04e8e4b8bdb12b76ee419630"
