@@ -13,7 +13,7 @@ import pytest
 
 from imgkit.engine.address import engine_host, podman_socket
 from imgkit.engine.build import BuildLog
-from imgkit.engine.cdi_specs import device_names
+from imgkit.engine.cdi_specs import PODMAN_SPEC_DIRS, device_names, podman_spec_dirs
 from imgkit.engine.podman_build import SECRET_PREFIX, context_tar
 from imgkit.errors import BuildFailed, HostError
 from imgkit.verify.gpu_request import resolve
@@ -77,6 +77,40 @@ def test_spec_files_declare_their_kinds_devices(tmp_path: Path) -> None:
     (tmp_path / "notes.txt").write_text("kind: nope.com/x\n")
     assert device_names([str(tmp_path), str(tmp_path / "absent")]) == [
         "example.com/fpga=f0", "nvidia.com/gpu=0", "nvidia.com/gpu=all"]
+
+
+def conf(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
+def test_podmans_cdi_folders_are_containers_confs_the_last_file_that_sets_them_wins(
+        tmp_path: Path) -> None:
+    pytest.importorskip("tomllib")
+    home = tmp_path / "home"
+    assert podman_spec_dirs(None, {}, tmp_path, home) == (list(PODMAN_SPEC_DIRS), True)
+    conf(tmp_path / "usr/share/containers/containers.conf",
+         '[engine]\ncdi_spec_dirs = ["/vendor/cdi"]\n')
+    conf(tmp_path / "etc/containers/containers.conf.d/50-site.conf",
+         '[engine]\ncdi_spec_dirs = ["/site/cdi"]\n[containers]\nlog_size_max = 1\n')
+    conf(tmp_path / "etc/containers/containers.conf", "[engine]\nevents_logger = 'file'\n")
+    conf(home / ".config/containers/containers.conf", '[engine]\ncdi_spec_dirs = ["/mine"]\n')
+    rootful = podman_spec_dirs("/run/podman/podman.sock", {}, tmp_path, home)
+    assert rootful == (["/site/cdi"], True)          # a user's file is not the root service's
+    rootless = podman_spec_dirs("/run/user/1001/podman/podman.sock", {}, tmp_path, home)
+    assert rootless == (["/mine"], True)
+    conf(tmp_path / "override.conf", '[engine]\ncdi_spec_dirs = ["/override"]\n')
+    override = {"CONTAINERS_CONF_OVERRIDE": str(tmp_path / "override.conf")}
+    assert podman_spec_dirs(None, override, tmp_path, home)[0] == ["/override"]
+    only = {"CONTAINERS_CONF": str(tmp_path / "etc/containers/containers.conf")}
+    assert podman_spec_dirs(None, only, tmp_path, home)[0] == list(PODMAN_SPEC_DIRS)
+
+
+def test_a_containers_conf_that_is_not_toml_leaves_the_folders_unsure(tmp_path: Path) -> None:
+    """Unsure: imgkit then names no device as missing and lets Podman say what it lacks."""
+    pytest.importorskip("tomllib")
+    conf(tmp_path / "etc/containers/containers.conf", "[engine\ncdi_spec_dirs = \n")
+    assert podman_spec_dirs(None, {}, tmp_path, tmp_path) == (list(PODMAN_SPEC_DIRS), False)
 
 
 PODMAN_LOG = [

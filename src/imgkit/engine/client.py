@@ -119,12 +119,13 @@ class Client:
     def cdi(self) -> tuple[list[str], list[str] | None]:
         """The engine's CDI spec folders (none: CDI is off) and the device names it found in
         them (None: an engine before API 1.50 does not say). Podman does not say either:
-        its folders are the ones it always reads, and imgkit reads their names there when
-        the service is on this machine (engine/cdi_specs.py)."""
+        its folders are containers.conf's, and imgkit reads their names there when the
+        service is on this machine (engine/cdi_specs.py)."""
         if self.product() == "podman":
-            from .cdi_specs import PODMAN_SPEC_DIRS, device_names
-            local = self.socket_path is not None
-            return list(PODMAN_SPEC_DIRS), device_names(PODMAN_SPEC_DIRS) if local else None
+            from .cdi_specs import device_names, podman_spec_dirs
+            dirs, sure = podman_spec_dirs(self.socket_path)
+            local = self.socket_path is not None and sure
+            return dirs, device_names(dirs) if local else None
         found = self.client.info()
         dirs = [str(d) for d in found.get("CDISpecDirs") or []]
         major, _, minor = str(self.api.api_version).partition(".")
