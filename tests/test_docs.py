@@ -23,6 +23,7 @@ ROOT_FLAGS = {"--version", "--help", "-h", "--install-completion", "--show-compl
 # Other tools' options the pages explain (docker, pip, skopeo, cosign, buildx, pytest, ...)
 FOREIGN = {"--all", "--preserve-digests",          # skopeo copy
            "--arch",                                # debootstrap
+           "--architectures",                       # mmdebstrap
            "--baseline", "--cold",                  # bench/*.py
            "--hash", "--no-cache", "--no-compile",  # pip's lock lines and install, docker build
            "--durations",                           # pytest

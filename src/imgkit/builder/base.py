@@ -52,6 +52,14 @@ def parse_mirrors(given: list[str]) -> dict[str, str]:
     return mirrors
 
 
+def base_settings(mirrors: list[str], source: str) -> dict[str, str]:
+    """--mirror entries as parse_mirrors reads them, once --base-source is known to be one
+    of SOURCES (checked even when every base is already here)."""
+    if source not in SOURCES:
+        raise UsageError(f"--base-source {source!r} is not one of {', '.join(SOURCES)}")
+    return parse_mirrors(mirrors)
+
+
 def pick_mirror(distro: str, mirrors: dict[str, str]) -> str | None:
     """The mirror for `distro`: its own --mirror entry, else a plain one, else the one the
     host's apt already uses (never a hard-coded host)."""

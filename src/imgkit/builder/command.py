@@ -27,7 +27,7 @@ from ..render.contexts import Context
 from ..render.stamp import Stamp
 from ..selection import Selection
 from . import report
-from .base import SOURCES, ensure_base, parse_mirrors
+from .base import base_settings, ensure_base
 from .buildenv import BuildEnv, SecretServer, build_env
 from .buildx import BakeBuilder, refuse_podman, slow_secret_steps_note, why_not_buildkit
 from .freshness import builds_something, check_freshness
@@ -52,9 +52,7 @@ def build(selection: Selection, *, options: BuildOptions, verbose: bool = False,
     selection options only), written when the build ends with everything up to date."""
     started = time.monotonic()
     env = build_env(ca_bundle, index_url, setting_or(None, "extra_index_url"))   # bad CA: exit 2
-    mirror_map = parse_mirrors(mirrors or [])                 # bad --mirror: exit 2
-    if base_source not in SOURCES:                            # even when every base is here
-        raise UsageError(f"--base-source {base_source!r} is not one of {', '.join(SOURCES)}")
+    mirror_map = base_settings(mirrors or [], base_source)    # bad --mirror or source: exit 2
     inputs = plan_inputs(selection) if noop_name is not None else None
     key = fingerprint(inputs) if inputs is not None else ""   # before anything is read
     plan = load_plan(selection)                               # bad matrix: exit 2
