@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
-from imgkit.probe import frameworks  # noqa: E402
+from imgkit.probe import frameworks, turns  # noqa: E402
 
 
 def parse_variant(text: str) -> tuple[str, dict[str, str]]:
@@ -40,7 +40,7 @@ def run_adapter(name: str, env: dict[str, str]) -> dict[str, Any]:
     os.environ.update(env)
     try:
         started = time.perf_counter()
-        result = frameworks.run(name, True)
+        result = turns.run(name, True)
         result["wall_s"] = time.perf_counter() - started
         return result
     finally:

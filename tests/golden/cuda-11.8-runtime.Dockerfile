@@ -36,4 +36,4 @@ ENV CUDA_VERSION="11.8.89" \
     NVIDIA_DRIVER_CAPABILITIES="compute,utility" \
     NVIDIA_REQUIRE_CUDA="cuda>=11.8 driver>=450.80.02"
 USER imgkit
-LABEL org.imgkit.input-hash="4b55bb57d890a69a7ea454b357e10136"
+LABEL org.imgkit.input-hash="5914bc4cf5f11bd109dc4d5df463b6f6"

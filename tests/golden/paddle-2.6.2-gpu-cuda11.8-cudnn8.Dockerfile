@@ -42,4 +42,4 @@ RUN imgkit-build-env pip install --no-cache-dir --constraint /opt/imgkit/constra
  && imgkit-link-libs \
  && imgkit-normalise
 USER imgkit
-LABEL org.imgkit.input-hash="5088a3ee04e8e4b8bdb12b76ee419630"
+LABEL org.imgkit.input-hash="8c41013cfe4bd29d4045f5389318b966"

@@ -43,4 +43,4 @@ RUN imgkit-build-env pip install --no-cache-dir --constraint /opt/imgkit/constra
 EXPOSE 8888
 USER imgkit
 CMD ["jupyter", "lab"]
-LABEL org.imgkit.input-hash="aa9402ab462a125b3693c3f5c157203e"
+LABEL org.imgkit.input-hash="b37f305d97494c5340d1595961435087"

@@ -58,4 +58,4 @@ ENV PATH=/opt/venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/
     LD_LIBRARY_PATH=/opt/imgkit/lib
 WORKDIR /workspace
 USER imgkit
-LABEL org.imgkit.input-hash="e3e7973283b97be526ce21a198b9d798"
+LABEL org.imgkit.input-hash="1fa7bb26dd3e6783feb8755e644168ce"

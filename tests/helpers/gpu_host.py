@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from imgkit.options import Thresholds
-from imgkit.probe import channel, frameworks
+from imgkit.probe import channel, frameworks, turns
 from imgkit.verify.evaluate import evaluate
 from imgkit.verify.expect import Expectations
 from imgkit.verify.facts import parse_report
@@ -105,7 +105,7 @@ def framework_facts(name: str, prelude: str = "", **env: str) -> dict[str, Any]:
         Path(folder, "sitecustomize.py").write_text(f"import {module}\n{prelude}\n" if prelude else "")
         os.environ.update({"PYTHONPATH": folder, **env})
         try:
-            return frameworks.run(name, want_gpu=True)
+            return turns.run(name, want_gpu=True)
         finally:
             os.environ.clear()
             os.environ.update(old)

@@ -10,7 +10,7 @@ import time
 # Only what starts the frameworks' import is imported before it: that import is the probe's
 # critical path (most of its time), and every module before it delays it. The rest is
 # imported in main() once the adapters run.
-from . import PROBE_VERSION, channel, frameworks
+from . import PROBE_VERSION, channel, frameworks, turns
 
 # The environment the report carries: what the NVIDIA runtime and the loader need, and the
 # variables that switch a framework's TF32 use.
@@ -126,9 +126,10 @@ def main(argv=None):
     # A framework's import is most of the probe's time: each adapter starts at once, in its
     # own interpreter, and imports while the libraries are examined and the probe's own GPU
     # section runs. Their GPU steps then take turns (`go`), after the probe's measurements,
-    # so that nothing shares the GPU with a timing: AMP steps included.
+    # so that nothing shares the GPU with a timing: AMP steps included. The first ready
+    # goes first.
     started_fw = time.monotonic()
-    adapters = {name: frameworks.Adapter(name, not args.no_gpu) for name in present}
+    adapters = {name: turns.Adapter(name, not args.no_gpu) for name in present}
     import json
     from concurrent.futures import ThreadPoolExecutor
 
@@ -143,7 +144,9 @@ def main(argv=None):
         libraries, bare_names = pool.submit(timed, seconds, "libraries", examine_libraries,
                                             names).result()
         gpu = timed(seconds, "gpu", gpu_facts, args, libraries)
-        found = {name: adapter.result() for name, adapter in adapters.items()}
+        results = {adapter.name: adapter.result(timeout) for adapter, timeout
+                   in turns.by_readiness(adapters.values())}
+        found = {name: results[name] for name in adapters}
         seconds["frameworks"] = round(time.monotonic() - started_fw, 3)
         pip = pip_run.result()
         ran_commands = commands_run.result() if commands_run is not None else None

@@ -6,14 +6,7 @@ and one mixed-precision training step (FP16 with a loss scaler, BF16) timed agai
 from __future__ import annotations
 
 import importlib.util
-import json
-import os
 import re
-import subprocess
-import sys
-import time
-
-from . import channel
 
 COMMON = r'''
 import json, math, os, random, sys, time, traceback
@@ -65,7 +58,15 @@ def read_switches(readers):
     return found
 def wait_turn():
     """The probe says when this adapter may use the GPU (a line on stdin); until then it
-    has only imported. No line (the probe is gone): nothing more to do."""
+    has only imported and prepared. It tells the probe it is ready first (a byte on the
+    pipe the probe gave it). No line (the probe is gone): nothing more to do."""
+    ready = os.environ.pop("IMGKIT_READY_FD", "")
+    if ready:
+        try:
+            os.write(int(ready), b"r")
+            os.close(int(ready))
+        except (OSError, ValueError):
+            pass
     if not sys.stdin.readline():
         os._exit(0)
     mark("waited")
@@ -385,63 +386,3 @@ MISSING_LIB = re.compile(r"(lib[\w.+-]+\.so[\w.]*): cannot open shared object fi
 def present():
     return [name for name, (module, _) in ADAPTERS.items()
             if importlib.util.find_spec(module) is not None]
-
-
-class Adapter:
-    """One framework's adapter in its own interpreter, started at once so that it imports
-    beside everything else. With a GPU wanted it holds its GPU steps until `go()`: the
-    adapters import side by side, but no two (and not the probe's own measurements) use the
-    GPU at the same time."""
-
-    def __init__(self, name, want_gpu, timeout=300):
-        _, code = ADAPTERS[name]
-        env = dict(os.environ)
-        for key, value in CHILD_ENV.items():
-            env.setdefault(key, value)
-        self.timeout = timeout
-        self.token = channel.new_token()
-        self.started = time.monotonic()
-        self.proc = subprocess.Popen(
-            [sys.executable, "-c", "WANT_GPU = %r\n" % want_gpu + channel.emit_code(self.token)
-             + code],
-            stdin=subprocess.PIPE if want_gpu else subprocess.DEVNULL,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-
-    def go(self):
-        """Its turn on the GPU. An adapter that found no GPU (or failed to import) never
-        asks, and may have exited already."""
-        stdin, self.proc.stdin = self.proc.stdin, None   # communicate() must not touch it again
-        if stdin is None:
-            return
-        try:
-            stdin.write("go\n")
-            stdin.close()
-        except OSError:   # BrokenPipeError among them
-            pass
-
-    def result(self):
-        """Its report, once it exits (`timeout` seconds after `go()` at most)."""
-        self.go()
-        try:
-            stdout, stderr = self.proc.communicate(timeout=self.timeout)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.communicate()
-            return {"imported": False, "error": "timed out after %d s" % self.timeout}
-        try:
-            result = json.loads(channel.unframe(stdout, self.token) or "")
-        except ValueError:
-            tail = (stderr or stdout).strip().splitlines()[-3:]
-            result = {"imported": False, "error": "crashed (exit %d): %s" % (
-                self.proc.returncode, " | ".join(tail))}
-        missing = MISSING_LIB.search(result.get("error", "") + stderr)
-        if missing:
-            result["missing_library"] = missing.group(1)
-        if isinstance(result.get("seconds"), dict):   # the interpreter's start and exit included
-            result["seconds"]["wall"] = round(time.monotonic() - self.started, 3)
-        return result
-
-
-def run(name, want_gpu, timeout=300):
-    """One adapter on its own, start to end."""
-    return Adapter(name, want_gpu, timeout).result()
