@@ -134,11 +134,11 @@ CaBundle = Annotated[Optional[str], typer.Option(
     help="An extra CA bundle pip trusts during builds only (default: the host's "
          "/etc/ssl/certs/ca-certificates.crt when present; none to disable).")]
 BaseSource = Annotated[str, typer.Option(
-    "--base-source", metavar="auto|pull|mmdebstrap|debootstrap",
-    help="Where the base OS image comes from. auto: pulled when a registry answers, else "
-         "made from the distro's mirror (mmdebstrap for Debian, debootstrap for Ubuntu); "
-         "pull; or made by the tool named. The tool is part of the base: another makes "
-         "other bytes.")]
+    "--base-source", metavar="SOURCE",
+    help="Where the base OS image comes from: auto (pulled when a registry answers, else "
+         "made from the distro's mirror: mmdebstrap for Debian, debootstrap for Ubuntu), "
+         "pull, mmdebstrap or debootstrap (made by that tool). The tool is part of the "
+         "base: another makes other bytes.")]
 Mirror = Annotated[Optional[list[str]], typer.Option(
     "--mirror", metavar="URL", envvar="IMGKIT_MIRROR",
     help="The distro mirror a base is made from when no registry answers: URL, "
