@@ -21,17 +21,18 @@ from .base_image import pull_base
 from .hostlock import one_maker_of
 
 REGISTRY_PROBE = ("registry-1.docker.io", 443)
-# The tools that make a base. The tool is an input: two tools make the same packages but
-# not the same bytes, so a missing tool is refused, never swapped for the other.
-MAKERS = ("mmdebstrap", "debootstrap")
+# The tools that make a base, each with the distros it makes right, the default first. The
+# tool is an input: two tools make the same packages but not the same bytes, so a missing
+# tool is refused, never swapped for the other. mmdebstrap makes debootstrap's Debian
+# packages, the same versions, in half the time (docs/benchmarks.md); its Ubuntu minbase
+# lacks apt, gpgv and the archive keyring that debootstrap's has.
+MAKERS = {"mmdebstrap": ("debian",), "debootstrap": ("debian", "ubuntu")}
 SOURCES = ("auto", "pull", *MAKERS)
 
 
 def default_maker(os_release: OsRelease) -> str:
-    """mmdebstrap for Debian: debootstrap's packages, the same versions, in half the time
-    (docs/benchmarks.md). debootstrap for Ubuntu, whose minbase from mmdebstrap lacks apt,
-    gpgv and the archive keyring that debootstrap's has."""
-    return "mmdebstrap" if os_release.distro == "debian" else "debootstrap"
+    """The first tool of MAKERS that makes the release's distro right."""
+    return next(m for m, distros in MAKERS.items() if os_release.distro in distros)
 
 
 # What may reach debootstrap's argv and the base image's LABEL: no quotes, no spaces.
@@ -347,17 +348,20 @@ def _can_make(ref: str, os_release: OsRelease, mirror: str | None, platform: str
     if mirror is None:
         raise HostError(f"no {distro} mirror found in the host's apt sources to make {ref}",
                         hint=f"pass --mirror {distro}=URL or set IMGKIT_MIRROR")
-    if maker == "mmdebstrap" and distro != "debian":
-        raise UsageError(f"{ref}: mmdebstrap's {distro} minbase lacks apt and the archive "
-                         "keyring", hint="--base-source auto makes it with debootstrap")
-    others = " or ".join(f"--base-source {m}" for m in MAKERS if m != maker)
-    fallback = f"{others} makes a base of other bytes (every image above it changes)"
+    if distro not in MAKERS[maker]:
+        raise UsageError(f"{ref}: {maker}'s {distro} minbase lacks apt and the archive "
+                         "keyring", hint=f"--base-source auto makes it with "
+                                         f"{default_maker(os_release)}")
+    others = " or ".join(f"--base-source {m}" for m, distros in MAKERS.items()
+                         if m != maker and distro in distros)
+    fallback = (f"; {others} makes a base of other bytes (every image above it changes)"
+                if others else "")
     if shutil.which(maker) is None:
         raise HostError(f"{maker} is not installed; it makes the base image when no registry "
-                        "is reachable", hint=f"apt-get install {maker}; {fallback}")
+                        "is reachable", hint=f"apt-get install {maker}{fallback}")
     if maker == "mmdebstrap" and not MERGED_USR_HOOK.is_dir():
         raise HostError(f"mmdebstrap's merged-usr hook {MERGED_USR_HOOK} is missing",
-                        hint=f"install mmdebstrap 1.0 or later; {fallback}")
+                        hint=f"install mmdebstrap 1.0 or later{fallback}")
     if not Path(os_release.keyring).is_file():
         raise HostError(f"the {distro} archive keyring {os_release.keyring} is missing: "
                         f"{name} from {mirror} cannot be verified",
