@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Make this machine able to build: a running Docker engine with BuildKit (engine 23 or later
 # and the buildx plugin, so `imgkit build` bakes by default), mmdebstrap and debootstrap (the
-# base image when no registry is reachable: mmdebstrap makes Debian's, debootstrap Ubuntu's). That is all `make build` needs; the test tools come
-# with `make test` (.ci/setup-test-tools.sh).
+# base image when no registry is reachable: mmdebstrap makes Debian's, debootstrap Ubuntu's).
+# That is all `make build` needs; the test tools come with `make test`
+# (.ci/setup-test-tools.sh).
 #
 # Which engine:
 # - one already running is used as it is (imgkit's legacy builder builds where it lacks
@@ -32,11 +33,16 @@ apt_install() {
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "$@"
 }
 
-if ! docker info >/dev/null 2>&1; then
-  missing=()
+# the tools that make a base image, those not installed added to `missing`
+base_tools_missing() {
   for tool in mmdebstrap debootstrap; do
     command -v "$tool" >/dev/null 2>&1 || missing+=("$tool")
   done
+}
+
+if ! docker info >/dev/null 2>&1; then
+  missing=()
+  base_tools_missing
   if [ ! -x "$ENGINE/usr/sbin/dockerd" ] &&
      ! { command -v dockerd >/dev/null 2>&1 && [ "$(dockerd --version | cut -d' ' -f3 | major)" -ge 23 ]; }; then
     [ -n "$apt_updated" ] || { $SUDO apt-get update -q; apt_updated=1; }
@@ -70,9 +76,7 @@ if ! docker info >/dev/null 2>&1; then
   docker info >/dev/null 2>&1 || { echo "setup-host: dockerd did not start:"; tail -20 "$LOG"; exit 1; }
 else
   missing=()
-  for tool in mmdebstrap debootstrap; do
-    command -v "$tool" >/dev/null 2>&1 || missing+=("$tool")
-  done
+  base_tools_missing
   [ "${#missing[@]}" -eq 0 ] || { echo "setup-host: installing ${missing[*]}"; apt_install "${missing[@]}"; }
 fi
 

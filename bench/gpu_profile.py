@@ -23,6 +23,7 @@ import sys
 import time
 from pathlib import Path
 from typing import Any
+from unittest.mock import patch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 from imgkit.probe import frameworks, turns  # noqa: E402
@@ -36,19 +37,11 @@ def parse_variant(text: str) -> tuple[str, dict[str, str]]:
 
 
 def run_adapter(name: str, env: dict[str, str]) -> dict[str, Any]:
-    saved = {k: os.environ.get(k) for k in env}
-    os.environ.update(env)
-    try:
+    with patch.dict(os.environ, env):     # the adapter's interpreter inherits it
         started = time.perf_counter()
         result = turns.run(name, True)
-        result["wall_s"] = time.perf_counter() - started
-        return result
-    finally:
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
+    result["wall_s"] = time.perf_counter() - started
+    return result
 
 
 def flatten(result: dict[str, Any]) -> dict[str, float]:
