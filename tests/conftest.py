@@ -189,13 +189,15 @@ def project(tmp_path: Path) -> Path:
 @pytest.fixture(scope="session")
 def mini_stack(engine, base_image, namespace, tmp_path_factory) -> MiniStack:
     """A real imgkit image: Debian + python3 + the CUDA 11.8 runtime wheel, and its parent,
-    built by `imgkit build` as a user would."""
+    built by `imgkit build` as a user would, without the layer cache (`--force`): an unlocked
+    python layer takes the day's security fixes, and one cached on an earlier day would hold
+    fewer of them than its rebuild (`imgkit reproduce`) or `imgkit outdated` sees today."""
     project = tmp_path_factory.mktemp("mini")
     (project / "images").mkdir()
     (project / "images" / "mini.yaml").write_text(MINI_FAMILY)
     report = project / "build.json"
     done = subprocess.run([sys.executable, "-m", "imgkit", "build", "--images", str(project / "images"),
-                           "--namespace", namespace, "--json", str(report)],
+                           "--namespace", namespace, "--json", str(report), "--force"],
                           capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stdout + done.stderr
     tags = [i["tag"] for i in json.loads(report.read_text())["images"]]
