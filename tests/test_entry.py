@@ -33,7 +33,7 @@ def test_fast_path_options_match_the_cli() -> None:
     assert params["namespace"].default is None  # type: ignore[attr-defined]
     # imgkit ci's, the extra index the build reads from the project only, and imgkit scan's
     assert set(PROJECT_ENV) - set(params) == {"registry", "extra_index_url", "vulnerability_db",
-                                               "fail_on"}
+                                               "fail_on", "scanner"}
     for name, var in PROJECT_ENV.items():    # the variables the fast path reads through it
         if name in params:
             assert params[name].envvar == var  # type: ignore[attr-defined]

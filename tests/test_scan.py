@@ -102,6 +102,16 @@ def test_a_waiver_by_alias_until_it_expires_never_of_what_a_version_fixes() -> N
                       "low", TODAY).failed
 
 
+def test_a_waiver_of_a_vendored_copy_holds_though_its_package_has_a_fix() -> None:
+    """No upgrade of setuptools reaches the copy inside pip: the waiver holds, saying what
+    fixes it and who must ship that; unwaived, it fails as any finding does."""
+    from dataclasses import replace
+    vendored = replace(finding(7.5, fixed=("78.1.1",), package="setuptools"), vendored=True)
+    held = decide([vendored], (waiver(TODAY, package="setuptools"),), "low", TODAY)
+    assert not held.failed and "vendored copy: 78.1.1 fixes it only when" in held.judged[0].why
+    assert decide([vendored], (), "high", TODAY).failed
+
+
 def test_the_report_says_each_finding_on_one_whole_line_and_the_verdict() -> None:
     from imgkit.scan.findings import Scan
     found = [finding(9.8, fixed=("23.3",)), finding(2.0, vid="PYSEC-2", aliases=())]

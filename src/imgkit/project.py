@@ -13,6 +13,7 @@ theirs. Every command run anywhere inside the project then sees the same matrix.
     extra_index_url = "https://pypi.example.com/team/simple"   # and one more beside it
     vulnerability_db = "advisories"     # `imgkit scan`'s advisory database (osv.dev's zips)
     fail_on = "high"                    # the severity `imgkit scan` fails from
+    scanner = "trivy"                   # `imgkit scan`'s scanner (default: osv-scanner)
     [select]                            # what a command works on when no --cuda, --only or
     cuda = "12.8"                       # --platform is given
     only = ["ml/pytorch:*"]
@@ -23,7 +24,7 @@ theirs. Every command run anywhere inside the project then sees the same matrix.
 
 A setting comes from, first to last: the command line, an IMGKIT_* variable (IMGKIT_IMAGES,
 IMGKIT_TEMPLATES, IMGKIT_COMPAT, IMGKIT_NAMESPACE, IMGKIT_REGISTRY, IMGKIT_INDEX_URL,
-IMGKIT_EXTRA_INDEX_URL, IMGKIT_VULNERABILITY_DB, IMGKIT_FAIL_ON), the project file, imgkit's
+IMGKIT_EXTRA_INDEX_URL, IMGKIT_VULNERABILITY_DB, IMGKIT_FAIL_ON, IMGKIT_SCANNER), the project file, imgkit's
 default.
 Standard library only: the no-op build's fast path reads it too."""
 from __future__ import annotations
@@ -38,11 +39,12 @@ from .selection import DEFAULT_IMAGES, DEFAULT_NAMESPACE, Selection
 
 PROJECT_FILE = "imgkit.toml"
 PATHS = ("images", "templates", "compat", "vulnerability_db")
-TEXTS = ("namespace", "registry", "index_url", "extra_index_url", "fail_on")
+TEXTS = ("namespace", "registry", "index_url", "extra_index_url", "fail_on", "scanner")
 ENV = {"images": "IMGKIT_IMAGES", "templates": "IMGKIT_TEMPLATES", "compat": "IMGKIT_COMPAT",
        "namespace": "IMGKIT_NAMESPACE", "registry": "IMGKIT_REGISTRY",
        "index_url": "IMGKIT_INDEX_URL", "extra_index_url": "IMGKIT_EXTRA_INDEX_URL",
-       "vulnerability_db": "IMGKIT_VULNERABILITY_DB", "fail_on": "IMGKIT_FAIL_ON"}
+       "vulnerability_db": "IMGKIT_VULNERABILITY_DB", "fail_on": "IMGKIT_FAIL_ON",
+       "scanner": "IMGKIT_SCANNER"}
 
 
 @dataclass(frozen=True)
@@ -58,6 +60,7 @@ class Settings:
     extra_index_url: str | None = None
     vulnerability_db: Path | None = None    # `imgkit scan`'s advisory database (a folder)
     fail_on: str | None = None              # the severity `imgkit scan` fails from
+    scanner: str | None = None              # `imgkit scan`'s scanner (osv-scanner, trivy)
 
     def given(self) -> frozenset[str]:
         return frozenset(f.name for f in fields(self) if getattr(self, f.name) is not None)
@@ -152,7 +155,8 @@ def _checked(path: Path, table: dict[str, object]) -> Project:
                         compat=paths.get("compat"), namespace=texts.get("namespace"),
                         registry=texts.get("registry"), index_url=texts.get("index_url"),
                         extra_index_url=texts.get("extra_index_url"),
-                        vulnerability_db=paths.get("vulnerability_db"), fail_on=texts.get("fail_on"))
+                        vulnerability_db=paths.get("vulnerability_db"), fail_on=texts.get("fail_on"),
+                        scanner=texts.get("scanner"))
     return Project(file=path, settings=settings, select=select, cluster=cluster,
                    labels=team_labels)
 

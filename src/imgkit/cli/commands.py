@@ -235,9 +235,9 @@ def check_signed(image: flags.RemoteImage, trusted_key: flags.TrustedKey = None,
 @command(PROVE, "Known vulnerabilities: a real scanner, offline, held to waivers.")
 def scan(image: flags.ScanImage = None, db: flags.AdvisoryDb = None, fail_on: flags.FailOn = None,
          json_file: flags.Json = None, metrics: flags.ScanMetrics = None,
-         update_db: flags.UpdateDb = False) -> int:
-    """Scan an image for known vulnerabilities with osv-scanner, offline, against the
-    advisory database on disk; each finding at or above --fail-on fails unless the project's
+         update_db: flags.UpdateDb = False, scanner: flags.ScannerName = None) -> int:
+    """Scan an image for known vulnerabilities with osv-scanner (or trivy), offline,
+    against the advisory database on disk; each finding at or above --fail-on fails unless the project's
     images/vulnerabilities.yaml waives it (a waiver that expired, or covers what a version
     now fixes, fails too).
 
@@ -246,7 +246,7 @@ def scan(image: flags.ScanImage = None, db: flags.AdvisoryDb = None, fail_on: fl
     fails; 2: bad input; 3: no engine, scanner or database (see --update-db), or it failed."""
     from ..scan.command import scan as run
     return run(image=image, db=db, fail_on=fail_on, json_file=json_file, update_db=update_db,
-               metrics=metrics)
+               metrics=metrics, scanner=scanner)
 
 
 @command(SHIP, "Push verified images to registries, by digest.")

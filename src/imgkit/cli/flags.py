@@ -423,13 +423,18 @@ ScanImage = Annotated[Optional[str], typer.Argument(
                           "scanned).",
     show_default=False)]
 UpdateDb = Annotated[bool, typer.Option(
-    "--update-db", help="First fetch osv.dev's advisory zips into the database folder, those "
-                        "missing or older than a day: PyPI's and those of the distributions "
-                        "the matrix builds on.")]
+    "--update-db", help="First fetch the scanner's database into the database folder: for "
+                        "osv-scanner, osv.dev's zips missing or older than a day (PyPI's and "
+                        "those of the distributions the matrix builds on); for trivy, its own "
+                        "download.")]
 AdvisoryDb = Annotated[Optional[Path], typer.Option(
-    "--db", metavar="DIR", help="The advisory database: osv.dev's zips as DIR/osv-scalibr/"
-    "<Ecosystem>/all.zip (default: IMGKIT_VULNERABILITY_DB, else the project file's "
-    "vulnerability_db).", show_default=False)]
+    "--db", metavar="DIR", help="The advisory database, in the scanner's own layout: "
+    "osv.dev's zips as DIR/osv-scalibr/<Ecosystem>/all.zip, or trivy's DIR/db/trivy.db "
+    "(default: IMGKIT_VULNERABILITY_DB, else the project file's vulnerability_db).",
+    show_default=False)]
+ScannerName = Annotated[Optional[str], typer.Option(
+    "--scanner", metavar="osv-scanner|trivy", help="The scanner to run (default: "
+    "IMGKIT_SCANNER, else the project file's scanner, else osv-scanner).", show_default=False)]
 FailOn = Annotated[Optional[str], typer.Option(
     "--fail-on", metavar="low|medium|high|critical", help="The severity a finding fails "
     "from, unless waived (default: IMGKIT_FAIL_ON, else the project file's fail_on, else "

@@ -1,9 +1,10 @@
 """`imgkit scan IMAGE`: the image saved as the engine holds it (a registry reference is
-pulled by digest first, as verify pulls it: what production serves today), scanned by osv-scanner
-offline against the advisory database on disk, each finding held to the threshold and the
-project's waivers. Exit 0: nothing fails; 1: a finding fails (or a waiver expired or no
-longer holds); 2: bad input (a waiver file, the threshold); 3: the host (no engine, no
-scanner, no database, the scanner failing)."""
+pulled by digest first, as verify pulls it: what production serves today), scanned by
+osv-scanner or trivy (scanners.py) offline against the advisory database on disk, each
+finding held to the threshold and the project's waivers. Exit 0: nothing fails; 1: a
+finding fails (or a waiver expired or no longer holds); 2: bad input (a waiver file, the
+threshold, the scanner's name); 3: the host (no engine, no scanner, no database, the
+scanner failing)."""
 from __future__ import annotations
 
 import datetime as dt
@@ -18,11 +19,11 @@ from ..errors import EXIT_FAILED, EXIT_OK, CompatError, HostError, SpecError, Us
 from ..matrix.waivers import load_waivers, waivers_path
 from ..outputs import write_output
 from ..project import scan_required, selection_from, setting_or
-from . import record, report, scanner
-from .database import ecosystems_for, update
-from .findings import LEVELS, Finding, Scan, Unreadable, parse
+from . import record, report
+from .findings import LEVELS, Finding, Scan, Unreadable
 from .gate import FAILED, decide
 from .origin import layer_origins
+from .scanners import Scanner, scanner_named
 
 DEFAULT_FAIL_ON = "high"
 
@@ -46,32 +47,33 @@ def database_of(given: Path | None) -> Path:
 
 def scan(*, image: str | None, db: Path | None = None, fail_on: str | None = None,
          json_file: Path | None = None, today: dt.date | None = None,
-         update_db: bool = False, metrics: str | None = None) -> int:
-    """`update_db`: osv.dev's zips fetched into the database first (alone without IMAGE).
-    `metrics`: the scan as Prometheus metrics too, into a file or to a Pushgateway."""
+         update_db: bool = False, metrics: str | None = None, scanner: str | None = None) -> int:
+    """`update_db`: the scanner's database fetched first (alone without IMAGE). `metrics`:
+    the scan as Prometheus metrics too, into a file or to a Pushgateway. `scanner`:
+    osv-scanner (the default, or the project's `scanner` setting) or trivy."""
     threshold = threshold_of(fail_on)                        # bad: exit 2, first
+    chosen = scanner_named(setting_or(scanner, "scanner"))   # bad: exit 2
     if image is None and not update_db:
         raise UsageError("imgkit scan needs an IMAGE", hint="or --update-db alone, to fetch the "
                          "advisory database only")
     waivers = load_waivers(waivers_path(selection_from().images)) if image else ()  # bad: exit 2
     database = database_of(db)
     if update_db:
-        update(database, ecosystems_for(matrix_distros()), log=stderr_line)   # offline: exit 3
+        chosen.update(database, matrix_distros(), stderr_line)   # offline: exit 3
     if image is None:                                        # --update-db alone
         return EXIT_OK
-    tool = scanner.find_scanner()                            # none: exit 3
-    zips = scanner.database_zips(database)                   # none: exit 3
+    tool = chosen.find()                                     # none: exit 3
+    ecosystems, age = chosen.database(database)              # none: exit 3
     engine = connect()                                       # unreachable: exit 3
     info = subject(engine, image)
     started, wall_started = time.monotonic(), time.time()
-    findings = scanned(engine, info, tool, database)
-    result = Scan(image=image, image_id=info.id, scanner=scanner.version_of(tool),
+    findings = scanned(engine, info, chosen, tool, database)
+    result = Scan(image=image, image_id=info.id, scanner=chosen.version(tool),
                   findings=tuple(findings))
     decision = decide(findings, waivers, threshold, today or dt.date.today())
     for line in report.lines(result, decision, threshold):
         print(line, flush=True)
     report.warn_unused(decision)
-    ecosystems, age = list(zips), _age_days(list(zips.values()))
     stale = record.stale(age)
     if stale:
         stderr_line(f"warning: the advisory database at {database} is {age} days old: what was "
@@ -107,7 +109,8 @@ def subject(engine: Engine, image: str) -> ImageInfo:
     return fetch_or_host_fault(engine, remote, retry_for=PUBLISH_DEFAULTS.retry_for)[1]
 
 
-def scanned(engine: Engine, info: ImageInfo, tool: Path, database: Path) -> list[Finding]:
+def scanned(engine: Engine, info: ImageInfo, chosen: Scanner, tool: Path,
+            database: Path) -> list[Finding]:
     """The scanner's findings in the image as the engine saves it, each with the layer (and
     the image of its chain) that brought it."""
     with tempfile.TemporaryDirectory(prefix="imgkit-scan-") as work:
@@ -115,11 +118,10 @@ def scanned(engine: Engine, info: ImageInfo, tool: Path, database: Path) -> list
         with archive.open("wb") as out:
             for chunk in engine.save(info.id):
                 out.write(chunk)
-        raw = scanner.run(tool, archive, database, Path(work) / "osv.json")
-    try:
-        findings = parse(raw)
-    except Unreadable as exc:
-        raise HostError(f"osv-scanner's output is not what it writes: {exc}") from None
+        try:
+            findings = chosen.findings(tool, archive, database, Path(work), info.layers)
+        except Unreadable as exc:
+            raise HostError(f"{chosen.name}'s output is not what it writes: {exc}") from None
     origins = layer_origins(engine, info)
     return [replace(f, origin=origins[f.layer]) if f.layer is not None and f.layer < len(origins)
             else f for f in findings]
@@ -146,8 +148,3 @@ def matrix_distros() -> set[str]:
         return set()
     return {t.os_release.distro for t in plan.targets if t.os_release is not None}
 
-
-def _age_days(zips: list[Path]) -> int | None:
-    """How old the newest of the database's zips is, in whole days."""
-    times = [p.stat().st_mtime for p in zips]
-    return int((time.time() - max(times)) // 86400) if times else None

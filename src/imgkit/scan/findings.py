@@ -1,7 +1,8 @@
 """What the scanner found, in one model whatever scanner found it: each vulnerability of each
 package it matched (the scanner's own match: imgkit compares no versions itself), with its
 id and aliases, the package and its ecosystem, the installed version and the versions that
-fix it, its severity (the scanner's CVSS score, as a level), and where it was found (the
+fix it, its severity (the scanner's own rating where it gives one, else its CVSS score as a
+level), and where it was found (the
 file, the image layer)."""
 from __future__ import annotations
 
@@ -29,10 +30,15 @@ class Finding:
     step: str = ""                    # the build step that made that layer, as history has it
     origin: str = ""                  # that layer's image: its tag, or how it was made
     summary: str = ""
+    rated: str = ""                   # the scanner's own rating (trivy's), when it gives one
+    vendored: bool = False            # a copy inside another package: only its release fixes it
 
     @property
     def level(self) -> str:
-        """low, medium, high or critical (CVSS v3's ratings); unknown without a score."""
+        """low, medium, high or critical (CVSS v3's ratings): the scanner's rating, else its
+        score's; unknown without either."""
+        if self.rated in LEVELS:
+            return self.rated
         if self.score is None:
             return "unknown"
         if self.score >= 9.0:

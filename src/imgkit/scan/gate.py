@@ -1,7 +1,8 @@
 """The decision on an image's findings: each one at or above the threshold fails unless a
 waiver covers it; a waiver that has expired, or covers a finding a version now fixes (as
-AWS's gate has it: waive what cannot be fixed, upgrade what can), fails too; one that covers
-nothing is a warning (it outlived its finding). Pure logic."""
+AWS's gate has it: waive what cannot be fixed, upgrade what can), fails too, unless the
+finding is a copy vendored inside another package (no upgrade of its own reaches it); one
+that covers nothing is a warning (it outlived its finding). Pure logic."""
 from __future__ import annotations
 
 import datetime as dt
@@ -62,8 +63,12 @@ def _waived(finding: Finding, waiver: Waiver, today: dt.date) -> Judged:
     if waiver.expires < today:
         return Judged(finding, FAILED, f"its waiver expired on {waiver.expires} "
                       f"({waiver.who}: {waiver.reason})", waiver)
-    if finding.fixed:
+    if finding.fixed and not finding.vendored:
         return Judged(finding, FAILED, f"waived, but {', '.join(finding.fixed)} fixes it now: "
                       f"upgrade {finding.package} (the waiver: {waiver.reason})", waiver)
+    if finding.fixed:       # a vendored copy: the package that vendors it must release the fix
+        return Judged(finding, WAIVED, f"waived until {waiver.expires} by {waiver.who}: "
+                      f"{waiver.reason} (a vendored copy: {', '.join(finding.fixed)} fixes it "
+                      "only when the package that vendors it ships that)", waiver)
     return Judged(finding, WAIVED, f"waived until {waiver.expires} by {waiver.who}: "
                   f"{waiver.reason}", waiver)

@@ -14,7 +14,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ..cache import cache_dir, write_whole
-from .scanner import MODULE
+from .scanners import SCANNERS
 
 FORMAT = 1
 STALE_DAYS = 7          # osv.dev rebuilds its zips daily; a week-old copy misses a week of advisories
@@ -59,9 +59,10 @@ def vuln_predicate(image_id: str) -> bytes | None:
     except (OSError, ValueError):
         return None
     name, _, version = record.scanner.partition(" ")
+    known = SCANNERS.get(name)
     return json.dumps({
         "invocation": {"parameters": None, "uri": "", "event_id": "", "builder.id": ""},
-        "scanner": {"uri": f"pkg:golang/{MODULE}@v{version}" if name == "osv-scanner" else name,
+        "scanner": {"uri": f"pkg:golang/{known.module}@v{version}" if known else name,
                     "version": version,
                     "db": {"uri": record.database, "version": f"{record.database_age_days} days old"},
                     "result": result},
