@@ -31,14 +31,14 @@ test-tools: host      ## what the tests need on the host: QEMU, a registry, skop
 
 TOOLS ?= $(HOME)/.cache/imgkit-tools
 
-scanner:              ## osv-scanner, pinned, built from its Go module into ~/.cache/imgkit-tools/bin (imgkit scan runs it)
+scanner:              ## osv-scanner and trivy, pinned, built from their Go modules into ~/.cache/imgkit-tools/bin (imgkit scan runs them)
 	bash .ci/build-scanner.sh
 
-# The scanner's build is minutes of compiling that only the scan tests wait for: started
-# here and left running beside the tests (tests/helpers/scanner.py waits while its status
+# The scanners' build is minutes of compiling that only the scan tests wait for: started
+# here and left running beside the tests (tests/helpers/scanner.py waits while a status
 # says building; the build writes done or failed, and its log beside it).
 scanner-background:
-	@mkdir -p $(TOOLS) && echo building > $(TOOLS)/osv-scanner.status
+	@mkdir -p $(TOOLS) && for n in osv-scanner trivy-fixture trivy; do echo building > $(TOOLS)/$$n.status; done
 	@nohup bash .ci/build-scanner.sh > $(TOOLS)/build-scanner.out 2>&1 &
 
 podman:               ## Podman 5.7, pinned, built from its Go module; its API served rootful and rootless (needs root)

@@ -18,6 +18,7 @@ from .helpers.buildkit import CONFIG, SOCKET, BuildKit
 from .helpers.images import MINI_FAMILY, MiniStack, mini_project
 from .helpers.pipelines import forget
 from .helpers.registry import Registry, start_registry
+from .helpers.scanner import ScanImages, make_scan_images
 
 # A run started in the background by a shell without job control (`cmd &` in a script, as
 # CI launchers do) inherits Ctrl-C as ignored, and so would every imgkit the tests start:
@@ -208,6 +209,13 @@ def mini_stack(engine, base_image, namespace, tmp_path_factory) -> MiniStack:
 @pytest.fixture(scope="session")
 def mini(mini_stack: MiniStack) -> str:
     return mini_stack.mini
+
+
+@pytest.fixture(scope="session")
+def scan_images(engine, mini_stack: MiniStack, namespace) -> ScanImages:
+    """Images whose Python packages and Debian package database sit on each side of every
+    range of tests/data/advisories, for either scanner."""
+    return make_scan_images(engine, mini_stack.python, namespace)
 
 
 @pytest.fixture()

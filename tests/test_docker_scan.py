@@ -18,67 +18,18 @@ from pathlib import Path
 
 import pytest
 
-from imgkit import labels
 from imgkit.matrix import compat
 
-from .helpers.images import MiniStack, build_from_files
 from .helpers.registry import USER, docker_config, skopeo_json, skopeo_tags
-from .helpers.scanner import advisory_database, osv_scanner
+from .helpers.scanner import MISSES, OLD_LIBC, SITE, ScanImages, advisory_database, image_with, osv_scanner
 
 pytestmark = pytest.mark.docker
 
-SITE = "/opt/venv/lib/python3.11/site-packages"
-DIST = "/usr/local/lib/python3.11/dist-packages"
-# (where, package, version): on the vulnerable side of each range
-HITS = [(SITE, "setuptools", "65.5.0"), (SITE, "urllib3", "1.26.17"), (DIST, "urllib3", "2.0.6"),
-        (SITE, "requests", "2.30.0"), (SITE, "py", "1.11.0")]
-# (where, package, version, the record whose range it is just past or before)
-MISSES = [(SITE, "setuptools", "65.5.1", "PYSEC-2022-43012"),
-          (SITE, "setuptools", "70.0.0", "GHSA-cx63-2mw6-8hw5"),
-          (SITE, "setuptools", "78.1.1", "GHSA-5rjg-fvgr-3xxf"),
-          (SITE, "urllib3", "1.26.18", "PYSEC-2023-212"), (DIST, "urllib3", "2.0.7", "PYSEC-2023-212"),
-          (SITE, "requests", "2.31.0", "PYSEC-2023-74"), (DIST, "requests", "2.2.1", "PYSEC-2023-74"),
-          (SITE, "py", "1.11.1", "PYSEC-2022-42969"), (DIST, "pip", "23.3", "PYSEC-2023-228"),
-          (DIST, "pip", "25.3", "GHSA-4xh5-x5gv-qwph")]
-OLD_PIP = (SITE, "pip", "23.0.1")    # the pip bookworm's venv comes with
-# dpkg's database saying libc6 (source package glibc) is the bookworm version before the fix
-OLD_LIBC = "2.36-9+deb12u2"
-
-
-def metadata(where: str, name: str, version: str) -> dict[str, bytes]:
-    """A distribution as pip leaves it: its dist-info's METADATA (no code: the scanner
-    reads what is installed from the metadata, as pip does)."""
-    return {f"{where[1:]}/{name}-{version}.dist-info/METADATA":
-            f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n".encode()}
-
-
-def image_with(engine, ref: str, parent: str, packages: list[tuple[str, str, str]],
-               old_libc: bool = False, own_labels: bool = False) -> str:
-    """`own_labels`: labelled as imgkit labels an image of a chain (its own tag, its parent as
-    its base), so a scan of an image on it names it as the one that brought its layers."""
-    files: dict[str, bytes] = {}
-    for where, name, version in packages:
-        files.update(metadata(where, name, version))
-    steps = f'LABEL {labels.TAG}="{ref}" {labels.BASE_NAME}="{parent}"\n' if own_labels else ""
-    steps += "".join(f"COPY {path} /{path}\n" for path in files)
-    if old_libc:    # the libc6 stanza of dpkg's database, as an image that was never upgraded
-        steps += ("USER root\nRUN sed -i '/^Package: libc6$/,/^$/ s/^Version: .*/Version: "
-                  f"{OLD_LIBC}/' /var/lib/dpkg/status\nUSER imgkit\n")
-    return build_from_files(engine, ref, {"Dockerfile": f"FROM {parent}\n{steps}".encode(), **files})
-
 
 @pytest.fixture(scope="module")
-def scanned(engine, mini_stack: MiniStack, namespace, tmp_path_factory):
-    """The hits stand on an image of a team's chain that holds an old pip (as a venv made
-    by the distro alone would); the misses, on imgkit's python layer."""
-    scanner = osv_scanner()
-    db = advisory_database(tmp_path_factory.mktemp("advisories"))
-    old_pip = image_with(engine, f"{namespace}/scan:old-pip", mini_stack.python, [OLD_PIP],
-                         own_labels=True)
-    hits = image_with(engine, f"{namespace}/scan:hits", old_pip, HITS, old_libc=True)
-    misses = image_with(engine, f"{namespace}/scan:misses", mini_stack.python,
-                        [(where, name, version) for where, name, version, _ in MISSES])
-    return scanner, db, hits, misses
+def scanned(scan_images: ScanImages, tmp_path_factory):
+    return (osv_scanner(), advisory_database(tmp_path_factory.mktemp("advisories")),
+            scan_images.hits, scan_images.misses)
 
 
 def outside_the_tests_project() -> dict[str, str]:
