@@ -166,3 +166,12 @@ def test_a_base_another_imgkit_is_making_is_waited_for_not_made_twice() -> None:
     maker.join(10)
     assert said == [f"another imgkit is making {ref} on this host: waiting for it (Ctrl-C stops waiting)",
                     f"the other imgkit finished making {ref}"]
+
+
+def test_the_base_label_names_the_makers_version_or_the_tool_alone() -> None:
+    from imgkit.builder.base import maker_version
+    assert maker_version("imgkit-no-such-maker") == "imgkit-no-such-maker"
+    for maker in ("mmdebstrap", "debootstrap"):
+        if shutil.which(maker):         # .ci/setup-host.sh installs both
+            name, version = maker_version(maker).split(" ", 1)
+            assert name == maker and version[0].isdigit(), version

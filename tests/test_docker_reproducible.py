@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from imgkit import labels
+
 from .helpers.images import MiniStack, mini_project
 
 pytestmark = pytest.mark.docker
@@ -117,3 +119,6 @@ def test_a_base_made_twice_by_mmdebstrap_is_the_same_image(engine, base_image, n
     assert not errors, errors
     first, second = (engine.image(ref) for ref in refs)
     assert first.id == second.id and first.layers == second.layers
+    # the tool and its version: another version may make other bytes
+    made_by = subprocess.run(["mmdebstrap", "--version"], capture_output=True, text=True).stdout.split()
+    assert first.labels[labels.BASE_SOURCE] == f"mmdebstrap {made_by[1]} bookworm {mirror}"

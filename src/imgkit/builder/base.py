@@ -300,10 +300,21 @@ def make_base(engine: Engine, ref: str, os_release: OsRelease, mirror: str | Non
         tarball = Path(tmp) / "rootfs.tar"
         tar_root(root, tarball, epoch)
         engine.load_rootfs(tarball, ref, platform=platform, labels={
-            labels.BASE_SOURCE: f"{maker} {name} {mirror}",
+            labels.BASE_SOURCE: f"{maker_version(maker)} {name} {mirror}",
             labels.BASE_RELEASE_DATE: released},
             env=["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
                  "LANG=C.UTF-8"], cmd=["/bin/bash"], created=epoch)
+
+
+def maker_version(maker: str) -> str:
+    """The tool and its version as it says them ("mmdebstrap 1.3.5"): another version of the
+    tool may make other bytes, so the base's label names it. The tool alone where it says none."""
+    try:
+        said = subprocess.run([maker, "--version"], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return maker
+    first = said.strip().splitlines()[0] if said.strip() else ""
+    return first if first.startswith(maker + " ") else maker
 
 
 def _run_maker(maker: str, os_release: OsRelease, root: Path, mirror: str,
