@@ -5,6 +5,7 @@ same image; an input that moved is exit 3 before anything is built. Nothing is l
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import threading
@@ -122,3 +123,29 @@ def test_a_base_made_twice_by_mmdebstrap_is_the_same_image(engine, base_image, n
     # the tool and its version: another version may make other bytes
     made_by = subprocess.run(["mmdebstrap", "--version"], capture_output=True, text=True).stdout.split()
     assert first.labels[labels.BASE_SOURCE] == f"mmdebstrap {made_by[1]} bookworm {mirror}"
+
+
+def test_a_second_engine_with_a_store_of_its_own_builds_the_same_mini_chain(
+        engine, mini_stack: MiniStack, namespace, tmp_path):
+    """The second machine, as near as one host gets: another Docker engine with its own
+    data-root, BuildKit cache and bridge, given only the base (the base is an input; made
+    by mmdebstrap it is the same image, above), builds the mini chain from nothing with
+    `imgkit build`. Each image is the same id as this engine's, which built it without the
+    layer cache (conftest's mini_stack), minutes apart."""
+    from .helpers.second_engine import second_engine
+    project = mini_project(tmp_path)
+    ours = {tag: engine.image(tag).id for tag in (mini_stack.python, mini_stack.mini)}
+    with second_engine() as host:
+        env = {**os.environ, "DOCKER_HOST": host}
+        base = f"{namespace}/debian:bookworm"
+        saved = subprocess.Popen(["docker", "save", base], stdout=subprocess.PIPE)
+        loaded = subprocess.run(["docker", "-H", host, "load"], stdin=saved.stdout,
+                                capture_output=True, text=True, timeout=300)
+        assert saved.wait() == 0 and loaded.returncode == 0, loaded.stderr
+        built = subprocess.run([sys.executable, "-m", "imgkit", "build", "--images",
+                                str(project / "images"), "--namespace", namespace],
+                               capture_output=True, text=True, timeout=900, cwd=project, env=env)
+        assert built.returncode == 0, built.stdout + built.stderr
+        theirs = {tag: subprocess.run(["docker", "-H", host, "image", "inspect", "-f", "{{.Id}}", tag],
+                                      capture_output=True, text=True).stdout.strip() for tag in ours}
+    assert theirs == ours, (theirs, ours)
