@@ -5,7 +5,6 @@ same image; an input that moved is exit 3 before anything is built. Nothing is l
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import threading
@@ -125,27 +124,38 @@ def test_a_base_made_twice_by_mmdebstrap_is_the_same_image(engine, base_image, n
     assert first.labels[labels.BASE_SOURCE] == f"mmdebstrap {made_by[1]} bookworm {mirror}"
 
 
-def test_a_second_engine_with_a_store_of_its_own_builds_the_same_mini_chain(
-        engine, mini_stack: MiniStack, namespace, tmp_path):
-    """The second machine, as near as one host gets: another Docker engine with its own
-    data-root, BuildKit cache and bridge, given only the base (the base is an input; made
-    by mmdebstrap it is the same image, above), builds the mini chain from nothing with
-    `imgkit build`. Each image is the same id as this engine's, which built it without the
-    layer cache (conftest's mini_stack), minutes apart."""
+def test_reproduce_on_a_second_engine_gives_the_same_mini_chain(engine, mini_stack: MiniStack,
+                                                                namespace, tmp_path):
+    """The second machine, as near as one host gets: `imgkit reproduce --on` another Docker
+    engine with its own data-root, BuildKit cache and bridge. The base (an input; made by
+    mmdebstrap it is the same image, above) is copied there under a throwaway name, the
+    chain is built there from nothing, and each image is the same id as this engine's
+    (built without the layer cache, conftest's mini_stack). Nothing is left on either
+    engine; the verdict names the other engine as the builder."""
     from .helpers.second_engine import second_engine
     project = mini_project(tmp_path)
     ours = {tag: engine.image(tag).id for tag in (mini_stack.python, mini_stack.mini)}
     with second_engine() as host:
-        env = {**os.environ, "DOCKER_HOST": host}
-        base = f"{namespace}/debian:bookworm"
-        saved = subprocess.Popen(["docker", "save", base], stdout=subprocess.PIPE)
-        loaded = subprocess.run(["docker", "-H", host, "load"], stdin=saved.stdout,
-                                capture_output=True, text=True, timeout=300)
-        assert saved.wait() == 0 and loaded.returncode == 0, loaded.stderr
-        built = subprocess.run([sys.executable, "-m", "imgkit", "build", "--images",
-                                str(project / "images"), "--namespace", namespace],
-                               capture_output=True, text=True, timeout=900, cwd=project, env=env)
-        assert built.returncode == 0, built.stdout + built.stderr
-        theirs = {tag: subprocess.run(["docker", "-H", host, "image", "inspect", "-f", "{{.Id}}", tag],
-                                      capture_output=True, text=True).stdout.strip() for tag in ours}
-    assert theirs == ours, (theirs, ours)
+        done = subprocess.run([sys.executable, "-m", "imgkit", "reproduce", mini_stack.mini,
+                               "--images", str(project / "images"), "--namespace", namespace,
+                               "--on", host], capture_output=True, text=True, timeout=900, cwd=project)
+        left = subprocess.run(["docker", "-H", host, "image", "ls", "-aq"], capture_output=True,
+                              text=True).stdout.split()
+    assert done.returncode == 0, done.stdout + done.stderr
+    for tag, image_id in ours.items():
+        assert f"{tag}: the same image ({image_id[:19]})" in done.stdout
+        assert engine.image(tag).id == image_id            # the user's tags are untouched
+    assert f"on the engine at {host}" in done.stderr and left == [], left
+    assert throwaways(engine) == []
+    out = tmp_path / "verdict.json"
+    verified = subprocess.run([sys.executable, "-m", "imgkit", "verify", mini_stack.mini,
+                               "--gpus", "none", "--json", str(out)], capture_output=True,
+                              text=True, timeout=600)
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+    [check] = [c for c in json.loads(out.read_text())["checks"] if c["name"] == "reproduced"]
+    assert f"at {host}" in check["measured"], check
+    gone = subprocess.run([sys.executable, "-m", "imgkit", "reproduce", mini_stack.mini, "--images",
+                           str(project / "images"), "--namespace", namespace, "--on",
+                           "unix:///run/imgkit-no-such-engine.sock"],
+                          capture_output=True, text=True, timeout=120, cwd=project)
+    assert gone.returncode == 3 and "imgkit-no-such-engine" in gone.stderr, gone.stderr

@@ -4,9 +4,14 @@ throwaway names, and compare: the same image id for every image of its chain, or
 layer that differs and the files that differ within it. The user's images are never touched:
 the throwaway names go, and with them whatever the rebuild made that nothing else uses.
 
+With `--on ADDRESS` the rebuild runs on another Docker engine (another machine's, by its
+DOCKER_HOST address): the base is copied there under a throwaway name, the chain is built
+there from nothing, and its images are compared with this engine's. Nothing but the
+throwaway names is made there, and they go too.
+
 Exit 0: the same image; 1: it differs; 2: not an image of the matrix; 3: it cannot be
 rebuilt here (no BuildKit of the engine's own, an input gone: the image, its base, or the
-inputs it was built from no longer what the matrix says)."""
+inputs it was built from no longer what the matrix says; the other engine unreachable)."""
 from __future__ import annotations
 
 import json
@@ -20,7 +25,7 @@ from pathlib import Path
 from .. import labels, platforms
 from ..console import console, print_warning, stderr_line
 from ..engine import Engine, connect
-from ..errors import EXIT_FAILED, EXIT_OK, HostError, UsageError
+from ..errors import EXIT_FAILED, EXIT_OK, EngineUnavailable, HostError, UsageError
 from ..lock.files import read_locks, requirements
 from ..matrix.load import load_plan
 from ..matrix.plan import Plan, Target, lineage
@@ -125,7 +130,8 @@ def rebuild(engine: Engine, contexts: list[Context], epochs: dict[str, int], *, 
             bake_file = workdir / "docker-bake.json"
             bake_file.write_text(json.dumps(plan.document, indent=2))
             progress = BakeProgress({target_name(tag): tag}, {tag: context.dockerfile})
-            code = quiet.bake(bake_file, environ, progress)
+            where = {"DOCKER_HOST": engine.docker_host} if engine.docker_host else {}
+            code = quiet.bake(bake_file, {**environ, **where}, progress)
             if quiet.cancel.is_set():
                 raise KeyboardInterrupt          # the throwaway names go on the way out
             if code != 0:
@@ -136,8 +142,10 @@ def rebuild(engine: Engine, contexts: list[Context], epochs: dict[str, int], *, 
     return 0
 
 
-def compare(engine: Engine, tag: str, rebuilt_ref: str) -> Compared:
-    original, rebuilt = engine.image(tag), engine.image(rebuilt_ref)
+def compare(engine: Engine, tag: str, rebuilt_ref: str, rebuilt_on: Engine | None = None) -> Compared:
+    """`tag` as `engine` holds it against its rebuild (on `rebuilt_on`, else the same engine)."""
+    other = rebuilt_on or engine
+    original, rebuilt = engine.image(tag), other.image(rebuilt_ref)
     if original is None or rebuilt is None:
         return Compared(tag, original.id if original else "", "")
     if original.id == rebuilt.id:
@@ -146,7 +154,7 @@ def compare(engine: Engine, tag: str, rebuilt_ref: str) -> Compared:
     if index is None or index >= min(len(original.layers), len(rebuilt.layers)):
         return Compared(tag, original.id, rebuilt.id, index)   # the config alone, or a layer more
     files = differences(layer_entries(engine, original.id, original.layers[index]),
-                        layer_entries(engine, rebuilt.id, rebuilt.layers[index]))
+                        layer_entries(other, rebuilt.id, rebuilt.layers[index]))
     return Compared(tag, original.id, rebuilt.id, index, tuple(files))
 
 
@@ -181,7 +189,8 @@ def report(results: list[Compared]) -> None:
 
 
 def reproduce(selection: Selection, image: str, *, builder: str | None = None,
-              ca_bundle: str | None = None, index_url: str | None = None) -> int:
+              ca_bundle: str | None = None, index_url: str | None = None,
+              on: str | None = None) -> int:
     plan = load_plan(selection)
     chain = chain_of(plan, image)
     wanted = {t.tag for t in chain}
@@ -191,7 +200,8 @@ def reproduce(selection: Selection, image: str, *, builder: str | None = None,
     engine = connect()
     refuse_podman(engine, "imgkit reproduce", "run it where a Docker engine holds the image "
                   "(docs/reproducible.md): Podman's builder is not one it compares with")
-    if driver_of(builder) != "docker":
+    other = elsewhere(on, builder)
+    if other is None and driver_of(builder) != "docker":
         raise HostError("reproduce builds with the engine's own BuildKit (the `docker` driver), "
                         "whose images it compares", hint="--builder default (`docker buildx ls` "
                         "lists the builders and their drivers)")
@@ -202,18 +212,54 @@ def reproduce(selection: Selection, image: str, *, builder: str | None = None,
                       hint="`imgkit lock` pins it (docs/reproducible.md)")
     epochs = build_epochs(engine, contexts)
     run = random.token_hex(4)
-    names = {c.target.tag: f"imgkit-reproduce/{target_name(c.target.tag)}:{run}" for c in contexts}
-    stderr_line(f"building {len(contexts)} image(s) again with no cache, on {base}")
+    # on another engine the base, an input, is copied there under a throwaway name too
+    # (first: the throwaways go children first, and it last)
+    names = {base: f"imgkit-reproduce/base:{run}"} if other else {}
+    names.update({c.target.tag: f"imgkit-reproduce/{target_name(c.target.tag)}:{run}"
+                  for c in contexts})
+    builds_on = other or engine
+    stderr_line(f"building {len(contexts)} image(s) again with no cache, on {base}"
+                + (f", on the engine at {on}" if other else ""))
     try:
-        if rebuild(engine, contexts, epochs, builder=builder, ca_bundle=ca_bundle,
+        if other is not None:
+            copy_image(engine, base, other, names[base])
+        if rebuild(builds_on, contexts, epochs, builder=builder, ca_bundle=ca_bundle,
                    index_url=index_url, names=names) != 0:
-            raise HostError(f"{image} could not be built again here", hint="the log above says why")
-        results = [compare(engine, c.target.tag, names[c.target.tag]) for c in contexts]
+            raise HostError(f"{image} could not be built again "
+                            + (f"on {on}" if other else "here"), hint="the log above says why")
+        results = [compare(engine, c.target.tag, names[c.target.tag], builds_on) for c in contexts]
     finally:
-        remove_throwaways(engine, names)
+        remove_throwaways(builds_on, names)
     report(results)
-    builder_name = f"BuildKit on Docker engine {engine.server_version().split('+')[0]}"
+    builder_name = f"BuildKit on Docker engine {builds_on.server_version().split('+')[0]}"
+    builder_name += f" at {on}" if other else ""
     for result in results:    # what verify records in the verdict (reproduction.py)
         if result.same:
             keep(Reproduction(result.original, result.tag, builder_name, time.time(), floating))
     return EXIT_OK if all(r.same for r in results) else EXIT_FAILED
+
+
+def elsewhere(on: str | None, builder: str | None) -> Engine | None:
+    """The other engine `--on` names (a Docker engine that answers), or None."""
+    if on is None:
+        return None
+    if builder is not None:
+        raise UsageError("--on and --builder: the rebuild on another engine uses that engine's "
+                         "own BuildKit", hint="give one of them")
+    other = Engine(docker_host=on)
+    try:
+        other.ping()
+    except EngineUnavailable as exc:                           # exit 3, saying which
+        raise HostError(f"--on {on}: {exc.message}", hint="the other machine's engine must "
+                        "answer at that address (`docker -H ADDRESS info` tries it)") from None
+    refuse_podman(other, f"imgkit reproduce --on {on}", "name a Docker engine's address")
+    return other
+
+
+def copy_image(engine: Engine, ref: str, other: Engine, name: str) -> None:
+    """`ref` as `engine` holds it, loaded into `other` and named `name` there."""
+    info = engine.image(ref)
+    if info is None:
+        raise HostError(f"{ref} is gone: nothing to copy")
+    other.load(engine.save(info.id))
+    other.tag(info.id, name)

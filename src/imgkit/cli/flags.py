@@ -291,6 +291,11 @@ Tag = Annotated[list[str], typer.Option(
                                  "last (repeatable).")]
 
 # reproduce
+OtherEngine = Annotated[Optional[str], typer.Option(
+    "--on", metavar="ADDRESS", help="Build again on another Docker engine, by its DOCKER_HOST "
+    "address (ssh://user@host, tcp://host:2376, unix:///path): another machine's. The base "
+    "is copied there under a throwaway name; nothing else of this machine's is.",
+    show_default=False)]
 MatrixImage = Annotated[str, typer.Argument(
     metavar="IMAGE", help="An image of the matrix, by its tag, built here before, e.g. "
                           "paddle:2.6.2-gpu-cuda11.8-cudnn8.", show_default=False)]
@@ -422,11 +427,9 @@ ScanImage = Annotated[Optional[str], typer.Argument(
                           "(left out with --update-db: the database is fetched, nothing is "
                           "scanned).",
     show_default=False)]
-UpdateDb = Annotated[bool, typer.Option(
-    "--update-db", help="First fetch the scanner's database into the database folder: for "
-                        "osv-scanner, osv.dev's zips missing or older than a day (PyPI's and "
-                        "those of the distributions the matrix builds on); for trivy, its own "
-                        "download.")]
+UpdateDb = Annotated[bool, typer.Option("--update-db", help=(
+    "First fetch the scanner's database into the database folder: for osv-scanner, osv.dev's "
+    "zips missing or older than a day (PyPI's and the matrix's distributions'); trivy's own."))]
 AdvisoryDb = Annotated[Optional[Path], typer.Option(
     "--db", metavar="DIR", help="The advisory database, in the scanner's own layout: "
     "osv.dev's zips as DIR/osv-scalibr/<Ecosystem>/all.zip, or trivy's DIR/db/trivy.db "

@@ -60,7 +60,10 @@ class Client:
                 environment = dict(os.environ)
                 if self.docker_host:
                     environment["DOCKER_HOST"] = self.docker_host
-                self._client = docker.from_env(timeout=self.timeout, environment=environment)
+                # ssh://: through the ssh client, as the docker CLI goes (no paramiko)
+                self._client = docker.from_env(
+                    timeout=self.timeout, environment=environment,
+                    use_ssh_client=(self.docker_host or "").startswith("ssh://"))
             return self._client
 
     @property

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import io
 from pathlib import Path
-from typing import Iterator
+from typing import Iterable, Iterator
 from urllib.parse import quote
 
 from ..errors import ImgkitError, UsageError, first_line
@@ -139,6 +139,17 @@ class Images(Client):
             yield from self.api.get_image(image_id, chunk_size=chunk_size)
         except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
             raise ImgkitError(f"the engine could not save {image_id}: {first_line(exc)}")
+
+    def load(self, archive: Iterable[bytes]) -> None:
+        """`docker load` of what another engine's save streams (as it streams); the engine
+        refusing it raises ImgkitError."""
+        import docker.errors
+        try:
+            for line in self.api.load_image(archive, quiet=True):
+                if isinstance(line, dict) and line.get("error"):
+                    raise ImgkitError(f"docker load failed: {line['error']}")
+        except docker.errors.DockerException as exc:
+            raise ImgkitError(f"the engine could not load the image: {first_line(exc)}")
 
     def pull(self, ref: str) -> bool:
         import docker.errors
