@@ -46,7 +46,7 @@ def commands(scanner_name: str, scanner: str, archive: Path, db: Path,
     else:
         own = [scanner, "scan", "image", "--archive", str(archive), "--offline",
                "--offline-vulnerabilities", "--format", "json", "--output-file"]
-    by_hand = ["sh", "-c", f'docker save "$0" -o {archive} && shift && exec "$@"', "IMAGE",
+    by_hand = ["sh", "-c", f'docker save "$0" -o {archive} && exec "$@"', "IMAGE",
                *own, f"{work}/own.json"]
     return by_hand, [*own, f"{work}/alone.json"]
 
