@@ -34,6 +34,16 @@ def reproduce(project: Path, namespace: str, image: str) -> subprocess.Completed
                           capture_output=True, text=True, timeout=900, cwd=project)
 
 
+def reproduced_check(image: str, tmp_path: Path) -> dict:
+    """The `reproduced` check of a verdict of `image` made now."""
+    out = tmp_path / "verdict.json"
+    verified = subprocess.run([sys.executable, "-m", "imgkit", "verify", image, "--gpus", "none",
+                               "--json", str(out)], capture_output=True, text=True, timeout=600)
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+    [check] = [c for c in json.loads(out.read_text())["checks"] if c["name"] == "reproduced"]
+    return check
+
+
 def throwaways(engine) -> list[str]:
     return [t for image in engine.client.images.list() for t in image.tags
             if t.startswith("imgkit-reproduce/")]
@@ -51,12 +61,7 @@ def test_the_mini_chain_built_again_from_nothing_is_the_same_image(engine, mini_
     assert "no lock" in done.stderr                        # what floats is said
     assert throwaways(engine) == []
     # the verdict records it, saying what floats, and promote can require it
-    out = tmp_path / "verdict.json"
-    verified = subprocess.run([sys.executable, "-m", "imgkit", "verify", mini_stack.mini,
-                               "--gpus", "none", "--json", str(out)], capture_output=True,
-                              text=True, timeout=600)
-    assert verified.returncode == 0, verified.stdout + verified.stderr
-    [check] = [c for c in json.loads(out.read_text())["checks"] if c["name"] == "reproduced"]
+    check = reproduced_check(mini_stack.mini, tmp_path)
     assert check["verdict"] == "pass" and "built again with no cache" in check["measured"]
     assert "unlocked" in check["measured"], check
 
@@ -147,13 +152,7 @@ def test_reproduce_on_a_second_engine_gives_the_same_mini_chain(engine, mini_sta
         assert engine.image(tag).id == image_id            # the user's tags are untouched
     assert f"on the engine at {host}" in done.stderr and left == [], left
     assert throwaways(engine) == []
-    out = tmp_path / "verdict.json"
-    verified = subprocess.run([sys.executable, "-m", "imgkit", "verify", mini_stack.mini,
-                               "--gpus", "none", "--json", str(out)], capture_output=True,
-                              text=True, timeout=600)
-    assert verified.returncode == 0, verified.stdout + verified.stderr
-    [check] = [c for c in json.loads(out.read_text())["checks"] if c["name"] == "reproduced"]
-    assert f"at {host}" in check["measured"], check
+    assert f"at {host}" in reproduced_check(mini_stack.mini, tmp_path)["measured"]
     gone = subprocess.run([sys.executable, "-m", "imgkit", "reproduce", mini_stack.mini, "--images",
                            str(project / "images"), "--namespace", namespace, "--on",
                            "unix:///run/imgkit-no-such-engine.sock"],

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
 
 from ..errors import HostError
+from .tool import find_tool
 
 ENV = "IMGKIT_OSV_SCANNER"
 PINNED = "v2.6.0"
@@ -25,18 +25,8 @@ TIMEOUT = 900
 
 
 def find_scanner() -> Path:
-    """$IMGKIT_OSV_SCANNER, else osv-scanner on PATH, else the one .ci/build-scanner.sh
-    builds (~/.cache/imgkit-tools/bin)."""
-    named = os.environ.get(ENV)
-    if named:
-        if not os.access(named, os.X_OK):
-            raise HostError(f"{ENV}={named}: not an executable")
-        return Path(named)
-    built = Path.home() / ".cache" / "imgkit-tools" / "bin" / "osv-scanner"
-    found = shutil.which("osv-scanner") or str(built)
-    if not os.access(found, os.X_OK):
-        raise HostError("no osv-scanner on this machine: imgkit scan runs it", hint=f"build it: {BUILD}")
-    return Path(found)
+    """$IMGKIT_OSV_SCANNER, else osv-scanner on PATH, else the one .ci/build-scanner.sh builds."""
+    return find_tool("osv-scanner", ENV, "imgkit scan", BUILD)
 
 
 def version_of(scanner: Path) -> str:

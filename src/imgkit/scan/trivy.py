@@ -9,7 +9,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
-import shutil
 import subprocess
 from dataclasses import replace
 from pathlib import Path
@@ -17,6 +16,7 @@ from typing import Any, Callable
 
 from ..errors import HostError
 from .findings import Finding, Unreadable
+from .tool import find_tool
 
 ENV = "IMGKIT_TRIVY"
 PINNED = "v0.74.0"
@@ -34,19 +34,8 @@ DISTROS = {"debian": "Debian", "ubuntu": "Ubuntu"}
 
 
 def find_scanner() -> Path:
-    """$IMGKIT_TRIVY, else trivy on PATH, else the one .ci/build-scanner.sh builds
-    (~/.cache/imgkit-tools/bin)."""
-    named = os.environ.get(ENV)
-    if named:
-        if not os.access(named, os.X_OK):
-            raise HostError(f"{ENV}={named}: not an executable")
-        return Path(named)
-    built = Path.home() / ".cache" / "imgkit-tools" / "bin" / "trivy"
-    found = shutil.which("trivy") or str(built)
-    if not os.access(found, os.X_OK):
-        raise HostError("no trivy on this machine: imgkit scan --scanner trivy runs it",
-                        hint=f"build it: {BUILD}")
-    return Path(found)
+    """$IMGKIT_TRIVY, else trivy on PATH, else the one .ci/build-scanner.sh builds."""
+    return find_tool("trivy", ENV, "imgkit scan --scanner trivy", BUILD)
 
 
 def version_of(scanner: Path) -> str:
