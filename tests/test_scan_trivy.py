@@ -67,7 +67,7 @@ def test_what_trivy_never_writes_is_unreadable(document: object) -> None:
 
 
 def database(tmp_path: Path, meta: object, db_file: bool = True) -> Path:
-    (tmp_path / "db").mkdir()
+    (tmp_path / "db").mkdir(parents=True)
     if db_file:
         (tmp_path / "db" / "trivy.db").write_bytes(b"")
     (tmp_path / "db" / "metadata.json").write_text(json.dumps(meta))
@@ -107,3 +107,14 @@ def test_the_vuln_predicate_names_trivys_module_as_the_scanner(tmp_path: Path,
     predicate = json.loads(record.vuln_predicate(image_id) or b"{}")
     assert predicate["scanner"]["uri"] == "pkg:golang/github.com/aquasecurity/trivy@v0.74.0"
     assert predicate["scanner"]["version"] == "0.74.0"
+
+
+def test_one_scanners_database_given_to_the_other_says_which_it_is(tmp_path: Path) -> None:
+    from imgkit.scan import scanner
+    trivy_db = database(tmp_path / "t", {"Version": 2})
+    with pytest.raises(HostError, match="is trivy's database") as info:
+        scanner.database_zips(trivy_db)
+    assert "--scanner trivy" in info.value.hint
+    (tmp_path / "o" / "osv-scalibr" / "PyPI").mkdir(parents=True)
+    with pytest.raises(HostError, match="is osv-scanner's database"):
+        trivy.database(tmp_path / "o", NOW)

@@ -92,7 +92,7 @@ def scan(*, image: str | None, db: Path | None = None, fail_on: str | None = Non
         from .metrics import send_scan_metrics
         send_scan_metrics(metrics, result, decision, threshold, age)
     stderr_line(f"scanned in {time.monotonic() - started:.1f} s against {database} "
-                f"({', '.join(ecosystems)}; newest file {age} days old)")
+                f"({', '.join(ecosystems)}; the database {age} days old)")
     return EXIT_FAILED if decision.failed else EXIT_OK
 
 
