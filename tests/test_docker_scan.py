@@ -21,7 +21,16 @@ import pytest
 from imgkit.matrix import compat
 
 from .helpers.registry import USER, docker_config, skopeo_json, skopeo_tags
-from .helpers.scanner import MISSES, OLD_LIBC, SITE, ScanImages, advisory_database, image_with, osv_scanner
+from .helpers.scanner import (
+    MISSES,
+    OLD_LIBC,
+    SITE,
+    ScanImages,
+    advisory_database,
+    image_with,
+    osv_scanner,
+    outside_the_tests_project,
+)
 
 pytestmark = pytest.mark.docker
 
@@ -30,12 +39,6 @@ pytestmark = pytest.mark.docker
 def scanned(scan_images: ScanImages, tmp_path_factory):
     return (osv_scanner(), advisory_database(tmp_path_factory.mktemp("advisories")),
             scan_images.hits, scan_images.misses)
-
-
-def outside_the_tests_project() -> dict[str, str]:
-    """The environment with no IMGKIT_* setting but the tests' own cache (tickets, scans)."""
-    return {k: v for k, v in os.environ.items()
-            if not k.startswith("IMGKIT_") or k == "IMGKIT_CACHE_DIR"}
 
 
 def scan(scanned, tmp_path: Path, image: str, *args: str, cwd: Path | None = None,

@@ -7,14 +7,13 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from .helpers.scanner import MISSES, OLD_LIBC, ScanImages, built, trivy_database
+from .helpers.scanner import MISSES, OLD_LIBC, ScanImages, built, outside_the_tests_project, trivy_database
 
 pytestmark = pytest.mark.docker
 
@@ -38,9 +37,8 @@ def trivy_db(tmp_path_factory) -> Path:
 
 def imgkit_scan(image: str, *args: str, cwd: Path, trivy: str | None = None,
                 extra_env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith("IMGKIT_") or k == "IMGKIT_CACHE_DIR"}
-    env.update({"IMGKIT_TRIVY": trivy or str(built("trivy")), **(extra_env or {})})
+    env = {**outside_the_tests_project(), "IMGKIT_TRIVY": trivy or str(built("trivy")),
+           **(extra_env or {})}
     done = subprocess.run([sys.executable, "-m", "imgkit", "scan", image, "--scanner", "trivy",
                            *args], capture_output=True, text=True, timeout=900, cwd=cwd, env=env)
     assert "Traceback" not in done.stderr, done.stderr

@@ -88,6 +88,12 @@ def make_scan_images(engine, python: str, namespace: str) -> ScanImages:
 
 
 
+def outside_the_tests_project() -> dict[str, str]:
+    """The environment with no IMGKIT_* setting but the tests' own cache (tickets, scans)."""
+    return {k: v for k, v in os.environ.items()
+            if not k.startswith("IMGKIT_") or k == "IMGKIT_CACHE_DIR"}
+
+
 def built(name: str, wait: float = 1500) -> Path:
     """A tool .ci/build-scanner.sh builds (osv-scanner, trivy, trivy-fixture), waiting while
     it still builds it."""

@@ -118,6 +118,7 @@ def rebuild(engine: Engine, contexts: list[Context], epochs: dict[str, int], *, 
     came from); the first failed bake's exit code, else 0."""
     env = build_env(ca_bundle, index_url)
     quiet = BakeBuilder(engine, BuildOptions(builder=builder), env, lambda *_: None)
+    where = {"DOCKER_HOST": engine.docker_host} if engine.docker_host else {}   # buildx's engine
     for context in contexts:
         workdir = Path(tempfile.mkdtemp(prefix="imgkit-reproduce-"))
         try:
@@ -130,7 +131,6 @@ def rebuild(engine: Engine, contexts: list[Context], epochs: dict[str, int], *, 
             bake_file = workdir / "docker-bake.json"
             bake_file.write_text(json.dumps(plan.document, indent=2))
             progress = BakeProgress({target_name(tag): tag}, {tag: context.dockerfile})
-            where = {"DOCKER_HOST": engine.docker_host} if engine.docker_host else {}
             code = quiet.bake(bake_file, {**environ, **where}, progress)
             if quiet.cancel.is_set():
                 raise KeyboardInterrupt          # the throwaway names go on the way out
@@ -261,5 +261,5 @@ def copy_image(engine: Engine, ref: str, other: Engine, name: str) -> None:
     info = engine.image(ref)
     if info is None:
         raise HostError(f"{ref} is gone: nothing to copy")
-    other.load(engine.save(info.id))
+    other.load(engine.save(info.id), ref)
     other.tag(info.id, name)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import io
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import IO, Iterable, Iterator
 from urllib.parse import quote
 
 from ..errors import ImgkitError, UsageError, first_line
@@ -122,9 +122,7 @@ class Images(Client):
                     member.size = len(data)
                     out.addfile(member, io.BytesIO(data))
             archive.seek(0)
-            for line in self.api.load_image(archive, quiet=True):
-                if isinstance(line, dict) and line.get("error"):
-                    raise ImgkitError(f"docker load of {ref} failed: {line['error']}")
+            self.load(archive, ref)
         info = self.image(ref)
         if info is None:
             raise ImgkitError(f"docker load of {ref} reported no image")
@@ -140,16 +138,17 @@ class Images(Client):
         except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
             raise ImgkitError(f"the engine could not save {image_id}: {first_line(exc)}")
 
-    def load(self, archive: Iterable[bytes]) -> None:
-        """`docker load` of what another engine's save streams (as it streams); the engine
-        refusing it raises ImgkitError."""
+    def load(self, archive: Iterable[bytes] | IO[bytes], name: str) -> None:
+        """`docker load` of an archive as `docker save` writes it (a file, or another
+        engine's save as it streams); the engine refusing it raises ImgkitError naming
+        `name`, the image it holds."""
         import docker.errors
         try:
             for line in self.api.load_image(archive, quiet=True):
                 if isinstance(line, dict) and line.get("error"):
-                    raise ImgkitError(f"docker load failed: {line['error']}")
+                    raise ImgkitError(f"docker load of {name} failed: {line['error']}")
         except docker.errors.DockerException as exc:
-            raise ImgkitError(f"the engine could not load the image: {first_line(exc)}")
+            raise ImgkitError(f"docker load of {name} failed: {first_line(exc)}")
 
     def pull(self, ref: str) -> bool:
         import docker.errors

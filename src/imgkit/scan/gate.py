@@ -66,9 +66,8 @@ def _waived(finding: Finding, waiver: Waiver, today: dt.date) -> Judged:
     if finding.fixed and not finding.vendored:
         return Judged(finding, FAILED, f"waived, but {', '.join(finding.fixed)} fixes it now: "
                       f"upgrade {finding.package} (the waiver: {waiver.reason})", waiver)
-    if finding.fixed:       # a vendored copy: the package that vendors it must release the fix
-        return Judged(finding, WAIVED, f"waived until {waiver.expires} by {waiver.who}: "
-                      f"{waiver.reason} (a vendored copy: {', '.join(finding.fixed)} fixes it "
-                      "only when the package that vendors it ships that)", waiver)
+    # a vendored copy: the package that vendors it must release the fix
+    vendored = (f" (a vendored copy: {', '.join(finding.fixed)} fixes it only when the package "
+                "that vendors it ships that)" if finding.fixed else "")
     return Judged(finding, WAIVED, f"waived until {waiver.expires} by {waiver.who}: "
-                  f"{waiver.reason}", waiver)
+                  f"{waiver.reason}{vendored}", waiver)

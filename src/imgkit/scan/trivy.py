@@ -55,10 +55,11 @@ def database(db: Path, now: dt.datetime | None = None) -> tuple[list[str], int |
         meta = json.loads((folder / "metadata.json").read_text())
     except (OSError, ValueError):
         meta = None
-    if not (folder / "trivy.db").is_file() and (db / "osv-scalibr").is_dir():
+    held = (folder / "trivy.db").is_file()
+    if not held and (db / "osv-scalibr").is_dir():
         raise HostError(f"{db} is osv-scanner's database, and the scanner is trivy",
                         hint="--scanner osv-scanner (the default), or a trivy database")
-    if not (folder / "trivy.db").is_file() or not isinstance(meta, dict):
+    if not held or not isinstance(meta, dict):
         raise HostError(f"no trivy database at {db} (looked for {folder}/trivy.db and "
                         "metadata.json)", hint=hint)
     if meta.get("Version") != SCHEMA:
