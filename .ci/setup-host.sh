@@ -38,6 +38,8 @@ base_tools_missing() {
   for tool in mmdebstrap debootstrap; do
     command -v "$tool" >/dev/null 2>&1 || missing+=("$tool")
   done
+  # mmdebstrap's Recommends: without it, no root of another architecture (arm64 under QEMU)
+  command -v arch-test >/dev/null 2>&1 || missing+=(arch-test)
 }
 
 if ! docker info >/dev/null 2>&1; then

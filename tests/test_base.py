@@ -90,6 +90,20 @@ def test_a_missing_maker_is_refused_never_swapped_for_the_other(monkeypatch) -> 
     assert "--base-source debootstrap makes a base of other bytes" in info.value.hint
 
 
+def test_another_architectures_root_without_arch_test_is_refused_before_any_work(monkeypatch) -> None:
+    """mmdebstrap says it only after fetching the package lists: imgkit first, with the fix."""
+    import imgkit.builder.base as base
+    real_which = shutil.which
+    monkeypatch.setattr(base.shutil, "which",
+                        lambda name: None if name == "arch-test" else real_which(name) or name)
+    monkeypatch.setattr(base.platforms, "can_run", lambda platform: True)
+    monkeypatch.setattr(base.platforms, "host", lambda: "linux/amd64")
+    with pytest.raises(HostError, match="linux/arm64: mmdebstrap needs arch-test") as info:
+        make_base(None, "imgkit/debian:bookworm", load().os_release("bookworm"),  # type: ignore[arg-type]
+                  "http://deb.debian.org/debian", print, platform="linux/arm64")
+    assert info.value.hint == "apt-get install arch-test"
+
+
 def test_ubuntu_is_not_made_by_mmdebstrap() -> None:
     with pytest.raises(UsageError, match="mmdebstrap's ubuntu minbase lacks apt") as info:
         make_base(None, "imgkit/ubuntu:noble", load().os_release("noble"),  # type: ignore[arg-type]

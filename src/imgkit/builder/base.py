@@ -373,6 +373,9 @@ def _can_make(ref: str, os_release: OsRelease, mirror: str | None, platform: str
     if maker == "mmdebstrap" and not MERGED_USR_HOOK.is_dir():
         raise HostError(f"mmdebstrap's merged-usr hook {MERGED_USR_HOOK} is missing",
                         hint=f"install mmdebstrap 1.0 or later{fallback}")
+    if maker == "mmdebstrap" and platform != platforms.host() and not shutil.which("arch-test"):
+        raise HostError(f"{ref} for {platform}: mmdebstrap needs arch-test to make another "
+                        "architecture's root", hint="apt-get install arch-test")
     if not Path(os_release.keyring).is_file():
         raise HostError(f"the {distro} archive keyring {os_release.keyring} is missing: "
                         f"{name} from {mirror} cannot be verified",
