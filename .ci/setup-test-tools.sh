@@ -21,12 +21,25 @@ command -v chromium >/dev/null 2>&1 || missing+=(chromium)               # the s
 command -v chromedriver >/dev/null 2>&1 || missing+=(chromium-driver)
 [ -x /usr/bin/qemu-aarch64-static ] || missing+=(qemu-user-static)   # arm64 images, emulated
 command -v update-binfmts >/dev/null 2>&1 || missing+=(binfmt-support)
+[ -x /usr/sbin/sshd ] || missing+=(openssh-server)     # reproduce --on ssh://: a test's own sshd
 if [ "${#missing[@]}" -gt 0 ]; then
   echo "setup-test-tools: installing ${missing[*]}"
   # one apt at a time: .ci/setup-podman.sh may be installing beside this
   $SUDO flock /run/imgkit-apt.lock apt-get update -q
+  # no service started by a package (openssh-server's would listen on port 22; the test
+  # runs an sshd of its own on 127.0.0.1 and stops it): Debian's policy-rc.d, where the
+  # machine has none already (container images do), and removed again
+  own_policy=""
+  if [ ! -e /usr/sbin/policy-rc.d ]; then
+    printf '#!/bin/sh\nexit 101\n' | $SUDO tee /usr/sbin/policy-rc.d >/dev/null
+    $SUDO chmod 755 /usr/sbin/policy-rc.d
+    own_policy=1
+  fi
+  installed=0
   DEBIAN_FRONTEND=noninteractive $SUDO flock /run/imgkit-apt.lock apt-get install -y -q \
-    --no-install-recommends "${missing[@]}"
+    --no-install-recommends "${missing[@]}" || installed=$?
+  [ -z "$own_policy" ] || $SUDO rm -f /usr/sbin/policy-rc.d
+  [ "$installed" -eq 0 ] || exit "$installed"
 fi
 
 # QEMU's handler for arm64 programs, registered with the F flag (the interpreter is opened

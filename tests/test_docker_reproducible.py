@@ -132,29 +132,40 @@ def test_a_base_made_twice_by_mmdebstrap_is_the_same_image(engine, base_image, n
 def test_reproduce_on_a_second_engine_gives_the_same_mini_chain(engine, mini_stack: MiniStack,
                                                                 namespace, tmp_path):
     """The second machine, as near as one host gets: `imgkit reproduce --on` another Docker
-    engine with its own data-root, BuildKit cache and bridge. The base (an input; made by
-    mmdebstrap it is the same image, above) is copied there under a throwaway name, the
-    chain is built there from nothing, and each image is the same id as this engine's
-    (built without the layer cache, conftest's mini_stack). Nothing is left on either
-    engine; the verdict names the other engine as the builder."""
-    from .helpers.second_engine import second_engine
+    engine with its own data-root, BuildKit cache and bridge, reached as another machine's
+    is, over ssh (docker-py and buildx both through the ssh client; the far side's sshd runs
+    `docker system dial-stdio`). The base (an input; made by mmdebstrap it is the same
+    image, above) is copied there under a throwaway name, the chain is built there from
+    nothing, and each image is the same id as this engine's (built without the layer cache,
+    conftest's mini_stack). Nothing is left on either engine; the verdict names the other
+    engine as the builder. A key sshd refuses is exit 3 in ssh's words, and so is an
+    address that does not answer, over TCP."""
+    from .helpers.second_engine import free_port, second_engine
+    from .helpers.ssh_route import ssh_route
     project = mini_project(tmp_path)
     ours = {tag: engine.image(tag).id for tag in (mini_stack.python, mini_stack.mini)}
-    with second_engine() as host:
+    with second_engine() as other, ssh_route(other.unix, tmp_path / "ssh") as route:
         done = subprocess.run([sys.executable, "-m", "imgkit", "reproduce", mini_stack.mini,
                                "--images", str(project / "images"), "--namespace", namespace,
-                               "--on", host], capture_output=True, text=True, timeout=900, cwd=project)
-        left = subprocess.run(["docker", "-H", host, "image", "ls", "-aq"], capture_output=True,
+                               "--on", route.address], capture_output=True, text=True, timeout=900,
+                              cwd=project, env=route.environ)
+        left = subprocess.run(["docker", "-H", other.tcp, "image", "ls", "-aq"], capture_output=True,
                               text=True).stdout.split()
+        refused = subprocess.run([sys.executable, "-m", "imgkit", "reproduce", mini_stack.mini,
+                                  "--images", str(project / "images"), "--namespace", namespace,
+                                  "--on", route.refused], capture_output=True, text=True,
+                                 timeout=120, cwd=project, env=route.environ)
     assert done.returncode == 0, done.stdout + done.stderr
     for tag, image_id in ours.items():
         assert f"{tag}: the same image ({image_id[:19]})" in done.stdout
         assert engine.image(tag).id == image_id            # the user's tags are untouched
-    assert f"on the engine at {host}" in done.stderr and left == [], left
+    assert f"on the engine at {route.address}" in done.stderr and left == [], left
     assert throwaways(engine) == []
-    assert f"at {host}" in reproduced_check(mini_stack.mini, tmp_path)["measured"]
+    assert f"at {route.address}" in reproduced_check(mini_stack.mini, tmp_path)["measured"]
+    # ssh's own words, not a broken pipe
+    assert refused.returncode == 3 and "Permission denied (publickey" in refused.stderr, refused.stderr
+    closed = f"tcp://127.0.0.1:{free_port()}"
     gone = subprocess.run([sys.executable, "-m", "imgkit", "reproduce", mini_stack.mini, "--images",
-                           str(project / "images"), "--namespace", namespace, "--on",
-                           "unix:///run/imgkit-no-such-engine.sock"],
+                           str(project / "images"), "--namespace", namespace, "--on", closed],
                           capture_output=True, text=True, timeout=120, cwd=project)
-    assert gone.returncode == 3 and "imgkit-no-such-engine" in gone.stderr, gone.stderr
+    assert gone.returncode == 3 and closed in gone.stderr, gone.stderr

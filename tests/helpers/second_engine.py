@@ -8,9 +8,11 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import socket
 import subprocess
 import time
 import uuid
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
@@ -42,10 +44,23 @@ def _run(*command: str) -> None:
     subprocess.run(command, check=True, capture_output=True, text=True)
 
 
+@dataclass(frozen=True)
+class SecondEngine:
+    unix: str            # unix:///run/imgkit-engine-NAME/docker.sock
+    tcp: str             # tcp://127.0.0.1:PORT, plain (no TLS): only this host reaches it
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
 @contextlib.contextmanager
-def second_engine() -> Iterator[str]:
-    """A running second engine; yields its DOCKER_HOST. Needs root (as the first engine's
-    set-up does). Stopped, and its bridge, rules and folders removed, whatever happens."""
+def second_engine() -> Iterator[SecondEngine]:
+    """A running second engine, on a unix socket and on TCP at 127.0.0.1. Needs root (as
+    the first engine's set-up does). Stopped, and its bridge, rules and folders removed,
+    whatever happens."""
     if os.geteuid() != 0:
         if os.environ.get("CI"):
             pytest.fail("a second engine needs root")
@@ -55,7 +70,8 @@ def second_engine() -> Iterator[str]:
     bridge, subnet = f"imgkitbr{name}", _free_subnet()
     gateway = subnet.replace(".0/24", ".1/24")
     data, run = Path(f"/var/lib/imgkit-engine-{name}"), Path(f"/run/imgkit-engine-{name}")
-    socket = run / "docker.sock"
+    unix = f"unix://{run / 'docker.sock'}"
+    tcp = f"tcp://127.0.0.1:{free_port()}"
     nat = ["-s", subnet, "!", "-o", bridge, "-j", "MASQUERADE"]
     forward = [["FORWARD", "-i", bridge, "-j", "ACCEPT"],
                ["FORWARD", "-o", bridge, "-m", "conntrack", "--ctstate", "RELATED,ESTABLISHED",
@@ -71,13 +87,12 @@ def second_engine() -> Iterator[str]:
         run.mkdir(parents=True)
         process = subprocess.Popen(
             [binary, "--data-root", str(data), "--exec-root", str(run), "--pidfile",
-             str(run / "dockerd.pid"), "-H", f"unix://{socket}", "--bridge", bridge,
+             str(run / "dockerd.pid"), "-H", unix, "-H", tcp, "--tls=false", "--bridge", bridge,
              "--iptables=false", "--ip6tables=false"],
             stdout=subprocess.DEVNULL, stderr=(run / "dockerd.log").open("w"),
             env={**os.environ, "PATH": path})
-        host = f"unix://{socket}"
-        _wait_for(host, process, run / "dockerd.log")
-        yield host
+        _wait_for(unix, process, run / "dockerd.log")
+        yield SecondEngine(unix=unix, tcp=tcp)
     finally:
         if process is not None:
             process.terminate()

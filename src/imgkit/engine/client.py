@@ -22,6 +22,8 @@ from .address import PODMAN_START_HINT
 if TYPE_CHECKING:
     import docker
 
+    from .ssh_bridge import SshBridge
+
 DEFAULT_SOCKET = "/var/run/docker.sock"
 START_HINT = "start it (e.g. `sudo dockerd &` or `systemctl start docker`) or set DOCKER_HOST"
 
@@ -47,6 +49,7 @@ class Client:
         self.socket_path = unix_socket(docker_host)
         self.podman_chosen = podman_chosen
         self._client: docker.DockerClient | None = None
+        self._bridge: SshBridge | None = None
         self._product: str | None = None
         self._lock = threading.Lock()
 
@@ -58,12 +61,15 @@ class Client:
             if self._client is None:
                 import docker
                 environment = dict(os.environ)
-                if self.docker_host:
+                if self.docker_host and self.docker_host.startswith("ssh://"):
+                    # through the ssh client, as the docker CLI goes (ssh_bridge.py says why)
+                    from .ssh_bridge import SshBridge
+                    self._bridge = SshBridge(self.docker_host)
+                    environment = {k: v for k, v in environment.items() if not k.startswith("DOCKER_")}
+                    environment["DOCKER_HOST"] = self._bridge.address
+                elif self.docker_host:
                     environment["DOCKER_HOST"] = self.docker_host
-                # ssh://: through the ssh client, as the docker CLI goes (no paramiko)
-                self._client = docker.from_env(
-                    timeout=self.timeout, environment=environment,
-                    use_ssh_client=(self.docker_host or "").startswith("ssh://"))
+                self._client = docker.from_env(timeout=self.timeout, environment=environment)
             return self._client
 
     @property
@@ -146,7 +152,8 @@ class Client:
         try:
             self.client.ping()
         except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
-            raise EngineUnavailable(f"cannot reach the {self._who()}: {first_line(exc)}",
+            said = self._bridge.last_error() if self._bridge else None    # ssh's own words
+            raise EngineUnavailable(f"cannot reach the {self._who()}: {said or first_line(exc)}",
                                     hint=self.start_hint)
 
 
