@@ -92,7 +92,8 @@ class SshBridge:
             stderr=subprocess.PIPE, start_new_session=True)
         stdin, stdout, stderr = cast(IO[bytes], proc.stdin), cast(IO[bytes], proc.stdout), \
             cast(IO[bytes], proc.stderr)      # all three are pipes, above
-        threading.Thread(target=self._keep_errors, args=(stderr,), daemon=True).start()
+        errors = threading.Thread(target=self._keep_errors, args=(stderr,), daemon=True)
+        errors.start()
         threading.Thread(target=_to_process, args=(conn, stdin), daemon=True).start()
         try:
             while chunk := os.read(stdout.fileno(), CHUNK):
@@ -100,6 +101,11 @@ class SshBridge:
         except OSError:
             pass
         finally:
+            try:       # ssh's last words kept before docker-py sees the end and asks
+                proc.wait(timeout=2)
+                errors.join(timeout=2)
+            except subprocess.TimeoutExpired:
+                pass
             try:       # wakes the other pump's recv too, and docker-py sees the end
                 conn.shutdown(socket.SHUT_RDWR)
             except OSError:
