@@ -98,6 +98,9 @@ def test_the_threshold_decides_on_the_scanners_scores(scanned, tmp_path) -> None
     pip = next(f for f in document["findings"] if f["id"] == "PYSEC-2023-228")
     assert pip["level"] == "low" and "CVE-2023-5752" in pip["aliases"] and pip["fixed"] == ["23.3"]
     assert code == 1 and "FAILED" in said and document["failed"] is True
+    failing = {f["package"] for f in document["findings"]
+               if f["verdict"] == "fail" and f["ecosystem"] == "PyPI" and f["fixed"]}
+    assert f"next: raise the pin of {', '.join(sorted(failing))} to a fixed version" in said, said
     code, document, said = scan(scanned, tmp_path, hits, "--fail-on", "critical")
     assert code == 0 and "PASSED" in said, said
 

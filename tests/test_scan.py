@@ -122,6 +122,25 @@ def test_the_report_says_each_finding_on_one_whole_line_and_the_verdict() -> Non
     assert said[-1].startswith("FAILED: x:1") and "1 failing" in said[-1]
 
 
+def test_a_failing_scan_says_what_to_do_for_each_kind_of_finding() -> None:
+    """A distro fix: rebuild the image whose layer installed the package (an up-to-date
+    build skips it otherwise); a Python fix: raise the pin; no fix: waive it."""
+    import dataclasses
+
+    from imgkit.scan.report import next_steps
+    glibc = dataclasses.replace(finding(9.8, fixed=("2.36-9+deb12u4",), vid="DSA-1", package="glibc",
+                                        ecosystem="Debian:12"), origin="imgkit/python:3.11-bookworm")
+    found = [glibc, finding(9.8, fixed=("23.3",)), finding(9.1, vid="PYSEC-9", package="paddle"),
+             finding(2.0, fixed=("9.9",), vid="PYSEC-2", package="urllib3")]     # below the gate
+    said = next_steps(decide(found, (), "high", TODAY))
+    assert said[0].startswith("next: the distro's fix comes with a rebuild") and \
+        "`imgkit build --force --keep-parents --only 'imgkit/python:3.11-bookworm'`" in said[0]
+    assert said[1] == ("next: raise the pin of pip to a fixed version (the family's packages, or "
+                       "`venv:` for the venv's own), then build")
+    assert said[2].startswith("next: PYSEC-9: no fix reaches this image yet; waive it")
+    assert next_steps(decide(found[3:], (), "high", TODAY)) == []        # a pass: nothing to do
+
+
 def test_every_problem_of_the_waiver_file_at_once_with_its_line(tmp_path: Path) -> None:
     path = tmp_path / "vulnerabilities.yaml"
     path.write_text("waivers:\n"

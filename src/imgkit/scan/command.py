@@ -71,9 +71,7 @@ def scan(*, image: str | None, db: Path | None = None, fail_on: str | None = Non
     result = Scan(image=image, image_id=info.id, scanner=chosen.version(tool),
                   findings=tuple(findings))
     decision = decide(findings, waivers, threshold, today or dt.date.today())
-    for line in report.lines(result, decision, threshold):
-        print(line, flush=True)
-    report.warn_unused(decision)
+    report.show(result, decision, threshold)
     stale = record.stale(age)
     if stale:
         stderr_line(f"warning: the advisory database at {database} is {age} days old: what was "

@@ -37,6 +37,44 @@ def lines(scan: Scan, decision: Decision, threshold: str) -> list[str]:
     return out
 
 
+OS_ECOSYSTEMS = ("Debian", "Ubuntu")
+
+
+def show(scan: Scan, decision: Decision, threshold: str) -> None:
+    """The findings and the verdict on stdout; what to do next and the warnings on stderr."""
+    for line in lines(scan, decision, threshold):
+        print(line, flush=True)
+    for line in next_steps(decision):
+        stderr_line(line)
+    warn_unused(decision)
+
+
+def next_steps(decision: Decision) -> list[str]:
+    """What to do about the failing findings, by kind: a distro package's fix comes with a
+    rebuild of the image whose layer installed it, on the distro's current packages (the
+    build is otherwise up to date, and skipped); a Python package's with a newer pin;
+    one nothing fixes yet, or a vendored copy, with a waiver."""
+    failing = [j.finding for j in decision.judged if j.verdict == FAILED]
+    distro = sorted({f.origin for f in failing if f.fixed and not f.vendored
+                     and f.ecosystem.startswith(OS_ECOSYSTEMS)})
+    pinned = sorted({f.package for f in failing if f.fixed and not f.vendored
+                     and not f.ecosystem.startswith(OS_ECOSYSTEMS)})
+    unfixed = sorted({f.id for f in failing if not f.fixed or f.vendored})
+    out = []
+    for origin in distro:
+        where = (f"imgkit build --force --keep-parents --only '{origin}'" if ":" in origin
+                 else "imgkit build --force --keep-parents --only IMAGE (the image that installed it)")
+        out.append(f"next: the distro's fix comes with a rebuild on its current packages: `{where}`, "
+                   "then `imgkit build` for the images above it (with locks: `imgkit lock` first)")
+    if pinned:
+        out.append(f"next: raise the pin of {', '.join(pinned)} to a fixed version (the family's "
+                   "packages, or `venv:` for the venv's own), then build")
+    if unfixed:
+        out.append(f"next: {', '.join(unfixed)}: no fix reaches this image yet; waive it with a "
+                   "reason and an expiry in images/vulnerabilities.yaml (docs/vulnerabilities.md)")
+    return out
+
+
 def warn_unused(decision: Decision) -> None:
     for waiver in decision.unused:
         stderr_line(f"warning: the waiver of {waiver.id} ({waiver.ecosystem} {waiver.package}, "
