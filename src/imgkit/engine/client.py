@@ -65,7 +65,8 @@ class Client:
                     # through the ssh client, as the docker CLI goes (ssh_bridge.py says why)
                     from .ssh_bridge import SshBridge
                     self._bridge = SshBridge(self.docker_host)
-                    environment = {k: v for k, v in environment.items() if not k.startswith("DOCKER_")}
+                    for tls in ("DOCKER_TLS_VERIFY", "DOCKER_CERT_PATH"):  # not for a unix socket
+                        environment.pop(tls, None)
                     environment["DOCKER_HOST"] = self._bridge.address
                 elif self.docker_host:
                     environment["DOCKER_HOST"] = self.docker_host
