@@ -110,11 +110,11 @@ def test_the_vuln_predicate_names_trivys_module_as_the_scanner(tmp_path: Path,
 
 
 def test_one_scanners_database_given_to_the_other_says_which_it_is(tmp_path: Path) -> None:
-    from imgkit.scan import scanner
+    from imgkit.scan.scanners import scanner_named
     trivy_db = database(tmp_path / "t", {"Version": 2})
     with pytest.raises(HostError, match="is trivy's database") as info:
-        scanner.database_zips(trivy_db)
+        scanner_named("osv-scanner").database(trivy_db)
     assert "--scanner trivy" in info.value.hint
     (tmp_path / "o" / "osv-scalibr" / "PyPI").mkdir(parents=True)
     with pytest.raises(HostError, match="is osv-scanner's database"):
-        trivy.database(tmp_path / "o", NOW)
+        scanner_named("trivy").database(tmp_path / "o")

@@ -35,13 +35,16 @@ def version_of(scanner: Path) -> str:
     return first.replace("osv-scanner version: ", "osv-scanner ") or f"{scanner} (no version said)"
 
 
+def holds(db: Path) -> bool:
+    """Whether `db` is laid out as osv-scanner's database (scanners.py tells one scanner's
+    from the other's)."""
+    return (db / DB_LAYOUT).is_dir()
+
+
 def database_zips(db: Path) -> dict[str, Path]:
     """Each ecosystem the database at `db` holds, with its zip; none is exit 3 saying where
     to get them."""
     held = {p.parent.name: p for p in sorted((db / DB_LAYOUT).glob("*/all.zip"))}
-    if not held and (db / "db" / "trivy.db").is_file():
-        raise HostError(f"{db} is trivy's database, and the scanner is osv-scanner",
-                        hint="--scanner trivy (or scanner = \"trivy\" in imgkit.toml)")
     if not held:
         raise HostError(f"no advisory database at {db} (looked for {db}/{DB_LAYOUT}/<Ecosystem>/all.zip)",
                         hint=f"fetch it: imgkit scan --update-db --db {db}; offline, copy "

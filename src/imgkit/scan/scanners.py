@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 from typing import Callable, Iterable, Protocol
 
-from ..errors import UsageError
+from ..errors import HostError, UsageError
 from . import scanner as osv
 from . import trivy
 from .database import ecosystems_for, update
@@ -24,6 +24,9 @@ class Scanner(Protocol):
     def find(self) -> Path: ...
 
     def version(self, tool: Path) -> str: ...
+
+    def holds(self, db: Path) -> bool:
+        """Whether `db` is laid out as this scanner's database."""
 
     def database(self, db: Path) -> tuple[list[str], int | None]:
         """What the database holds, and its age in days; none is exit 3."""
@@ -45,7 +48,11 @@ class OsvScanner:
     def version(self, tool: Path) -> str:
         return osv.version_of(tool)
 
+    def holds(self, db: Path) -> bool:
+        return osv.holds(db)
+
     def database(self, db: Path) -> tuple[list[str], int | None]:
+        not_the_others(self, db)
         zips = osv.database_zips(db)
         times = [p.stat().st_mtime for p in zips.values()]
         return list(zips), int((time.time() - max(times)) // 86400) if times else None
@@ -67,7 +74,11 @@ class TrivyScanner:
     def version(self, tool: Path) -> str:
         return trivy.version_of(tool)
 
+    def holds(self, db: Path) -> bool:
+        return trivy.holds(db)
+
     def database(self, db: Path) -> tuple[list[str], int | None]:
+        not_the_others(self, db)
         return trivy.database(db)
 
     def update(self, db: Path, distros: Iterable[str], log: Callable[[str], None]) -> None:
@@ -79,6 +90,18 @@ class TrivyScanner:
 
 
 SCANNERS: dict[str, Scanner] = {"osv-scanner": OsvScanner(), "trivy": TrivyScanner()}
+
+
+def not_the_others(chosen: Scanner, db: Path) -> None:
+    """Another scanner's database given to this one is exit 3 saying whose it is and the
+    --scanner that reads it (rather than "no database")."""
+    if chosen.holds(db):
+        return
+    for other in SCANNERS.values():
+        if other is not chosen and other.holds(db):
+            raise HostError(f"{db} is {other.name}'s database, and the scanner is {chosen.name}",
+                            hint=f"--scanner {other.name} (or scanner = \"{other.name}\" in "
+                                 "imgkit.toml)")
 
 
 def scanner_named(name: str | None) -> Scanner:

@@ -45,6 +45,12 @@ def version_of(scanner: Path) -> str:
     return f"trivy {said}" if said else f"{scanner} (no version said)"
 
 
+def holds(db: Path) -> bool:
+    """Whether `db` holds trivy's database file (scanners.py tells one scanner's from the
+    other's)."""
+    return (db / "db" / "trivy.db").is_file()
+
+
 def database(db: Path, now: dt.datetime | None = None) -> tuple[list[str], int | None]:
     """What the database at `db` holds (its schema) and its age in whole days, from when its
     maker says it was made (metadata.json's UpdatedAt); none, or one of another schema, is
@@ -55,11 +61,7 @@ def database(db: Path, now: dt.datetime | None = None) -> tuple[list[str], int |
         meta = json.loads((folder / "metadata.json").read_text())
     except (OSError, ValueError):
         meta = None
-    held = (folder / "trivy.db").is_file()
-    if not held and (db / "osv-scalibr").is_dir():
-        raise HostError(f"{db} is osv-scanner's database, and the scanner is trivy",
-                        hint="--scanner osv-scanner (the default), or a trivy database")
-    if not held or not isinstance(meta, dict):
+    if not holds(db) or not isinstance(meta, dict):
         raise HostError(f"no trivy database at {db} (looked for {folder}/trivy.db and "
                         "metadata.json)", hint=hint)
     if meta.get("Version") != SCHEMA:
