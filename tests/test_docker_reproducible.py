@@ -133,8 +133,8 @@ def test_reproduce_on_a_second_engine_gives_the_same_mini_chain(engine, mini_sta
                                                                 namespace, tmp_path):
     """The second machine, as near as one host gets: `imgkit reproduce --on` another Docker
     engine with its own data-root, BuildKit cache and bridge, reached as another machine's
-    is, over ssh (docker-py and buildx both through the ssh client; the far side's sshd runs
-    `docker system dial-stdio`). The base (an input; made by mmdebstrap it is the same
+    is, over ssh (imgkit's ssh bridge and buildx both through the ssh client; the far
+    side's sshd runs `docker system dial-stdio`). The base (an input; made by mmdebstrap it is the same
     image, above) is copied there under a throwaway name, the chain is built there from
     nothing, and each image is the same id as this engine's (built without the layer cache,
     conftest's mini_stack). Nothing is left on either engine; the verdict names the other

@@ -1,5 +1,5 @@
 """An ssh route to a Docker engine, as a user reaches another machine's: `ssh://HOST`,
-where docker-py (`use_ssh_client`) and the docker CLI (buildx) both run the `ssh` client,
+where imgkit (engine/ssh_bridge.py) and the docker CLI (buildx) both run the `ssh` client,
 which runs `docker system dial-stdio` on the far side. Here the far side is an sshd of the
 test's own on 127.0.0.1, whose one key may run only that command, against the engine it
 is given (a forced command). The client's settings (port, key, the host's key) are what a
