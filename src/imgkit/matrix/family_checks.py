@@ -1,12 +1,14 @@
 """The check file a family of the project names (`checks:`), found by the family's name as
 an image carries it (org.imgkit.family): what `imgkit verify` of a project's image judges, as
 its CI verify job does. A read of the family files' text only (no validation: `imgkit list`
-says what is wrong with them), so a plain verify stays light."""
+says what is wrong with them), so a plain verify stays light: PyYAML (about a hundredth of
+a second to import) is loaded only when a file could answer, one whose text holds both the
+family's name and "checks" (however a file spells them, it holds their letters, but for a
+double-quoted escape sequence)."""
 from __future__ import annotations
 
 from pathlib import Path
 
-from .. import yamlload
 from ..errors import SpecError
 
 
@@ -15,7 +17,14 @@ def family_checks(images: Path, family: str) -> Path | None:
     None when no file declares that family or it names no check file."""
     if not images.is_dir():
         return None
-    for path in sorted([*images.glob("*.yaml"), *images.glob("*.yml")]):
+    files = sorted([*images.glob("*.yaml"), *images.glob("*.yml")])
+    texts = {path: _text(path) for path in files}
+    if not any("checks" in text and family in text for text in texts.values()):
+        return None                  # no file names a check file for this family
+    from .. import yamlload
+    for path in files:
+        if family not in texts[path]:
+            continue                 # cannot declare the family
         try:
             raw, _ = yamlload.read_with_lines(path)
         except SpecError:
@@ -24,3 +33,11 @@ def family_checks(images: Path, family: str) -> Path | None:
             checks = raw.get("checks")
             return path.parent / checks if isinstance(checks, str) and checks else None
     return None
+
+
+def _text(path: Path) -> str:
+    """The file's text ("" when unreadable: read_with_lines would refuse it too)."""
+    try:
+        return path.read_text(errors="replace")
+    except OSError:
+        return ""
