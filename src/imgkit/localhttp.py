@@ -1,10 +1,11 @@
-"""GET and POST over the Docker engine's local socket with the standard library only.
+"""GET, HEAD and POST over the Docker engine's local socket with the standard library only.
 
 HTTP/1.0, so the engine sends a plain body and closes the connection: a dozen lines instead
 of http.client, whose import alone costs a no-op build ~15 ms. engine/client.py wraps it in
 imgkit's errors; the no-op build's cache (builder/noopcache.py) calls it directly, as
 importing the engine package would cost the no-op most of what the cache saves. POST serves
-verify's probe container (created and started before docker-py has loaded)."""
+verify's probe container (created and started before docker-py has loaded); GET and HEAD
+read its logs and the image's files after it (docker-py's requests cost each a few ms)."""
 from __future__ import annotations
 
 import socket
@@ -17,6 +18,18 @@ def get(socket_path: str, path: str, timeout: float) -> tuple[int, bytes]:
                      timeout)
 
 
+def head(socket_path: str, path: str, timeout: float) -> tuple[int, dict[str, str]]:
+    """(status, headers, their names in lower case) of `HEAD path`; errors as get's."""
+    status, answer = _exchange(socket_path, f"HEAD {path} HTTP/1.0\r\nHost: docker\r\n\r\n".encode(),
+                               timeout, whole=True)
+    lines = answer.partition(b"\r\n\r\n")[0].decode("latin-1").split("\r\n")[1:]
+    headers = {}
+    for line in lines:
+        name, _, value = line.partition(":")
+        headers[name.strip().lower()] = value.strip()
+    return status, headers
+
+
 def post(socket_path: str, path: str, body: object | None, timeout: float) -> tuple[int, bytes]:
     """(status, body) of `POST path` with `body` as JSON (None: no body); errors as get's."""
     import json
@@ -26,7 +39,9 @@ def post(socket_path: str, path: str, body: object | None, timeout: float) -> tu
     return _exchange(socket_path, head.encode() + data, timeout)
 
 
-def _exchange(socket_path: str, request: bytes, timeout: float) -> tuple[int, bytes]:
+def _exchange(socket_path: str, request: bytes, timeout: float,
+              whole: bool = False) -> tuple[int, bytes]:
+    """(status, body), or the whole answer, head included, when `whole`."""
     chunks = []
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
         sock.settimeout(timeout)
@@ -34,8 +49,9 @@ def _exchange(socket_path: str, request: bytes, timeout: float) -> tuple[int, by
         sock.sendall(request)
         while chunk := sock.recv(1 << 16):
             chunks.append(chunk)
-    head, _, body = b"".join(chunks).partition(b"\r\n\r\n")
+    answer = b"".join(chunks)
+    status_line, _, body = answer.partition(b"\r\n\r\n")
     try:
-        return int(head.split(b" ", 2)[1]), body
+        return int(status_line.split(b" ", 2)[1]), answer if whole else body
     except (IndexError, ValueError):
         raise ValueError(f"{socket_path} does not answer like a Docker engine") from None

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import os
 import threading
-from typing import TYPE_CHECKING, Any, Callable, Iterator, TypedDict, cast
+from typing import TYPE_CHECKING, Any, Callable, Iterator, TypedDict, TypeVar, cast
 
 from .. import localhttp
 from ..errors import EngineUnavailable, ImgkitError, first_line
@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
 DEFAULT_SOCKET = "/var/run/docker.sock"
 START_HINT = "start it (e.g. `sudo dockerd &` or `systemctl start docker`) or set DOCKER_HOST"
+Answer = TypeVar("Answer")   # what a localhttp call returns: (status, body) or (status, headers)
 
 
 def unix_socket(docker_host: str | None) -> str | None:
@@ -77,9 +78,10 @@ class Client:
     def api(self) -> docker.APIClient:
         return self.client.api
 
-    def _ask_local(self, ask: Callable[[str], tuple[int, bytes]]) -> tuple[int, bytes]:
-        """(status, body) of one request `ask` makes on the local engine socket (a localhttp
-        call); EngineUnavailable when the socket does not answer, or not in HTTP."""
+    def _ask_local(self, ask: Callable[[str], Answer]) -> Answer:
+        """What one request `ask` makes on the local engine socket answers (a localhttp
+        call's status, and body or headers); EngineUnavailable when the socket does not
+        answer, or not in HTTP."""
         if self.socket_path is None:
             raise EngineUnavailable("the engine is not on a local socket", hint=self.start_hint)
         try:
