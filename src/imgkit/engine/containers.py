@@ -87,6 +87,8 @@ class Containers(Client):
         """The exit code, or None after killing a container still running at `timeout`.
         requests reports a read timeout as ReadTimeout or as ConnectionError depending on
         where it strikes, so the container's state decides, not the exception's type."""
+        if self.socket_path is not None:
+            return self._wait_local(self.socket_path, cid, timeout)
         import docker.errors
         import requests.exceptions
         try:
@@ -101,6 +103,29 @@ class Containers(Client):
             except (docker.errors.APIError, requests.exceptions.RequestException):
                 raise EngineUnavailable(f"lost the Docker engine while waiting: {first_line(exc)}",
                                         hint=START_HINT)
+
+    def _wait_local(self, socket_path: str, cid: str, timeout: float) -> int | None:
+        """_wait on the local socket: the engine answers the wait when the container exits;
+        at `timeout` the container's state decides, as for docker-py's."""
+        try:
+            status, answer = localhttp.post(socket_path, f"/containers/{cid}/wait", None, timeout)
+            if status == 200:
+                return int(json.loads(answer)["StatusCode"])
+            raise EngineUnavailable(f"the engine answered {status} to waiting for the container: "
+                                    f"{answer.decode(errors='replace').strip()[:300]}")
+        except TimeoutError:
+            pass
+        except (OSError, ValueError) as exc:
+            raise EngineUnavailable(f"lost the Docker engine while waiting: {first_line(exc)}",
+                                    hint=START_HINT)
+        state = self._get_local(f"/containers/{cid}/json")["State"]
+        if state.get("Running"):
+            try:
+                self._post_local(f"/containers/{cid}/kill", None)
+                return None
+            except ContainerFailed:      # it ended meanwhile
+                state = self._get_local(f"/containers/{cid}/json")["State"]
+        return int(state.get("ExitCode", -1))
 
     def _both_logs(self, cid: str, spec: RunSpec) -> tuple[tuple[str, bool], tuple[str, bool]]:
         """_logs of stdout and of stderr. On the local socket, one request for both, split
@@ -267,6 +292,14 @@ class Containers(Client):
         return ServiceState(running, None if running else int(state.get("ExitCode", -1)), log)
 
     def remove_container(self, container_id: str) -> None:
+        if self.socket_path is not None:
+            path = f"/containers/{container_id}?force=1&v=1"
+            status, answer = self._ask_local(
+                lambda socket: localhttp.delete(socket, path, self.timeout))
+            if status >= 400 and status != 404:
+                raise ImgkitError(f"the engine did not remove container {container_id[:12]} "
+                                  f"({status}): {answer.decode(errors='replace').strip()[:300]}")
+            return
         import docker.errors
         try:
             self.api.remove_container(container_id, force=True, v=True)
