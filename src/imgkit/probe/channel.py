@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+import secrets
 
 MARK_ENV = "IMGKIT_REPORT_MARK"
 BEGIN, END = "IMGKIT-REPORT-BEGIN", "IMGKIT-REPORT-END"
@@ -15,9 +16,7 @@ TOKEN = re.compile(r"^[A-Za-z0-9]{8,64}$")
 
 
 def new_token():
-    # what secrets.token_hex(16) returns, without importing secrets (hmac, hashlib: a few
-    # ms of the probe's start and of verify's before its container is created)
-    return os.urandom(16).hex()
+    return secrets.token_hex(16)
 
 
 def private_stdout():
