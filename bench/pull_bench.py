@@ -11,7 +11,11 @@ For IMAGE (default: the slice's Paddle image, built by `make build`), in one run
    data root and bridge of its own): seconds to pull and extract, then the first and second
    `import FRAMEWORK` in a container of it (no network); rounds alternate which compression
    goes first;
-3. what the layer order costs when only the framework changes: the compressed bytes of the
+3. what writing the store costs alone: the image's uncompressed archive (`docker save`)
+   loaded into the same kind of empty throwaway engine, in the same rounds, with nothing to
+   fetch or decompress (issue 57 asks for 0.6x of gzip's pull; a load applies one layer
+   after another from one file, so it is a measure of the disk, not a bound on a pull);
+4. what the layer order costs when only the framework changes: the compressed bytes of the
    image's own layers (above its parent, `org.opencontainers.image.base.name`), which a
    runner pulls again, against the whole image, per compression.
 
@@ -182,6 +186,21 @@ def cold_pull(where: str, compression: str, framework: str, scratch: Path,
         shutil.rmtree(root, ignore_errors=True)
 
 
+def load_floor(archive: Path, scratch: Path, image_id: str) -> float:
+    """Seconds for an empty throwaway engine to load the uncompressed archive: writing the
+    layers into its store, with no transfer and no decompression."""
+    root = Path(tempfile.mkdtemp(prefix="engine-", dir=scratch))
+    try:
+        with throwaway_engine(root) as env:
+            seconds, _ = timed("docker", "load", "-q", "-i", str(archive), env=env)
+            loaded = run("docker", "image", "inspect", "-f", "{{.Id}}", image_id, env=env).stdout.strip()
+            if loaded != image_id:
+                raise SystemExit(f"the archive loaded as {loaded}, not {image_id}")
+            return seconds
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--image", default="paddle:2.6.2-gpu-cuda11.8-cudnn8")
@@ -203,7 +222,13 @@ def main() -> None:
             sizes = {c: layer_sizes(where, c) for c in COMPRESSIONS}
             own = own_layer_count(args.image)
             results: dict[str, list[dict[str, float]]] = {c: [] for c in COMPRESSIONS}
+            archive = scratch / "image.tar"
+            with archive.open("wb") as out:
+                subprocess.run(["docker", "save", args.image], stdout=out, check=True)
+            floors: list[float] = []
             for round_ in range(args.rounds):
+                floors.append(load_floor(archive, scratch, image_id))
+                print(f"round {round_ + 1} uncompressed load: {floors[-1]:.1f} s", flush=True)
                 order = COMPRESSIONS if round_ % 2 == 0 else tuple(reversed(COMPRESSIONS))
                 for compression in order:
                     found = cold_pull(where, compression, args.framework, scratch, image_id)
@@ -225,6 +250,10 @@ def main() -> None:
     for key in ("pull", "first import", "first run"):
         print(f"  zstd/gzip {key}: {medians['zstd'][key] / medians['gzip'][key]:.2f}x")
     print(f"  zstd/gzip bytes: {sum(sizes['zstd']) / sum(sizes['gzip']):.2f}x")
+    floor = statistics.median(floors)
+    print(f"  the uncompressed archive loaded: {floor:.1f} s, {floor / medians['gzip']['pull']:.2f}x "
+          f"of gzip's pull, {floor / medians['zstd']['pull']:.2f}x of zstd's (no fetch, no "
+          "decompression: the store's writes)")
 
 
 if __name__ == "__main__":

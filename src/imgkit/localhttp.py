@@ -1,4 +1,5 @@
-"""GET, HEAD and POST over the Docker engine's local socket with the standard library only.
+"""GET, HEAD, POST and DELETE over the Docker engine's local socket, with the standard
+library only.
 
 HTTP/1.0, so the engine sends a plain body and closes the connection: a dozen lines instead
 of http.client, whose import alone costs a no-op build ~15 ms. engine/client.py wraps it in
