@@ -16,17 +16,15 @@ import socket
 def get(socket_path: str, path: str, timeout: float) -> tuple[int, bytes]:
     """(status, body) of `GET path`. OSError when the socket does not answer, ValueError when
     what answers does not speak HTTP."""
-    return _exchange(socket_path, f"GET {path} HTTP/1.0\r\nHost: docker\r\n\r\n".encode(),
-                     timeout)
+    status, _, body = _bodiless(socket_path, "GET", path, timeout)
+    return status, body
 
 
 def head(socket_path: str, path: str, timeout: float) -> tuple[int, dict[str, str]]:
     """(status, headers, their names in lower case) of `HEAD path`; errors as get's."""
-    status, answer = _exchange(socket_path, f"HEAD {path} HTTP/1.0\r\nHost: docker\r\n\r\n".encode(),
-                               timeout, whole=True)
-    lines = answer.partition(b"\r\n\r\n")[0].decode("latin-1").split("\r\n")[1:]
+    status, head_lines, _ = _bodiless(socket_path, "HEAD", path, timeout)
     headers = {}
-    for line in lines:
+    for line in head_lines.decode("latin-1").split("\r\n")[1:]:
         name, _, value = line.partition(":")
         headers[name.strip().lower()] = value.strip()
     return status, headers
@@ -38,18 +36,22 @@ def post(socket_path: str, path: str, body: object | None, timeout: float) -> tu
     data = b"" if body is None else json.dumps(body).encode()
     head = (f"POST {path} HTTP/1.0\r\nHost: docker\r\nContent-Type: application/json\r\n"
             f"Content-Length: {len(data)}\r\n\r\n")
-    return _exchange(socket_path, head.encode() + data, timeout)
+    status, _, answer = _exchange(socket_path, head.encode() + data, timeout)
+    return status, answer
 
 
 def delete(socket_path: str, path: str, timeout: float) -> tuple[int, bytes]:
     """(status, body) of `DELETE path`; errors as get's."""
-    return _exchange(socket_path, f"DELETE {path} HTTP/1.0\r\nHost: docker\r\n\r\n".encode(),
-                     timeout)
+    status, _, body = _bodiless(socket_path, "DELETE", path, timeout)
+    return status, body
 
 
-def _exchange(socket_path: str, request: bytes, timeout: float,
-              whole: bool = False) -> tuple[int, bytes]:
-    """(status, body), or the whole answer, head included, when `whole`."""
+def _bodiless(socket_path: str, method: str, path: str, timeout: float) -> tuple[int, bytes, bytes]:
+    return _exchange(socket_path, f"{method} {path} HTTP/1.0\r\nHost: docker\r\n\r\n".encode(), timeout)
+
+
+def _exchange(socket_path: str, request: bytes, timeout: float) -> tuple[int, bytes, bytes]:
+    """(status, the answer's head, its body)."""
     chunks = []
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
         sock.settimeout(timeout)
@@ -57,9 +59,8 @@ def _exchange(socket_path: str, request: bytes, timeout: float,
         sock.sendall(request)
         while chunk := sock.recv(1 << 16):
             chunks.append(chunk)
-    answer = b"".join(chunks)
-    status_line, _, body = answer.partition(b"\r\n\r\n")
+    head, _, body = b"".join(chunks).partition(b"\r\n\r\n")
     try:
-        return int(status_line.split(b" ", 2)[1]), answer if whole else body
+        return int(head.split(b" ", 2)[1]), head, body
     except (IndexError, ValueError):
         raise ValueError(f"{socket_path} does not answer like a Docker engine") from None

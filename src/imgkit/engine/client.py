@@ -29,6 +29,12 @@ START_HINT = "start it (e.g. `sudo dockerd &` or `systemctl start docker`) or se
 Answer = TypeVar("Answer")   # what a localhttp call returns: (status, body) or (status, headers)
 
 
+def refused(status: int, asked: str, body: bytes = b"") -> ImgkitError:
+    """The error for an engine's answer other than the one asked for ("GET /path")."""
+    return ImgkitError(f"the Docker engine answered {status} to {asked}: "
+                       f"{body.decode(errors='replace').strip()[:300]}")
+
+
 def unix_socket(docker_host: str | None) -> str | None:
     """The socket path when the engine is local (DOCKER_HOST unset or unix://), else None."""
     if not docker_host:
@@ -98,8 +104,7 @@ class Client:
         if status == 404:
             return None
         if status != 200:
-            raise ImgkitError(f"the Docker engine answered {status} to GET {path}: "
-                              f"{body.decode(errors='replace').strip()[:300]}")
+            raise refused(status, f"GET {path}", body)
         return json.loads(body) if body.lstrip()[:1] in (b"{", b"[") else body.decode()
 
     @property

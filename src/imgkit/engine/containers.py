@@ -10,8 +10,8 @@ from typing import Any, Callable, Iterator, TypeVar
 from urllib.parse import quote
 
 from .. import labels, localhttp
-from ..errors import ContainerFailed, EngineUnavailable, ImgkitError, first_line
-from .client import START_HINT, Client
+from ..errors import ContainerFailed, EngineUnavailable, first_line
+from .client import START_HINT, Client, refused
 from .run_request import CreateBody, create_body
 from .types import ContainerRun, FileEntry, PathStat, RunSpec, ServiceState, StatFiles
 
@@ -138,8 +138,7 @@ class Containers(Client):
         path = f"/containers/{cid}/logs?stdout=1&stderr=1"
         status, body = self._ask_local(lambda socket: localhttp.get(socket, path, self.timeout))
         if status != 200:
-            raise ImgkitError(f"the engine answered {status} to GET {path}: "
-                              f"{body.decode(errors='replace').strip()[:300]}")
+            raise refused(status, f"GET {path}", body)
         streams = split_streams(body)
         return _kept(streams[1], spec.stdout_limit), _kept(streams[2], spec.stderr_limit)
 
@@ -152,10 +151,10 @@ class Containers(Client):
             for chunk in stream:
                 kept += chunk
                 if len(kept) > limit:
-                    return kept[:limit].decode(errors="replace"), True
+                    break
         finally:
             stream.close()
-        return kept.decode(errors="replace"), False
+        return _kept(kept, limit)
 
     @contextmanager
     def _unstarted(self, image: str) -> Iterator[str]:
@@ -205,7 +204,7 @@ class Containers(Client):
         if status == 404:
             return None
         if status != 200:
-            raise ImgkitError(f"the engine answered {status} to HEAD {asked}")
+            raise refused(status, f"HEAD {asked}")
         return headers.get("x-docker-container-path-stat", "")
 
     def read_paths(self, image: str, paths: dict[str, bool],
@@ -297,8 +296,7 @@ class Containers(Client):
             status, answer = self._ask_local(
                 lambda socket: localhttp.delete(socket, path, self.timeout))
             if status >= 400 and status != 404:
-                raise ImgkitError(f"the engine did not remove container {container_id[:12]} "
-                                  f"({status}): {answer.decode(errors='replace').strip()[:300]}")
+                raise refused(status, f"DELETE {path}", answer)
             return
         import docker.errors
         try:
