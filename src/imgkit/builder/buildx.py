@@ -39,6 +39,7 @@ from ..render.bake import EXTRA_INDEX_VARIABLE, INDEX_VARIABLE, target_name
 from ..stepnames import step_words
 from .bakeplan import plan_bake
 from .buildenv import BuildEnv
+from .chains import by_parent
 from .epoch import build_epochs
 from .freshness import Freshness, check_freshness
 from .outcome import BUILT, CANCELLED, FAILED, SKIPPED, UP_TO_DATE, WOULD_BUILD, Result, up_to_date
@@ -251,11 +252,11 @@ class BakeBuilder:
 
     def run(self, contexts: list[Context], freshness: dict[str, Freshness]) -> list[Result]:
         if self.driver == "docker":
-            results = self._by_level(contexts, freshness, self._force)
+            results = self._by_parent(contexts, freshness, self._force)
             if not self.cancel.is_set() and off_parent(self.engine, contexts, results):
                 # seen beside another build: BuildKit gave a child another result of its
                 # parent's step than the parent's tag has; built once more on the tag
-                redone = self._by_level(contexts, check_freshness(
+                redone = self._by_parent(contexts, check_freshness(
                     self.engine, [c.stamp for c in contexts]), lambda _: False)
                 results = [r2 if r2.status != UP_TO_DATE else r1 for r1, r2 in zip(results, redone)]
             return results
@@ -265,39 +266,26 @@ class BakeBuilder:
         finally:
             shutil.rmtree(workdir, ignore_errors=True)
 
-    def _by_level(self, contexts: list[Context], freshness: dict[str, Freshness],
-                  force: Callable[[str], bool]) -> list[Result]:
-        """The engine's own BuildKit: a bake per level of the chains, parents first, each
-        image built on its parent as the engine holds it once built, as a later build of a
-        child alone does. (An image built in one bake with its parent got layers that list
-        unchanged folders otherwise: BuildKit diffs it another way, and the same inputs
-        gave another image.)"""
-        depth: dict[str, int] = {}
-        for context in contexts:                              # parents first
-            depth[context.target.tag] = depth.get(context.target.parent or "", -1) + 1
-        results: dict[str, Result] = {}
-        for level in sorted(set(depth.values())):
-            batch, stale = [], {}
-            for context in (c for c in contexts if depth[c.target.tag] == level):
-                tag, parent = context.target.tag, context.target.parent or ""
-                done = results.get(parent)
-                if done is not None and done.status not in (BUILT, UP_TO_DATE, WOULD_BUILD):
-                    results[tag] = Result(tag, SKIPPED, reason=f"parent {parent} {done.status}")
-                    self.listener(tag, SKIPPED, results[tag].reason)
-                    continue
-                batch.append(context)
-                if done is not None and done.status in (BUILT, WOULD_BUILD):
-                    stale[tag] = Freshness(f"parent {parent} is rebuilt", freshness[tag].info)
-            if self.cancel.is_set():
-                break
-            now = freshness if level == 0 else check_freshness(self.engine, [c.stamp for c in batch])
+    def _by_parent(self, contexts: list[Context], freshness: dict[str, Freshness],
+                   force: Callable[[str], bool]) -> list[Result]:
+        """The engine's own BuildKit: a bake per image, each once its parent is built
+        (chains.py says in what order), on its parent as the engine holds it, as a later
+        build of a child alone does. (An image built in one bake with its parent got layers
+        that list unchanged folders otherwise: BuildKit diffs it another way, and the same
+        inputs gave another image.)"""
+        def bake_one(context: Context, parent: Result | None) -> Result:
+            tag = context.target.tag
+            now = freshness[tag] if parent is None else \
+                check_freshness(self.engine, [context.stamp])[tag]
+            if parent is not None and parent.status in (BUILT, WOULD_BUILD):
+                now = Freshness(f"parent {context.target.parent} is rebuilt", freshness[tag].info)
             workdir = Path(tempfile.mkdtemp(prefix="imgkit-bake-"))
             try:
-                results |= {r.tag: r for r in self._run(batch, {**now, **stale}, True, workdir,
-                                                        force)}
+                return self._run([context], {tag: now}, True, workdir, force)[0]
             finally:
                 shutil.rmtree(workdir, ignore_errors=True)
-        return [results.get(c.target.tag, Result(c.target.tag, CANCELLED)) for c in contexts]
+        found = by_parent(contexts, bake_one, self.options.jobs, self.cancel, self.listener)
+        return [found[c.target.tag] for c in contexts]
 
     def _run(self, contexts: list[Context], freshness: dict[str, Freshness], local_store: bool,
              workdir: Path, force: Callable[[str], bool]) -> list[Result]:
