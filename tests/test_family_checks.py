@@ -45,12 +45,14 @@ def test_a_file_that_only_mentions_the_family_does_not_answer_for_it(tmp_path: P
 
 def test_no_yaml_is_parsed_when_no_file_could_name_a_check_file(tmp_path: Path) -> None:
     images = write(tmp_path / "images", {"a.yaml": "family: app\n",
-                                         "b.yaml": "family: svc\nchecks: c.yaml\n"})
+                                         "b.yaml": "family: svc\nchecks: c.yaml\n",
+                                         "c.yaml": "family: app-tools\nchecks: t.yaml\n"})
     probe = ("import sys; from pathlib import Path; "
              "from imgkit.matrix.family_checks import family_checks as f; "
              "print(f(Path(sys.argv[1]), sys.argv[2]), 'yaml' in sys.modules)")
     asked = {family: subprocess.run([sys.executable, "-c", probe, str(images), family],
                                     capture_output=True, text=True, check=True).stdout.split()
-             for family in ("app", "svc")}
+             for family in ("app", "svc", "app-tools")}
     assert asked["app"] == ["None", "False"]
     assert asked["svc"] == [str(images / "c.yaml"), "True"]
+    assert asked["app-tools"] == [str(images / "t.yaml"), "True"]   # "app" inside it: no answer for app

@@ -24,6 +24,8 @@ import time
 
 def try_noop_build(argv: list[str]) -> bool:
     """True when `argv` was a build with nothing to do and it has been answered."""
+    if argv[:1] != ["build"]:      # the cache's module is no part of any other command
+        return False
     started = time.monotonic()
     from .builder import noopcache
     asked = noopcache.plain_build(argv)

@@ -3,10 +3,12 @@ an image carries it (org.imgkit.family): what `imgkit verify` of a project's ima
 its CI verify job does. A read of the family files' text only (no validation: `imgkit list`
 says what is wrong with them), so a plain verify stays light: PyYAML (about a hundredth of
 a second to import) is loaded only when a file could answer, one whose text holds both the
-family's name and "checks" (however a file spells them, it holds their letters, but for a
-double-quoted escape sequence)."""
+family's name and "checks" as whole names, not inside a longer one ("paddle" in
+"paddle-jupyter": a team's extension families are named so). However a file spells them,
+it holds their letters so, but for a double-quoted escape sequence."""
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from ..errors import SpecError
@@ -19,11 +21,12 @@ def family_checks(images: Path, family: str) -> Path | None:
         return None
     files = sorted([*images.glob("*.yaml"), *images.glob("*.yml")])
     texts = {path: _text(path) for path in files}
-    if not any("checks" in text and family in text for text in texts.values()):
+    named, key = _whole(family), _whole("checks")
+    if not any(key.search(text) and named.search(text) for text in texts.values()):
         return None                  # no file names a check file for this family
     from .. import yamlload
     for path in files:
-        if family not in texts[path]:
+        if not named.search(texts[path]):
             continue                 # cannot declare the family
         try:
             raw, _ = yamlload.read_with_lines(path)
@@ -33,6 +36,12 @@ def family_checks(images: Path, family: str) -> Path | None:
             checks = raw.get("checks")
             return path.parent / checks if isinstance(checks, str) and checks else None
     return None
+
+
+def _whole(name: str) -> re.Pattern[str]:
+    """`name` with no letter, digit, `_`, `.` or `-` on either side: where a YAML scalar or
+    key can be exactly that name."""
+    return re.compile(rf"(?<![\w.-]){re.escape(name)}(?![\w.-])")
 
 
 def _text(path: Path) -> str:
