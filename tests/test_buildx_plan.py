@@ -125,6 +125,20 @@ def test_progress_gives_a_shared_step_to_the_parent_whose_dockerfile_has_it() ->
     assert "E: Unable to locate package python3-venv" in progress.logs[PYTHON]
 
 
+def test_progress_of_a_bake_of_one_image_is_that_images() -> None:
+    """A bake of one target (one per image, builder/chains.py): buildx names no target in
+    its steps, and every step, its log and its failure are that image's."""
+    progress = BakeProgress({target_name(CUDA118): CUDA118}, {})
+    assert progress.feed("#1 [internal] load build definition from Dockerfile") == (
+        CUDA118, "[internal] load build definition from Dockerfile")
+    assert progress.feed("#7 [stage-0 3/5] RUN sleep 600") == (CUDA118, "[stage-0 3/5] RUN sleep 600")
+    progress.feed("#7 0.4 pip: no matching distribution")
+    progress.feed('#7 ERROR: process "/bin/sh -c sleep 600" did not complete successfully: exit code: 1')
+    step, reason = progress.failed[CUDA118]
+    assert step.startswith("RUN sleep 600") and "exit code: 1" in reason
+    assert "pip: no matching distribution" in progress.logs[CUDA118]
+
+
 def test_progress_knows_when_each_image_was_named_with_or_without_a_duration() -> None:
     progress = BakeProgress({target_name(CUDA118): CUDA118, target_name(CUDA124): CUDA124}, {})
     progress.feed(f"#20 [{target_name(CUDA118)}] exporting to image")

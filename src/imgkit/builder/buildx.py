@@ -202,9 +202,13 @@ class BakeProgress:
             return None
         vertex, text = match.groups()
         step = STEP.match(text)
-        if step and step.group(1) in self.targets and vertex not in self.owner:
-            self.owner[vertex] = self._owner(self.targets[step.group(1)], step.group(2))
-            self.step[vertex] = step_words(step.group(2))
+        if step and vertex not in self.owner:
+            if step.group(1) in self.targets:
+                self.owner[vertex] = self._owner(self.targets[step.group(1)], step.group(2))
+                self.step[vertex] = step_words(step.group(2))
+            elif len(self.targets) == 1:      # a bake of one target: buildx names none
+                self.owner[vertex] = next(iter(self.targets.values()))
+                self.step[vertex] = step_words(step.group(2))
         now = time.monotonic()
         named = NAMED.search(text)
         if named and short_ref(named.group(1)) in self.targets.values():
