@@ -3,9 +3,10 @@ an image carries it (org.imgkit.family): what `imgkit verify` of a project's ima
 its CI verify job does. A read of the family files' text only (no validation: `imgkit list`
 says what is wrong with them), so a plain verify stays light: PyYAML (about a hundredth of
 a second to import) is loaded only when a file could answer, one whose text holds both the
-family's name and "checks" as whole names, not inside a longer one ("paddle" in
-"paddle-jupyter": a team's extension families are named so). However a file spells them,
-it holds their letters so, but for a double-quoted escape sequence."""
+family's name and "checks" as whole names, not inside a longer one ("app" in
+"app-tools"; an extension family's file names its parent whole, so it is still read).
+However a file spells them, it holds their letters so, but for a double-quoted escape
+sequence."""
 from __future__ import annotations
 
 import re
