@@ -279,10 +279,12 @@ class BakeBuilder:
         inputs gave another image.)"""
         def bake_one(context: Context, parent: Result | None) -> Result:
             tag = context.target.tag
-            now = freshness[tag] if parent is None else \
-                check_freshness(self.engine, [context.stamp])[tag]
-            if parent is not None and parent.status in (BUILT, WOULD_BUILD):
+            if parent is None:
+                now = freshness[tag]
+            elif parent.status in (BUILT, WOULD_BUILD):   # stale whatever the engine holds
                 now = Freshness(f"parent {context.target.parent} is rebuilt", freshness[tag].info)
+            else:                                         # the parent up to date: ask again
+                now = check_freshness(self.engine, [context.stamp])[tag]
             workdir = Path(tempfile.mkdtemp(prefix="imgkit-bake-"))
             try:
                 return self._run([context], {tag: now}, True, workdir, force)[0]

@@ -50,15 +50,16 @@ def by_parent(contexts: list[Context], bake_one: BakeOne, jobs: int, cancel: thr
     whose parent failed or was skipped is skipped. Ctrl-C sets `cancel`: nothing new starts,
     the running bakes stop (their own watch of `cancel`), then KeyboardInterrupt."""
     ours = {c.target.tag for c in contexts}
+    workers = max(1, jobs)
     priority = first_to_go(contexts)
     waiting = sorted(contexts, key=lambda c: priority[c.target.tag], reverse=True)
     results: dict[str, Result] = {}
     running: dict[cf.Future[Result], str] = {}
-    with cf.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool, interrupt_sets(cancel):
+    with cf.ThreadPoolExecutor(max_workers=workers) as pool, interrupt_sets(cancel):
         while (waiting or running) and not cancel.is_set():
             for context in list(waiting):
                 tag, parent = context.target.tag, context.target.parent or ""
-                if len(running) >= max(1, jobs) or (parent in ours and parent not in results):
+                if len(running) >= workers or (parent in ours and parent not in results):
                     continue
                 waiting.remove(context)
                 done = results.get(parent)
