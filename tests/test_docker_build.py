@@ -17,7 +17,8 @@ from imgkit.builder import noopcache
 from imgkit.builder.buildenv import BuildEnv, SecretServer, default_ca_bundle
 from imgkit.builder.buildx import why_not_buildkit
 from imgkit.builder.hostlock import one_build_at_a_time
-from imgkit.builder.scheduler import BUILT, FAILED, SKIPPED, UP_TO_DATE, Builder
+from imgkit.builder.outcome import BUILT, FAILED, SKIPPED, UP_TO_DATE
+from imgkit.builder.scheduler import Builder
 from imgkit.labels import INPUT_HASH as INPUT_HASH_LABEL
 from imgkit.options import BuildOptions
 from imgkit.render.command import render_contexts

@@ -1,13 +1,13 @@
-"""The order a build on the engine's own BuildKit takes through the matrix: each image's bake
-starts as soon as its parent is built, not once its parent's whole level is, at most `jobs`
-at a time (`--jobs`, as for the legacy builder), and the image with the longest chain of
-images below it goes first.
+"""The order a build takes through the matrix, for every builder (the engine's own BuildKit,
+the legacy builder, Podman's): each image's build starts as soon as its parent is built, not
+once its parent's whole level is, at most `jobs` at a time (`--jobs`), and the image with
+the longest chain of images below it goes first.
 
 Why: a level's bake lasts as long as its slowest image. On the bundled CUDA 11.8 slice the
 three cuDNN variants shared two cores for 30 s before Paddle's chain could go on, though
 Paddle needs one of them; its NCCL, Paddle and the JupyterLab image then ran with the other
 core mostly idle. Taken by chain length, the variants nobody waits for fill that core.
-Pure scheduling: what one image's bake does is the caller's `bake_one`."""
+Pure scheduling: what one image's build does is the caller's `bake_one`."""
 from __future__ import annotations
 
 import concurrent.futures as cf
@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
 BakeOne = Callable[["Context", "Result | None"], Result]   # (context, its parent's result here)
 Listener = Callable[[str, str, str], None]                 # (tag, event, text)
+Stop = Callable[[str], object]                             # hastens the stop of a tag's build
 GOOD = (BUILT, UP_TO_DATE, WOULD_BUILD)
 
 
@@ -45,10 +46,11 @@ def first_to_go(contexts: list[Context]) -> dict[str, tuple[int, int, int]]:
 
 
 def by_parent(contexts: list[Context], bake_one: BakeOne, jobs: int, cancel: threading.Event,
-              listener: Listener) -> dict[str, Result]:
+              listener: Listener, stop: Stop | None = None) -> dict[str, Result]:
     """Every context's result (CANCELLED for those a Ctrl-C kept from starting); an image
     whose parent failed or was skipped is skipped. Ctrl-C sets `cancel`: nothing new starts,
-    the running bakes stop (their own watch of `cancel`), then KeyboardInterrupt."""
+    the running builds stop (their own watch of `cancel`, hastened by `stop`), then
+    KeyboardInterrupt."""
     ours = {c.target.tag for c in contexts}
     workers = max(1, jobs)
     priority = first_to_go(contexts)
@@ -71,12 +73,26 @@ def by_parent(contexts: list[Context], bake_one: BakeOne, jobs: int, cancel: thr
             finished, _ = cf.wait(running, timeout=0.5, return_when=cf.FIRST_COMPLETED)
             for future in finished:
                 _collect(running.pop(future), future, results, cancel)
-        for future in cf.as_completed(list(running)):     # after a Ctrl-C: each bake stops
-            _collect(running.pop(future), future, results, cancel)
+        _drain(running, results, cancel, stop)
     if cancel.is_set():
         raise KeyboardInterrupt
     return {c.target.tag: results.get(c.target.tag, Result(c.target.tag, CANCELLED))
             for c in contexts}
+
+
+def _drain(running: dict[cf.Future[Result], str], results: dict[str, Result],
+           cancel: threading.Event, stop: Stop | None) -> None:
+    """After a Ctrl-C, each running build's end. `stop` is asked again every half second: a
+    worker reads `cancel` only between log lines, so a silent step would not notice it, and
+    a step may start after a kill."""
+    while running:
+        if stop is not None:
+            for future, tag in list(running.items()):
+                if not future.done():
+                    stop(tag)
+        finished, _ = cf.wait(running, timeout=0.5, return_when=cf.FIRST_COMPLETED)
+        for future in finished:
+            _collect(running.pop(future), future, results, cancel)
 
 
 def _collect(tag: str, future: cf.Future[Result], results: dict[str, Result],

@@ -1,28 +1,25 @@
-"""Build a rendered plan: parents first, independent branches in parallel, skip what is
-up to date, keep going past failures (their dependents are skipped)."""
+"""Build a rendered plan one image at a time on the engine's legacy builder (or Podman's):
+skip what is up to date, keep going past failures (their dependents are skipped). The order
+is chains.py's, as for BuildKit."""
 from __future__ import annotations
 
-import concurrent.futures as cf
 import shutil
 import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Collection
+from typing import TYPE_CHECKING, Collection
 
 from ..engine import Engine
 from ..errors import BuildFailed, Cancelled
-from ..interrupts import interrupt_sets
 from ..options import BuildOptions
+from .chains import Listener, by_parent
 from .epoch import ARG, build_epochs
 from .freshness import Freshness, builds_something, check_freshness
-from .outcome import BUILT, CANCELLED, FAILED, SKIPPED, UP_TO_DATE, WOULD_BUILD, Result, up_to_date
+from .outcome import BUILT, CANCELLED, FAILED, WOULD_BUILD, Result, up_to_date
 
 if TYPE_CHECKING:
     from ..render.contexts import Context
-
-Listener = Callable[[str, str, str], None]  # (tag, event, text)
-
 
 class Builder:
     def __init__(self, engine: Engine, options: BuildOptions, extra_hosts: dict[str, str],
@@ -81,57 +78,19 @@ class Builder:
 
     def run(self, contexts: list[Context],
             freshness: dict[str, Freshness] | None = None) -> list[Result]:
-        """Schedule every context as soon as its parent is done. Ctrl-C stops cleanly:
-        nothing new starts, running steps are killed, then KeyboardInterrupt is raised."""
-        if freshness is None:
-            freshness = check_freshness(self.engine, [c.stamp for c in contexts])
-        by_tag = {c.target.tag: c for c in contexts}
-        if builds_something(self.options, freshness):
+        """Every context built once its parent is, the longest chain first (chains.py).
+        Ctrl-C stops cleanly: nothing new starts, running steps are killed, then
+        KeyboardInterrupt is raised."""
+        known = freshness if freshness is not None else check_freshness(
+            self.engine, [c.stamp for c in contexts])
+        if builds_something(self.options, known):
             self.epochs = build_epochs(self.engine, contexts)
-        results: dict[str, Result] = {}
-        pending = dict(by_tag)
-        running: dict[cf.Future[Result], str] = {}
-        ok = (BUILT, UP_TO_DATE, WOULD_BUILD)
-        with cf.ThreadPoolExecutor(max_workers=max(1, self.options.jobs)) as pool, \
-                interrupt_sets(self.cancel):
-            while (pending or running) and not self.cancel.is_set():
-                for tag, ctx in list(pending.items()):
-                    parent = ctx.target.parent
-                    if parent is None or parent not in by_tag or parent in results:
-                        del pending[tag]
-                        if parent in results and results[parent].status not in ok:
-                            results[tag] = Result(tag, SKIPPED,
-                                                  reason=f"parent {parent} {results[parent].status}")
-                            self.listener(tag, SKIPPED, results[tag].reason)
-                            continue
-                        parent_built = parent in results and results[parent].status == BUILT
-                        running[pool.submit(self._one, ctx, freshness[tag], parent_built)] = tag
-                if running:
-                    self._collect(running, results, timeout=0.5)
-            if self.cancel.is_set():
-                self._stop(running)
-                raise KeyboardInterrupt
-        return [results[c.target.tag] for c in contexts if c.target.tag in results]
 
-    def _collect(self, running: dict[cf.Future[Result], str], results: dict[str, Result],
-                 timeout: float) -> None:
-        done, _ = cf.wait(running, timeout=timeout, return_when=cf.FIRST_COMPLETED)
-        for future in done:
-            tag = running.pop(future)
-            results[tag] = future.result()
-            self.listener(tag, results[tag].status, results[tag].reason)
-
-    def _stop(self, running: dict[cf.Future[Result], str]) -> None:
-        """Wait for the running builds to notice the cancel flag. A silent step would not
-        (a worker only reads it between log lines), and a step may start after a kill, so
-        keep killing this build's step containers until every worker has returned."""
-        for future in running:
-            future.cancel()
-        while running:
-            for future, tag in list(running.items()):
-                if future.done():
-                    del running[future]
-                else:
-                    self.engine.stop_build_steps(tag)
-            if running:
-                cf.wait(running, timeout=0.5)
+        def build_one(context: Context, parent: Result | None) -> Result:
+            tag = context.target.tag
+            result = self._one(context, known[tag], parent is not None and parent.status == BUILT)
+            self.listener(tag, result.status, result.reason)
+            return result
+        found = by_parent(contexts, build_one, self.options.jobs, self.cancel, self.listener,
+                          stop=self.engine.stop_build_steps)
+        return [found[c.target.tag] for c in contexts]
