@@ -203,11 +203,9 @@ class BakeProgress:
         vertex, text = match.groups()
         step = STEP.match(text)
         if step and vertex not in self.owner:
-            if step.group(1) in self.targets:
-                self.owner[vertex] = self._owner(self.targets[step.group(1)], step.group(2))
-                self.step[vertex] = step_words(step.group(2))
-            elif len(self.targets) == 1:      # a bake of one target: buildx names none
-                self.owner[vertex] = next(iter(self.targets.values()))
+            owner = self._labelled(step.group(1), step.group(2))
+            if owner is not None:
+                self.owner[vertex] = owner
                 self.step[vertex] = step_words(step.group(2))
         now = time.monotonic()
         named = NAMED.search(text)
@@ -223,6 +221,14 @@ class BakeProgress:
         if text.startswith("ERROR:") and tag not in self.failed:
             self.failed[tag] = (self.step.get(vertex, "build"), text[len("ERROR:"):].strip())
         return tag, text
+
+    def _labelled(self, target: str | None, step: str) -> str | None:
+        """The image a step's first line belongs to; None when not one of ours."""
+        if target in self.targets:
+            return self._owner(self.targets[target], step)
+        if len(self.targets) == 1:            # a bake of one target: buildx names none
+            return next(iter(self.targets.values()))
+        return None
 
     def _owner(self, labelled: str, step: str) -> str:
         """The image a step belongs to: `step` is "N/M] RUN ..." or "RUN ..." text."""
