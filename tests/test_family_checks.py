@@ -32,6 +32,15 @@ def test_the_family_files_check_file_is_found_however_the_file_spells_it(tmp_pat
     assert family_checks(tmp_path / "missing", "app") is None
 
 
+def test_a_broken_or_undecodable_file_is_passed_over(tmp_path: Path) -> None:
+    """Read before the file that answers: neither stops verify (`imgkit list` says what is
+    wrong with them)."""
+    images = write(tmp_path / "images", {"0-broken.yaml": "family: app\nchecks: [x\n",
+                                         "z.yaml": "family: app\nchecks: checks/app.yaml\n"})
+    (images / "1-latin1.yaml").write_bytes("# caf\u00e9\nfamily: app\nchecks: c.yaml\n".encode("latin-1"))
+    assert family_checks(images, "app") == images / "checks/app.yaml"
+
+
 def test_a_file_that_only_mentions_the_family_does_not_answer_for_it(tmp_path: Path) -> None:
     """An extension family names its parent's family in its text; the parent's own file,
     which names no check file, still decides for the parent."""

@@ -12,8 +12,6 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from ..errors import SpecError
-
 
 def family_checks(images: Path, family: str) -> Path | None:
     """The check file of `family` among the family files in `images`, beside its family file;
@@ -30,8 +28,8 @@ def family_checks(images: Path, family: str) -> Path | None:
         if not named.search(texts[path]):
             continue                 # cannot declare the family
         try:
-            raw, _ = yamlload.read_with_lines(path)
-        except SpecError:
+            raw = yamlload.safe_load(texts[path])     # the text read above, not the file again
+        except yamlload.YAMLError:
             continue                 # a broken file: `imgkit list` says why
         if isinstance(raw, dict) and raw.get("family") == family:
             checks = raw.get("checks")
@@ -46,8 +44,8 @@ def _whole(name: str) -> re.Pattern[str]:
 
 
 def _text(path: Path) -> str:
-    """The file's text ("" when unreadable: read_with_lines would refuse it too)."""
+    """The file's text ("" when unreadable or not UTF-8: `imgkit list` refuses it too)."""
     try:
-        return path.read_text(errors="replace")
-    except OSError:
+        return path.read_text()
+    except (OSError, UnicodeDecodeError):
         return ""
