@@ -237,6 +237,8 @@ def test_platform_names(monkeypatch: pytest.MonkeyPatch) -> None:
     assert platforms.of_machine("x86_64") == "linux/amd64"
     assert platforms.of_machine("riscv64") == "linux/riscv64"
     assert platforms.debian_arch("linux/arm64") == "arm64"
+    import platform
+    assert platforms.host() == platforms.of_machine(platform.machine())   # uname's, as platform's
     monkeypatch.setattr(platforms, "host", lambda: "linux/amd64")
     assert platforms.local_ref("imgkit/debian:bookworm", "linux/amd64") == "imgkit/debian:bookworm"
     assert platforms.local_ref("reg:5000/ml/paddle:2.6", "linux/arm64") == "reg:5000/ml/paddle:2.6-arm64"
@@ -270,3 +272,4 @@ def test_the_platform_is_judged_from_the_programs_not_the_config() -> None:
         other["cudart.architecture"][2]
     del report["system"]["machine"]
     assert "platform" not in judged("linux/arm64")
+

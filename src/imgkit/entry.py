@@ -90,6 +90,19 @@ def try_plain_verify(argv: list[str]) -> int | None:
         return exc.exit_code
 
 
+def exit_now(code: int) -> None:
+    """Exit once the verdict is printed and its files are written (closed, each of them):
+    the interpreter's teardown, pydantic's modules and all, is a hundredth of a second of a
+    verify and no part of its verdict (the probe's container ends so too)."""
+    import os
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except OSError:       # a reader gone (`imgkit verify ... | head`): nothing more to say
+        pass
+    os._exit(code)
+
+
 def main() -> None:
     try:
         if try_noop_build(sys.argv[1:]):
@@ -100,7 +113,7 @@ def main() -> None:
         print("interrupted: stopped cleanly", file=sys.stderr)
         sys.exit(EXIT_INTERRUPTED)
     if verified is not None:
-        sys.exit(verified)
+        exit_now(verified)
     from .cli import app
     app()
 

@@ -191,8 +191,10 @@ class Images(Client):
 def seconds_of(created: str) -> int:
     """An image's `Created` ("2026-11-26T02:14:46.123456789Z") in seconds; 0 for none."""
     import datetime as dt
-    try:
-        when = dt.datetime.strptime(created[:19], "%Y-%m-%dT%H:%M:%S")
+    if created[10:11] != "T":
+        return 0
+    try:   # fromisoformat: strptime imports _strptime, locale and calendar on every verify
+        when = dt.datetime.fromisoformat(created[:19])
     except ValueError:
         return 0
     return int(when.replace(tzinfo=dt.timezone.utc).timestamp())
