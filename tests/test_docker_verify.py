@@ -42,6 +42,24 @@ def test_good_image_passes_without_gpu_and_says_so(engine, mini):
     assert cudart.measured == "11.8"
 
 
+def test_a_probe_grown_past_the_kernels_limit_for_one_variable_still_runs(engine, mini, monkeypatch):
+    """The probe's zip, 200 KB bigger than it is: in one environment variable its container
+    would not start (test_probe_boot.py); in parts, the same verdict comes back."""
+    import io
+    import os
+
+    from imgkit.shipped import probe_zip
+    from imgkit.verify import run
+    buf = io.BytesIO(probe_zip())
+    with zipfile.ZipFile(buf, "a", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("imgkit_probe/padding.bin", os.urandom(200_000))   # does not compress
+    monkeypatch.setattr(run, "probe_zip", lambda: buf.getvalue())
+    assert len(run.probe_variables(buf.getvalue())) > 2
+    verdict = verify(engine, mini, VerifyOptions(gpus="none"))
+    assert not verdict.failed, verdict.failed
+    assert next(c for c in verdict.checks if c.name == "cudart.version").measured == "11.8"
+
+
 def test_version_mismatch_with_the_tag(engine, mini, namespace):
     # labels are exact and win; an image without them is judged by its tag
     ref = derive(engine, namespace, mini, "cuda12.4-cudnn9", 'LABEL org.imgkit.cuda=""')

@@ -2,7 +2,6 @@
 bench/gpu_proof.py. No pytest here, so the benchmark can import it."""
 from __future__ import annotations
 
-import base64
 import glob
 import json
 import os
@@ -82,9 +81,9 @@ def probe_host(gemm_size: int = 8192, loader: list[str] | None = None,
     `loader`: how to start python (default: this interpreter); `env`: its environment
     (default: this one with the wheels' libraries on LD_LIBRARY_PATH); `args`: the probe's
     other arguments, e.g. --inventory."""
-    from imgkit.verify.run import BOOT, probe_zip
+    from imgkit.verify.run import BOOT, probe_variables, probe_zip
     env = dict(env if env is not None else loader_env())
-    env["IMGKIT_PROBE"] = base64.b64encode(probe_zip()).decode()
+    env.update(probe_variables(probe_zip()))
     env["PYTHONPATH"] = ""  # as in an image: nothing of imgkit's importable but the zip
     token = channel.new_token()
     env[channel.MARK_ENV] = token           # as verify frames it

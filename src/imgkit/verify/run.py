@@ -34,8 +34,12 @@ JUDGES = ("imgkit.verify.facts", "imgkit.verify.evaluate", "imgkit.verify.corrob
 
 BOOT = """import base64, os, runpy, sys
 path = '/tmp/imgkit_probe.zip'
+parts, i = [os.environ.pop('IMGKIT_PROBE')], 1
+while 'IMGKIT_PROBE_%d' % i in os.environ:
+    parts.append(os.environ.pop('IMGKIT_PROBE_%d' % i))
+    i += 1
 with open(path, 'wb') as out:
-    out.write(base64.b64decode(os.environ.pop('IMGKIT_PROBE')))
+    out.write(base64.b64decode(''.join(parts)))
 sys.path.insert(0, path)
 sys.argv = ['imgkit-check'] + sys.argv[1:]
 runpy.run_module('imgkit_probe', run_name='__main__', alter_sys=True)
@@ -43,6 +47,18 @@ sys.stdout.flush(); sys.stderr.flush()
 os._exit(0)   # the report is out: the interpreter's teardown is no part of the verdict
 """
 REPORT_LIMIT = 8 << 20   # a real report is tens of KB
+# Linux execs no program with one environment string of 128 KiB or more (MAX_ARG_STRLEN):
+# the container would not start ("argument list too long"). The probe's zip came to 121 KiB
+# of base64 in one variable, so it goes in parts of at most this many characters.
+PROBE_PART = 64 << 10
+
+
+def probe_variables(zipped: bytes) -> dict[str, str]:
+    """The probe's zip as BOOT reads it: base64 in IMGKIT_PROBE, IMGKIT_PROBE_1, ... each
+    well under the kernel's limit for one variable."""
+    text = base64.b64encode(zipped).decode()
+    parts = [text[at:at + PROBE_PART] for at in range(0, len(text), PROBE_PART)] or [""]
+    return {"IMGKIT_PROBE" + (f"_{n}" if n else ""): part for n, part in enumerate(parts)}
 
 def cuda_needed(exp: Expectations, env: dict[str, str]) -> tuple[str | None, str]:
     """The CUDA the host's driver must run for this image, and who says so: the tag, the
@@ -150,7 +166,7 @@ def run_probe(engine: Engine, image_id: str, options: VerifyOptions,
     with engine.ran_container(RunSpec(
         image=image_id, entrypoint=("python3", "-c", BOOT), command=args,
         environment={**(environment or {}), "HOME": "/tmp", channel.MARK_ENV: token,
-                     "IMGKIT_PROBE": base64.b64encode(probe_zip()).decode()},
+                     **probe_variables(probe_zip())},
         gpus=options.gpus, timeout=options.timeout, memory=options.memory, shm_size=options.shm_size,
         labels={labels.ROLE: labels.ROLE_VERIFY}, stdout_limit=REPORT_LIMIT,
         platform=_foreign(platform),
