@@ -235,3 +235,22 @@ commandTests:
     assert any(d["name"].lower() == "pytest" for d in report["inventory"]["python"]), report["inventory"]
     missing = commands_from_report(checks.command_tests, ())
     assert {c.verdict for c in missing} == {"fail"} and "no result" in missing[0].diagnosis
+
+
+def test_tests_that_would_not_fit_in_the_probes_container_are_refused(tmp_path: Path) -> None:
+    """Linux starts no program with one variable of 128 KiB or more; the tests that ride in
+    the probe's container (one variable for command tests, one for GPU tests) stay under
+    120 KiB once encoded, or the file is refused by its key before anything runs."""
+    from imgkit.verify.declared.in_probe import LONGEST, probe_environment, refuse_too_long
+
+    def gpu_file(script_bytes: int) -> Path:
+        body = "x = 1  # " + "y" * script_bytes
+        return write(tmp_path, f"schemaVersion: 2.0.0\ngpuTests:\n  - name: long\n    run: \"{body}\"\n")
+    fits = load_checks(gpu_file(80_000))
+    refuse_too_long(fits, tmp_path / "checks.yaml")
+    assert len(probe_environment(fits, gpu=True, timeout=600)["IMGKIT_GPU_TESTS"]) <= LONGEST
+    too_long = load_checks(gpu_file(100_000))
+    with pytest.raises(SpecError) as refused:
+        refuse_too_long(too_long, tmp_path / "checks.yaml")
+    assert refused.value.key == "gpuTests" and str(tmp_path / "checks.yaml") in refused.value.message
+    assert "130 KiB once encoded" in refused.value.message

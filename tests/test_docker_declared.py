@@ -115,6 +115,22 @@ def test_a_teams_cst_file_is_judged_in_the_verdict(engine, mini, tmp_path):
     assert not no_verify_containers(engine)
 
 
+def test_tests_too_long_to_ride_in_the_probes_container_are_refused_before_it_runs(
+        engine, mini, tmp_path):
+    """Three command tests of 60 KB each: 240 KB of base64, more than Linux lets one variable
+    of the probe's container hold (it would not start: "argument list too long"). Refused
+    with the file and key, nothing run (test_declared.py: where the limit is)."""
+    long_arg = "x" * 60_000
+    tests = "".join(f"  - name: long {n}\n    command: sh\n    args: [\"-c\", \"echo {n}\", \"{long_arg}\"]\n"
+                    f"    expectedOutput: [\"^{n}$\"]\n" for n in range(3))
+    (tmp_path / "long.yaml").write_text("schemaVersion: 2.0.0\ncommandTests:\n" + tests)
+    before = no_verify_containers(engine)
+    code, verdict, said = verify(mini, tmp_path / "long.yaml", tmp_path)
+    assert code == 2 and verdict == {}, said
+    assert f"{tmp_path / 'long.yaml'}: commandTests: 234 KiB once encoded" in said, said
+    assert "Traceback" not in said and no_verify_containers(engine) == before
+
+
 def test_a_hanging_check_is_stopped_and_a_broken_file_refused(engine, mini, tmp_path):
     (tmp_path / "hang.yaml").write_text(HANGING)
     code, verdict, said = verify(mini, tmp_path / "hang.yaml", tmp_path, "--timeout", "20")
