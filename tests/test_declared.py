@@ -240,17 +240,18 @@ commandTests:
 def test_tests_that_would_not_fit_in_the_probes_container_are_refused(tmp_path: Path) -> None:
     """Linux starts no program with one variable of 128 KiB or more; the tests that ride in
     the probe's container (one variable for command tests, one for GPU tests) stay under
-    120 KiB once encoded, or the file is refused by its key before anything runs."""
-    from imgkit.verify.declared.in_probe import LONGEST, probe_environment, refuse_too_long
+    120 KiB once encoded, or the file is refused by its key and line when read (by verify,
+    and with the matrix: `imgkit list`, build, ci)."""
+    from imgkit.matrix.checkfile import RIDING_LIMIT
+    from imgkit.verify.declared.in_probe import probe_environment
 
     def gpu_file(script_bytes: int) -> Path:
         body = "x = 1  # " + "y" * script_bytes
-        return write(tmp_path, f"schemaVersion: 2.0.0\ngpuTests:\n  - name: long\n    run: \"{body}\"\n")
+        return write(tmp_path, "schemaVersion: 2.0.0\ncommandTests:\n  - name: short\n    command: 'true'\n"
+                               f"gpuTests:\n  - name: long\n    run: \"{body}\"\n")
     fits = load_checks(gpu_file(80_000))
-    refuse_too_long(fits, tmp_path / "checks.yaml")
-    assert len(probe_environment(fits, gpu=True, timeout=600)["IMGKIT_GPU_TESTS"]) <= LONGEST
-    too_long = load_checks(gpu_file(100_000))
+    assert len(probe_environment(fits, gpu=True, timeout=600)["IMGKIT_GPU_TESTS"]) <= RIDING_LIMIT
     with pytest.raises(SpecError) as refused:
-        refuse_too_long(too_long, tmp_path / "checks.yaml")
-    assert refused.value.key == "gpuTests" and str(tmp_path / "checks.yaml") in refused.value.message
-    assert "130 KiB once encoded" in refused.value.message
+        load_checks(gpu_file(100_000))
+    assert refused.value.key == "gpuTests" and refused.value.line == 5
+    assert refused.value.message.startswith(f"{tmp_path / 'checks.yaml'}:5: gpuTests: 130 KiB once encoded")

@@ -127,7 +127,7 @@ def test_tests_too_long_to_ride_in_the_probes_container_are_refused_before_it_ru
     before = no_verify_containers(engine)
     code, verdict, said = verify(mini, tmp_path / "long.yaml", tmp_path)
     assert code == 2 and verdict == {}, said
-    assert f"{tmp_path / 'long.yaml'}: commandTests: 234 KiB once encoded" in said, said
+    assert f"{tmp_path / 'long.yaml'}:2: commandTests: 234 KiB once encoded" in said, said
     assert "Traceback" not in said and no_verify_containers(engine) == before
 
 

@@ -69,6 +69,11 @@ labels: [a, b]
                    'tag: "{parent_tag}"\napt: [jq]\n',
     "loop-b.yaml": 'family: loop-b\nextends: {family: loop-a}\nrepository: team/lb\n'
                    'tag: "{parent_tag}"\napt: [jq]\n',
+    # a check file whose GPU tests are too long to ride in the probe's container
+    "long.yaml": 'family: long\nextends: {family: paddle}\nrepository: team/long\n'
+                 'tag: "{parent_tag}"\napt: [jq]\nchecks: checks/long.yaml\n',
+    "checks/long.yaml": "schemaVersion: 2.0.0\ngpuTests:\n" + "".join(
+        f"  - name: step {n}\n    run: \"print({n})  # {'x' * 10_000}\"\n" for n in range(12)),
     # a check file that is not there
     "gone.yaml": 'family: gone\nextends: {family: paddle}\nrepository: team/gone\n'
                  'tag: "{parent_tag}"\napt: [jq]\nchecks: checks/missing.yaml\n',
@@ -93,6 +98,7 @@ EXPECTED = [
     ("team-paddle.yaml", "family", "also declared in"),
     ("loop-a.yaml", "extends.family", "extend each other"),
     ("loop-b.yaml", "extends.family", "extend each other"),
+    ("checks/long.yaml", "gpuTests", "more than one of its variables may hold"),
     ("gone.yaml", "checks", "missing.yaml is not a file"),
 ]
 

@@ -9,6 +9,8 @@ its line (the family files' way). Read with the matrix, so a broken file is a mi
 the matrix; verify/declared/ runs the checks."""
 from __future__ import annotations
 
+import base64
+import json
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +24,11 @@ SCHEMA_VERSION = "2.0.0"
 NOT_YET = {"setup": "setup commands", "teardown": "teardown commands",
            "licenseTests": "license tests", "containerRunOptions": "container run options"}
 UNKNOWN = "not a key of container-structure-test's schema 2.0.0"
+COMMAND_TIMEOUT = 120     # seconds a declared command may run (at most verify's --timeout)
+# The command tests and the GPU tests each ride in one variable of the probe's container,
+# and Linux starts no program with one variable of 128 KiB or more (MAX_ARG_STRLEN): the
+# container would not start ("argument list too long"). Longer ones are refused when read.
+RIDING_LIMIT = 120 << 10
 
 
 class Strict(BaseModel):
@@ -167,4 +174,25 @@ def load_checks(path: Path) -> CheckFile:
         raise SpecError(file, "(top)", "declares no test",
                         hint="commandTests, fileExistenceTests, fileContentTests, metadataTest, "
                              "serviceTests or gpuTests")
+    for key, text in zip(("commandTests", "gpuTests"), riders(checks, COMMAND_TIMEOUT)):
+        if len(text) > RIDING_LIMIT:
+            raise SpecError(file, key, f"{len(text) >> 10} KiB once encoded for the probe's "
+                            f"container, more than one of its variables may hold "
+                            f"({RIDING_LIMIT >> 10} KiB: Linux starts no program with a longer one)",
+                            hint="shorten them, or put long scripts in the image and run them "
+                                 "from there", line=line_of((key,), lines))
     return checks
+
+
+def riders(checks: CheckFile, timeout: int) -> tuple[str, str]:
+    """The command tests and the GPU tests as they ride in the probe's container, each
+    base64 JSON as probe/declared.py reads it ("" for none); `timeout`: each command's."""
+    env = {v.key: v.value for v in checks.global_env_vars}
+    commands = [{"name": t.name, "argv": [t.command, *t.args], "timeout": timeout,
+                 "env": {**env, **{v.key: v.value for v in t.env_vars}}} for t in checks.command_tests]
+    gpu = [{"name": t.name, "run": t.run, "timeout": t.timeout} for t in checks.gpu_tests]
+    return _encoded(commands), _encoded(gpu)
+
+
+def _encoded(payload: list[dict[str, Any]]) -> str:
+    return base64.b64encode(json.dumps(payload).encode()).decode() if payload else ""

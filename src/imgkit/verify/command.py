@@ -40,10 +40,10 @@ def verify(*, image: str, options: VerifyOptions, outputs: Outputs = Outputs(),
     """Run the probe in a container of `image` (a registry reference is pulled by digest
     first), judge it and keep the verdict as its ticket; every output asked for is written
     whatever the verdict."""
-    declared = declared_file(options.checks, in_probe=True)  # bad file: exit 2, first
+    declared = declared_file(options.checks)                 # bad file: exit 2, first
     engine, subject = resolve(image, options, None, retry_for)
     if declared is None:                        # inside its project: its family's checks
-        declared = declared_file(project_checks(subject), in_probe=True)
+        declared = declared_file(project_checks(subject))
     # a verdict file lists what is installed (read beside the frameworks' import), so that
     # `imgkit site` can say which packages moved between two of them
     verdict = verdict_of(engine, subject, options, None, declared=declared,
@@ -95,17 +95,11 @@ def project_checks(subject: Subject) -> Path | None:
 # The team's checks are read with pydantic models, whose import and schema building cost a
 # plain verify (the command CI runs most) about a tenth of a second: imported only when
 # asked for.
-def declared_file(path: Path | None, in_probe: bool = False) -> CheckFile | None:
-    """The check file at `path` (None: none), refused when `in_probe` and its tests that
-    would ride in the probe's container do not fit in it (in_probe.py)."""
+def declared_file(path: Path | None) -> CheckFile | None:
     if path is None:
         return None
     from ..matrix.checkfile import load_checks
-    checks = load_checks(path)
-    if in_probe:
-        from .declared.in_probe import refuse_too_long
-        refuse_too_long(checks, path)
-    return checks
+    return load_checks(path)
 
 
 def verdict_of(engine: Engine | None, subject: Subject, options: VerifyOptions,

@@ -8,13 +8,12 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from ...engine import Engine
-from ...matrix.checkfile import CheckFile
+from ...matrix.checkfile import COMMAND_TIMEOUT, CheckFile
 from ..facts import DeclaredRun
 from ..verdict import Check, Verdict
 from .commands import command_here, commands_from_report
 from .files import content_check, existence_check, metadata_checks
 from .gpu_tests import gpu_test_checks
-from .judged import COMMAND_TIMEOUT
 from .service import service_check
 
 

@@ -1,14 +1,13 @@
-"""What every kind of declared test shares when it is judged: how long a command may run,
-how a stream is held to its patterns, how a command's run becomes a check, and how much of
-what it printed is kept as evidence."""
+"""What every kind of declared test shares when it is judged: how a stream is held to its
+patterns, how a command's run becomes a check, and how much of what it printed is kept as
+evidence (how long a command may run is the check file's rule: checkfile.py)."""
 from __future__ import annotations
 
 import re
 
-from ...matrix.checkfile import CommandTest
+from ...matrix.checkfile import COMMAND_TIMEOUT, CommandTest
 from ..verdict import FAIL, PASS, Check
 
-COMMAND_TIMEOUT = 120     # seconds a declared command may run (at most verify's --timeout)
 SHOWN = 3                 # lines of what a command printed, kept as evidence
 
 
