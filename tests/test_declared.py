@@ -255,3 +255,9 @@ def test_tests_that_would_not_fit_in_the_probes_container_are_refused(tmp_path: 
         load_checks(gpu_file(100_000))
     assert refused.value.key == "gpuTests" and refused.value.line == 5
     assert refused.value.message.startswith(f"{tmp_path / 'checks.yaml'}:5: gpuTests: 130 KiB once encoded")
+    both = write(tmp_path, "schemaVersion: 2.0.0\ncommandTests:\n  - name: long\n    command: 'true'\n"
+                           f"    args: [\"{'z' * 100_000}\"]\ngpuTests:\n  - name: long\n"
+                           f"    run: \"x = 1  # {'y' * 100_000}\"\n")
+    with pytest.raises(SpecErrors) as refused_both:          # said at once, as every problem is
+        load_checks(both)
+    assert [p.key for p in refused_both.value.problems] == ["commandTests", "gpuTests"]

@@ -222,7 +222,7 @@ class BakeProgress:
             self.failed[tag] = (self.step.get(vertex, "build"), text[len("ERROR:"):].strip())
         return tag, text
 
-    def _labelled(self, target: str | None, step: str) -> str | None:
+    def _labelled(self, target: str, step: str) -> str | None:
         """The image a step's first line belongs to; None when not one of ours."""
         if target in self.targets:
             return self._owner(self.targets[target], step)

@@ -21,6 +21,7 @@ from .outcome import BUILT, CANCELLED, FAILED, WOULD_BUILD, Result, up_to_date
 if TYPE_CHECKING:
     from ..render.contexts import Context
 
+
 class Builder:
     def __init__(self, engine: Engine, options: BuildOptions, extra_hosts: dict[str, str],
                  listener: Listener, forced: Collection[str] | None = None,

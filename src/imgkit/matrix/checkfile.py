@@ -174,13 +174,15 @@ def load_checks(path: Path) -> CheckFile:
         raise SpecError(file, "(top)", "declares no test",
                         hint="commandTests, fileExistenceTests, fileContentTests, metadataTest, "
                              "serviceTests or gpuTests")
-    for key, text in zip(("commandTests", "gpuTests"), riders(checks, COMMAND_TIMEOUT)):
-        if len(text) > RIDING_LIMIT:
-            raise SpecError(file, key, f"{len(text) >> 10} KiB once encoded for the probe's "
-                            f"container, more than one of its variables may hold "
-                            f"({RIDING_LIMIT >> 10} KiB: Linux starts no program with a longer one)",
-                            hint="shorten them, or put long scripts in the image and run them "
-                                 "from there", line=line_of((key,), lines))
+    too_long = [SpecError(file, key, f"{len(text) >> 10} KiB once encoded for the probe's "
+                          f"container, more than one of its variables may hold "
+                          f"({RIDING_LIMIT >> 10} KiB: Linux starts no program with a longer one)",
+                          hint="shorten them, or put long scripts in the image and run them "
+                               "from there", line=line_of((key,), lines))
+                for key, text in zip(("commandTests", "gpuTests"), riders(checks, COMMAND_TIMEOUT))
+                if len(text) > RIDING_LIMIT]
+    if too_long:                                  # both said at once, as every problem is
+        raise every_problem(too_long)
     return checks
 
 

@@ -60,6 +60,7 @@ def probe_variables(zipped: bytes) -> dict[str, str]:
     parts = [text[at:at + PROBE_PART] for at in range(0, len(text), PROBE_PART)] or [""]
     return {"IMGKIT_PROBE" + (f"_{n}" if n else ""): part for n, part in enumerate(parts)}
 
+
 def cuda_needed(exp: Expectations, env: dict[str, str]) -> tuple[str | None, str]:
     """The CUDA the host's driver must run for this image, and who says so: the tag, the
     labels or --expect; else the image's own NVIDIA_REQUIRE_CUDA (NVIDIA's and NGC's

@@ -28,4 +28,3 @@ def extra_seconds(checks: CheckFile, *, gpu: bool, timeout: int) -> int:
     take its own timeout), so a hung test is stopped alone, not the whole probe."""
     commands = len(checks.command_tests) * min(timeout, COMMAND_TIMEOUT)
     return commands + (sum(t.timeout for t in checks.gpu_tests) if gpu else 0)
-
