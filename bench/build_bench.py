@@ -22,8 +22,12 @@ trees (--against DIR): the slice built cold with BuildKit by this tree and by th
       in DIR (another commit: its own code, matrix and templates), rounds alternating which
       goes first; e.g. `git worktree add /tmp/base 68484a9` for the commit before a change.
 
+      With --own-bases each tree builds in a namespace of its own, on a base its own code
+      made (made once, not timed); --only and --platform build a part of the slice.
+
 Usage: python bench/build_bench.py [--rounds N] [--max-base-age] [--buildkit] [--cold] [--engines]
-                                   [--against DIR] [--cuda 11.8]
+                                   [--against DIR [--own-bases] [--only GLOB] [--platform P]]
+                                   [--cuda 11.8]
 """
 from __future__ import annotations
 
@@ -290,24 +294,48 @@ def engines(cuda: str, rounds: int) -> None:
     print(f"  ratio buildx/legacy: {', '.join(f'{r:.2f}' for r in ratios)}")
 
 
-def trees(cuda: str, rounds: int, other: Path) -> None:
+def trees(cuda: str, rounds: int, other: Path, own_bases: bool = False,
+          selection: tuple[str, ...] = ()) -> None:
     """The cold slice (no image of it, no build cache, the base kept) built with BuildKit by
-    this tree and by `other`, each with its own code, matrix and templates."""
+    this tree and by `other`, each with its own code, matrix and templates. `own_bases`:
+    each tree builds in a namespace of its own on a base its own code made (in a first
+    build, not timed), for a change to how the base is made. `selection`: more of `imgkit
+    build`'s options (--only, --platform) to build a part of the slice."""
     engine = connect()
     plan = select(make_plan(load_spec(ROOT / "images"), compat.load()), cuda=cuda)
-    tags = [t.tag for t in plan.targets]
+    tags = {ROOT: [t.tag for t in plan.targets], other: [t.tag for t in plan.targets]}
+
+    def command(tree: Path, report: str | None = None) -> list[str]:
+        mine = ["--namespace", f"bench-{'this' if tree == ROOT else 'that'}"] if own_bases else []
+        return [sys.executable, "-m", "imgkit", "build", "--cuda", cuda, "--engine", "buildx",
+                *selection, *mine, *(["--json", report] if report else [])]
+
+    def env(tree: Path) -> dict[str, str]:
+        return {**os.environ, "PYTHONPATH": str(tree / "src")}
+
+    if own_bases:                 # each base made once by its tree's code, then kept
+        for tree in (ROOT, other):
+            with tempfile.TemporaryDirectory() as tmp:
+                subprocess.run(command(tree, f"{tmp}/b.json"), check=True, env=env(tree),
+                               cwd=str(tree), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                built = json.loads(Path(f"{tmp}/b.json").read_text())["images"]
+            tags[tree] = [row["tag"] for row in built]
 
     def cold_build(tree: Path) -> float:
-        return cold_slice(engine, tags, [sys.executable, "-m", "imgkit", "build", "--cuda", cuda,
-                                         "--engine", "buildx"],
-                          env={**os.environ, "PYTHONPATH": str(tree / "src")}, cwd=str(tree))
+        return cold_slice(engine, tags[tree], command(tree), env=env(tree), cwd=str(tree))
 
     ours, theirs = alternated(rounds, lambda: cold_build(ROOT), lambda: cold_build(other))
-    print(f"cold build of the CUDA {cuda} slice ({len(tags)} images) with BuildKit, "
-          f"{rounds} round(s), alternating")
+    what = " ".join(selection) or f"the CUDA {cuda} slice ({len(tags[ROOT])} images)"
+    print(f"cold build of {what} with BuildKit, {rounds} round(s), alternating"
+          + (", each tree on a base its code made" if own_bases else ""))
     print(f"  this tree: {', '.join(f'{t:.0f} s' for t in ours)}")
     print(f"  {other}: {', '.join(f'{t:.0f} s' for t in theirs)}")
     print(f"  ratio this/that: {', '.join(f'{a / b:.2f}' for a, b in zip(ours, theirs))}")
+    for tree in (ROOT, other):
+        sizes = [engine.image(tag) for tag in tags[tree]]
+        print(f"  {'this tree' if tree == ROOT else other}: "
+              + ", ".join(f"{tag} {info.size / 1e6:.1f} MB" for tag, info in zip(tags[tree], sizes)
+                          if info is not None))
 
 
 def main() -> None:
@@ -323,9 +351,17 @@ def main() -> None:
                         help="only the cold build by each engine (--rounds rounds)")
     parser.add_argument("--against", type=Path, metavar="DIR",
                         help="only the cold BuildKit build, this tree against the checkout in DIR")
+    parser.add_argument("--own-bases", action="store_true",
+                        help="with --against: each tree on a base its own code made")
+    parser.add_argument("--only", action="append", default=[], metavar="GLOB",
+                        help="with --against: only these tags and their parents")
+    parser.add_argument("--platform", action="append", default=[],
+                        help="with --against: only the images of this platform")
     args = parser.parse_args()
     if args.against:
-        trees(args.cuda, args.rounds, args.against.resolve())
+        selection = tuple(w for g in args.only for w in ("--only", g)) + \
+            tuple(w for p in args.platform for w in ("--platform", p))
+        trees(args.cuda, args.rounds, args.against.resolve(), args.own_bases, selection)
         return
     if args.engines:
         engines(args.cuda, args.rounds)

@@ -18,6 +18,7 @@ from imgkit.builder.base import (
     parse_mirrors,
     pick_mirror,
     pick_security_mirror,
+    release_date,
 )
 from imgkit.errors import HostError, UsageError
 from imgkit.matrix.compat import load
@@ -74,8 +75,40 @@ def test_debian_is_made_by_mmdebstrap_with_usr_merged_as_debootstrap_merges_it(t
     assert "--variant=minbase" in cmd and "--mode=root" in cmd
     assert "--keyring=/usr/share/keyrings/debian-archive-keyring.gpg" in cmd
     assert "--hook-dir=/usr/share/mmdebstrap/hooks/merged-usr" in cmd
-    assert cmd[-3:] == ["bookworm", str(tmp_path), "http://deb.debian.org/debian"]
+    assert cmd[-4:-1] == ["bookworm", str(tmp_path), "deb http://deb.debian.org/debian bookworm main"]
     assert maker_command("debootstrap", bookworm, tmp_path, "http://m")[0] == "debootstrap"
+
+
+def test_mmdebstrap_takes_every_pocket_so_the_python_layer_has_nothing_to_upgrade(tmp_path: Path) -> None:
+    """The release, its -updates and its -security pocket, as the base's sources.list names
+    them; debootstrap takes the release alone (the python layer's upgrade does the rest),
+    and the base's label names what each tool took."""
+    from imgkit.builder.base import base_source_label
+    bookworm = load().os_release("bookworm")
+    mirror, security = "http://deb.debian.org/debian", "http://deb.debian.org/debian-security"
+    cmd = maker_command("mmdebstrap", bookworm, tmp_path, mirror, None, security)
+    assert cmd[-5:] == ["bookworm", str(tmp_path), f"deb {mirror} bookworm main",
+                        f"deb {mirror} bookworm-updates main",
+                        f"deb {security} bookworm-security main"]
+    assert cmd[-3:] == apt_sources(bookworm, mirror, security).splitlines()
+    assert maker_command("mmdebstrap", bookworm, tmp_path, mirror)[-2:] == [
+        f"deb {mirror} bookworm main", f"deb {mirror} bookworm-updates main"]
+    assert debootstrap_command(bookworm, tmp_path, mirror)[-2] == mirror
+    label = base_source_label("mmdebstrap", bookworm, mirror, security)
+    assert label.split(" ", 2)[2] == (f"bookworm {mirror}, bookworm-updates {mirror}, "
+                                      f"bookworm-security {security}")
+    assert base_source_label("debootstrap", bookworm, mirror, security).endswith(f" bookworm {mirror}")
+
+
+def test_the_release_date_is_the_releases_own_not_a_pockets(tmp_path: Path) -> None:
+    lists = tmp_path / "var/lib/apt/lists"
+    lists.mkdir(parents=True)
+    for name, date in (("debian-security_dists_bookworm-security_InRelease", "Fri, 27 Nov 2026"),
+                       ("debian_dists_bookworm-updates_InRelease", "Thu, 26 Nov 2026"),
+                       ("debian_dists_bookworm_InRelease", "Sat, 11 Jul 2026")):
+        (lists / f"deb.debian.org_{name}").write_text(f"Origin: Debian\nDate: {date}\n")
+    assert release_date(tmp_path, "bookworm") == "Sat, 11 Jul 2026"
+    assert release_date(tmp_path, "trixie") == "Fri, 27 Nov 2026"   # none of its own: the first
 
 
 def test_a_missing_maker_is_refused_never_swapped_for_the_other(monkeypatch) -> None:

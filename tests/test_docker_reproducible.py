@@ -126,7 +126,14 @@ def test_a_base_made_twice_by_mmdebstrap_is_the_same_image(engine, base_image, n
     assert first.id == second.id and first.layers == second.layers
     # the tool and its version: another version may make other bytes
     made_by = subprocess.run(["mmdebstrap", "--version"], capture_output=True, text=True).stdout.split()
-    assert first.labels[labels.BASE_SOURCE] == f"mmdebstrap {made_by[1]} bookworm {mirror}"
+    assert first.labels[labels.BASE_SOURCE] == f"mmdebstrap {made_by[1]} bookworm {mirror}, " \
+        f"bookworm-updates {mirror}" + (f", bookworm-security {security}" if security else "")
+    # every pocket went into it: apt finds nothing newer (the python layer's upgrade is empty)
+    upgradable = subprocess.run(["docker", "run", "--rm", refs[0], "sh", "-c",
+                                 "apt-get update -qq && apt list --upgradable 2>/dev/null"],
+                                capture_output=True, text=True, timeout=300)
+    assert upgradable.returncode == 0, upgradable.stderr
+    assert upgradable.stdout.strip() == "Listing...", upgradable.stdout
 
 
 def test_reproduce_on_a_second_engine_gives_the_same_mini_chain(engine, mini_stack: MiniStack,
