@@ -31,6 +31,7 @@ ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = ROOT / "tests" / "golden" / "ci"
 SCHEMAS = {"github": "vendor.github-workflows", "gitlab": "vendor.gitlab-ci"}
 PADDLE = "paddle:2.6.2-gpu-cuda11.8-cudnn8"
+JUPYTER = "paddle-jupyter:2.6.2-gpu-cuda11.8-cudnn8"
 
 
 def bundled_plan(**selection: Any):
@@ -177,11 +178,18 @@ def test_each_image_is_built_in_one_group_and_staged_where_others_need_it() -> N
     assert sorted(tags) == sorted(t.tag for t in plan.targets)
     by_name = {j.name: j for j in jobs(plan, settings())}
     paddle_build = by_name["build-paddle-cuda11-8"]
-    assert (f"imgkit build --only {PADDLE} --candidates candidates --reuse-from "
-            "registry.example.com/ml") in paddle_build.commands
+    assert (f"imgkit build --only {PADDLE} --candidates candidates --needed-by {JUPYTER} "
+            "--reuse-from registry.example.com/ml") in paddle_build.commands
     staged_118 = next(c for c in by_name["build-cuda11-8-bookworm"].commands if "publish" in c)
     assert "imgkit/cuda:11.8-runtime-cudnn8.6-nccl2.21-py3.11-bookworm" in staged_118
     assert "imgkit/cuda:11.8-runtime-py3.11-bookworm " not in staged_118   # nobody else needs it
+    # built and staged only as far as the jobs after it need them: the topmost final images
+    # built on them (paddle-jupyter stands on paddle, so paddle goes unnamed)
+    assert staged_118.count("--needed-by") == 1 and f"--needed-by {JUPYTER}" in staged_118
+    python = by_name["build-python-bookworm"].commands
+    assert all(c.count("--needed-by") > 1 for c in python if c.startswith("imgkit "))
+    assert not any(f"--needed-by {PADDLE} " in c for c in python)
+    assert not any("--needed-by" in c for c in by_name["build-pytorch-cuda12-4"].commands)
     promote = by_name["promote"]
     assert (f"imgkit promote {PADDLE} --candidates candidates --to registry.example.com/ml/paddle "
             "--tag 2.6.2-gpu-cuda11.8-cudnn8 --tag 2.6-gpu-cuda11.8-cudnn8 --tag latest-gpu"
@@ -297,6 +305,22 @@ def test_given_images_are_neither_rebuilt_nor_their_ancestors_needed() -> None:
     assert split_given(plan, {PADDLE}) == ((), (PADDLE,))
 
 
+def test_a_shared_layer_is_needed_only_while_an_image_above_it_must_be_built() -> None:
+    """What --needed-by decides from: the later final images as the roots, production's
+    unchanged ones given. paddle-jupyter stands on paddle, which stands on the CUDA stack."""
+    plan = bundled_plan(only=("paddle*",))
+    python, stack = plan.targets[0].tag, plan.get(PADDLE).parent
+    assert python.startswith("imgkit/python:") and stack is not None
+    # production holds paddle-jupyter unchanged: nothing below it is needed
+    assert split_given(plan, {JUPYTER, PADDLE}, roots={JUPYTER}) == ((), (JUPYTER,))
+    # paddle-jupyter moved, paddle did not: paddle is taken, the stack and python are not needed
+    assert split_given(plan, {PADDLE}, roots={JUPYTER}) == ((JUPYTER,), (PADDLE,))
+    # both moved: the whole chain is built
+    build, taken = split_given(plan, set(), roots={JUPYTER})
+    assert build == tuple(t.tag for t in plan.targets) and taken == ()
+    assert python in build and stack in build
+
+
 def candidate_file(path: Path, *entries: dict[str, str]) -> None:
     path.write_text(json.dumps({"seconds": 1.0, "published": list(entries)}))
 
@@ -328,7 +352,7 @@ def test_each_platforms_image_staged_alone_is_found_by_tag_and_platform(tmp_path
     verify job finds it by tag and platform, a child build by its local name; the merged
     index, once there, is what the tag names."""
     from imgkit import platforms
-    from imgkit.builder.command import staged as given
+    from imgkit.builder.reuse import staged as given
     arm = {**staged("x:1-arm64", image_id="sha256:" + "c" * 64), "platform": "linux/arm64",
            "index": "x:1", "digest": "sha256:" + "d" * 64}
     amd = {**staged("x:1"), "platform": "linux/amd64", "index": "x:1"}

@@ -215,6 +215,12 @@ def test_the_weekly_schedule_relocks_rebuilds_what_moved_and_promotes_and_the_ga
         assert "PASS  lock-check" not in log
         assert f"reused {mini} from {production}/{ns}/cuda@{mini_digest}" in log, log[-6000:]
         assert f"building {built_app}" in log
+        # the python layer is needed by nothing that moved: its job neither built nor staged it
+        python = f"{ns}/python:3.11-bookworm"
+        said = [line for line in log.splitlines() if line.startswith("build-python-bookworm ")
+                and f"> not needed: {python} (nothing that must be built stands on it)" in line]
+        assert len(said) == 2, log[-6000:]                   # by its build, then by its publish
+        assert f"building {python}" not in log
     # production: the image that did not move kept its digest, the one that did moved on
     assert skopeo_json("inspect", f"docker://{production}/{mini}", registry=registry)["Digest"] == mini_digest
     new_app = skopeo_json("inspect", f"docker://{production}/{built_app}", registry=registry)["Digest"]

@@ -55,6 +55,25 @@ def test_an_image_production_holds_unchanged_is_pulled_not_built_nor_staged(
     assert engine.image(python) is None            # nothing below a reused image is needed
     assert engine.image(mini).id == held["config"]["digest"]
 
+    # the python layer's own job (a pipeline's job of shared layers, which production never
+    # holds): the image built on it is unchanged there, so it is neither built nor staged
+    for_mini = ("--reuse-from", production, "--needed-by", mini)
+    done = imgkit(checkout, config, "build", *matrix, "--only", python, *for_mini)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"not needed: {python} (nothing that must be built stands on it)" in done.stderr, \
+        done.stderr
+    assert engine.image(python) is None and f"building {python}" not in done.stderr
+    out = tmp_path / "python.json"
+    done = imgkit(checkout, config, "publish", *matrix, python, "--candidate", "--to", staging,
+                  *for_mini, "--json", str(out))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert json.loads(out.read_text())["published"] == []
+    assert not skopeo_tags(registry, f"staging/{ns}/python")
+    done = imgkit(checkout, config, "build", *matrix, "--only", python, "--reuse-from", production,
+                  "--needed-by", f"{ns}/nosuch:1")
+    assert done.returncode == 2 and f"--needed-by {ns}/nosuch:1: no image of the matrix" \
+        in done.stderr, done.stderr
+
     # staging it again would give it another digest: the production one is handed over
     out = tmp_path / "candidates.json"
     done = imgkit(checkout, config, "publish", mini, "--candidate", "--to", staging,
@@ -72,6 +91,9 @@ def test_an_image_production_holds_unchanged_is_pulled_not_built_nor_staged(
     assert done.returncode == 0, done.stdout + done.stderr
     assert "reused" not in done.stderr and "would take" not in done.stderr
     assert mini in done.stdout + done.stderr
+    done = imgkit(checkout, config, "build", *matrix, "--only", python, *for_mini, "--dry-run")
+    assert done.returncode == 0 and "not needed" not in done.stderr, done.stderr   # built for it
+    assert python in done.stdout + done.stderr
 
     # a production registry that does not answer is reported, and the build goes on
     done = imgkit(checkout, config, "build", *matrix, "--reuse-from", "127.0.0.1:9/prod",

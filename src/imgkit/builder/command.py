@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from contextlib import nullcontext
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Collection
 
@@ -14,14 +14,11 @@ from ..engine import Engine, connect
 from ..errors import EXIT_FAILED, EXIT_OK, HostError, Inconsistent, UsageError
 from ..matrix.compat import OsRelease
 from ..matrix.load import load_plan
-from ..matrix.plan import Plan, split_given
+from ..matrix.plan import Plan
 from ..options import PUBLISH_DEFAULTS, BuildOptions
 from ..outputs import write_output
 from ..project import setting_or
-from ..registry import published
-from ..registry.candidates import Candidate, Staged, load_staged
 from ..registry.destination import Destination
-from ..registry.remote import fetch
 from ..render.command import render_selection
 from ..render.contexts import Context
 from ..render.stamp import Stamp
@@ -36,6 +33,7 @@ from .noop import base_days, plan_inputs, remember, summarize
 from .noopcache import fingerprint
 from .outcome import Result
 from .progress import BuildProgress
+from .reuse import given_images, only_needed, take_given
 from .scheduler import Builder, Listener
 from .weights import heaviest, layers, overruns
 
@@ -44,10 +42,13 @@ def build(selection: Selection, *, options: BuildOptions, verbose: bool = False,
           ca_bundle: str | None = None, index_url: str | None = None, base_source: str = "auto",
           mirrors: list[str] | None = None, json_file: Path | None = None,
           candidates: Path | None = None, retry_for: float = PUBLISH_DEFAULTS.retry_for,
-          reuse_from: Destination | None = None, noop_name: str | None = None) -> int:
+          reuse_from: Destination | None = None, needed_by: tuple[str, ...] = (),
+          noop_name: str | None = None) -> int:
     """Validate, render, then build; returns the exit code (1 if any image failed).
     `candidates`: images staged by earlier CI jobs are pulled by digest, never rebuilt.
     `reuse_from`: images production holds built from the same inputs are pulled, not built.
+    `needed_by`: (with `reuse_from`) the selected images are built only as far as these
+    later images need them (a pipeline's job of shared layers).
     `noop_name`: the no-op cache's entry for this command line (a plain `imgkit build` with
     selection options only), written when the build ends with everything up to date."""
     started = time.monotonic()
@@ -64,11 +65,9 @@ def build(selection: Selection, *, options: BuildOptions, verbose: bool = False,
     options, legacy_why = chosen_engine(engine, options)      # auto: BuildKit where it can
     if legacy_why:
         contexts = render_selection(selection, plan, platforms=wanted)   # the legacy form
-    given: dict[str, Given] = {}
-    if reuse_from is not None and not options.force:
-        given.update(unchanged_in_production(engine, reuse_from, plan, contexts))
-    if candidates is not None:                                # a bad file: exit 2
-        given.update(staged(load_staged(candidates)))
+    if not options.force:      # what production holds unchanged, and what it needs no more
+        contexts = only_needed(engine, selection, plan, contexts, reuse_from, needed_by)
+    given = given_images(engine, plan, contexts, reuse_from, candidates, options.force)
     if given:
         contexts = take_given(engine, given, contexts, dry_run=options.dry_run,
                               retry_for=retry_for)
@@ -140,83 +139,6 @@ def platforms_to_build(plan: Plan) -> tuple[str, ...]:
             raise HostError(f"{needing} is planned for {platform}, and this {host} host cannot "
                             f"run {platform} programs to build it", hint=platforms.EMULATION_HINT)
     return tuple(wanted)
-
-
-@dataclass(frozen=True)
-class Given:
-    """An image of the selection that is pulled by digest rather than built."""
-    candidate: Candidate
-    how: str                    # "took" (staged by an earlier job) or "reused" (production's)
-    platform: str | None = None  # of a staged index: the platform whose image it is
-
-
-def staged(found: Staged) -> dict[str, Given]:
-    """What earlier jobs staged, by the local name of each image: a staged index gives each
-    of its platforms' images (another platform's under TAG-ARCH, as the builder names it),
-    as does each platform's image a job of that platform staged alone."""
-    out: dict[str, Given] = {}
-    for tag, candidate in found.images.items():
-        if candidate.platforms:
-            out.update({platforms.local_ref(tag, p): Given(candidate, "took", p)
-                        for p in candidate.platforms})
-        else:
-            out.setdefault(tag, Given(candidate, "took"))
-    for (tag, platform), candidate in found.per_platform.items():
-        out.setdefault(platforms.local_ref(tag, platform), Given(candidate, "took", platform))
-    return out
-
-
-def unchanged_in_production(engine: Engine, reuse_from: Destination, plan: Plan,
-                            contexts: list[Context]) -> dict[str, Given]:
-    """The images whose production tag was built from the inputs this checkout renders
-    (asked only for those not already up to date here); an image of several platforms is
-    reused when production's index holds each platform's, every one from those inputs."""
-    hashes = {c.target.tag: c.input_hash for c in contexts}         # by local name
-    wanted: dict[str, str] = {}
-    names: dict[str, dict[str, str]] = {}                           # tag -> local name -> platform
-    for target in plan.targets:
-        mine = {platforms.local_ref(target.tag, p): p for p in target.platforms
-                if platforms.local_ref(target.tag, p) in hashes}
-        stale = [n for n in mine if built_from(engine, n) != hashes[n]]
-        if stale:
-            wanted[target.tag], names[target.tag] = hashes[stale[0]], mine
-    found = published.unchanged(engine, reuse_from, wanted, stderr_line) if wanted else {}
-    out: dict[str, Given] = {}
-    for tag, candidate in found.items():
-        if candidate.platforms:                          # an index: each platform's image
-            if set(names[tag].values()) <= set(candidate.platforms):
-                out.update({name: Given(candidate, "reused", p) for name, p in names[tag].items()})
-        elif list(names[tag]) == [tag]:                  # one image, for this host's platform
-            out[tag] = Given(candidate, "reused")
-    return out
-
-
-def built_from(engine: Engine, ref: str) -> str | None:
-    """The input hash the local image `ref` was built from (None: no such image)."""
-    info = engine.image(ref)
-    return None if info is None else info.labels.get(labels.INPUT_HASH)
-
-
-def take_given(engine: Engine, given: dict[str, Given], contexts: list[Context], *,
-               dry_run: bool, retry_for: float) -> list[Context]:
-    """The images of the selection that are given (staged by earlier jobs, or unchanged in
-    production) are pulled by digest and tagged as the matrix names them; returns the
-    contexts still to build (on top of them). Nothing below a given image is built."""
-    to_build, fetched = split_given(Plan(tuple(c.target for c in contexts)), given.keys())
-    for tag in fetched:
-        candidate, how, platform = given[tag].candidate, given[tag].how, given[tag].platform
-        why = (" (built from the same inputs" + (f", {platform})" if platform else ")")
-               if how == "reused" else f" ({platform})" if platform else "")
-        if dry_run:
-            stderr_line(f"would take {tag} from {candidate.reference}{why}")
-            continue
-        _, info = fetch(engine, candidate.remote, retry_for=retry_for, platform=platform)
-        if candidate.image_id and info.id != candidate.image_id:
-            raise UsageError(f"{candidate.reference} holds another image than {tag} was "
-                             f"({candidate.image_id})")
-        engine.tag(info.id, tag)
-        stderr_line(f"{how} {tag} from {candidate.reference}{why}")
-    return [c for c in contexts if c.target.tag in to_build]
 
 
 def _answerable(plan: Plan, contexts: list[Context]) -> bool:

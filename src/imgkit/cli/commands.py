@@ -40,6 +40,7 @@ from .values import (
     compression_of,
     destination_of,
     docker_size,
+    needing,
     platform_of,
     seconds_of,
     signer_of,
@@ -127,7 +128,8 @@ def build(selection: Selection, jobs: flags.Jobs = BUILD_DEFAULTS.jobs,
           ca_bundle: flags.CaBundle = None, index_url: flags.IndexUrl = None,
           base_source: flags.BaseSource = "auto", mirror: flags.Mirror = None,
           refresh_base: flags.RefreshBase = False, reuse_from: flags.ReuseFrom = None,
-          candidates: flags.BuildCandidates = None, json_file: flags.Json = None,
+          needed_by: flags.NeededBy = None, candidates: flags.BuildCandidates = None,
+          json_file: flags.Json = None,
           retry_for: flags.RetryFor = PUBLISH_DEFAULTS.retry_for) -> int:
     """Render and build the matrix (or a slice of it); skip what is up to date.
 
@@ -143,6 +145,7 @@ def build(selection: Selection, jobs: flags.Jobs = BUILD_DEFAULTS.jobs,
         mirrors=mirror or [], json_file=json_file,
         candidates=candidates, retry_for=retry_for,
         reuse_from=destination_of("--reuse-from", reuse_from),
+        needed_by=needing(needed_by, reuse_from),
         noop_name=entry_name(asked) if asked is not None else None)
 
 
@@ -253,6 +256,7 @@ def scan(image: flags.ScanImage = None, db: flags.AdvisoryDb = None, fail_on: fl
 @selects("platforms")
 def publish(selection: Selection, tags: flags.LocalTags = None, to: flags.PublishTo = [],
             candidate: flags.Candidate = False, reuse_from: flags.ReuseFrom = None,
+            needed_by: flags.NeededBy = None,
             allow_gpu_unverified: flags.AllowGpuUnverified = False, dry_run: flags.DryRun = False,
             signing_key: flags.SigningKey = None, keyless: flags.Keyless = False,
             tlog: flags.Tlog = None, retry_for: flags.RetryFor = PUBLISH_DEFAULTS.retry_for,
@@ -270,7 +274,8 @@ def publish(selection: Selection, tags: flags.LocalTags = None, to: flags.Publis
         allow_gpu_unverified=allow_gpu_unverified, candidate=candidate, dry_run=dry_run,
         retry_for=retry_for, compression=compression_of(compression),
         signer=signer_of(signing_key, keyless, tlog), require_scan=scan_required()),
-        json_file=json_file, reuse_from=destination_of("--reuse-from", reuse_from))
+        json_file=json_file, reuse_from=destination_of("--reuse-from", reuse_from),
+        needed_by=needing(needed_by, reuse_from))
 
 
 @command(SHIP, "Stage one multi-platform index per image.")

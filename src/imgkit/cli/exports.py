@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..project import scan_required
 from ..selection import Selection
-from . import flags
+from . import export_flags, flags
 from .commands import export_command
 from .framework import EXPORT, selects
 from .values import seconds_of
@@ -12,8 +12,8 @@ from .values import seconds_of
 
 @export_command(EXPORT, "A docker-bake.json and the build contexts, for BuildKit.", name="bake")
 @selects("templates")
-def export_bake(selection: Selection, out: flags.ExportOut,
-                push_to: flags.PushTo = None) -> None:
+def export_bake(selection: Selection, out: export_flags.ExportOut,
+                push_to: export_flags.PushTo = None) -> None:
     """Write the build contexts and a docker-bake.json for `docker buildx bake`: a target
     per image, parents reached as target contexts, the CA bundle and index as secrets."""
     from ..export.command import export_bake as run
@@ -22,12 +22,12 @@ def export_bake(selection: Selection, out: flags.ExportOut,
 
 @export_command(EXPORT, "Admission policies: only images with a signed, passing verdict.",
                 name="policy")
-def export_policy(out: flags.ExportOut, registry: flags.PolicyRegistries = [],
-                  trusted_key: flags.PublicKeyFile = None, certificate_identity: flags.Identity = None,
-                  certificate_oidc_issuer: flags.Issuer = None, kyverno: flags.Kyverno = False,
-                  sigstore: flags.Sigstore = False,
+def export_policy(out: export_flags.ExportOut, registry: export_flags.PolicyRegistries = [],
+                  trusted_key: export_flags.PublicKeyFile = None, certificate_identity: flags.Identity = None,
+                  certificate_oidc_issuer: flags.Issuer = None, kyverno: export_flags.Kyverno = False,
+                  sigstore: export_flags.Sigstore = False,
                   allow_gpu_unverified: flags.AllowGpuUnverified = False,
-                  tlog: flags.DemandTlog = False) -> None:
+                  tlog: export_flags.DemandTlog = False) -> None:
     """Write admission policies that admit only images with a signed, passing verdict: a
     Kyverno ClusterPolicy, a sigstore ClusterImagePolicy, and the rule as CUE for `cosign
     verify-attestation --policy`. Where the project gates on known vulnerabilities
@@ -41,8 +41,8 @@ def export_policy(out: flags.ExportOut, registry: flags.PolicyRegistries = [],
 
 @export_command(EXPORT, "Prometheus alert rules and a Grafana dashboard.",
                 name="monitoring")
-def export_monitoring(out: flags.ExportOut, margin: flags.Margin = 0.1,
-                      period: flags.Period = "1d") -> None:
+def export_monitoring(out: export_flags.ExportOut, margin: export_flags.Margin = 0.1,
+                      period: export_flags.Period = "1d") -> None:
     """Write Prometheus alerting rules and a Grafana dashboard for the verdicts `imgkit
     verify --metrics` sends: an image no longer verifies, its throughput dropped, its TF32
     state changed, no verdict for two periods."""
@@ -52,9 +52,10 @@ def export_monitoring(out: flags.ExportOut, margin: flags.Margin = 0.1,
 
 @export_command(EXPORT, "Kubernetes Jobs (or fleet CronJobs) that run the probe.", name="k8s")
 @selects()
-def export_k8s(selection: Selection, out: flags.ExportOut, registry: flags.ClusterRegistry = None,
-               cluster: flags.Cluster = None, candidates: flags.Candidates = None,
-               fleet: flags.Fleet = False, verdicts: flags.FleetVerdicts = None) -> None:
+def export_k8s(selection: Selection, out: export_flags.ExportOut,
+               registry: export_flags.ClusterRegistry = None,
+               cluster: export_flags.Cluster = None, candidates: flags.Candidates = None,
+               fleet: export_flags.Fleet = False, verdicts: export_flags.FleetVerdicts = None) -> None:
     """Write a verification Job per image and the ConfigMap holding the probe; a Job's log
     is the report: `kubectl logs job/NAME > r.json && imgkit judge IMAGE r.json`. With
     --fleet, a fleet check's CronJob per image instead. What the cluster fixes once comes

@@ -1,7 +1,8 @@
 """Every option of the command line, declared once: its name, the word its value is shown
 as in --help (never a Python type), and its help. A command names the ones it takes; a name
 means one thing wherever it appears (a signing key is --signing-key, a trusted public key
---trusted-key). Defaults are given where a command takes the option."""
+--trusted-key). Defaults are given where a command takes the option. The `imgkit export`
+commands' own options are in export_flags.py."""
 from __future__ import annotations
 
 import sys
@@ -79,6 +80,11 @@ ReuseFrom = Annotated[Optional[str], typer.Option(
     "--reuse-from", metavar="REGISTRY[/NAMESPACE]", help="Where the matrix's images are "
     "published: an image that registry holds, built from the same inputs, is taken by "
     "digest instead of being built or staged again.")]
+NeededBy = Annotated[Optional[list[str]], typer.Option(
+    "--needed-by", metavar="TAG", help="With --reuse-from: take the selected images only as "
+    "far as these later images need them (repeatable). Where that registry holds an image "
+    "unchanged, nothing under it is needed; a pipeline's job of shared layers says so for "
+    "the final images of the jobs after it.", show_default=False)]
 IndexUrl = Annotated[Optional[str], typer.Option(
     "--index-url", metavar="URL", envvar="IMGKIT_INDEX_URL",
     help="The Python package index (default: the project file's `index_url`, else pip's "
@@ -362,9 +368,7 @@ CiTrustedKey = Annotated[str, typer.Option(
     help="Its public half, for the promote job: a path in the repository, env://VAR or a KMS "
          "URI.")]
 
-# export
-ExportOut = Annotated[Path, typer.Option("--out", metavar="DIR",
-                                         help="The folder to write the files into.")]
+# site
 Verdicts = Annotated[Optional[Path], typer.Option(
     "--verdicts", metavar="DIR", help="The folder of `imgkit verify --json` files (searched "
     "recursively); the newest verdict of each image and platform is shown. Default: the "
@@ -381,44 +385,6 @@ SiteRegistry = Annotated[Optional[str], typer.Option(
     "each final image's digest there and whether a signed, passing verdict about it verifies "
     "against --trusted-key (or a keyless identity), in the grid and on its page (default: not "
     "shown).")]
-Margin = Annotated[float, typer.Option(
-    "--margin", metavar="SHARE", min=0.01, max=0.9, help="Alert when a throughput falls more "
-    "than this share under the best the same image reached on the same GPU model (0.1: 10%).")]
-Period = Annotated[str, typer.Option(
-    "--period", metavar="DURATION", help="How often each node sends a verdict (the fleet "
-    "check's schedule), e.g. 6h or 1d: no verdict for two periods alerts.")]
-PushTo = Annotated[Optional[str], typer.Option(
-    "--push-to", metavar="REGISTRY[/NAMESPACE]", help="Tag the images for this registry, where "
-    "`docker buildx bake --push` pushes them (default: local names).")]
-PolicyRegistries = Annotated[list[str], typer.Option(
-    "--registry", metavar="REGISTRY[/NAMESPACE]", help="Where verified images are promoted "
-    "(repeatable): the policy covers the images pulled from there (default: the project "
-    "file's `registry`, or IMGKIT_REGISTRY).", show_default=False)]
-PublicKeyFile = Annotated[Optional[Path], typer.Option(
-    "--trusted-key", metavar="FILE", help="The cosign public key (PEM) verdicts must be signed "
-                                          "with.")]
-Kyverno = Annotated[bool, typer.Option("--kyverno", help="Only the Kyverno ClusterPolicy "
-                                                         "(default: Kyverno and sigstore both).")]
-Sigstore = Annotated[bool, typer.Option("--sigstore", help="Only the sigstore policy-controller "
-                                                           "ClusterImagePolicy.")]
-DemandTlog = Annotated[bool, typer.Option("--tlog", help="With --trusted-key: also demand a "
-                                                         "Rekor entry.")]
-ClusterRegistry = Annotated[Optional[str], typer.Option(
-    "--registry", metavar="REGISTRY[/NAMESPACE]", help="Where verified images are promoted: "
-    "the cluster pulls them from there (default: the project file's `registry`, or "
-    "IMGKIT_REGISTRY; a staged image by its digest with --candidates).", show_default=False)]
-Cluster = Annotated[Optional[Path], typer.Option(
-    "--cluster", metavar="FILE", help="What the cluster fixes once (GPUs per Job, runtime "
-    "class, node selector, tolerations, deadlines, the fleet's judge and Pushgateway): a TOML "
-    "file (default: the project file's [cluster] table).")]
-Fleet = Annotated[bool, typer.Option(
-    "--fleet", help="A fleet check instead of one Job: a CronJob per image whose pods, each on "
-                    "a node of its own, run the probe and then `imgkit judge`, pushing each "
-                    "node's verdict to the Pushgateway ([cluster.fleet]).")]
-FleetVerdicts = Annotated[Optional[Path], typer.Option(
-    "--verdicts", metavar="DIR", help="With --fleet: `imgkit verify --json` files of the "
-    "verdicts the images were promoted with, each node held to its image's (see judge "
-    "--reference).")]
 
 # scan
 ScanImage = Annotated[Optional[str], typer.Argument(

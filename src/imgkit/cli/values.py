@@ -98,3 +98,11 @@ def destination_of(option: str, text: str | None) -> Destination | None:
     from ..registry.destination import parse_destination
     return None if text is None else parse_destination(text, option)
 
+
+
+def needing(needed_by: list[str] | None, reuse_from: str | None) -> tuple[str, ...]:
+    """--needed-by's images; they are judged against --reuse-from, so it needs one."""
+    if needed_by and reuse_from is None:
+        raise UsageError("--needed-by asks which later images production holds unchanged",
+                         hint="add --reuse-from REGISTRY[/NAMESPACE], where they are promoted")
+    return tuple(dict.fromkeys(needed_by or ()))

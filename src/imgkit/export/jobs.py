@@ -16,7 +16,9 @@ whose signed verdict verifies and passed. Only digests travel, never tags.
 
 What did not move is not rebuilt: a build job pulls each image whose production tag was
 built from the inputs this checkout renders (`--reuse-from`), and stages nothing for one
-production already holds: later jobs take its production digest.
+production already holds: later jobs take its production digest. A job of shared layers
+(never promoted, so never in production) builds and stages them only as far as the final
+images of the jobs after it need them (`--needed-by`): none, when production holds them all.
 
 Jobs of one kind run one script, with what differs as $VARIABLES (their `values`); build
 jobs after the same number of others form a wave (`waves`): GitHub writes each wave as one
@@ -40,6 +42,7 @@ from typing import Literal
 
 from ..errors import UsageError
 from ..matrix.plan import Plan, Target
+from ..matrix.targets import lineage
 from ..options import CiSettings
 from ..registry.destination import destination_ref, split_ref
 from ..render.bake import slug
@@ -151,6 +154,20 @@ def _handed_over(plan: Plan, group: Group, platform: str = "") -> tuple[str, ...
                  and (not platform or platform in plan.get(t).platforms))
 
 
+def _needing(plan: Plan, group: Group, platform: str = "") -> tuple[str, ...]:
+    """The final images of later groups built on the group's images (of `platform`), each
+    with no other of them above it: its job builds and stages its images only as far as
+    they need them (`--needed-by`). An image's inputs are its parent's too, so a final image
+    that moved moves every one above it: naming the topmost says as much as naming all."""
+    inside = set(group.tags)
+    by_tag = {t.tag: t for t in plan.targets}
+    later = [f for f in plan.finals if f not in inside
+             and (not platform or platform in by_tag[f].platforms)
+             and any(t.tag in inside for t in lineage(by_tag[f], by_tag))]
+    below = {t.tag for f in later for t in list(lineage(by_tag[f], by_tag))[1:]}
+    return tuple(f for f in later if f not in below)
+
+
 def _leaves(group: Group, plan: Plan, platform: str = "") -> tuple[str, ...]:
     mine = [t for t in group.tags if not platform or platform in plan.get(t).platforms]
     parents = {plan.get(t).parent for t in mine}
@@ -223,6 +240,8 @@ def _build_job(plan: Plan, group: Group, settings: CiSettings, split: dict[str, 
     """The job building the group's images (of `platform` alone, on a runner of it, when the
     group is split by platform); it stages them for the jobs after it."""
     only = [w for leaf in _leaves(group, plan, platform) for w in ("--only", leaf)]
+    # what the jobs after it would build on it: production may hold all of it unchanged
+    later = tuple(w for f in _needing(plan, group, platform) for w in ("--needed-by", f))
     given = ("--candidates", CANDIDATES) if group.needs else ()
     on = ("--platform", platform) if platform else ()
     name = build_job_name(group.name, platform)
@@ -244,8 +263,8 @@ def _build_job(plan: Plan, group: Group, settings: CiSettings, split: dict[str, 
                        *(("--compression", settings.compression)
                          if settings.compression != CiSettings.compression else ()), "--json")
                 + f" ${HANDS_OVER_VARIABLE}"),
-        values=_values(BUILD_ARGS=" ".join((*only, *on, *given)),
-                       STAGE_ARGS=" ".join((*_handed_over(plan, group, platform), *on)),
+        values=_values(BUILD_ARGS=" ".join((*only, *on, *given, *later)),
+                       STAGE_ARGS=" ".join((*_handed_over(plan, group, platform), *on, *later)),
                        **{HANDS_OVER_VARIABLE: out}),
         hands_over=out)
 

@@ -295,7 +295,8 @@ def _depth(target: Target, by_tag: dict[str, Target]) -> int:
     return sum(1 for _ in lineage(target, by_tag)) - 1
 
 
-def _matches(target: Target, glob: str) -> bool:
+def matches(target: Target, glob: str) -> bool:
+    """Whether an --only glob names `target` (by its whole tag, or the tag after the colon)."""
     return fnmatch.fnmatch(target.tag, glob) or fnmatch.fnmatch(target.tag.split(":", 1)[1], glob)
 
 
@@ -310,10 +311,10 @@ def select(plan: Plan, cuda: str | None = None, only: Sequence[str] = (),
                           hint=f"CUDA versions in the matrix: {', '.join(known)}")
     in_cuda = _with_ancestors(plan, [t for t in plan.targets if cuda is None or t.cuda == cuda])
     for glob in only:
-        if not any(_matches(t, glob) for t in in_cuda):
+        if not any(matches(t, glob) for t in in_cuda):
             raise CompatError(f"nothing in the matrix matches --only {glob!r}"
                               + (f" with CUDA {cuda}" if cuda else ""))
-    wanted = [t for t in in_cuda if not only or any(_matches(t, glob) for glob in only)]
+    wanted = [t for t in in_cuda if not only or any(matches(t, glob) for glob in only)]
     # a shared layer is made for the platforms the slice's images on it need, no more
     by_tag = {t.tag: t for t in plan.targets}
     needed: dict[str, set[str]] = {}
@@ -341,12 +342,15 @@ def _with_ancestors(plan: Plan, targets: Sequence[Target]) -> list[Target]:
     return [t for t in plan.targets if t.tag in keep]
 
 
-def split_given(plan: Plan, given: Collection[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+def split_given(plan: Plan, given: Collection[str],
+                roots: Collection[str] | None = None) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """With some images given (staged by an earlier CI job, pulled by digest, never rebuilt):
     (what to build, which given images that stands on). A given image needs nothing below
-    it, so ancestors reached only through given images are neither built nor fetched."""
+    it, so ancestors reached only through given images are neither built nor fetched.
+    `roots`: the images wanted (default: the slice's leaves)."""
     parents = {t.parent for t in plan.targets}
-    needed = {t.tag for t in plan.targets if t.tag not in parents}   # the slice's leaves
+    needed = set(roots) if roots is not None else \
+        {t.tag for t in plan.targets if t.tag not in parents}
     build: list[str] = []
     fetch: list[str] = []
     for target in reversed(plan.targets):                              # children first

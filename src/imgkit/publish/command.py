@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Callable
 
 from .. import labels, platforms
+from ..builder.reuse import needed, not_needed
 from ..console import stderr_line
 from ..engine import Engine, connect
 from ..errors import EXIT_FAILED, EXIT_OK, UsageError
@@ -30,10 +31,12 @@ from .push import Published, Publisher, Wanted
 
 
 def publish(selection: Selection, *, tags: list[str], to: list[str], options: PublishOptions,
-            json_file: Path | None = None, reuse_from: Destination | None = None) -> int:
+            json_file: Path | None = None, reuse_from: Destination | None = None,
+            needed_by: tuple[str, ...] = ()) -> int:
     """Gate, push once, copy by digest, attach verdicts, move human tags last; returns the
     exit code (1 when anything was refused or failed). `reuse_from` (candidates only): an
-    image production holds as this very image is not staged; its production digest is."""
+    image production holds as this very image is not staged; its production digest is.
+    `needed_by`: only what these later images need is staged (what `build` built)."""
     started = time.monotonic()
     if reuse_from is not None and not options.candidate:
         raise UsageError("--reuse-from only says what staging may skip", hint="add --candidate")
@@ -50,6 +53,12 @@ def publish(selection: Selection, *, tags: list[str], to: list[str], options: Pu
     check_names(destinations, [w.index or w.ref for w in wanted])  # a namespace twice: exit 2
     engine = connect()                                                         # no engine: exit 3
     reused: list[Published] = []
+    if reuse_from is not None and needed_by:
+        keep = needed(engine, reuse_from, selection, tuple(tags) or selection.only, needed_by)
+        not_needed([w.ref for w in wanted], keep)
+        wanted = [w for w in wanted if w.ref in keep]
+        if not wanted:
+            return summarized([], started, json_file)
     if reuse_from is not None and not options.dry_run:
         reused, wanted = in_production(engine, reuse_from, wanted)
         if not wanted:
