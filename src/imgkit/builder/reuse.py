@@ -51,17 +51,19 @@ def staged(found: Staged) -> dict[str, Given]:
 
 
 def unchanged_in_production(engine: Engine, reuse_from: Destination, plan: Plan,
-                            contexts: list[Context]) -> dict[str, Given]:
+                            contexts: list[Context], *,
+                            even_here: bool = False) -> dict[str, Given]:
     """The images whose production tag was built from the inputs this checkout renders
-    (asked only for those not already up to date here); an image of several platforms is
-    reused when production's index holds each platform's, every one from those inputs."""
+    (asked only for those not already up to date here, unless `even_here`); an image of
+    several platforms is reused when production's index holds each platform's, every one
+    from those inputs."""
     hashes = {c.target.tag: c.input_hash for c in contexts}         # by local name
     wanted: dict[str, str] = {}
     names: dict[str, dict[str, str]] = {}                           # tag -> local name -> platform
     for target in plan.targets:
         mine = {platforms.local_ref(target.tag, p): p for p in target.platforms
                 if platforms.local_ref(target.tag, p) in hashes}
-        stale = [n for n in mine if built_from(engine, n) != hashes[n]]
+        stale = [n for n in mine if even_here or built_from(engine, n) != hashes[n]]
         if stale:
             wanted[target.tag], names[target.tag] = hashes[stale[0]], mine
     found = published.unchanged(engine, reuse_from, wanted, stderr_line) if wanted else {}
@@ -133,9 +135,9 @@ def needed(engine: Engine, reuse_from: Destination, selection: Selection,
     """Of the images `wanted` names (as --only does) and those they stand on, the local
     names of those needed: each that must be built for the images `needed_by` names or for
     a final image of `wanted` (with what it stands on), or taken as production's. An image
-    production holds, built from the inputs this checkout renders, needs nothing below it,
-    nor does one this engine holds up to date; a final image of `wanted` production holds
-    is taken (its verify job judges it)."""
+    production holds, built from the inputs this checkout renders, needs nothing below it
+    (one this engine holds up to date does not count: a later job runs on another runner);
+    a final image of `wanted` production holds is taken (its verify job judges it)."""
     try:
         plan = load_plan(replace(selection, only=(*wanted, *needed_by)))
     except CompatError as exc:
@@ -150,12 +152,12 @@ def needed(engine: Engine, reuse_from: Destination, selection: Selection,
     every = tuple(sorted({p for t in plan.targets for p in t.platforms},
                          key=lambda p: (p != platforms.host(), p)))
     contexts = render_selection(selection, plan, platforms=every)
-    here = {c.target.tag for c in contexts if built_from(engine, c.target.tag) == c.input_hash}
-    given = {*here, *unchanged_in_production(engine, reuse_from, plan, contexts)}
+    # production is what every later job's runner shares; what this engine holds is not
+    given = unchanged_in_production(engine, reuse_from, plan, contexts, even_here=True)
     roots = {platforms.local_ref(t.tag, p) for t in plan.targets for p in t.platforms
              if any(matches(t, g) for g in needed_by)
              or (t.tag in plan.finals and any(matches(t, g) for g in wanted))}
-    to_build, taken = split_given(Plan(tuple(c.target for c in contexts)), given, roots)
+    to_build, taken = split_given(Plan(tuple(c.target for c in contexts)), given.keys(), roots)
     return {*to_build, *taken}
 
 
