@@ -93,15 +93,27 @@ def engine():
     return engine
 
 
+def current_base(engine, ref: str, os_release, platform: str | None = None) -> None:
+    """ensure_base, but a base this machine kept from before imgkit took every pocket (its
+    source label names the release alone) is made again once: each python layer on it would
+    first upgrade what -updates and -security replaced (6 s natively, 39 s under QEMU)."""
+    from imgkit import labels
+    from imgkit.builder.base import ensure_base
+    info = engine.image(ref)
+    source = info.labels.get(labels.BASE_SOURCE, "") if info is not None else ""
+    if source.startswith("mmdebstrap") and f"{os_release.name}-security" not in source:
+        engine.untag(ref)
+    ensure_base(engine, ref, os_release, platform=platform)
+
+
 @pytest.fixture(scope="session")
 def base_image(engine) -> str:
     """The real Debian base every layer starts from (mmdebstrap when no registry)."""
-    from imgkit.builder.base import ensure_base
     from imgkit.matrix import compat
     from imgkit.matrix.plan import Settings, base_ref
     bookworm = compat.load().os_release("bookworm")
     ref = base_ref(bookworm, Settings())
-    ensure_base(engine, ref, bookworm)
+    current_base(engine, ref, bookworm)
     return ref
 
 
@@ -121,13 +133,12 @@ def namespace(engine, base_image) -> Iterator[str]:
 def arm64_base(engine, namespace) -> str:
     """Debian 12 arm64 from mmdebstrap (its packages' scripts under QEMU, ~1 min the first time:
     the base is kept, as the amd64 one is), also tagged as the test namespace's."""
-    from imgkit.builder.base import ensure_base
     from imgkit.matrix import compat
     from imgkit.matrix.plan import Settings, base_ref
     from imgkit.platforms import local_ref
     bookworm = compat.load().os_release("bookworm")
     base = local_ref(base_ref(bookworm, Settings()), "linux/arm64")
-    ensure_base(engine, base, bookworm, platform="linux/arm64")
+    current_base(engine, base, bookworm, platform="linux/arm64")
     info = engine.image(base)
     assert info is not None and info.platform == "linux/arm64"  # the config's, not the host's
     engine.tag(info.id, f"{namespace}/debian:bookworm-arm64")
