@@ -23,7 +23,10 @@ trees (--against DIR): the slice built cold with BuildKit by this tree and by th
       goes first; e.g. `git worktree add /tmp/base 68484a9` for the commit before a change.
 
       With --own-bases each tree builds in a namespace of its own, on a base its own code
-      made (made once, not timed); --only and --platform build a part of the slice.
+      made (made once, not timed); --only and --platform build a part of the slice. It
+      leaves the bench-this/ and bench-that/ images (their bases kept for the next run;
+      `docker rmi` them when done), and a framework family's tags (paddle:…, which no
+      namespace prefixes) name what the last tree built.
 
 Usage: python bench/build_bench.py [--rounds N] [--max-base-age] [--buildkit] [--cold] [--engines]
                                    [--against DIR [--own-bases] [--only GLOB] [--platform P]]

@@ -186,7 +186,7 @@ def maker_command(maker: str, os_release: OsRelease, root: Path, mirror: str,
     scripts then run under QEMU. mmdebstrap takes each package's newest version from every
     pocket (`security`: the security mirror), as the registry's images are made: the
     python layer's upgrade then has nothing to do, where after debootstrap (the release
-    alone) it replaces a dozen packages, 5 s natively and 40 s under QEMU, and the image
+    alone) it replaces a dozen packages, 6 s natively and 42 s under QEMU, and the image
     carries both copies of each."""
     if maker == "debootstrap":
         return debootstrap_command(os_release, root, mirror, platform)
