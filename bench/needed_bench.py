@@ -8,11 +8,11 @@ one run, rounds alternating which goes first.
 Set-up (not timed): the starter's one-image matrix (tests/helpers/images.py's mini
 project) in a namespace of its own, built, verified without a GPU and published to a
 local registry on loopback as production. Before each timed job the namespace's images are
-removed but its Debian base (a runner's OS: the jobs then make none), and BuildKit's cache
-is emptied (`docker buildx prune -af`, as on a fresh runner: this empties it for every
-image on this engine).
+removed but its Debian base (with --without-base, the base too: a fresh runner's job makes
+it), and BuildKit's cache is emptied (`docker buildx prune -af`, as on a fresh runner:
+this empties it for every image on this engine).
 
-Usage: python bench/needed_bench.py [--rounds 3]
+Usage: python bench/needed_bench.py [--rounds 3] [--without-base]
 """
 from __future__ import annotations
 
@@ -66,7 +66,10 @@ def job(checkout: Path, config: Path, ns: str, production: str, staging: str,
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=3)
-    rounds = parser.parse_args().rounds
+    parser.add_argument("--without-base", action="store_true",
+                        help="remove the Debian base too before each job")
+    args = parser.parse_args()
+    rounds, kept = args.rounds, "" if args.without_base else "debian:bookworm"
     ns = f"bench-needed-{uuid.uuid4().hex[:6]}"
     mini = f"{ns}/cuda:11.8-cudart-py3.11-bookworm"
     with tempfile.TemporaryDirectory() as folder:
@@ -86,7 +89,7 @@ def main() -> None:
             for n in range(rounds):
                 order = list(arms) if n % 2 == 0 else list(reversed(arms))
                 for name in order:
-                    forget(ns, f"{ns}/debian:bookworm")
+                    forget(ns, f"{ns}/{kept}")
                     times[name].append(job(checkout, config, ns, production, staging,
                                            arms[name], work / f"{n}.json"))
                     print(f"round {n + 1}: {name}: {times[name][-1]:.1f} s", flush=True)
@@ -94,7 +97,8 @@ def main() -> None:
             registry.remove()
             forget(ns, "")
     before, after = (statistics.median(t) for t in times.values())
-    print(f"\nthe python layer's job, median of {rounds}: before {before:.1f} s, after "
+    print(f"\nthe python layer's job ({'base made' if args.without_base else 'base kept'}), "
+          f"median of {rounds}: before {before:.1f} s, after "
           f"{after:.1f} s: {after / before:.2f}x")
     print("each round:", ", ".join(f"{a / b:.2f}x" for b, a in zip(*times.values())))
 
