@@ -144,6 +144,7 @@ def test_the_summary_keeps_every_reference_whole() -> None:
     document = json.loads(publish_json(results, 1.5))["published"][0]
     assert document["reference"] == "127.0.0.1:5000/ml/paddle@sha256:" + "2" * 64
     assert "| `paddle:2.6.2` |" in publish_markdown(results)
+    assert publish_summary([], 0.2) == "imgkit publish: 0 in 0.2 s (nothing)"      # no table
 
 
 # -- the registry client against a small token-auth registry ------------------------------------

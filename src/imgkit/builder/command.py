@@ -66,7 +66,7 @@ def build(selection: Selection, *, options: BuildOptions, verbose: bool = False,
     if legacy_why:
         contexts = render_selection(selection, plan, platforms=wanted)   # the legacy form
     if not options.force:      # what production holds unchanged, and what it needs no more
-        contexts = only_needed(engine, selection, plan, contexts, reuse_from, needed_by)
+        contexts = only_needed(engine, selection, contexts, reuse_from, needed_by)
     given = given_images(engine, plan, contexts, reuse_from, candidates, options.force)
     if given:
         contexts = take_given(engine, given, contexts, dry_run=options.dry_run,

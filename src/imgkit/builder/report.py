@@ -35,7 +35,9 @@ def summary_head(results: list[Result]) -> str:
 
 
 def summary_rows(results: list[Result]) -> list[str]:
-    """The summary's table: one row per image, tags never cut."""
+    """The summary's table: one row per image, tags never cut (none for no image)."""
+    if not results:
+        return []
     header = ("tag", "status", "size", "adds", "seconds", "note")
     rows = [(r.tag, r.status, human_size(r.size) if r.size else "",
              human_size(r.added) if r.added else "",

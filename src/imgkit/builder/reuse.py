@@ -105,9 +105,7 @@ def take_given(engine: Engine, given: dict[str, Given], contexts: list[Context],
     return [c for c in contexts if c.target.tag in to_build]
 
 
-
-
-def only_needed(engine: Engine, selection: Selection, plan: Plan, contexts: list[Context],
+def only_needed(engine: Engine, selection: Selection, contexts: list[Context],
                 reuse_from: Destination | None, needed_by: tuple[str, ...]) -> list[Context]:
     """The contexts of the images the `needed_by` images need (all of them without it)."""
     if not needed_by or reuse_from is None:

@@ -47,8 +47,10 @@ def publish_summary(results: list[Published], seconds: float) -> str:
     rows = [(r.image, r.destination, r.status, r.digest, ", ".join(r.tags), r.detail)
             for r in results]
     total = tally(r.status for r in results)
+    table = columns(("image", "destination", "status", "digest", "tags", "note"), rows) \
+        if rows else []
     return "\n".join([f"imgkit publish: {len(results)} in {seconds:.1f} s ({total or 'nothing'})",
-                      *columns(("image", "destination", "status", "digest", "tags", "note"), rows)])
+                      *table])
 
 
 def publish_json(results: list[Published], seconds: float) -> str:
