@@ -585,6 +585,24 @@ def test_told_to_emulate_one_job_builds_both_platforms_under_qemu() -> None:
     assert github["build-cuda12-8-bookworm"]["runs-on"] == "ubuntu-latest"
 
 
+def test_a_shared_layer_job_names_the_later_images_of_its_own_platforms() -> None:
+    """Split by platform, each python job names the topmost final images of its platform
+    that stand on it; emulated, the one job names them all; the last jobs name none."""
+    plan = bundled_plan(cuda="12.8")
+    split = {j.name: j for j in jobs(plan, settings())}
+    named = {name: [w for c in j.commands if c.startswith("imgkit build")
+                    for w in c.split(" --needed-by ")[1:]] for name, j in split.items()}
+    arm64 = {t.tag for t in plan.targets if "linux/arm64" in t.platforms}
+    assert named["build-python-bookworm-arm64"]
+    assert {w.split()[0] for w in named["build-python-bookworm-arm64"]} <= arm64
+    assert len(named["build-python-bookworm"]) >= len(named["build-python-bookworm-arm64"])
+    emulated = {j.name: j for j in jobs(plan, settings(emulate_arm64=True))}
+    one = next(c for c in emulated["build-python-bookworm"].commands if c.startswith("imgkit build"))
+    assert "--platform" not in one and one.count("--needed-by") == len(named["build-python-bookworm"])
+    last = [n for n in split if n.startswith("build-pytorch")]     # nothing stands on theirs
+    assert last and not any(named[n] for n in last)
+
+
 @pytest.mark.parametrize("row, said", [
     ({**staged("x:1"), "platforms": "linux/amd64"}, "entry for 'x:1' has bad platforms"),
     ({**staged("x:1"), "platforms": [3]}, "entry for 'x:1' has bad platforms"),
