@@ -1,6 +1,7 @@
 """`imgkit outdated` on images whose security state is known: a package from a local apt
 repository whose `-security` suite holds a newer version, installed old in one image and
-current in another (on an imgkit python layer, whose build took the distro's fixes)."""
+current in another (on an imgkit python layer, brought up to the distro's fixes of the
+moment first: the archive moves between the layer's build and the test)."""
 from __future__ import annotations
 
 import functools
@@ -67,7 +68,11 @@ def security_repo(engine, tmp_path) -> Iterator[tuple[str, dict[str, bytes]]]:
 def image_with(engine, parent: str, ref: str, version: str,
                repo: tuple[str, dict[str, bytes]]) -> str:
     line, debs = repo
-    dockerfile = (f"FROM {parent}\nUSER root\nCOPY pkg.deb /tmp/pkg.deb\nCOPY test.list "
+    # the distro's fixes up to now first (the python layer took those of its build, and the
+    # archive moves: a fix published since would be one more waiting update), then ours
+    dockerfile = (f"FROM {parent}\nUSER root\nRUN apt-get update && DEBIAN_FRONTEND=noninteractive "
+                  "apt-get upgrade -y && apt-get clean && rm -rf /var/lib/apt/lists/*\n"
+                  "COPY pkg.deb /tmp/pkg.deb\nCOPY test.list "
                   "/etc/apt/sources.list.d/test.list\nRUN dpkg -i /tmp/pkg.deb && rm /tmp/pkg.deb\n"
                   "USER imgkit\n")
     return build_from_files(engine, ref, {"Dockerfile": dockerfile.encode(),
