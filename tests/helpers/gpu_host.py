@@ -87,8 +87,15 @@ def probe_host(gemm_size: int = 8192, loader: list[str] | None = None,
     env["PYTHONPATH"] = ""  # as in an image: nothing of imgkit's importable but the zip
     token = channel.new_token()
     env[channel.MARK_ENV] = token           # as verify frames it
-    proc = subprocess.run([*(loader or [sys.executable]), "-c", BOOT, "--gemm-size", str(gemm_size), *args],
-                          env=env, capture_output=True, text=True, timeout=600)
+    # BOOT writes the zip to /tmp, a container's own: on this host, to a folder of this run
+    # (another worker's run, or test_probe_boot's cleanup, would meet the shared path)
+    with tempfile.TemporaryDirectory(prefix="imgkit-probe-") as where:
+        boot = BOOT.replace("'/tmp/imgkit_probe.zip'", repr(f"{where}/imgkit_probe.zip"))
+        if boot == BOOT:
+            raise RuntimeError("verify's BOOT no longer writes /tmp/imgkit_probe.zip: update probe_host")
+        proc = subprocess.run([*(loader or [sys.executable]), "-c", boot, "--gemm-size",
+                               str(gemm_size), *args],
+                              env=env, capture_output=True, text=True, timeout=600)
     if proc.returncode != 0:
         raise RuntimeError(f"probe exit {proc.returncode}: {proc.stderr[-3000:]}")
     report: dict[str, Any] = json.loads(channel.unframe(proc.stdout, token) or "null")
