@@ -14,9 +14,9 @@ from pathlib import Path
 from .. import labels, platforms
 from ..console import stderr_line
 from ..engine import Engine
-from ..errors import CompatError, UsageError
+from ..errors import UsageError
 from ..matrix.load import load_plan
-from ..matrix.plan import Plan, matches, split_given
+from ..matrix.plan import Plan, UnmatchedGlob, matches, split_given
 from ..registry import published
 from ..registry.candidates import Candidate, Staged, load_staged
 from ..registry.destination import Destination
@@ -138,10 +138,8 @@ def needed(engine: Engine, reuse_from: Destination, selection: Selection,
     a final image of `wanted` production holds is taken (its verify job judges it)."""
     try:
         plan = load_plan(replace(selection, only=(*wanted, *needed_by)))
-    except CompatError as exc:
-        unknown = next((g for g in (*needed_by, *wanted) if f"--only {g!r}" in exc.message), "")
-        if not unknown:
-            raise
+    except UnmatchedGlob as exc:
+        unknown = exc.glob
         raise UsageError(f"{'--needed-by ' if unknown in needed_by else ''}{unknown}: no "
                          f"image of the matrix ({selection.images}, namespace "
                          f"{selection.namespace}) is named so",

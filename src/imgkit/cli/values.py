@@ -99,7 +99,6 @@ def destination_of(option: str, text: str | None) -> Destination | None:
     return None if text is None else parse_destination(text, option)
 
 
-
 def needing(needed_by: list[str] | None, reuse_from: str | None) -> tuple[str, ...]:
     """--needed-by's images; they are judged against --reuse-from, so it needs one."""
     if needed_by and reuse_from is None:

@@ -295,6 +295,15 @@ def _depth(target: Target, by_tag: dict[str, Target]) -> int:
     return sum(1 for _ in lineage(target, by_tag)) - 1
 
 
+class UnmatchedGlob(CompatError):
+    """An --only glob that names no image of the selection (`glob`: which one)."""
+
+    def __init__(self, glob: str, cuda: str | None) -> None:
+        super().__init__(f"nothing in the matrix matches --only {glob!r}"
+                         + (f" with CUDA {cuda}" if cuda else ""))
+        self.glob = glob
+
+
 def matches(target: Target, glob: str) -> bool:
     """Whether an --only glob names `target` (by its whole tag, or the tag after the colon)."""
     return fnmatch.fnmatch(target.tag, glob) or fnmatch.fnmatch(target.tag.split(":", 1)[1], glob)
@@ -312,8 +321,7 @@ def select(plan: Plan, cuda: str | None = None, only: Sequence[str] = (),
     in_cuda = _with_ancestors(plan, [t for t in plan.targets if cuda is None or t.cuda == cuda])
     for glob in only:
         if not any(matches(t, glob) for t in in_cuda):
-            raise CompatError(f"nothing in the matrix matches --only {glob!r}"
-                              + (f" with CUDA {cuda}" if cuda else ""))
+            raise UnmatchedGlob(glob, cuda)
     wanted = [t for t in in_cuda if not only or any(matches(t, glob) for glob in only)]
     # a shared layer is made for the platforms the slice's images on it need, no more
     by_tag = {t.tag: t for t in plan.targets}

@@ -54,7 +54,8 @@ def publish(selection: Selection, *, tags: list[str], to: list[str], options: Pu
     engine = connect()                                                         # no engine: exit 3
     reused: list[Published] = []
     if reuse_from is not None and needed_by:
-        keep = needed(engine, reuse_from, selection, tuple(tags) or selection.only, needed_by)
+        named = tuple(dict.fromkeys(w.index or w.ref for w in wanted))   # the matrix's tags
+        keep = needed(engine, reuse_from, selection, named, needed_by)
         not_needed([w.ref for w in wanted], keep)
         wanted = [w for w in wanted if w.ref in keep]
         if not wanted:
