@@ -275,11 +275,10 @@ def test_todays_bundled_stack_builds_with_buildkit_and_verifies(buildkit, tmp_pa
     the stack their tags name; then removed (about 10 GB)."""
     kit, ns = buildkit, buildkit.namespace + "-today"
     # the suite's largest build (about 10 GB): the build cache earlier tests left, and no
-    # running build holds, goes first, so a small CI disk has room (stop 60 ran out here);
-    # all but the 2 GB used last, which hold the small layers the next run builds again
-    # (the arm64 python layer: 155 s under QEMU)
-    kit.run("docker", "builder", "prune", "--all", "--force", "--max-used-space", "2GB",
-            check=False)
+    # running build holds, goes first, so a small CI disk has room (stop 60 ran out here).
+    # All of it: a partial prune (`--max-used-space`) leaves records that name layers the
+    # store dropped, and the next build fails on them (stop 71: "failed to prepare")
+    kit.run("docker", "builder", "prune", "--all", "--force", check=False)
     # the bases: the host engine's (the trixie one if a test made it), else `build` makes it
     trixie = subprocess.Popen(["docker", "save", "imgkit/debian:trixie"], stdout=subprocess.PIPE,
                               stderr=subprocess.DEVNULL)

@@ -384,10 +384,10 @@ class BakeBuilder:
             tag, "bake", reason, progress.tail, hint=stale_cache_hint(progress.tail)))
 
 
-# BuildKit's cache can name layers the engine's store no longer holds (seen on engine 26
-# after `docker buildx prune --keep-storage N`): every bake that reaches one fails so, until
-# the cache is emptied.
-STALE_CACHE = "layer does not exist"
+# BuildKit's cache can name layers the engine's store no longer holds (seen after a partial
+# `docker buildx prune`: engine 26 fails the export, engine 28 the next step on the record):
+# every bake that reaches one fails so, until the cache is emptied.
+STALE_CACHE = ("layer does not exist", "invalid output path")
 STALE_CACHE_HINT = ("BuildKit's cache names layers the engine no longer holds (a partial "
                     "`docker buildx prune` leaves it so): empty it with `docker buildx prune "
                     "-af`, then build again")
@@ -395,7 +395,8 @@ STALE_CACHE_HINT = ("BuildKit's cache names layers the engine no longer holds (a
 
 def stale_cache_hint(lines: list[str]) -> str:
     """What to do when the bake's output says BuildKit's cache is stale; "" otherwise."""
-    return STALE_CACHE_HINT if any(STALE_CACHE in line for line in lines) else ""
+    stale = any(sign in line for line in lines for sign in STALE_CACHE)
+    return STALE_CACHE_HINT if stale else ""
 
 
 def off_parent(engine: Engine, contexts: list[Context], results: list[Result]) -> list[str]:
