@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterator
@@ -19,6 +20,7 @@ from imgkit.options import Signer, VerifyOptions
 from imgkit.registry.artifacts import artifact_tag
 
 from .helpers.fakes import FakeEngine, FakeRegistry
+from .helpers.gpu_host import boot_in
 
 REGISTRY = "registry.example.com"
 REPOSITORY = "ml/tiny"
@@ -44,8 +46,10 @@ class CountingEngine(FakeEngine):
     def run_container(self, spec: RunSpec) -> ContainerRun:
         self.runs.append(spec)
         env = {**os.environ, **spec.environment, "PYTHONPATH": ""}
-        done = subprocess.run([sys.executable, *spec.entrypoint[1:], *spec.command], env=env,
-                              capture_output=True, text=True, timeout=300)
+        _, flag, boot = spec.entrypoint
+        with tempfile.TemporaryDirectory(prefix="imgkit-probe-") as where:
+            done = subprocess.run([sys.executable, flag, boot_in(boot, where), *spec.command], env=env,
+                                  capture_output=True, text=True, timeout=300)
         return ContainerRun(done.returncode, done.stdout, done.stderr, False, 1.0)
 
     @contextmanager

@@ -74,6 +74,16 @@ def loader_env(**extra: str) -> dict[str, str]:
     return env
 
 
+def boot_in(boot: str, folder: str) -> str:
+    """verify's BOOT, writing the probe's zip into `folder`: BOOT writes it to /tmp, a
+    container's own, and on this host another worker's run (or test_probe_boot's cleanup)
+    would meet the shared path, and the file would stay after the tests."""
+    here = boot.replace("'/tmp/imgkit_probe.zip'", repr(f"{folder}/imgkit_probe.zip"))
+    if here == boot:
+        raise RuntimeError("verify's BOOT no longer writes /tmp/imgkit_probe.zip: update boot_in")
+    return here
+
+
 def probe_host(gemm_size: int = 8192, loader: list[str] | None = None,
                env: dict[str, str] | None = None, args: tuple[str, ...] = ()) -> dict[str, Any]:
     """This host's report from the probe exactly as `imgkit verify` ships it into a
@@ -87,13 +97,8 @@ def probe_host(gemm_size: int = 8192, loader: list[str] | None = None,
     env["PYTHONPATH"] = ""  # as in an image: nothing of imgkit's importable but the zip
     token = channel.new_token()
     env[channel.MARK_ENV] = token           # as verify frames it
-    # BOOT writes the zip to /tmp, a container's own: on this host, to a folder of this run
-    # (another worker's run, or test_probe_boot's cleanup, would meet the shared path)
     with tempfile.TemporaryDirectory(prefix="imgkit-probe-") as where:
-        boot = BOOT.replace("'/tmp/imgkit_probe.zip'", repr(f"{where}/imgkit_probe.zip"))
-        if boot == BOOT:
-            raise RuntimeError("verify's BOOT no longer writes /tmp/imgkit_probe.zip: update probe_host")
-        proc = subprocess.run([*(loader or [sys.executable]), "-c", boot, "--gemm-size",
+        proc = subprocess.run([*(loader or [sys.executable]), "-c", boot_in(BOOT, where), "--gemm-size",
                                str(gemm_size), *args],
                               env=env, capture_output=True, text=True, timeout=600)
     if proc.returncode != 0:
