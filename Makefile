@@ -62,8 +62,10 @@ build: host setup     ## the main job: build the CUDA $(CUDA) slice of the bundl
 # (tests/helpers/leftovers.py), legacy builds take the host's build lock, and BuildKit shares one
 # cache. More workers than two gain nothing on a 2-core CI machine and only load a larger
 # one's engine. (xdist_group marks would say it per module, but pytest 9.2 drops them
-# silently: pytest-xdist issue 1386.) The test tools (apt, npm; they need the host, so it
-# is set up first) and the venv's test packages (pip) are installed side by side.
+# silently: pytest-xdist issue 1386.) Files go out longest first (tests/conftest.py
+# LONGEST_FIRST), so no long file is left to run alone at the end. The test tools (apt,
+# npm; they need the host, so it is set up first) and the venv's test packages (pip) are
+# installed side by side.
 # Bytecode is kept between runs even where the environment sets PYTHONDONTWRITEBYTECODE:
 # without it every test worker rewrites every test module's asserts again.
 PYTEST = PYTHONDONTWRITEBYTECODE= PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/pytest -q
@@ -71,7 +73,7 @@ PYTEST = PYTHONDONTWRITEBYTECODE= PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/pytest -
 test:                 ## every test, the real Docker engine included
 	@$(MAKE) --no-print-directory scanner-background podman-background
 	@$(MAKE) --no-print-directory -j2 --output-sync=target test-tools setup-test
-	$(PYTEST) -n 2 --dist loadfile
+	$(PYTEST) -n 2 --dist loadfile --no-loadscope-reorder
 	@cat $(TOOLS)/build-scanner.out $(TOOLS)/setup-podman.out 2>/dev/null || true
 
 test-fast: setup-test ## only the tests that need no Docker engine, on every core

@@ -28,7 +28,32 @@ if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
+# The files that take longest (CI's `--durations=0`, summed per file), longest first. Each
+# worker takes a whole file as it runs short (`--dist loadfile`), in collection order
+# (`--no-loadscope-reorder`; xdist's own order is by number of tests, which put these few-test
+# files last): a long file taken last runs alone while the other worker has nothing left.
+# Those that wait for a tool `make test` builds in the background (Podman, osv-scanner: a
+# few minutes on a fresh machine) come after the first few, not first.
+LONGEST_FIRST = (
+    "test_docker_arm64.py", "test_docker_build.py", "test_docker_reproducible.py",
+    "test_docker_buildkit.py", "test_docker_gitlab_runner.py", "test_podman.py",
+    "test_docker_declared.py", "test_docker_lock.py", "test_docker_pipeline.py",
+    "test_docker_publish.py", "test_docker_reuse.py", "test_docker_scan.py",
+    "test_docker_base.py", "test_docker_verify.py",
+)
+
+
+def file_rank(item: pytest.Item, engine_files: set[Path]) -> tuple[int, int]:
+    """Where `item`'s file goes: the longest files in their order, then the other files
+    with engine tests, then the files without (short: they fill the end)."""
+    if item.path.name in LONGEST_FIRST:
+        return (0, LONGEST_FIRST.index(item.path.name))
+    return (1, 0) if item.path in engine_files else (2, 0)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    engine_files = {item.path for item in items if item.get_closest_marker("docker")}
+    items.sort(key=lambda item: file_rank(item, engine_files))    # stable: a file stays whole
     if os.environ.get("IMGKIT_SKIP_SLOW") == "1":
         skip = pytest.mark.skip(reason="IMGKIT_SKIP_SLOW=1")
         for item in items:
