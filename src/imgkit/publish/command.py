@@ -50,12 +50,12 @@ def publish(selection: Selection, *, tags: list[str], to: list[str], options: Pu
     wanted = publish_selection(selection, tags)
     if not wanted:
         raise UsageError("nothing to publish: the selection names no image")
-    check_names(destinations, [w.index or w.ref for w in wanted])  # a namespace twice: exit 2
+    names = [w.index or w.ref for w in wanted]                     # the matrix's tags
+    check_names(destinations, names)                               # a namespace twice: exit 2
     engine = connect()                                                         # no engine: exit 3
     reused: list[Published] = []
     if reuse_from is not None and needed_by:
-        named = tuple(dict.fromkeys(w.index or w.ref for w in wanted))   # the matrix's tags
-        keep = needed(engine, reuse_from, selection, named, needed_by)
+        keep = needed(engine, reuse_from, selection, tuple(dict.fromkeys(names)), needed_by)
         not_needed([w.ref for w in wanted], keep)
         wanted = [w for w in wanted if w.ref in keep]
         if not wanted:
