@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN     = $(VENV)/bin
 CUDA   ?= 11.8
 
-.PHONY: setup setup-test host test-tools scanner scanner-background build test test-fast lint docs bench bench-cold bench-engines bench-pull bench-verify bench-base bench-site render clean-venv
+.PHONY: setup setup-test host test-tools test-tools-first scanner scanner-background build test test-fast lint docs bench bench-cold bench-engines bench-pull bench-verify bench-base bench-site render clean-venv
 
 $(BIN)/imgkit: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -28,6 +28,16 @@ host:                 ## a Docker engine with BuildKit (buildx) + mmdebstrap and
 
 test-tools: host      ## what the tests need on the host: QEMU, a registry, skopeo, cosign, gitlab-ci-local
 	bash .ci/setup-test-tools.sh
+	bash .ci/setup-gitlab-ci-local.sh
+
+# What `make test` waits for: the host's packages (the first tests need the registry and
+# QEMU), then gitlab-ci-local's npm install (three minutes of compiling its native module on
+# a fresh 2-core machine) beside the tests; only the tests that run it wait for it
+# (tests/helpers/background.py).
+test-tools-first: host
+	bash .ci/setup-test-tools.sh
+	@mkdir -p $(TOOLS) && echo building > $(TOOLS)/gitlab-ci-local.status
+	@nohup bash .ci/setup-gitlab-ci-local.sh > $(TOOLS)/setup-gitlab-ci-local.out 2>&1 &
 
 TOOLS ?= $(HOME)/.cache/imgkit-tools
 
@@ -63,18 +73,19 @@ build: host setup     ## the main job: build the CUDA $(CUDA) slice of the bundl
 # cache. More workers than two gain nothing on a 2-core CI machine and only load a larger
 # one's engine. (xdist_group marks would say it per module, but pytest 9.2 drops them
 # silently: pytest-xdist issue 1386.) Files go out longest first (tests/conftest.py
-# LONGEST_FIRST), so no long file is left to run alone at the end. The test tools (apt,
-# npm; they need the host, so it is set up first) and the venv's test packages (pip) are
-# installed side by side.
+# LONGEST_FIRST), so no long file is left to run alone at the end. The host's test packages
+# (apt; they need the host, so it is set up first) and the venv's (pip) are installed side
+# by side; the Go builds (scanners, Podman) and gitlab-ci-local's npm install run beside the
+# tests, and only the tests that use them wait.
 # Bytecode is kept between runs even where the environment sets PYTHONDONTWRITEBYTECODE:
 # without it every test worker rewrites every test module's asserts again.
 PYTEST = PYTHONDONTWRITEBYTECODE= PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/pytest -q
 
 test:                 ## every test, the real Docker engine included
 	@$(MAKE) --no-print-directory scanner-background podman-background
-	@$(MAKE) --no-print-directory -j2 --output-sync=target test-tools setup-test
+	@$(MAKE) --no-print-directory -j2 --output-sync=target test-tools-first setup-test
 	$(PYTEST) -n 2 --dist loadfile --no-loadscope-reorder
-	@cat $(TOOLS)/build-scanner.out $(TOOLS)/setup-podman.out 2>/dev/null || true
+	@cat $(TOOLS)/build-scanner.out $(TOOLS)/setup-podman.out $(TOOLS)/setup-gitlab-ci-local.out 2>/dev/null || true
 
 test-fast: setup-test ## only the tests that need no Docker engine, on every core
 	$(PYTEST) -m "not docker" -n auto --dist loadfile

@@ -2,8 +2,9 @@
 # What the tests need beyond the engine (.ci/setup-host.sh): QEMU's user-mode emulation
 # (arm64 images on an x86-64 machine), a registry (Debian's docker-registry, distribution
 # 2.8), skopeo (copies by digest), Prometheus, promtool and a Pushgateway (verdicts as
-# metrics), Chromium and its driver (the site's pages), cosign (signed verdicts) and gitlab-ci-local (a real
-# GitLab runner for the generated pipeline). `make test` runs it; `make build` does not.
+# metrics), Chromium and its driver (the site's pages), cosign (signed verdicts), and what
+# gitlab-ci-local's install needs (npm, g++; .ci/setup-gitlab-ci-local.sh installs it, beside
+# the first tests under `make test`). `make test` runs it; `make build` does not.
 # Idempotent: does nothing that is already done. Needs root (or sudo).
 set -euo pipefail
 SUDO=""
@@ -66,12 +67,3 @@ if ! command -v cosign >/dev/null 2>&1; then
   rm -rf "$debs"
 fi
 echo "setup-test-tools: cosign $(dpkg-query -W -f='${Version}' cosign 2>/dev/null || cosign version 2>&1 | grep -m1 GitVersion)"
-
-# A real GitLab runner for the generated pipeline: gitlab-ci-local 4.60.1 (later releases
-# need Node 22; this runs on Node 18 and 20).
-if ! command -v gitlab-ci-local >/dev/null 2>&1; then
-  echo "setup-test-tools: installing gitlab-ci-local 4.60.1"
-  $SUDO npm install --global --no-audit --no-fund --loglevel=error gitlab-ci-local@4.60.1
-fi
-echo "setup-test-tools: gitlab-ci-local $(gitlab-ci-local --version)"
-

@@ -25,6 +25,7 @@ from imgkit.registry import candidates
 from imgkit.registry.destination import parse_destination
 from imgkit.selection import Selection
 
+from .helpers.background import gitlab_ci_local
 from .helpers.validators import Checked, check_jsonschema
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -773,9 +774,7 @@ def test_the_github_workflow_promotes_on_its_release_branch_and_nowhere_else(
 
 def test_the_gitlab_pipeline_promotes_on_its_release_branch_and_nowhere_else(tmp_path: Path) -> None:
     """gitlab-ci-local reads the pipeline's rules as GitLab does, for the checkout's branch."""
-    runner = shutil.which("gitlab-ci-local")
-    if runner is None:
-        pytest.skip("gitlab-ci-local is not installed (.ci/setup-test-tools.sh installs it)")
+    runner = gitlab_ci_local()
     checkout = tmp_path / "repo"
     checkout.mkdir()
     written = written_pipeline("gitlab", tmp_path, "--release-branch", "release/2.x")

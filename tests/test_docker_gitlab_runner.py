@@ -10,7 +10,6 @@ from __future__ import annotations
 import base64
 import json
 import os
-import shutil
 import subprocess
 import sys
 import uuid
@@ -19,18 +18,13 @@ from typing import Iterator
 
 import pytest
 
+from .helpers.background import gitlab_ci_local
 from .helpers.images import mini_project
 from .helpers.pipelines import forget
 from .helpers.registry import USER, skopeo_json, skopeo_tags
 from .helpers.scanner import osv_scanner, served_bucket
 
 pytestmark = pytest.mark.docker
-RUNNER = shutil.which("gitlab-ci-local")
-if RUNNER is None:
-    if os.environ.get("CI"):
-        raise RuntimeError("gitlab-ci-local is not installed: .ci/setup-host.sh installs it")
-    pytest.skip("gitlab-ci-local is not installed (.ci/setup-host.sh installs it)",
-                allow_module_level=True)
 
 
 @pytest.fixture()
@@ -66,7 +60,7 @@ def test_a_real_gitlab_runner_runs_the_generated_pipeline_end_to_end(
 
     def pipeline(*variables: str) -> tuple[int, str]:
         run = subprocess.run(
-            [RUNNER, "--force-shell-executor", "--shell-isolation",  # type: ignore[list-item]
+            [gitlab_ci_local(), "--force-shell-executor", "--shell-isolation",
              "--variable", f"REGISTRY_USERNAME={USER}",
              "--variable", f"REGISTRY_PASSWORD={registry.password}",
              "--variable", "COSIGN_PASSWORD=pw",
@@ -132,7 +126,7 @@ pip: ["APP==1.0"]     # what it depends on is pinned by the lock only
 def run_pipeline(repo: Path, registry, tmp_path: Path, env: dict[str, str],
                  *variables: str) -> str:
     run = subprocess.run(
-        [RUNNER, "--force-shell-executor", "--shell-isolation",  # type: ignore[list-item]
+        [gitlab_ci_local(), "--force-shell-executor", "--shell-isolation",
          "--variable", f"REGISTRY_USERNAME={USER}", "--variable", f"REGISTRY_PASSWORD={registry.password}",
          "--variable", "COSIGN_PASSWORD=pw", "--variable", f"DOCKER_CONFIG={tmp_path / 'docker'}",
          "--variable", f"IMGKIT_CACHE_DIR={tmp_path / 'cache'}",

@@ -17,6 +17,7 @@ import yaml
 
 from imgkit.matrix.checkfile import load_checks
 
+from .helpers.background import gitlab_ci_local
 from .helpers.docs import examples, families
 from .helpers.images import ROOT
 
@@ -163,9 +164,7 @@ def test_the_github_scan_job_passes_zizmor_and_shellcheck(tmp_path: Path) -> Non
 
 
 def test_the_gitlab_scan_job_is_read_as_gitlab_reads_it(tmp_path: Path) -> None:
-    runner = shutil.which("gitlab-ci-local")
-    if runner is None:
-        pytest.skip("gitlab-ci-local is not installed (.ci/setup-test-tools.sh installs it)")
+    runner = gitlab_ci_local()
     job = next(d for d in scan_page() if "stage" in d.get("scan", {}))
     (tmp_path / ".gitlab-ci.yml").write_text(yaml.safe_dump(job))
     subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)

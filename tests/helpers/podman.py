@@ -3,14 +3,10 @@ beside the first tests: this waits for it): each one's API socket, and an imgkit
 connected to it."""
 from __future__ import annotations
 
-import os
 import pwd
-import time
-from pathlib import Path
 
-import pytest
+from .background import missing, wait_while_building
 
-TOOLS = Path(os.environ.get("IMGKIT_TOOLS") or Path.home() / ".cache" / "imgkit-tools")
 ROOTLESS_USER = "imgkit-rootless"
 PODMAN = "/opt/imgkit-podman/bin/podman"    # where .ci/setup-podman.sh builds it
 
@@ -31,17 +27,12 @@ def podman_engine(mode: str, wait: float = 900):
     in CI) when there is none."""
     from imgkit.engine import Engine
     from imgkit.errors import EngineUnavailable
-    status = TOOLS / "podman.status"
-    deadline = time.monotonic() + wait
-    while status.is_file() and status.read_text().strip() == "building" and time.monotonic() < deadline:
-        time.sleep(5)
+    wait_while_building("podman", wait)
     host = "unix://" + socket_of(mode)
     engine = Engine(120, host)
     try:
         engine.ping()
     except EngineUnavailable as exc:
-        if os.environ.get("CI"):
-            pytest.fail(f"no {mode} Podman ({exc}): .ci/setup-podman.sh serves it")
-        pytest.skip(f"no {mode} Podman: run .ci/setup-podman.sh ({exc})")
+        missing(f"{mode} Podman ({exc})", ".ci/setup-podman.sh")
     assert engine.product() == "podman", f"{host} is not Podman"
     return host, engine

@@ -13,20 +13,18 @@ import os
 import shutil
 import subprocess
 import threading
-import time
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
-import pytest
 import yaml
 
 from imgkit import labels
 
+from .background import TOOLS, missing, wait_while_building
 from .images import ROOT, build_from_files
 
-TOOLS = Path(os.environ.get("IMGKIT_TOOLS") or Path.home() / ".cache" / "imgkit-tools")
 ADVISORIES = ROOT / "tests" / "data" / "advisories"
 
 
@@ -97,15 +95,11 @@ def outside_the_tests_project() -> dict[str, str]:
 def built(name: str, wait: float = 1500) -> Path:
     """A tool .ci/build-scanner.sh builds (osv-scanner, trivy, trivy-fixture), waiting while
     it still builds it."""
-    binary, status = TOOLS / "bin" / name, TOOLS / f"{name}.status"
-    deadline = time.monotonic() + wait
-    while status.is_file() and status.read_text().strip() == "building" and time.monotonic() < deadline:
-        time.sleep(5)
+    wait_while_building(name, wait)
+    binary = TOOLS / "bin" / name
     found = binary if os.access(binary, os.X_OK) else shutil.which(name)
     if found is None:
-        if os.environ.get("CI"):
-            pytest.fail(f"no {name}: .ci/build-scanner.sh builds it")
-        pytest.skip(f"no {name}: run .ci/build-scanner.sh")
+        missing(name, ".ci/build-scanner.sh")
     return Path(found)
 
 
