@@ -14,7 +14,7 @@ from typing import Iterator
 
 import pytest
 
-from imgkit import labels
+from imgkit import labels, reproduction
 
 from .helpers.images import MiniStack, mini_project
 
@@ -31,13 +31,13 @@ run: ["date +%s%N > /opt/built-at"]
 
 
 @pytest.fixture(autouse=True)
-def no_records_left(private_cache: Path) -> Iterator[None]:
+def no_records_left() -> Iterator[None]:
     """What `imgkit reproduce` records of an image (by its id) goes with the test: the mini
     chain is the worker's, and a later test's verdict of it would carry a `reproduced` check
     it did not earn (the bake test, which compares its verdict with the mini image's, met
     one when this module ran first)."""
     yield
-    shutil.rmtree(private_cache / "reproduced", ignore_errors=True)
+    shutil.rmtree(reproduction.records(), ignore_errors=True)    # the tests' own cache
 
 
 def reproduce(project: Path, namespace: str, image: str) -> subprocess.CompletedProcess[str]:

@@ -32,8 +32,13 @@ class Reproduction:
         return text
 
 
+def records() -> Path:
+    """The folder of kept proofs, one file per image id."""
+    return cache_dir() / "reproduced"
+
+
 def path_of(image_id: str) -> Path:
-    return cache_dir() / "reproduced" / f"{image_id.split(':', 1)[-1]}.json"
+    return records() / f"{image_id.split(':', 1)[-1]}.json"
 
 
 def keep(record: Reproduction) -> None:
