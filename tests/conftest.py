@@ -32,8 +32,8 @@ if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
 # worker takes a whole file as it runs short (`--dist loadfile`), in collection order
 # (`--no-loadscope-reorder`; xdist's own order is by number of tests, which put these few-test
 # files last): a long file taken last runs alone while the other worker has nothing left.
-# Those that wait for a tool `make test` builds in the background (Podman, osv-scanner: a
-# few minutes on a fresh machine) come after the first few, not first.
+# Those that wait for a tool `make test` sets up in the background (Podman, osv-scanner,
+# gitlab-ci-local: minutes on a fresh machine) come after the first few, not first.
 LONGEST_FIRST = (
     "test_docker_arm64.py", "test_docker_build.py", "test_docker_reproducible.py",
     "test_docker_buildkit.py", "test_docker_gitlab_runner.py", "test_podman.py",
