@@ -278,6 +278,59 @@ def test_imgkit_signs_what_verify_attaches_and_cosign_accepts_it_with_no_secret_
     engine.remove_image(ref)
 
 
+def containers_made_since(since: float, image_id: str) -> list[str]:
+    """The containers of image `image_id` the engine made since `since` (verify makes its
+    probe's by the image's id; the id is this session's alone: its labels name its namespace)."""
+    done = subprocess.run(["docker", "events", "--since", f"{since:.6f}", "--until",
+                           f"{time.time():.6f}", "--filter", "type=container", "--filter",
+                           "event=create", "--filter", f"image={image_id}", "--format", "{{.Actor.ID}}"],
+                          capture_output=True, text=True, timeout=60, check=True)
+    return done.stdout.split()
+
+
+def test_attest_keeps_a_fresh_signed_verdict_judged_as_it_would_judge_and_runs_nothing(
+        engine, mini, namespace, staging, keys, tmp_path):
+    """A verify job of an image production holds unchanged: `imgkit attest --max-age` with
+    the trusted key reports the signed verdict its digest carries (this imgkit's, made with
+    the same claims, bars and checks, young enough), and no container of it is made; a
+    verdict it cannot trust, or one judged by other bars, sends it to judge the image again."""
+    config = config_for(tmp_path, staging)
+    ref = f"{staging.address}/{namespace}/signed-kept:1"
+    by_digest, _ = pushed_and_attested(engine, mini, ref, staging, config, keys["trusted"])
+    env = {**os.environ, "DOCKER_CONFIG": str(config), "COSIGN_PASSWORD": PASSWORD}
+    trusted = ("--max-age", "1h", "--trusted-key", str(keys["trusted.pub"]))
+    image_id = engine.image(mini).id
+
+    def attest(*extra: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([*IMGKIT, "attest", by_digest, "--gpus", "none", "--signing-key",
+                               str(keys["trusted"]), *extra], env=env, capture_output=True,
+                              text=True, timeout=300)
+
+    since = time.time()
+    kept = attest(*trusted, "--json", str(tmp_path / "k.json"), "--junit", str(tmp_path / "k.xml"))
+    assert kept.returncode == 0, kept.stdout + kept.stderr
+    assert f"kept the signed verdict {by_digest} carries" in kept.stderr, kept.stderr
+    assert containers_made_since(since, image_id) == []           # no probe ran
+    verdict = json.loads((tmp_path / "k.json").read_text())
+    names = [c["name"] for c in verdict["checks"]]
+    assert names[0] == "verdict.kept" and "cudart.version" in names and verdict["passed"], names
+    assert 'name="verdict.kept"' in (tmp_path / "k.xml").read_text()
+
+    other = attest("--max-age", "1h", "--trusted-key", str(keys["other.pub"]))
+    assert other.returncode == 0 and "judging it now" in other.stderr, other.stderr
+    assert "does not verify" in other.stderr and "signed the verdict" in other.stderr
+    since = time.time()
+    bars = attest(*trusted, "--min", "gemm=0.6")
+    assert bars.returncode == 0 and "judging it now" in bars.stderr, bars.stderr
+    assert containers_made_since(since, image_id) != []           # judged: the probe ran
+    assert "other --expect, --min or --checks" in bars.stderr
+    again = attest(*trusted, "--min", "gemm=0.6")
+    assert "kept the signed verdict" in again.stderr, again.stderr
+    missing = attest("--max-age", "1h")
+    assert missing.returncode == 2 and "needs a public key" in missing.stderr, missing.stderr
+    engine.remove_image(ref)
+
+
 def test_the_site_says_which_promoted_images_carry_a_signed_verdict(
         engine, mini, namespace, production, keys, tmp_path):
     """`imgkit site --registry`: the matrix's final image, promoted where a pipeline puts it

@@ -197,21 +197,31 @@ def attest(image: flags.RemoteImage, signing_key: flags.SigningKey = None,
            candidates: flags.Candidates = None, from_report: flags.FromReport = None,
            retry_for: flags.RetryFor = PUBLISH_DEFAULTS.retry_for, json_file: flags.Json = None,
            junit: flags.Junit = None, markdown: flags.Markdown = None,
-           metrics: flags.Metrics = None, checks: flags.Checks = None) -> int:
+           metrics: flags.Metrics = None, checks: flags.Checks = None,
+           max_age: flags.MaxAge = None, trusted_key: flags.TrustedKey = None,
+           certificate_identity: flags.Identity = None,
+           certificate_oidc_issuer: flags.Issuer = None) -> int:
     """Verify a registry image; attach its verdict, SBOM and `imgkit scan` (made now where the
     project names a vulnerability_db and none is kept) beside it, signed (promote checks).
 
     The same probe and checks as `imgkit verify`; the SBOM is read in the same container
-    run. Exit codes as `imgkit verify`."""
+    run. Exit codes as `imgkit verify`. With --max-age and --trusted-key (or a keyless
+    identity), an image that already carries a signed, passing verdict that young, made by
+    this imgkit with the same --expect, --min and --checks, is not judged again: nothing is
+    pulled, no probe runs, and that verdict is reported."""
     from ..scan.command import kept_or_scanned
+    from ..verify.attach import Keep
     from ..verify.attach import attest as run
     from ..verify.command import Outputs
+    age = seconds_of("--max-age", max_age)
+    keep = None if age is None else Keep(age, trust(trusted_key, certificate_identity,
+                                                    certificate_oidc_issuer, tlog))
     return run(image=image, options=VerifyOptions(
         gpus=gpus, expect=tuple(expect), thresholds=thresholds_of(min_),
         platform=platform_of(platform), timeout=timeout,
         shm_size=docker_size("--shm-size", shm_size), checks=checks),
         outputs=Outputs(json_file, junit, markdown, metrics), candidates=candidates,
-        from_report=from_report, retry_for=retry_for,
+        from_report=from_report, retry_for=retry_for, keep=keep,
         signer=signer_of(signing_key, keyless, tlog), scan_of=kept_or_scanned)
 
 

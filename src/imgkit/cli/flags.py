@@ -107,7 +107,8 @@ Issuer = Annotated[Optional[str], typer.Option(
     "--certificate-oidc-issuer", metavar="URL", envvar="IMGKIT_CERTIFICATE_OIDC_ISSUER",
     help="Keyless: the OIDC issuer that must have vouched for that identity.")]
 MaxAge = Annotated[Optional[str], typer.Option(
-    "--max-age", metavar="AGE", help="Refuse a verdict older than this, e.g. 90m, 12h or 7d.")]
+    "--max-age", metavar="AGE",
+    help="How old a signed verdict may be and still count, e.g. 90m, 12h or 7d.")]
 Tlog = Annotated[Optional[bool], typer.Option(
     "--tlog/--no-tlog", help="Use Sigstore's Rekor transparency log (default: off with a key, "
                              "on keyless).")]

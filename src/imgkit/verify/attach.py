@@ -5,6 +5,7 @@ check-signed runs no probe and says whether the signed verdict a registry image 
 lets it through; sbom writes an image's CycloneDX SBOM."""
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
@@ -21,30 +22,72 @@ from .verdict import Verdict
 if TYPE_CHECKING:
     from ..registry.client import RegistryClient
     from .attestation import VerdictRecord
+    from .kept import Kept
     # (client, repository, digest, image id, trust) -> why refused, or None
     ScanCheck = Callable[[RegistryClient, str, str, str, Trust], "str | None"]
 
 
+@dataclass(frozen=True)
+class Keep:
+    """attest --max-age: the age up to which a signed verdict the image carries is kept
+    instead of judging the image again (kept.py), and whose signature counts."""
+    max_age: float
+    trust: Trust
+
+
 def attest(*, image: str, options: VerifyOptions, signer: Signer, outputs: Outputs = Outputs(),
            candidates: Path | None = None, from_report: Path | None = None,
-           retry_for: float = PUBLISH_DEFAULTS.retry_for,
+           retry_for: float = PUBLISH_DEFAULTS.retry_for, keep: Keep | None = None,
            scan_of: Callable[[str], bytes | None] = lambda _: None) -> int:
     """verify, then attach the verdict (and, when it passed, the SBOM read in the same
     probe run) next to the digest judged, signed by `signer` when it signs, with the scan
-    `scan_of` gives for the image id (cosign's vuln predicate: scan/record.py's)."""
+    `scan_of` gives for the image id (cosign's vuln predicate: scan/record.py's). With
+    `keep`, a fresh enough signed verdict the image carries is reported instead."""
     if remote_ref(image) is None and candidates is None:
         raise UsageError(f"attest needs a registry reference, not {image!r}",
                          hint="e.g. imgkit attest registry.example.com/ml/paddle@sha256:...")
     declared = declared_file(options.checks)                 # bad file: exit 2
+    if keep is not None:
+        if not keep.trust.configured:
+            raise UsageError("attest --max-age needs a public key (--trusted-key cosign.pub) or "
+                             "a keyless identity (--certificate-identity and "
+                             "--certificate-oidc-issuer): only a verdict whose signature "
+                             "verifies is kept")
+        if from_report is not None:
+            raise UsageError("attest: --max-age keeps a verdict instead of judging, "
+                             "--from-report judges one: pass one of them")
+        kept = kept_verdict(image, options, candidates, keep, retry_for)
+        if kept is not None:
+            return written(kept.verdict, outputs, kept.subject)
     engine, subject = resolve(image, options, candidates, retry_for, hint_for(from_report))
     verdict = verdict_of(engine, subject, options, from_report, with_inventory=True,
                          declared=declared)
     verdict = named(verdict, subject)
-    document = keep_ticket(verdict, options.expect)
+    document = keep_ticket(verdict, options)
     if subject.remote is not None and engine is not None:    # resolve always gives attest one
         attach(engine, subject, verdict, document, signer, retry_for,
                scan_of(verdict.image_id) if signer.signs else None)
     return written(verdict, outputs, subject)
+
+
+def kept_verdict(image: str, options: VerifyOptions, candidates: Path | None, keep: Keep,
+                 retry_for: float) -> Kept | None:
+    """The signed verdict `image` carries when it may be kept, else None, saying why."""
+    from .expect import check_gpus, parse_expect_options
+    from .kept import look
+    check_gpus(options.gpus)                                  # bad --gpus: exit 2 first
+    parse_expect_options(options.expect)                      # bad --expect: exit 2 first
+    ref = staged(candidates, image, options.platform) if candidates is not None else image
+    remote = remote_ref(ref)
+    if remote is None:
+        raise UsageError(f"attest needs a registry reference, not {ref!r}")
+    found = look(remote, options, keep.trust, keep.max_age, retry_for)
+    if isinstance(found, str):
+        stderr_line(f"judging it now: {found}")
+        return None
+    stderr_line(f"kept the signed verdict {found.subject.ref} carries: judged by this imgkit "
+                "with the same claims, bars and checks, and within --max-age")
+    return found
 
 
 def check_signed(*, image: str, trust: Trust, allow_gpu_unverified: bool = False,

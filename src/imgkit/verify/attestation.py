@@ -38,6 +38,10 @@ class VerdictRecord(BaseModel):
                                  description="--expect KEY=VALUE the run was judged by")
     checks: list[CheckRecord] = Field(default_factory=list)
     libraries: Optional[dict[str, list[list[str]]]] = None
+    judged_by: Optional[str] = Field(
+        None, description="what besides the image decided the verdict (imgkit's version, "
+                          "--expect, --min, the declared checks), as one sha256 digest: "
+                          "`attest --max-age` keeps only a verdict judged as it would judge")
 
 
 class VerdictPredicate(VerdictRecord):

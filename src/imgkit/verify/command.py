@@ -43,13 +43,15 @@ def verify(*, image: str, options: VerifyOptions, outputs: Outputs = Outputs(),
     declared = declared_file(options.checks)                 # bad file: exit 2, first
     engine, subject = resolve(image, options, None, retry_for)
     if declared is None:                        # inside its project: its family's checks
-        declared = declared_file(project_checks(subject))
+        found = project_checks(subject)
+        options = replace(options, checks=found) if found is not None else options
+        declared = declared_file(found)
     # a verdict file lists what is installed (read beside the frameworks' import), so that
     # `imgkit site` can say which packages moved between two of them
     verdict = verdict_of(engine, subject, options, None, declared=declared,
                          with_inventory=outputs.json is not None)
     verdict = named(verdict, subject)
-    keep_ticket(verdict, options.expect)
+    keep_ticket(verdict, options)
     return written(verdict, outputs, subject)
 
 
@@ -72,7 +74,7 @@ def judge(*, image: str, report_file: Path, options: VerifyOptions, outputs: Out
         verdict = replace(verdict, checks=verdict.checks + tuple(fleet_checks(
             verdict, held_to, margin)))
     verdict = named(verdict, subject)
-    keep_ticket(verdict, options.expect)
+    keep_ticket(verdict, options)
     return written(verdict, outputs, subject)
 
 
@@ -133,11 +135,13 @@ def verdict_of(engine: Engine | None, subject: Subject, options: VerifyOptions,
     return verdict
 
 
-def keep_ticket(verdict: Verdict, expect: tuple[str, ...]) -> VerdictRecord:
+def keep_ticket(verdict: Verdict, options: VerifyOptions) -> VerdictRecord:
     """Record the verdict as the ticket of the image id judged (what publish gates on);
     the ticket document, as it is attached."""
     from . import report, tickets  # pydantic's models: imported while the probe ran
-    document = tickets.make_document(verdict, expect)         # judged as this run judged it
+    from .kept import judged_by
+    expect = options.expect
+    document = tickets.make_document(verdict, expect, judged_by(options))  # as this run judged
     if tickets.keep(document) is None:
         stderr_line(f"not recorded as the ticket of {verdict.image_id[:19]}: a plain "
                     "`imgkit verify` recorded one, and --expect judged this run by other "

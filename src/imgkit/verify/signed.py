@@ -43,6 +43,26 @@ def refusal(statements: list[cosign.Statement], reference: str, digest: str, ima
     """Why the newest signed verdict about exactly `digest` (which holds `image_id`) does
     not allow promotion, or None when it does (`require_reproduced`: only when it records
     that `imgkit reproduce` got this image again)."""
+    newest = newest_about(statements, reference, digest)
+    if isinstance(newest, str):
+        return newest
+    if newest.image_id != image_id:
+        return (f"{reference}: the signed verdict judged image {newest.image_id[:19]}, not "
+                f"this one ({image_id[:19]}): a verdict replayed from another image")
+    ticket = tickets.ticket_of(newest, image_id)
+    why = tickets.refusal(reference, image_id, ticket, allow_gpu_unverified=allow_gpu_unverified)
+    if why is not None:
+        return why
+    age = (now if now is not None else time.time()) - newest.recorded_at
+    if max_age is not None and age > max_age:
+        return (f"{reference}: its signed verdict is too old ({span(age)} old, "
+                f"--max-age {span(max_age)}): verify it again")
+    return unreproduced(reference, newest) if require_reproduced else None
+
+
+def newest_about(statements: list[cosign.Statement], reference: str,
+                 digest: str) -> VerdictPredicate | str:
+    """The newest signed verdict about exactly `digest`, or why there is none to read."""
     about = [s for s in statements if digest in s.subject_digests]
     if not about:
         others = sorted({d for s in statements for d in s.subject_digests})
@@ -55,19 +75,7 @@ def refusal(statements: list[cosign.Statement], reference: str, digest: str, ima
         if isinstance(parsed, str):
             return f"{reference}: its signed verdict is not an imgkit verdict v1 ({parsed})"
         found.append(parsed)
-    newest = max(found, key=lambda p: p.recorded_at)
-    if newest.image_id != image_id:
-        return (f"{reference}: the signed verdict judged image {newest.image_id[:19]}, not "
-                f"this one ({image_id[:19]}): a verdict replayed from another image")
-    ticket = tickets.ticket_of(newest, image_id)
-    why = tickets.refusal(reference, image_id, ticket, allow_gpu_unverified=allow_gpu_unverified)
-    if why is not None:
-        return why
-    age = (now if now is not None else time.time()) - newest.recorded_at
-    if max_age is not None and age > max_age:
-        return (f"{reference}: its signed verdict is too old ({_span(age)} old, "
-                f"--max-age {_span(max_age)}): verify it again")
-    return unreproduced(reference, newest) if require_reproduced else None
+    return max(found, key=lambda p: p.recorded_at)
 
 
 def unreproduced(reference: str, record: VerdictRecord | None) -> str | None:
@@ -80,7 +88,7 @@ def unreproduced(reference: str, record: VerdictRecord | None) -> str | None:
             "is, then verify (or attest) it again so that the verdict records it")
 
 
-def _span(seconds: float) -> str:
+def span(seconds: float) -> str:
     for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
         if seconds >= size:
             return f"{seconds / size:.1f}{unit}"

@@ -54,7 +54,8 @@ def _file_name(image_id: str) -> str:
     return f"{image_id.split(':', 1)[1]}.json"
 
 
-def make_document(verdict: Verdict, overrides: tuple[str, ...] = ()) -> VerdictRecord:
+def make_document(verdict: Verdict, overrides: tuple[str, ...] = (),
+                  judged_by: str | None = None) -> VerdictRecord:
     """What a ticket file holds, and what is attached next to a digest: the ticket, every
     check, and the libraries seen (what an extension built on this image is compared with)."""
     from .evaluate import library_summary
@@ -63,7 +64,8 @@ def make_document(verdict: Verdict, overrides: tuple[str, ...] = ()) -> VerdictR
         gpu_checked=verdict.gpu_checked, failed=[c.name for c in verdict.failed],
         host_failure=verdict.host_failure, recorded_at=time.time(), overrides=list(overrides),
         checks=[CheckRecord(**asdict(c)) for c in verdict.checks],
-        libraries=library_summary(verdict.facts) if verdict.facts else None)
+        libraries=library_summary(verdict.facts) if verdict.facts else None,
+        judged_by=judged_by)
 
 
 def record(verdict: Verdict, overrides: tuple[str, ...] = ()) -> Ticket | None:
