@@ -823,3 +823,27 @@ def test_ci_check_says_when_the_committed_pipeline_no_longer_matches_the_matrix(
     assert "+" in said and "paddle-notebook" in said and out.read_text() == before  # nothing written
     missing = imgkit(*args[:-1], "none.yml", "--check", cwd=tmp_path)
     assert missing.returncode == 2 and "none.yml" in missing.stderr
+
+
+@pytest.mark.parametrize("platform", ["github", "gitlab"])
+@pytest.mark.parametrize("keyed", [False, True])
+def test_with_max_age_verify_jobs_keep_a_fresh_signed_verdict_and_promote_refuses_an_older_one(
+        platform: str, keyed: bool, tmp_path: Path) -> None:
+    """`imgkit ci --max-age 7d`: each verify job may keep the signed verdict its image
+    carries, checked against the signer promote trusts (a key, or keyless this pipeline's
+    identity in the job's environment), and promote refuses a verdict older than that."""
+    keys = {"signing_key": "env://COSIGN_PRIVATE_KEY", "trusted_key": "cosign.pub"} if keyed else {}
+    text = generated(platform, bundled_plan(cuda="11.8"), max_age="7d", **keys)
+    passes_schema_and_zizmor(platform, text, tmp_path)
+    by_name = pipeline_jobs(platform, text)
+    trust = " --trusted-key cosign.pub" if keyed else ""
+    verify = [j for name, j in by_name.items() if name.startswith("verify-")]
+    assert verify and all(any(f"--max-age 7d{trust} --gpus all" in c for c in j["commands"])
+                          for j in verify)
+    promote = [c for c in by_name["promote"]["commands"] if c.startswith("imgkit promote")]
+    assert promote and all(c.endswith(f"{trust} --max-age 7d") for c in promote)
+    for job in (*verify, by_name["promote"]):
+        said = job.get("env" if platform == "github" else "variables", {})
+        assert ("IMGKIT_CERTIFICATE_IDENTITY" in said) is not keyed, said
+    plain = pipeline_jobs(platform, generated(platform, bundled_plan(cuda="11.8"), **keys))
+    assert not any("--max-age" in c for j in plain.values() for c in j["commands"])

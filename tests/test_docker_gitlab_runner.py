@@ -175,7 +175,7 @@ def test_the_weekly_schedule_relocks_rebuilds_what_moved_and_promotes_and_the_ga
                         [sys.executable, "-m", "imgkit", "ci", "gitlab", "--namespace", ns,
                          "--registry", production, "--staging", staging, "--verify-gpus", "none",
                          "--install", "true", "--signing-key", "cosign.key",
-                         "--trusted-key", "cosign.pub", "--out", ".gitlab-ci.yml"],
+                         "--trusted-key", "cosign.pub", "--max-age", "1d", "--out", ".gitlab-ci.yml"],
                         ["git", "init", "-q", "-b", "main"], ["git", "add", "-A"],
                         ["git", "-c", "user.email=ci@example.com", "-c", "user.name=ci", "commit",
                          "-qm", "matrix and locks"],
@@ -215,6 +215,13 @@ def test_the_weekly_schedule_relocks_rebuilds_what_moved_and_promotes_and_the_ga
                 and f"> not needed: {python} (nothing that must be built stands on it)" in line]
         assert len(said) == 2, log[-6000:]                   # by its build, then by its publish
         assert f"building {python}" not in log
+        # the image production holds unchanged keeps the signed verdict the push's run
+        # attached (and promote copied): its verify job pulls and runs nothing; the image
+        # that moved is judged
+        kept = f"kept the signed verdict {production}/{ns}/cuda@{mini_digest} carries"
+        assert kept in log, log[-6000:]
+        judged = [line for line in log.splitlines() if "judging it now" in line]
+        assert judged and all(line.startswith(f"verify-{ns}-app-") for line in judged), judged
     # production: the image that did not move kept its digest, the one that did moved on
     assert skopeo_json("inspect", f"docker://{production}/{mini}", registry=registry)["Digest"] == mini_digest
     new_app = skopeo_json("inspect", f"docker://{production}/{built_app}", registry=registry)["Digest"]

@@ -349,7 +349,7 @@ def ci(selection: Selection, platform: flags.CiPlatform, out: flags.PipelineOut,
        trusted_key: flags.CiTrustedKey = CiSettings.trusted_key,
        release_branch: flags.ReleaseBranch = CiSettings.release_branch,
        pages: flags.Pages = False, compression: flags.Compression = CiSettings.compression,
-       check: flags.CiCheck = False) -> int:
+       max_age: flags.CiMaxAge = CiSettings.max_age, check: flags.CiCheck = False) -> int:
     """Write the CI pipeline of the matrix: build on CPU runners, verify and sign on GPU
     runners, promote what passed.
 
@@ -360,12 +360,13 @@ def ci(selection: Selection, platform: flags.CiPlatform, out: flags.PipelineOut,
     template per kind. Credentials: the secrets REGISTRY_USERNAME and REGISTRY_PASSWORD
     (STAGING_* for a separate staging host)."""
     from ..export.command import ci as run
+    seconds_of("--max-age", max_age or None)                  # bad: exit 2
     return run(selection, platform=platform, registry=registry, staging=staging,
         gpu_runner=gpu_runner, gpu_arm64_runner=gpu_arm64_runner, cpu_runner=cpu_runner,
         arm64_runner=arm64_runner, emulate_arm64=emulate_arm64, install=install,
         verify_gpus=verify_gpus, out=out, signing_key=signing_key, trusted_key=trusted_key,
         release_branch=release_branch, pages=pages, compression=compression_of(compression),
-        check=check)
+        max_age=max_age, check=check)
 
 
 @command(INSPECT, "Write a static site of every image's verdict.")

@@ -136,15 +136,20 @@ def _secret_env(key: str) -> dict[str, str]:
 
 
 def _github_env(job: Job, settings: CiSettings) -> dict[str, str]:
-    if job.kind in ("build", "verify"):
-        return _secret_env(settings.signing_key)
-    if job.kind not in ("promote", "site"):
-        return {}
+    signs = _secret_env(settings.signing_key) if job.kind in ("build", "verify") else {}
+    if not trusts(job, settings):
+        return signs
     if not settings.keyless:
-        return _secret_env(settings.trusted_key)
+        return {**signs, **_secret_env(settings.trusted_key)}
     # the certificate Fulcio gave the verify jobs names this very workflow
-    return {"IMGKIT_CERTIFICATE_IDENTITY": "https://github.com/${{ github.workflow_ref }}",
+    return {**signs, "IMGKIT_CERTIFICATE_IDENTITY": "https://github.com/${{ github.workflow_ref }}",
             "IMGKIT_CERTIFICATE_OIDC_ISSUER": GITHUB_ISSUER}
+
+
+def trusts(job: Job, settings: CiSettings) -> bool:
+    """Whether the job checks signed verdicts: promote and the site do, and a verify job
+    that may keep the one its image carries (--max-age)."""
+    return job.kind in ("promote", "site") or (job.kind == "verify" and bool(settings.max_age))
 
 
 def _github_release_branch(settings: CiSettings) -> str:
@@ -317,7 +322,7 @@ def _gitlab_job(job: Job, settings: CiSettings) -> dict[str, Any]:
         spec["rules"] = [{"if": GITLAB_PUSHED}]
     if job.kind == "promote":
         spec["rules"] = [{"if": _gitlab_release_branch(settings)}]
-    if job.kind in ("promote", "site") and settings.keyless:
+    if trusts(job, settings) and settings.keyless:
         # the certificate Fulcio gave the verify jobs names this pipeline
         spec["variables"] = {
             "IMGKIT_CERTIFICATE_IDENTITY":

@@ -40,7 +40,8 @@ def ci(selection: Selection, *, platform: str, registry: str | None, staging: st
        gpu_arm64_runner: str = CiSettings.gpu_arm64_runner,
        arm64_runner: str = CiSettings.arm64_runner, emulate_arm64: bool = False,
        release_branch: str = "", pages: bool = False,
-       compression: str = CiSettings.compression, check: bool = False) -> int:
+       compression: str = CiSettings.compression, max_age: str = CiSettings.max_age,
+       check: bool = False) -> int:
     """Write the CI pipeline (build -> verify on GPU -> promote) of the selection; with
     `pages`, its verdict site published too. `check`: write nothing, and exit 1 when the
     file at `out` is not what would be written."""
@@ -69,7 +70,7 @@ def ci(selection: Selection, *, platform: str, registry: str | None, staging: st
                           root=root,
                           verify_gpus=check_gpus(verify_gpus),
                           matrix_args=selection.matrix_args(), signing_key=signing_key,
-                          trusted_key=trusted_key, locks=_locks_folder(selection),
+                          trusted_key=trusted_key, max_age=max_age, locks=_locks_folder(selection),
                           advisories=_advisories(root),
                           selection_args=(*(("--cuda", selection.cuda) if selection.cuda else ()),
                                           *(w for g in selection.only for w in ("--only", g))))
@@ -168,7 +169,8 @@ def ci_command(selection: Selection, platform: str, registry: str | None, stagin
                                  ("--trusted-key", settings.trusted_key, CiSettings.trusted_key),
                                  ("--release-branch", settings.release_branch,
                                   CiSettings.release_branch),
-                                 ("--compression", settings.compression, CiSettings.compression)):
+                                 ("--compression", settings.compression, CiSettings.compression),
+                                 ("--max-age", settings.max_age, CiSettings.max_age)):
         words += [flag, value] if value != default else []
     words += ["--emulate-arm64"] if settings.emulate_arm64 else []
     words += ["--pages"] if settings.pages else []

@@ -235,6 +235,20 @@ def _signing(settings: CiSettings) -> tuple[str, ...]:
     return ("--keyless",) if settings.keyless else ("--signing-key", settings.signing_key)
 
 
+def _kept(settings: CiSettings) -> tuple[str, ...]:
+    """How a verify job keeps the signed verdict an image carries (--max-age): the age, and
+    the key it must verify against (keyless: the identity in the job's environment)."""
+    if not settings.max_age:
+        return ()
+    return ("--max-age", settings.max_age, *_trusted(settings))
+
+
+def _trusted(settings: CiSettings) -> tuple[str, ...]:
+    # keyless: the identity and issuer come from the job's environment (the platform's
+    # renderer sets IMGKIT_CERTIFICATE_IDENTITY / _OIDC_ISSUER to this very pipeline's)
+    return ("--trusted-key", settings.trusted_key) if settings.trusted_key else ()
+
+
 def _build_job(plan: Plan, group: Group, settings: CiSettings, split: dict[str, tuple[str, ...]],
                platform: str = "") -> Job:
     """The job building the group's images (of `platform` alone, on a runner of it, when the
@@ -289,7 +303,8 @@ def _verify_job(tag: str, build: str, settings: CiSettings, platform: str = "",
         script=(*keep_verdict, *advisories, SPLIT_ON_PURPOSE,
                 "imgkit attest $IMAGE "
                 + _cmd("--candidates", CANDIDATES) + " $PLATFORM_ARGS $CHECKS_ARGS "
-                + _cmd(*_signing(settings), "--gpus", settings.verify_gpus, "--junit")
+                + _cmd(*_signing(settings), *_kept(settings), "--gpus", settings.verify_gpus,
+                       "--junit")
                 + f" ${REPORT_VARIABLE}" + (f" --json ${VERDICT_VARIABLE}" if verdict else ""),),
         values=_values(IMAGE=tag, PLATFORM_ARGS=f"--platform {platform}" if other else "",
                        CHECKS_ARGS=f"--checks {_from_root(checks, settings)}" if checks else "",
@@ -309,9 +324,7 @@ def _promote_commands(plan: Plan, settings: CiSettings,
     """Promote each final image; those whose platforms were built and staged apart get
     their index first (`imgkit merge`), so the index is promoted whole."""
     lax: tuple[str, ...] = ("--allow-gpu-unverified",) if not settings.proves_gpu else ()
-    # keyless: the identity and issuer come from the job's environment (the platform's
-    # renderer sets IMGKIT_CERTIFICATE_IDENTITY / _OIDC_ISSUER to this very pipeline's)
-    lax += ("--trusted-key", settings.trusted_key) if settings.trusted_key else ()
+    lax += _trusted(settings) + (("--max-age", settings.max_age) if settings.max_age else ())
     lines = [_cmd("imgkit", "merge", *merged, *settings.matrix_args, "--candidates", CANDIDATES,
                   "--json", f"{CANDIDATES}/{MERGED}")] if merged else []
     for tag in plan.finals:
