@@ -307,14 +307,24 @@ def test_attest_keeps_a_fresh_signed_verdict_judged_as_it_would_judge_and_runs_n
                               text=True, timeout=300)
 
     since = time.time()
-    kept = attest(*trusted, "--json", str(tmp_path / "k.json"), "--junit", str(tmp_path / "k.xml"))
+    (tmp_path / "verdicts").mkdir()
+    kept = attest(*trusted, "--json", str(tmp_path / "verdicts" / "k.json"),
+                  "--junit", str(tmp_path / "k.xml"))
     assert kept.returncode == 0, kept.stdout + kept.stderr
     assert f"kept the signed verdict {by_digest} carries" in kept.stderr, kept.stderr
     assert containers_made_since(since, image_id) == []           # no probe ran
-    verdict = json.loads((tmp_path / "k.json").read_text())
+    verdict = json.loads((tmp_path / "verdicts" / "k.json").read_text())
     names = [c["name"] for c in verdict["checks"]]
     assert names[0] == "verdict.kept" and "cudart.version" in names and verdict["passed"], names
     assert 'name="verdict.kept"' in (tmp_path / "k.xml").read_text()
+    # the pipeline's site shows it as the image's verdict, saying it was kept
+    project = mini_project(tmp_path / "project")
+    site = imgkit("site", "--images", str(project / "images"), "--namespace", namespace,
+                  "--verdicts", str(tmp_path / "verdicts"), "--out", str(tmp_path / "site"),
+                  config=config)
+    assert site.returncode == 0 and "skipped" not in site.stderr, site.stdout + site.stderr
+    page = next((tmp_path / "site" / "images").glob("*cuda*.html")).read_text()
+    assert "verdict.kept" in page and "not judged again" in page
 
     other = attest("--max-age", "1h", "--trusted-key", str(keys["other.pub"]))
     assert other.returncode == 0 and "judging it now" in other.stderr, other.stderr

@@ -6,6 +6,7 @@ importlib.resources would add ~20 ms of start-up to every command, no-op builds 
 """
 from __future__ import annotations
 
+from functools import lru_cache
 from pathlib import Path
 
 PACKAGE_DIR = Path(__file__).resolve().parent
@@ -15,6 +16,7 @@ DISTRIBUTION = "imgkit-gpu"
 SHIPPED_TEMPLATES = (PACKAGE_DIR / "templates", PACKAGE_DIR.parent.parent / "templates")
 
 
+@lru_cache(maxsize=1)
 def version() -> str:
     """The installed distribution's version ("unknown" when run from a bare checkout)."""
     from importlib.metadata import PackageNotFoundError

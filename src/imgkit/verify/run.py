@@ -17,7 +17,7 @@ from ..engine import ContainerRun, Engine, ImageInfo, RunSpec, StatFiles
 from ..errors import ContainerFailed, HostError, ImageError, Inconsistent, UsageError
 from ..options import VerifyOptions
 from ..probe import channel, priority
-from ..shipped import probe_zip
+from ..shipped import probe_zip, version
 from . import gpu_request
 from .diagnose import HOST, IMAGE, diagnose
 from .expect import Expectations, expectations, required_cuda
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 # Judging and keeping the verdict need pydantic's models (~0.2 s to import): imported
 # while the probe runs, not before its container starts.
 JUDGES = ("imgkit.verify.facts", "imgkit.verify.evaluate", "imgkit.verify.corroborate",
-          "imgkit.verify.tickets", "imgkit.verify.report")
+          "imgkit.verify.tickets", "imgkit.verify.report", "imgkit.verify.kept")
 
 BOOT = """import base64, os, runpy, sys
 path = '/tmp/imgkit_probe.zip'
@@ -183,6 +183,7 @@ def import_judges() -> None:
     for module in JUDGES:
         importlib.import_module(module)
     from ..matrix import compat
+    version()             # kept (lru_cache): each verdict records it (kept.judged_by)
     try:
         compat.load()     # kept (lru_cache) for evaluate()
     except Exception:     # noqa: BLE001 - evaluate() reads it again and reports what is wrong
