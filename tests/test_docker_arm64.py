@@ -352,6 +352,15 @@ def test_a_two_platform_candidate_is_one_staged_index_judged_per_platform(
         assert child["digest"].replace(":", "-") + ".verdict" in skopeo_tags(registry, f"s/{repository}")
 
     trusted = ("--trusted-key", str(tmp_path / "cosign.pub"))
+    # a verify job run again (--max-age, as `imgkit ci --max-age` writes it) keeps the
+    # verdict its own platform's image carries, without emulating anything
+    children = {f"{c['platform']['os']}/{c['platform']['architecture']}": c["digest"]
+                for c in raw["manifests"]}
+    for platform, extra in (("linux/amd64", ()), (ARM64, ("--platform", ARM64))):
+        again = run("attest", cuda, *given, *extra, "--signing-key", str(tmp_path / "cosign.key"),
+                    "--max-age", "1h", *trusted)
+        assert again.returncode == 0, again.stdout + again.stderr
+        assert f"kept the signed verdict {staging}/{repository}@{children[platform]}" in again.stderr
     done = run("promote", cuda, "--candidates", str(tmp_path / "candidates"), "--to",
                f"{production}/{repository}", "--tag", tag, *trusted, "--allow-gpu-unverified")
     assert done.returncode == 0, done.stdout + done.stderr
