@@ -838,8 +838,12 @@ def test_with_max_age_verify_jobs_keep_a_fresh_signed_verdict_and_promote_refuse
     by_name = pipeline_jobs(platform, text)
     trust = " --trusted-key cosign.pub" if keyed else ""
     verify = [j for name, j in by_name.items() if name.startswith("verify-")]
-    assert verify and all(any(f"--max-age 7d{trust} --gpus all" in c for c in j["commands"])
-                          for j in verify)
+    # its own values stay beside the identity: the image it judges, its report
+    attests = [c.split() for j in verify for c in j["commands"] if c.startswith("imgkit attest")]
+    assert len(attests) == len(verify) and all(
+        not words[2].startswith("-") and " ".join(words).endswith(
+            f"--max-age 7d{trust} --gpus all --junit {name}.xml")
+        for words, name in zip(attests, (n for n in by_name if n.startswith("verify-"))))
     promote = [c for c in by_name["promote"]["commands"] if c.startswith("imgkit promote")]
     assert promote and all(c.endswith(f"{trust} --max-age 7d") for c in promote)
     for job in (*verify, by_name["promote"]):

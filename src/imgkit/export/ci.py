@@ -325,6 +325,7 @@ def _gitlab_job(job: Job, settings: CiSettings) -> dict[str, Any]:
     if trusts(job, settings) and settings.keyless:
         # the certificate Fulcio gave the verify jobs names this pipeline
         spec["variables"] = {
+            **spec.get("variables", {}),      # a verify job's own values stay
             "IMGKIT_CERTIFICATE_IDENTITY":
                 "$CI_PROJECT_URL//$CI_CONFIG_PATH@refs/heads/$CI_COMMIT_REF_NAME",
             "IMGKIT_CERTIFICATE_OIDC_ISSUER": "$CI_SERVER_URL"}
