@@ -58,7 +58,7 @@ def reason_to_judge(newest: VerdictPredicate, image_id: str, wanted: Wanted,
         return "its newest signed verdict failed"
     if wanted.gpu and not newest.gpu_checked:
         return "its signed verdict was made without a GPU (--gpus none)"
-    if getattr(newest, "judged_by", None) != wanted.judged_by:
+    if newest.judged_by != wanted.judged_by:
         return ("its signed verdict was made by another imgkit, or with other --expect, --min "
                 "or --checks")
     if age > wanted.max_age:
