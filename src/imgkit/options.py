@@ -134,9 +134,8 @@ class CiSettings:
     release_branch: str = ""           # whose pushes promote; "": main (GitHub), the default (GitLab)
     pages: bool = False                # the release branch's verdicts published as the site (Pages)
     compression: str = "gzip"          # the staged (so promoted) layers': gzip or zstd
-    max_age: str = ""                  # how old a signed verdict may be and still count, as
-                                       # written (7d): verify jobs keep one, promote refuses
-                                       # an older one ("": verify jobs judge every image)
+    max_age: str = ""                  # how old a signed verdict a verify job keeps may be,
+                                       # as written (7d); "": verify jobs judge every image
     advisories: str = ""               # the advisory database's folder from the checkout's
                                        # root, when the project gates on scans ("": it does not)
     root: Path | None = None           # the repository's root, where jobs run (None: here)

@@ -368,8 +368,8 @@ CiMaxAge = Annotated[str, typer.Option(
     "--max-age", metavar="AGE", show_default=False,
     help="How old a signed verdict may be and still count, e.g. 7d: each verify job keeps "
          "the one its image carries when this imgkit made it that recently with the same "
-         "checks (an image production holds unchanged is then neither pulled nor probed), "
-         "and the promote job refuses an older one. Default: every image judged each run.")]
+         "checks (an image production holds unchanged is then neither pulled nor probed). "
+         "Default: every image judged each run.")]
 CiTrustedKey = Annotated[str, typer.Option(
     "--trusted-key", metavar="KEY", show_default=False,
     help="Its public half, for the promote job: a path in the repository, env://VAR or a KMS "

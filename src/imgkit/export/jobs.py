@@ -324,7 +324,7 @@ def _promote_commands(plan: Plan, settings: CiSettings,
     """Promote each final image; those whose platforms were built and staged apart get
     their index first (`imgkit merge`), so the index is promoted whole."""
     lax: tuple[str, ...] = ("--allow-gpu-unverified",) if not settings.proves_gpu else ()
-    lax += _trusted(settings) + (("--max-age", settings.max_age) if settings.max_age else ())
+    lax += _trusted(settings)
     lines = [_cmd("imgkit", "merge", *merged, *settings.matrix_args, "--candidates", CANDIDATES,
                   "--json", f"{CANDIDATES}/{MERGED}")] if merged else []
     for tag in plan.finals:
