@@ -16,7 +16,7 @@ from ..options import PUBLISH_DEFAULTS, Signer, Trust, VerifyOptions
 from ..registry.reference import remote_ref
 from .command import Outputs, declared_file, keep_ticket, named, verdict_of, written
 from .run import inventory
-from .subject import Subject, hint_for, resolve, staged
+from .subject import Subject, hint_for, reference_to_judge, resolve, staged
 from .verdict import Verdict
 
 if TYPE_CHECKING:
@@ -73,11 +73,8 @@ def attest(*, image: str, options: VerifyOptions, signer: Signer, outputs: Outpu
 def kept_verdict(image: str, options: VerifyOptions, candidates: Path | None, keep: Keep,
                  retry_for: float) -> Kept | None:
     """The signed verdict `image` carries when it may be kept, else None, saying why."""
-    from .expect import check_gpus, parse_expect_options
     from .kept import look
-    check_gpus(options.gpus)                                  # bad --gpus: exit 2 first
-    parse_expect_options(options.expect)                      # bad --expect: exit 2 first
-    ref = staged(candidates, image, options.platform) if candidates is not None else image
+    ref = reference_to_judge(image, options, candidates)      # bad options: exit 2 first
     remote = remote_ref(ref)
     if remote is None:
         raise UsageError(f"attest needs a registry reference, not {ref!r}")

@@ -110,10 +110,10 @@ def look(remote: RemoteRef, options: VerifyOptions, trust: Trust, max_age: float
     except cosign.SignatureRefused as refused:
         return f"{reference}: {refused.reason}"
     newest = newest_about(statements, reference, remote.digest)
-    wanted = Wanted(judged_by(options), options.gpus != "none", max_age)
     if isinstance(newest, str):                  # says the reference already
         return newest
-    why = reason_to_judge(newest, info.id, wanted)
+    why = reason_to_judge(newest, info.id, Wanted(judged_by(options), options.gpus != "none",
+                                                  max_age))
     if why is not None:
         return f"{reference}: {why}"
     from .. import labels

@@ -30,6 +30,16 @@ def staged(candidates: Path, image: str, platform: str | None) -> str:
     return lookup(candidates, image, platform).reference
 
 
+def reference_to_judge(image: str, options: VerifyOptions, candidates: Path | None) -> str:
+    """The reference to judge: a staged candidate's digest, else `image`; bad options are
+    refused first (exit 2), before any registry or engine is asked."""
+    check_gpus(options.gpus)                                  # bad --gpus: exit 2 first
+    parse_expect_options(options.expect)                      # bad --expect: exit 2 first
+    if candidates is not None:
+        return staged(candidates, image, options.platform)      # not staged: exit 2
+    return image
+
+
 def resolve(image: str, options: VerifyOptions, candidates: Path | None, retry_for: float,
             missing_hint: str = BUILD_HINT, engine_optional: bool = False,
             ) -> tuple[Engine | None, Subject]:
@@ -37,10 +47,7 @@ def resolve(image: str, options: VerifyOptions, candidates: Path | None, retry_f
     pulled by digest first. Bad options are refused before the engine is asked; a local
     image the engine lacks is refused with `missing_hint`. `engine_optional` (a report
     judged elsewhere): with no engine, a registry reference is read from the registry."""
-    check_gpus(options.gpus)                                  # bad --gpus: exit 2 first
-    parse_expect_options(options.expect)                      # bad --expect: exit 2 first
-    if candidates is not None:
-        image = staged(candidates, image, options.platform)     # not staged: exit 2
+    image = reference_to_judge(image, options, candidates)
     remote = remote_ref(image)
     try:
         engine = connect()
