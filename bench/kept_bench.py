@@ -20,28 +20,14 @@ import argparse
 import os
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 import uuid
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-from tests.helpers.images import mini_project  # noqa: E402
-from tests.helpers.registry import USER, docker_config, skopeo_json, start_registry  # noqa: E402
+from loopback import Production, published_starter, run
 
-IMGKIT = str(Path(sys.executable).parent / "imgkit")
 PASSWORD = "bench"
-
-
-def run(checkout: Path, config: Path, *args: str) -> str:
-    done = subprocess.run([IMGKIT, *args], cwd=checkout, capture_output=True, text=True,
-                          env={**os.environ, "DOCKER_CONFIG": str(config),
-                               "COSIGN_PASSWORD": PASSWORD}, timeout=1800)
-    if done.returncode != 0:
-        raise SystemExit(f"imgkit {' '.join(args)} exited {done.returncode}:\n{done.stderr}")
-    return done.stderr
 
 
 def forget(ns: str) -> None:
@@ -56,46 +42,41 @@ def forget(ns: str) -> None:
         subprocess.run(["docker", "rmi", "-f", *doomed], check=True, capture_output=True)
 
 
+def timed_arms(prod: Production, rounds: int, ns: str) -> dict[str, list[float]]:
+    """The published image attested once with a key made here; then each arm's time per
+    round, on a fresh runner each time."""
+    subprocess.run(["cosign", "generate-key-pair"], cwd=prod.checkout, check=True,
+                   capture_output=True)
+    attest = ("attest", prod.reference, "--gpus", "none", "--signing-key", "cosign.key")
+    run(prod.checkout, prod.config, *attest)
+    arms = {"judged (attest)": attest,
+            "kept (attest --max-age 7d)": (*attest, "--max-age", "7d", "--trusted-key", "cosign.pub")}
+    times: dict[str, list[float]] = {name: [] for name in arms}
+    for n in range(rounds):
+        for name in (list(arms) if n % 2 == 0 else list(reversed(arms))):
+            forget(ns)
+            start = time.monotonic()
+            said = run(prod.checkout, prod.config, *arms[name])
+            times[name].append(time.monotonic() - start)
+            if ("kept the signed verdict" in said) != name.startswith("kept"):
+                raise SystemExit(f"{name} did not do what it says:\n{said}")
+            print(f"round {n + 1}: {name}: {times[name][-1]:.1f} s", flush=True)
+    return times
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=5)
     rounds = parser.parse_args().rounds
     ns = f"bench-kept-{uuid.uuid4().hex[:6]}"
-    mini = f"{ns}/cuda:11.8-cudart-py3.11-bookworm"
+    os.environ["COSIGN_PASSWORD"] = PASSWORD            # the key's, for cosign and attest
     with tempfile.TemporaryDirectory() as folder:
-        work = Path(folder)
-        registry = start_registry(work / "registry")
         try:
-            checkout = mini_project(work / "checkout")
-            config = docker_config(work / "docker", {registry.address: (USER, registry.password)})
-            subprocess.run(["cosign", "generate-key-pair"], cwd=checkout, check=True,
-                           capture_output=True, env={**os.environ, "COSIGN_PASSWORD": PASSWORD})
-            production = f"{registry.address}/prod"
-            run(checkout, config, "build", "--namespace", ns)
-            run(checkout, config, "verify", mini, "--gpus", "none")
-            run(checkout, config, "publish", "--namespace", ns, mini, "--to", production,
-                "--allow-gpu-unverified")
-            digest = skopeo_json("inspect", f"docker://{production}/{mini}",
-                                 registry=registry)["Digest"]
-            reference = f"{production}/{mini.rsplit(':', 1)[0]}@{digest}"
-            attest = ("attest", reference, "--gpus", "none", "--signing-key", "cosign.key")
-            run(checkout, config, *attest)
-            arms = {"judged (attest)": attest,
-                    "kept (attest --max-age 7d)": (*attest, "--max-age", "7d",
-                                                    "--trusted-key", "cosign.pub")}
-            times: dict[str, list[float]] = {name: [] for name in arms}
-            for n in range(rounds):
-                for name in (list(arms) if n % 2 == 0 else list(reversed(arms))):
-                    forget(ns)
-                    start = time.monotonic()
-                    said = run(checkout, config, *arms[name])
-                    times[name].append(time.monotonic() - start)
-                    if ("kept the signed verdict" in said) != name.startswith("kept"):
-                        raise SystemExit(f"{name} did not do what it says:\n{said}")
-                    print(f"round {n + 1}: {name}: {times[name][-1]:.1f} s", flush=True)
+            with published_starter(Path(folder), ns) as prod:
+                times = timed_arms(prod, rounds, ns)
         finally:
-            registry.remove()
             forget(ns)
+            subprocess.run(["docker", "rmi", f"{ns}/debian:bookworm"], capture_output=True)
             subprocess.run(["docker", "rmi", f"{ns}/debian:bookworm"], capture_output=True)
     judged, kept = (statistics.median(t) for t in times.values())
     print(f"\na verify job of an image production holds, median of {rounds}: judged "

@@ -17,29 +17,14 @@ Usage: python bench/needed_bench.py [--rounds 3] [--without-base]
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 import uuid
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-from tests.helpers.images import mini_project  # noqa: E402
-from tests.helpers.registry import USER, docker_config, start_registry  # noqa: E402
-
-IMGKIT = str(Path(sys.executable).parent / "imgkit")
-
-
-def run(checkout: Path, config: Path, *args: str) -> str:
-    done = subprocess.run([IMGKIT, *args], cwd=checkout, capture_output=True, text=True,
-                          env={**os.environ, "DOCKER_CONFIG": str(config)}, timeout=1800)
-    if done.returncode != 0:
-        raise SystemExit(f"imgkit {' '.join(args)} exited {done.returncode}:\n{done.stderr}")
-    return done.stderr
+from loopback import published_starter, run
 
 
 def forget(ns: str, keep: str) -> None:
@@ -71,30 +56,22 @@ def main() -> None:
     args = parser.parse_args()
     rounds, kept = args.rounds, "" if args.without_base else "debian:bookworm"
     ns = f"bench-needed-{uuid.uuid4().hex[:6]}"
-    mini = f"{ns}/cuda:11.8-cudart-py3.11-bookworm"
     with tempfile.TemporaryDirectory() as folder:
         work = Path(folder)
-        registry = start_registry(work / "registry")
         try:
-            checkout = mini_project(work / "checkout")
-            config = docker_config(work / "docker", {registry.address: (USER, registry.password)})
-            production, staging = f"{registry.address}/prod", f"{registry.address}/staging"
-            run(checkout, config, "build", "--namespace", ns)
-            run(checkout, config, "verify", mini, "--gpus", "none")
-            run(checkout, config, "publish", "--namespace", ns, mini, "--to", production,
-                "--allow-gpu-unverified")
-            arms = {"before (--reuse-from alone)": (),
-                    "after (--needed-by the final image)": ("--needed-by", mini)}
-            times: dict[str, list[float]] = {name: [] for name in arms}
-            for n in range(rounds):
-                order = list(arms) if n % 2 == 0 else list(reversed(arms))
-                for name in order:
-                    forget(ns, f"{ns}/{kept}")
-                    times[name].append(job(checkout, config, ns, production, staging,
-                                           arms[name], work / f"{n}.json"))
-                    print(f"round {n + 1}: {name}: {times[name][-1]:.1f} s", flush=True)
+            with published_starter(work, ns) as prod:
+                staging = f"{prod.registry.address}/staging"
+                arms = {"before (--reuse-from alone)": (),
+                        "after (--needed-by the final image)": ("--needed-by", prod.image)}
+                times: dict[str, list[float]] = {name: [] for name in arms}
+                for n in range(rounds):
+                    order = list(arms) if n % 2 == 0 else list(reversed(arms))
+                    for name in order:
+                        forget(ns, f"{ns}/{kept}")
+                        times[name].append(job(prod.checkout, prod.config, ns, prod.address,
+                                               staging, arms[name], work / f"{n}.json"))
+                        print(f"round {n + 1}: {name}: {times[name][-1]:.1f} s", flush=True)
         finally:
-            registry.remove()
             forget(ns, "")
     before, after = (statistics.median(t) for t in times.values())
     print(f"\nthe python layer's job ({'base made' if args.without_base else 'base kept'}), "
