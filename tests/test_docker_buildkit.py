@@ -153,6 +153,8 @@ def test_build_engine_buildx_builds_skips_and_agrees_with_the_docker_builder(
                                   "--json", str(tmp_path / "auto.json"))
         said = " ".join(legacy.stderr.split())
         assert "legacy builder builds: no buildx plugin for the docker CLI" in said, legacy.stderr
+        if (Path.home() / ".docker" / "cli-plugins" / "docker-buildx").exists():   # this host's
+            assert f"DOCKER_CONFIG={tmp_path / 'no-plugins'} hides the user's buildx" in said, said
         result = json.loads((tmp_path / "auto.json").read_text())
         assert result["builder"] == "docker"
         assert {r["tag"]: r["status"] for r in result["images"]}[

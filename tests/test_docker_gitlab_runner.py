@@ -21,7 +21,7 @@ import pytest
 from .helpers.background import gitlab_ci_local
 from .helpers.images import mini_project
 from .helpers.pipelines import forget
-from .helpers.registry import USER, skopeo_json, skopeo_tags
+from .helpers.registry import USER, runner_docker_config, skopeo_json, skopeo_tags
 from .helpers.scanner import osv_scanner, served_bucket
 
 pytestmark = pytest.mark.docker
@@ -64,7 +64,8 @@ def test_a_real_gitlab_runner_runs_the_generated_pipeline_end_to_end(
              "--variable", f"REGISTRY_USERNAME={USER}",
              "--variable", f"REGISTRY_PASSWORD={registry.password}",
              "--variable", "COSIGN_PASSWORD=pw",
-             "--variable", f"DOCKER_CONFIG={tmp_path / 'docker'}",      # not the host user's
+             # not the host user's logins; its CLI plugins (buildx) as a runner's
+             "--variable", f"DOCKER_CONFIG={runner_docker_config(tmp_path / 'docker')}",
              "--variable", f"IMGKIT_CACHE_DIR={tmp_path / 'cache'}",
              "--variable", f"IMGKIT_OSV_SOURCE={osv_source}",
              "--variable", f"IMGKIT_OSV_SCANNER={scanner}",
@@ -128,7 +129,8 @@ def run_pipeline(repo: Path, registry, tmp_path: Path, env: dict[str, str],
     run = subprocess.run(
         [gitlab_ci_local(), "--force-shell-executor", "--shell-isolation",
          "--variable", f"REGISTRY_USERNAME={USER}", "--variable", f"REGISTRY_PASSWORD={registry.password}",
-         "--variable", "COSIGN_PASSWORD=pw", "--variable", f"DOCKER_CONFIG={tmp_path / 'docker'}",
+         "--variable", "COSIGN_PASSWORD=pw",
+         "--variable", f"DOCKER_CONFIG={runner_docker_config(tmp_path / 'docker')}",
          "--variable", f"IMGKIT_CACHE_DIR={tmp_path / 'cache'}",
          *(w for v in variables for w in ("--variable", v))],
         cwd=repo, env=env, capture_output=True, text=True, timeout=1500)

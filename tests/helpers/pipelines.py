@@ -12,7 +12,7 @@ from typing import Any, Callable
 import yaml
 
 from . import leftovers
-from .registry import USER
+from .registry import USER, runner_docker_config
 
 
 def forget(engine, ns: str, registry: str) -> None:
@@ -49,7 +49,7 @@ def run_jobs(pipeline: dict[str, Any], names: list[str], checkout: Path, tmp_pat
         fresh()
         work = tmp_path / "jobs" / name
         env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",
-               "DOCKER_CONFIG": str(tmp_path / "docker" / name),
+               "DOCKER_CONFIG": str(runner_docker_config(tmp_path / "docker" / name)),
                "IMGKIT_CACHE_DIR": str(tmp_path / "cache" / name),
                "REGISTRY_USERNAME": USER, "REGISTRY_PASSWORD": registry.password,
                "COSIGN_PASSWORD": "pw"}      # a CI variable, as GitLab would set it

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import re
 import shutil
 import socket
@@ -107,9 +108,23 @@ def make_ca_and_certificate(directory: Path, ip: str) -> tuple[Path, Path, Path]
     return ca, cert, key
 
 
-def docker_config(directory: Path, logins: dict[str, tuple[str, str]]) -> Path:
-    """A Docker config directory (for DOCKER_CONFIG) holding these registry logins."""
+def runner_docker_config(directory: Path) -> Path:
+    """A Docker config directory of its own (for DOCKER_CONFIG) in which the docker CLI still
+    finds this host's plugins, as on a CI runner with buildx installed system-wide. This
+    host's buildx is the user's (~/.docker/cli-plugins: .ci/setup-host.sh), so that a test
+    can hide it; a bare config would hide it from every test that logs in on its own, and
+    their `imgkit build` would fall back to the legacy builder, which no user's runner does."""
     directory.mkdir(parents=True, exist_ok=True)
+    plugins = Path(os.environ.get("DOCKER_CONFIG") or Path.home() / ".docker") / "cli-plugins"
+    if plugins.is_dir() and not (directory / "cli-plugins").exists():
+        (directory / "cli-plugins").symlink_to(plugins.resolve(), target_is_directory=True)
+    return directory
+
+
+def docker_config(directory: Path, logins: dict[str, tuple[str, str]]) -> Path:
+    """A Docker config directory (for DOCKER_CONFIG) holding these registry logins, and the
+    host's CLI plugins (runner_docker_config)."""
+    runner_docker_config(directory)
     auths = {host: {"auth": base64.b64encode(f"{u}:{p}".encode()).decode()}
              for host, (u, p) in logins.items()}
     (directory / "config.json").write_text(json.dumps({"auths": auths}))

@@ -43,6 +43,7 @@ from .chains import by_parent
 from .epoch import build_epochs
 from .freshness import Freshness, check_freshness
 from .outcome import BUILT, CANCELLED, FAILED, SKIPPED, UP_TO_DATE, WOULD_BUILD, Result, up_to_date
+from .plugins import hidden_buildx
 
 if TYPE_CHECKING:
     from ..render.contexts import Context
@@ -72,7 +73,7 @@ def driver_of(builder: str | None) -> str:
         if builder and "no builder" in text.lower():
             raise UsageError(f"--builder {builder}: {text}", hint="`docker buildx ls` lists them")
         raise HostError(f"docker buildx is not usable: {text or 'exit ' + str(done.returncode)}",
-                        hint="install the buildx plugin (Debian: docker-buildx)")
+                        hint=hidden_buildx() or "install the buildx plugin (Debian: docker-buildx)")
     for line in done.stdout.splitlines():
         key, _, value = line.partition(":")
         if key.strip() == "Driver":
@@ -102,7 +103,8 @@ def why_not_buildkit(engine: Engine, builder: str | None) -> str | None:
     try:
         driver = driver_of(builder)
     except HostError:
-        return "no buildx plugin for the docker CLI"
+        hidden = hidden_buildx()
+        return "no buildx plugin for the docker CLI" + (f" ({hidden})" if hidden else "")
     if driver != "docker":
         return None                 # a builder of its own (docker-container, remote, k8s)
     return why_not_this_engine(engine.server_version())
