@@ -57,10 +57,11 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def second_engine() -> Iterator[SecondEngine]:
+def second_engine(data: Path | None = None) -> Iterator[SecondEngine]:
     """A running second engine, on a unix socket and on TCP at 127.0.0.1. Needs root (as
     the first engine's set-up does). Stopped, and its bridge, rules and folders removed,
-    whatever happens."""
+    whatever happens; but for `data`, a data-root the caller keeps (and removes) to start
+    an engine on it again."""
     if os.geteuid() != 0:
         if os.environ.get("CI"):
             pytest.fail("a second engine needs root")
@@ -69,7 +70,8 @@ def second_engine() -> Iterator[SecondEngine]:
     name = uuid.uuid4().hex[:6]
     bridge, subnet = f"imgkitbr{name}", _free_subnet()
     gateway = subnet.replace(".0/24", ".1/24")
-    data, run = Path(f"/var/lib/imgkit-engine-{name}"), Path(f"/run/imgkit-engine-{name}")
+    kept = data is not None
+    data, run = data or Path(f"/var/lib/imgkit-engine-{name}"), Path(f"/run/imgkit-engine-{name}")
     unix = f"unix://{run / 'docker.sock'}"
     tcp = f"tcp://127.0.0.1:{free_port()}"
     nat = ["-s", subnet, "!", "-o", bridge, "-j", "MASQUERADE"]
@@ -104,7 +106,8 @@ def second_engine() -> Iterator[SecondEngine]:
             subprocess.run(["iptables", "-D", *rule], capture_output=True)
         subprocess.run(["iptables", "-t", "nat", "-D", "POSTROUTING", *nat], capture_output=True)
         subprocess.run(["ip", "link", "del", bridge], capture_output=True)
-        shutil.rmtree(data, ignore_errors=True)
+        if not kept:
+            shutil.rmtree(data, ignore_errors=True)
         shutil.rmtree(run, ignore_errors=True)
 
 
