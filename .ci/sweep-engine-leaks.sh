@@ -38,7 +38,10 @@ running_roots() {
     realpath -m "$root"
   done
 }
-if [ -z "$dry" ] && running_roots | grep -qxF "$(realpath -m "$ROOT")"; then
+# read whole before grep: under pipefail, `grep -q` ending the pipe early would make the
+# pipeline fail, and an engine running on ROOT pass for none (it did: the test caught it)
+roots=$(running_roots)
+if [ -z "$dry" ] && grep -qxF "$(realpath -m "$ROOT")" <<< "$roots"; then
   echo "sweep-engine-leaks: an engine is running on $ROOT: nothing swept"; exit 0
 fi
 work=$(mktemp -d)
