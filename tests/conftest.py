@@ -208,19 +208,9 @@ def two_platforms(engine, namespace, arm64_base, tmp_path_factory) -> TwoPlatfor
     return TwoPlatforms(common, own, cuda, built, build, report)
 
 
-
-
-
-
 @pytest.fixture()
 def project(tmp_path: Path) -> Path:
     return mini_project(tmp_path)
-
-
-
-
-
-
 
 
 @pytest.fixture(scope="session")
