@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from imgkit.builder.plugins import SYSTEM_PLUGINS, hidden_buildx
+from imgkit.builder.plugins import SYSTEM_PLUGINS, hidden_buildx, no_such_plugin
 
 
 def users_buildx(home: Path) -> Path:
@@ -28,3 +28,9 @@ def test_nothing_is_said_where_nothing_is_hidden(tmp_path: Path) -> None:
     users_buildx(home)
     assert hidden_buildx({"DOCKER_CONFIG": str(home / ".docker")}, home) is None  # the user's own
     assert hidden_buildx({"DOCKER_CONFIG": ""}, home) is None
+
+
+def test_the_clis_words_for_a_missing_plugin_old_and_new() -> None:
+    assert no_such_plugin("docker: unknown command: docker buildx")           # 28.5, here
+    assert no_such_plugin("docker: 'buildx' is not a docker command.")          # 20.10 to 27
+    assert not no_such_plugin("ERROR: no builder \"nope\" found")

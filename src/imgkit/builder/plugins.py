@@ -27,3 +27,9 @@ def hidden_buildx(environ: Mapping[str, str] = os.environ, home: Path | None = N
     return (f"DOCKER_CONFIG={config} hides the user's buildx ({plugin}): link it into "
             f"{Path(config) / 'cli-plugins'}, or install it where every config finds it "
             f"({SYSTEM_PLUGINS})")
+
+
+def no_such_plugin(said: str) -> bool:
+    """Whether the docker CLI said it has no such command (28.x: "unknown command: docker
+    buildx"; before: "'buildx' is not a docker command")."""
+    return "unknown command" in said or "is not a docker command" in said
