@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -418,7 +419,9 @@ def test_an_engine_lost_mid_build_is_exit_3_with_a_clear_message(
     template = project / "templates" / "python.Dockerfile.j2"
     template.write_text(template.read_text().replace(
         "WORKDIR /workspace", "RUN echo imgkit-cut-here && sleep 20\nWORKDIR /workspace"))
-    proxy = CuttableProxy(Path(tempfile.mkdtemp(prefix="imgkit-proxy-")) / "docker.sock")
+    # a short path (a unix socket's is limited), removed after: not under tmp_path
+    folder = Path(tempfile.mkdtemp(prefix="imgkit-proxy-"))
+    proxy = CuttableProxy(folder / "docker.sock")
     proc = subprocess.Popen([sys.executable, "-m", "imgkit", "build", "--images", str(project / "images"),
                              "--namespace", namespace], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True,
@@ -434,6 +437,7 @@ def test_an_engine_lost_mid_build_is_exit_3_with_a_clear_message(
     finally:
         if proc.poll() is None:
             proc.kill()
+        shutil.rmtree(folder, ignore_errors=True)
     assert proc.returncode == 3, stderr
     assert "Traceback" not in stderr
     assert "the Docker engine stopped answering while building" in stderr and "dockerd" in stderr
