@@ -27,7 +27,7 @@ if not (CHROMIUM and DRIVER) and not os.environ.get("CI"):
 
 
 @pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
+def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     from selenium import webdriver
     from selenium.webdriver.chrome.options import Options
     from selenium.webdriver.chrome.service import Service
@@ -37,7 +37,10 @@ def browser() -> Iterator[Any]:
                      "--window-size=1400,1000"):
         options.add_argument(argument)
     options.set_capability("goog:loggingPrefs", {"performance": "ALL"})
-    driver = webdriver.Chrome(service=Service(str(DRIVER)), options=options)
+    # Chromium's temporary folders (its shared memory, with --disable-dev-shm-usage) in the
+    # test's, not /tmp: it leaves one behind each run
+    scratch = {**os.environ, "TMPDIR": str(tmp_path_factory.mktemp("chromium"))}
+    driver = webdriver.Chrome(service=Service(str(DRIVER), env=scratch), options=options)
     try:
         yield driver
     finally:
