@@ -43,7 +43,7 @@ from .chains import by_parent
 from .epoch import build_epochs
 from .freshness import Freshness, check_freshness
 from .outcome import BUILT, CANCELLED, FAILED, SKIPPED, UP_TO_DATE, WOULD_BUILD, Result, up_to_date
-from .plugins import hidden_buildx, no_such_plugin
+from .plugins import hidden_buildx
 
 if TYPE_CHECKING:
     from ..render.contexts import Context
@@ -73,8 +73,7 @@ def driver_of(builder: str | None) -> str:
         if builder and "no builder" in text.lower():
             raise UsageError(f"--builder {builder}: {text}", hint="`docker buildx ls` lists them")
         raise HostError(f"docker buildx is not usable: {text or 'exit ' + str(done.returncode)}",
-                        hint=(no_such_plugin(text) and hidden_buildx())
-                        or "install the buildx plugin (Debian: docker-buildx)")
+                        hint=hidden_buildx(text) or "install the buildx plugin (Debian: docker-buildx)")
     for line in done.stdout.splitlines():
         key, _, value = line.partition(":")
         if key.strip() == "Driver":
@@ -103,8 +102,8 @@ def why_not_buildkit(engine: Engine, builder: str | None) -> str | None:
         return "no docker CLI on PATH"
     try:
         driver = driver_of(builder)
-    except HostError:
-        hidden = hidden_buildx()
+    except HostError as refused:
+        hidden = hidden_buildx(refused.message)
         return "no buildx plugin for the docker CLI" + (f" ({hidden})" if hidden else "")
     if driver != "docker":
         return None                 # a builder of its own (docker-container, remote, k8s)

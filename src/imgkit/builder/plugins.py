@@ -16,9 +16,12 @@ from typing import Mapping
 SYSTEM_PLUGINS = Path("/usr/local/lib/docker/cli-plugins")
 
 
-def hidden_buildx(environ: Mapping[str, str] = os.environ, home: Path | None = None) -> str | None:
-    """A sentence when DOCKER_CONFIG points away from the user's Docker config and that
-    config holds the buildx plugin the CLI now misses; None otherwise."""
+def hidden_buildx(said: str, environ: Mapping[str, str] = os.environ,
+                  home: Path | None = None) -> str | None:
+    """A sentence when the docker CLI `said` it has no buildx, DOCKER_CONFIG points away
+    from the user's Docker config and that config holds the plugin; None otherwise."""
+    if not no_such_plugin(said):
+        return None                  # buildx is there and failed otherwise
     config = environ.get("DOCKER_CONFIG")
     users = (home if home is not None else Path.home()) / ".docker"
     plugin = users / "cli-plugins" / "docker-buildx"
