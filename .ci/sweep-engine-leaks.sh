@@ -25,7 +25,7 @@ LAYERDB="$ROOT/image/overlay2/layerdb"
 [ -d "$LAYERS" ] && [ -d "$LAYERDB" ] || exit 0
 # the data-root of each running dockerd (--data-root, else daemon.json's, else the default)
 running_roots() {
-  local pid arg next default=/var/lib/docker
+  local pid arg next root default=/var/lib/docker
   if [ -f /etc/docker/daemon.json ]; then
     default=$(python3 -c 'import json; print(json.load(open("/etc/docker/daemon.json")).get("data-root", "/var/lib/docker"))' 2>/dev/null || echo /var/lib/docker)
   fi

@@ -77,7 +77,6 @@ def main() -> None:
         finally:
             forget(ns)
             subprocess.run(["docker", "rmi", f"{ns}/debian:bookworm"], capture_output=True)
-            subprocess.run(["docker", "rmi", f"{ns}/debian:bookworm"], capture_output=True)
     judged, kept = (statistics.median(t) for t in times.values())
     print(f"\na verify job of an image production holds, median of {rounds}: judged "
           f"{judged:.1f} s, kept {kept:.1f} s: {kept / judged:.2f}x")

@@ -154,7 +154,8 @@ def test_build_engine_buildx_builds_skips_and_agrees_with_the_docker_builder(
         said = " ".join(legacy.stderr.split())
         assert "legacy builder builds: no buildx plugin for the docker CLI" in said, legacy.stderr
         hides = f"DOCKER_CONFIG={tmp_path / 'no-plugins'} hides the user's buildx"
-        if (Path.home() / ".docker" / "cli-plugins" / "docker-buildx").exists():   # this host's
+        users_buildx = (Path.home() / ".docker" / "cli-plugins" / "docker-buildx").exists()
+        if users_buildx:                                                      # this host's
             assert hides in said, said
         # --engine buildx insists: exit 3, and the same words for what hides it
         insisted = no_buildx.imgkit("build", "--images", str(proj / "images"), "--templates",
@@ -162,7 +163,7 @@ def test_build_engine_buildx_builds_skips_and_agrees_with_the_docker_builder(
                                     "buildx", "--force", check=False)
         assert insisted.returncode == 3, insisted.stdout + insisted.stderr
         assert "docker buildx is not usable" in insisted.stderr
-        if (Path.home() / ".docker" / "cli-plugins" / "docker-buildx").exists():
+        if users_buildx:
             assert hides in " ".join(insisted.stderr.split()), insisted.stderr
         result = json.loads((tmp_path / "auto.json").read_text())
         assert result["builder"] == "docker"
