@@ -80,7 +80,7 @@ def test_compat_flag_names_the_file(tmp_path: Path) -> None:
      "frameworks.paddle.3.0.0.cudnn", "Field required"),
     ("cuda: {'12.9': {wheel_suffix: cu12, driver: {toolkit: '575.51.03', minor_compat: '525.60.13'}, "
      "components: {cudart: '12.9.79'}, cudnn: [9.10], nccl: ['2.27.3']}}",
-     "cuda.12.9.cudnn.0", "valid string"),
+     "cuda.12.9.cudnn[0]", "9.10 was read as a number"),
     ("frameworks: {paddle: {'3.0.0': {pip: 'paddlepaddle-gpu', cuda: '12.6', cudnn: '>=9', "
      "nccl: '>=2', python: ['3.11']}}}", "frameworks.paddle.3.0.0.pip", "is not valid here"),
     ("frameworks: {paddle: {'3.0.0': {pip: 'paddlepaddle-gpu==3.0.0', cuda: '12.6', cudnn: 'nine', "
@@ -106,7 +106,29 @@ def test_an_unquoted_version_gets_a_hint(tmp_path: Path) -> None:
     raw = ("cuda: {'12.9': {wheel_suffix: cu12, driver: {toolkit: '575.51.03', minor_compat: "
            "'525.60.13'}, components: {cudart: '12.9.79'}, cudnn: ['9.10.2.21'], nccl: [2.27]}}")
     out = " ".join(imgkit_list(matrix(tmp_path, PADDLE3, raw=raw)).output.split())
-    assert "cuda.12.9.nccl.0" in out and "quote versions" in out and "'2.27'" in out
+    assert "cuda.12.9.nccl[0]" in out and "quote versions" in out and "'2.27'" in out
+
+
+def test_every_problem_of_an_overlay_is_said_at_once_with_its_line(tmp_path: Path) -> None:
+    raw = ("frameworks:\n"
+           "  paddle:\n"
+           "    '3.0.0':\n"
+           "      pip: paddlepaddle-gpu==3.0.0\n"
+           "      cuda: '12.6'\n"
+           "      cudnn: '>=9'\n"
+           "      nccl: 2.20\n"                   # the number 2.2, typed as 2.20
+           "      python: ['3.11']\n"
+           "      apt: [libgomp1, LibFoo]\n"
+           "      bogus: 1\n")
+    result = imgkit_list(matrix(tmp_path, PADDLE3, raw=raw))
+    assert result.exit_code == 2, result.output
+    out = result.output
+    assert "3 problems in 1 file" in out
+    assert "compat.yaml:7: frameworks.paddle.3.0.0.nccl: 2.20 was read as a number" in out
+    assert "keeps them as text: '2.20'" in out
+    assert "compat.yaml:9: frameworks.paddle.3.0.0.apt[1]: 'LibFoo' is not valid here" in out
+    assert "compat.yaml:10: frameworks.paddle.3.0.0.bogus: unknown key" in out
+    assert out.count("quote versions") == 1               # not for the unknown key's 1
 
 
 def plan_key(selection: Selection) -> str:

@@ -107,6 +107,20 @@ def test_every_problem_of_every_file_is_reported_at_once(tmp_path: Path) -> None
     assert "quote versions" in out and "Traceback" not in out
 
 
+def test_a_version_yaml_shortened_is_quoted_as_it_was_typed(tmp_path: Path) -> None:
+    # `9.10` unquoted is the number 9.1: the hint must not tell the team to write '9.1'
+    images = tmp_path / "images"
+    images.mkdir()
+    (images / "team.yaml").write_text(
+        'family: team\nframework: torch\nrepository: team/torch\n'
+        'tag: "{framework_version}-cuda{cuda}"\n'
+        'axes:\n  framework_version: ["2.10.0"]\n  cuda: ["12.8"]\n  cudnn: [9.10]\n')
+    result = runner.invoke(app, ["list", "--images", str(images)])
+    assert result.exit_code == 2, result.output
+    assert "team.yaml:8: axes.cudnn[0]: 9.10 was read as the number 9.1" in result.output
+    assert "keeps them as text: '9.10'" in result.output and "'9.1'" not in result.output
+
+
 def test_a_broken_file_does_not_block_a_selection_that_leaves_it_out(tmp_path: Path) -> None:
     images = matrix(tmp_path, team=BROKEN_TEAM, team_ext=BROKEN_EXTENSION)
     result = runner.invoke(app, ["list", "--images", str(images), "--only", "paddle:*"])

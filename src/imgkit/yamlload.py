@@ -16,8 +16,35 @@ from .errors import SpecError
 Json = Union[str, int, float, bool, None, Sequence["Json"], Mapping[str, "Json"]]
 Document = Mapping[str, Json]
 
-SafeLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 YAMLError = yaml.YAMLError
+
+
+class WrittenFloat(float):
+    """A YAML float that keeps the text it was read from: `cudnn: [9.10]` is the number 9.1,
+    and the error that says so must quote the 9.10 the person typed, not 9.1."""
+
+    written: str
+
+    def __new__(cls, value: float, written: str) -> "WrittenFloat":
+        number = super().__new__(cls, value)
+        number.written = written
+        return number
+
+
+class SafeLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+    """YAML's safe loader (libyaml's where there is one), its floats as WrittenFloat."""
+
+
+def _float(loader: Any, node: yaml.ScalarNode) -> WrittenFloat:
+    return WrittenFloat(yaml.SafeLoader.construct_yaml_float(loader, node), node.value)
+
+
+SafeLoader.add_constructor("tag:yaml.org,2002:float", _float)
+
+
+def written(value: float) -> str:
+    """How a number was written in the file, where it was read from one."""
+    return value.written if isinstance(value, WrittenFloat) else repr(value)
 
 
 def safe_load(text: str) -> Any:

@@ -11,7 +11,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
 from .. import yamlload
-from ..errors import SpecError
+from ..errors import SpecError, every_problem
 
 Dotted = Annotated[str, StringConstraints(pattern=r"^[0-9]+(\.[0-9]+)*$")]
 CudaKey = Annotated[str, StringConstraints(pattern=r"^[0-9]{1,2}\.[0-9]{1,2}$")]
@@ -107,19 +107,27 @@ class CompatDocument(Strict):
 
 
 def read(path: Path) -> CompatDocument:
-    """A compat file, validated."""
-    raw = yamlload.read_file(path)
+    """A compat file, validated: every problem at once, each with its line."""
+    raw, lines = yamlload.read_with_lines(path)
     if raw is None:
         raw = {}
     try:
         return CompatDocument.model_validate(raw)
     except ValidationError as exc:
-        error = exc.errors()[0]
-        key = ".".join(str(p) for p in error["loc"]) or "(top)"
-        hint = ""
-        if isinstance(error.get("input"), (int, float)) and not isinstance(error.get("input"), bool):
-            hint = f"quote versions so YAML keeps them as text: '{error['input']}'"
-        raise SpecError(str(path), key, _reason(error), hint=hint)
+        raise every_problem([_problem(path, error, lines) for error in exc.errors()]) from None
+
+
+def _problem(path: Path, error: Any, lines: dict[yamlload.Path_, int]) -> SpecError:
+    loc = tuple(p for p in error["loc"] if p != "[key]")
+    key = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in loc).lstrip(".") or "(top)"
+    line = next((lines[loc[:n]] for n in range(len(loc), 0, -1) if loc[:n] in lines), None)
+    number = error.get("input")
+    if (error["type"] == "string_type" and isinstance(number, (int, float))
+            and not isinstance(number, bool)):
+        typed = yamlload.written(number) if isinstance(number, float) else str(number)
+        return SpecError(str(path), key, f"{typed} was read as a number", line=line,
+                         hint=f"quote versions so YAML keeps them as text: '{typed}'")
+    return SpecError(str(path), key, _reason(error), line=line)
 
 
 def _reason(error: Any) -> str:

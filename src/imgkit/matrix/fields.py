@@ -21,6 +21,7 @@ from pydantic_core import PydanticCustomError, core_schema
 
 from .. import tf32
 from ..budget import SIZE_PATTERN, parse_size
+from ..yamlload import written
 
 AXIS_PATTERNS: dict[str, re.Pattern[str]] = {
     "os": re.compile(r"^[a-z][a-z0-9]{1,19}$"),
@@ -56,8 +57,10 @@ def _checked_text(value: Any, pattern: re.Pattern[str], what: str) -> str:
     if isinstance(value, bool) or value is None:
         raise refusal(f"expected {what}, got {value!r}")
     if isinstance(value, float):
-        raise refusal(f"{value!r} was read as a number",
-                      hint=f"quote versions so YAML keeps them as text: '{value}'")
+        typed = written(value)
+        number = "a number" if typed == repr(value) else f"the number {value!r}"
+        raise refusal(f"{typed} was read as {number}",
+                      hint=f"quote versions so YAML keeps them as text: '{typed}'")
     if isinstance(value, int):
         value = str(value)
     if isinstance(value, dict) and len(value) == 1:
