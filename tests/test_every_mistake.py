@@ -69,11 +69,31 @@ labels: [a, b]
                    'tag: "{parent_tag}"\napt: [jq]\n',
     "loop-b.yaml": 'family: loop-b\nextends: {family: loop-a}\nrepository: team/lb\n'
                    'tag: "{parent_tag}"\napt: [jq]\n',
+    # an extension of an extension on that ring: not on it, so not told it is
+    "loop-c.yaml": 'family: loop-c\nextends: {family: loop-a}\nrepository: team/lc\n'
+                   'tag: "{parent_tag}"\napt: [jq]\n',
+    "self.yaml": 'family: self\nextends: {family: self}\nrepository: team/self\n'
+                 'tag: "{parent_tag}"\napt: [jq]\n',
     # a check file whose GPU tests are too long to ride in the probe's container
     "long.yaml": 'family: long\nextends: {family: paddle}\nrepository: team/long\n'
                  'tag: "{parent_tag}"\napt: [jq]\nchecks: checks/long.yaml\n',
     "checks/long.yaml": "schemaVersion: 2.0.0\ngpuTests:\n" + "".join(
         f"  - name: step {n}\n    run: \"print({n})  # {'x' * 10_000}\"\n" for n in range(12)),
+    # one point wrong three ways at once: a python jammy does not ship, a torch built for
+    # another CUDA, no cuDNN or NCCL for it; and an extension of that family, which must not
+    # be told it is in a cycle (its parent's own problems are said)
+    "jammy-torch.yaml": 'family: jammy-torch\nframework: torch\nrepository: team/jt\n'
+                        'tag: "{framework_version}"\naxes:\n  os: [jammy]\n  python: ["3.12"]\n'
+                        '  framework_version: ["2.11.0"]\n  cuda: ["12.8"]\n',
+    "jammy-extras.yaml": 'family: jammy-extras\nextends: {family: jammy-torch}\n'
+                         'repository: team/jx\ntag: "{parent_tag}"\napt: [jq]\n',
+    # the project's name for the framework, not its package's; a version cut short
+    "pytorch-team.yaml": 'family: pytorch-team\nframework: pytorch\nrepository: team/pt\n'
+                         'tag: "{framework_version}"\naxes:\n  framework_version: ["2.10.0"]\n'
+                         '  cuda: ["12.8"]\n',
+    "short-torch.yaml": 'family: short-torch\nframework: torch\nrepository: team/st\n'
+                        'tag: "{framework_version}"\naxes:\n  framework_version: ["2.10"]\n'
+                        '  cuda: ["12.8"]\n  cudnn: [default]\n  nccl: [default]\n',
     # a check file that is not there
     "gone.yaml": 'family: gone\nextends: {family: paddle}\nrepository: team/gone\n'
                  'tag: "{parent_tag}"\napt: [jq]\nchecks: checks/missing.yaml\n',
@@ -97,9 +117,15 @@ EXPECTED = [
     ("twin-b.yaml", "tag", "also made by family twin-a"),
     ("team-paddle.yaml", "family", "also declared in"),
     ("loop-a.yaml", "extends.family", "extend each other"),
-    ("loop-b.yaml", "extends.family", "extend each other"),
+    ("loop-b.yaml", "extends.family", "extend each other (loop-b → loop-a → loop-b)"),
+    ("self.yaml", "extends.family", "self extends itself"),
     ("checks/long.yaml", "gpuTests", "more than one of its variables may hold"),
     ("gone.yaml", "checks", "missing.yaml is not a file"),
+    ("jammy-torch.yaml", "axes", "python 3.12 is not what jammy ships"),
+    ("jammy-torch.yaml", "axes", "torch 2.11.0 is built for CUDA 13.0, not 12.8"),
+    ("jammy-torch.yaml", "axes", "torch 2.11.0 needs cuDNN and NCCL"),
+    ("pytorch-team.yaml", "axes", "unknown framework 'pytorch' (did you mean 'torch'?)"),
+    ("short-torch.yaml", "axes", "unknown torch version '2.10' (did you mean '2.10.0'?)"),
 ]
 
 
@@ -123,4 +149,6 @@ def test_one_list_names_every_mistake_of_a_broken_matrix(tmp_path: Path) -> None
         if not any(pattern.search(line) for line in lines):
             missing.append((file, key, words))
     assert not missing, (missing, said)
+    for bystander in ("jammy-extras.yaml", "loop-c.yaml"):   # its parent's problem is said
+        assert bystander not in said, said
     assert len({(f, k) for f, k, _ in EXPECTED}) >= 12

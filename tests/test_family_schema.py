@@ -121,6 +121,20 @@ def test_a_version_yaml_shortened_is_quoted_as_it_was_typed(tmp_path: Path) -> N
     assert "keeps them as text: '9.10'" in result.output and "'9.1'" not in result.output
 
 
+def test_a_refused_name_is_explained_in_words_with_what_would_do(tmp_path: Path) -> None:
+    images = tmp_path / "images"
+    images.mkdir()
+    (images / "team.yaml").write_text(
+        'family: Team-Torch\nframework: torch\nrepository: ml/Team\n'
+        'tag: "{framework_version}"\naxes:\n  os: [ubuntu22.04]\n'
+        '  framework_version: ["2.10.0"]\n  cuda: ["12.8"]\n')
+    out = " ".join(runner.invoke(app, ["list", "--images", str(images)]).output.split())
+    assert "allowed pattern" not in out, out                       # words, not a regex
+    assert "starting with a letter, at most 40 characters; 'team-torch' would do" in out
+    assert "such as ml/pytorch; 'ml/team' would do" in out
+    assert "'ubuntu22.04' is not a valid os value" in out and "jammy or noble (Ubuntu)" in out
+
+
 def test_a_broken_file_does_not_block_a_selection_that_leaves_it_out(tmp_path: Path) -> None:
     images = matrix(tmp_path, team=BROKEN_TEAM, team_ext=BROKEN_EXTENSION)
     result = runner.invoke(app, ["list", "--images", str(images), "--only", "paddle:*"])

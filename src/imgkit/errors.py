@@ -76,6 +76,20 @@ class CompatError(ImgkitError):
     exit_code = EXIT_USAGE
 
 
+class CompatErrors(CompatError):
+    """Every problem of one matrix point, found at once (a python the OS lacks and a
+    framework built for another CUDA); as a CompatError it is the first of them."""
+
+    def __init__(self, problems: Sequence[CompatError]) -> None:
+        super().__init__(problems[0].message, hint=problems[0].hint)
+        self.problems = tuple(problems)
+
+
+def every_incompatibility(problems: Sequence[CompatError]) -> CompatError:
+    """One error for one problem of a point, else all of them at once."""
+    return problems[0] if len(problems) == 1 else CompatErrors(problems)
+
+
 class UsageError(ImgkitError):
     exit_code = EXIT_USAGE
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from .. import tf32
-from ..errors import CompatError, Inconsistent
+from ..errors import CompatError, Inconsistent, every_incompatibility
 from .compat import Compat, CudaRelease, FrameworkBuild, OsRelease
 from .custom import DEFAULT_USER
 from .extension import pins_of
@@ -17,12 +17,19 @@ from .targets import Settings, Target, base_ref, short_version, tag_fields
 
 
 def chain(family: Family, combo: Combo, compat: Compat, settings: Settings) -> list[Target]:
-    """The list of targets (root first) that one matrix point needs."""
+    """The list of targets (root first) that one matrix point needs. A point's problems that
+    do not hide each other (its python, its CUDA, its framework build) are said at once."""
     os_release = compat.os_release(combo.os)
     check_cuda(os_release, combo.cuda)        # a team's own base may hold a CUDA runtime
-    python = _python(combo, os_release)
-    release = compat.release(combo.cuda)                      # an unknown CUDA: said first
-    build = _framework_build(family, combo, compat, python)
+    problems: list[CompatError] = []
+    python = _python(combo, os_release, problems)
+    try:
+        release = compat.release(combo.cuda)                  # an unknown CUDA: said first
+    except CompatError as unknown:
+        problems.insert(0, unknown)
+    build = _framework_build(family, combo, compat, python, problems)
+    if problems:
+        raise every_incompatibility(problems)
     targets = [_python_target(family, combo, os_release, python, settings, compat)]
     targets.append(_cuda_target(family, combo, compat, release, targets[0], settings))
     targets += _library_targets(family, combo, compat, build, targets[-1])
@@ -33,34 +40,39 @@ def chain(family: Family, combo: Combo, compat: Compat, settings: Settings) -> l
     return [replace(t, platforms=(combo.platform,)) for t in targets]
 
 
-def _python(combo: Combo, os_release: OsRelease) -> str:
+def _python(combo: Combo, os_release: OsRelease, problems: list[CompatError]) -> str:
     """The point's python: the OS's own (the axis may only name that one)."""
     python = combo.python or os_release.python
     if python != os_release.python:
-        raise CompatError(f"python {python} is not what {combo.os} ships",
-                          hint=f"{combo.os} provides python {os_release.python}; use that or "
-                               "omit the axis")
+        problems.append(CompatError(f"python {python} is not what {combo.os} ships",
+                                    hint=f"{combo.os} provides python {os_release.python}; "
+                                         "use that or omit the axis"))
     return python
 
 
-def _framework_build(family: Family, combo: Combo, compat: Compat,
-                     python: str) -> FrameworkBuild | None:
-    """The framework build the point names, checked against its CUDA, python and layers."""
+def _framework_build(family: Family, combo: Combo, compat: Compat, python: str,
+                     problems: list[CompatError]) -> FrameworkBuild | None:
+    """The framework build the point names, checked against its CUDA, python and layers;
+    each mismatch goes to `problems`."""
     if not family.framework:
         return None
     if combo.framework_version is None:
         raise Inconsistent(f"{family.file}: a framework family without framework_version")
-    build = compat.framework(family.framework, combo.framework_version)
+    try:
+        build = compat.framework(family.framework, combo.framework_version)
+    except CompatError as unknown:
+        problems.append(unknown)
+        return None
     if build.cuda != combo.cuda:
-        raise CompatError(
+        problems.append(CompatError(
             f"{build.name} {build.version} is built for CUDA {build.cuda}, not {combo.cuda}",
-            hint=f"use cuda {build.cuda} for {build.name} {build.version}")
+            hint=f"use cuda {build.cuda} for {build.name} {build.version}"))
     if python not in build.python:
-        raise CompatError(f"{build.name} {build.version} has no wheel for python {python}",
-                          hint=f"pythons with wheels: {', '.join(build.python)}")
+        problems.append(CompatError(f"{build.name} {build.version} has no wheel for python {python}",
+                                    hint=f"pythons with wheels: {', '.join(build.python)}"))
     if combo.cudnn == "none" or combo.nccl == "none":
-        raise CompatError(f"{build.name} {build.version} needs cuDNN and NCCL",
-                          hint="set the cudnn and nccl axes (or 'default')")
+        problems.append(CompatError(f"{build.name} {build.version} needs cuDNN and NCCL",
+                                    hint="set the cudnn and nccl axes (or 'default')"))
     return build
 
 

@@ -6,6 +6,7 @@ The facts live in data/compat.yaml (with their sources); this module only reads 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from difflib import get_close_matches
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -148,12 +149,17 @@ class Compat:
     def framework(self, name: str, version: str) -> FrameworkBuild:
         builds = self.frameworks.get(name)
         if builds is None:
-            raise CompatError(f"unknown framework {name!r}",
+            near = get_close_matches(name, self.frameworks, n=1, cutoff=0.6)
+            raise CompatError(f"unknown framework {name!r}"
+                              + (f" (did you mean {near[0]!r}?)" if near else ""),
                               hint=f"known frameworks: {', '.join(sorted(self.frameworks))} "
                                    "(imgkit list --known shows every build)")
         if version not in builds:
-            raise CompatError(f"unknown {name} version {version!r}",
-                              hint=f"known {name} builds: {', '.join(sorted(builds))} "
+            releases = sorted(builds, key=Version)
+            near = [v for v in releases if v.startswith(f"{version}.")]
+            raise CompatError(f"unknown {name} version {version!r}"
+                              + (f" (did you mean {' or '.join(map(repr, near))}?)" if near else ""),
+                              hint=f"known {name} builds: {', '.join(releases)} "
                                    "(imgkit list --known shows what each needs)")
         return builds[version]
 

@@ -53,7 +53,7 @@ def refusal(reason: str, hint: str = "") -> PydanticCustomError:
     return PydanticCustomError("imgkit", "{reason}", {"reason": reason, "hint": hint})
 
 
-def _checked_text(value: Any, pattern: re.Pattern[str], what: str) -> str:
+def _checked_text(value: Any, pattern: re.Pattern[str], what: str, rule: str = "") -> str:
     if isinstance(value, bool) or value is None:
         raise refusal(f"expected {what}, got {value!r}")
     if isinstance(value, float):
@@ -73,21 +73,32 @@ def _checked_text(value: Any, pattern: re.Pattern[str], what: str) -> str:
     if value.strip() == "" and not pattern.match(""):
         raise refusal(f"empty value; expected {what}")
     if not pattern.match(value):
-        raise refusal(f"{value!r} is not a valid {what}", hint=f"allowed pattern: {pattern.pattern}")
+        raise refusal(f"{value!r} is not a valid {what}", hint=_rule_hint(value, pattern, rule))
     return value
+
+
+def _rule_hint(value: str, pattern: re.Pattern[str], rule: str) -> str:
+    """What the value must be, in words where the field has them; and the lower-case
+    spelling where that alone would do (`ml/Team`)."""
+    hint = rule or f"allowed pattern: {pattern.pattern}"
+    if value.lower() != value and pattern.match(value.lower()):
+        hint += f"; {value.lower()!r} would do"
+    return hint
 
 
 class Text:
     """Metadata for `Annotated[str, Text(pattern, what)]`: a YAML scalar as validated text
-    (a whole number taken as its digits), with the pattern in the JSON Schema."""
+    (a whole number taken as its digits), with the pattern in the JSON Schema; `rule` says
+    in words what the pattern allows, for the hint of a value it refuses."""
 
-    def __init__(self, pattern: re.Pattern[str], what: str) -> None:
+    def __init__(self, pattern: re.Pattern[str], what: str, rule: str = "") -> None:
         self.pattern = pattern
         self.what = what
+        self.rule = rule
 
     def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> Any:
         return core_schema.no_info_plain_validator_function(
-            lambda value: _checked_text(value, self.pattern, self.what))
+            lambda value: _checked_text(value, self.pattern, self.what, self.rule))
 
     def __get_pydantic_json_schema__(self, schema: Any, handler: GetJsonSchemaHandler) -> Any:
         return {"type": "string", "pattern": self.pattern.pattern}
@@ -123,24 +134,46 @@ NON_EMPTY = AfterValidator(_non_empty)
 EACH_ONCE = AfterValidator(_each_once)
 IS_MAPPING = BeforeValidator(_is_mapping)
 
-OsValue = Annotated[str, Text(AXIS_PATTERNS["os"], "os value")]
-PythonValue = Annotated[str, Text(AXIS_PATTERNS["python"], "python value")]
-CudaValue = Annotated[str, Text(AXIS_PATTERNS["cuda"], "cuda value")]
-CudnnValue = Annotated[str, Text(AXIS_PATTERNS["cudnn"], "cudnn value")]
-NcclValue = Annotated[str, Text(AXIS_PATTERNS["nccl"], "nccl value")]
-FrameworkVersion = Annotated[str, Text(AXIS_PATTERNS["framework_version"], "framework_version value")]
-PlatformValue = Annotated[str, Text(AXIS_PATTERNS["platform"], "platform value")]
-Name = Annotated[str, Text(NAME_PATTERN, "family name")]
-Repository = Annotated[str, Text(REPOSITORY_PATTERN, "image repository")]
-ImageRef = Annotated[str, Text(IMAGE_PATTERN, "image reference (IMAGE[:TAG][@sha256:DIGEST])")]
-Line = Annotated[str, Text(LINE_PATTERN, "value (one line)")]
-AptPackage = Annotated[str, Text(APT_PATTERN, "apt package")]
-EnvName = Annotated[str, Text(ENV_NAME_PATTERN, "variable name")]
-Source = Annotated[str, Text(SOURCE_PATTERN, "relative path (no '..')")]
-Destination = Annotated[str, Text(DESTINATION_PATTERN, "absolute path in the image")]
-TemplateText = Annotated[str, Text(TEMPLATE_PATTERN, "tag template")]
-UserName = Annotated[str, Text(re.compile(r"^[a-z_][a-z0-9_-]{0,31}$"), "user name")]
-LabelName = Annotated[str, Text(re.compile(r"^[a-z0-9]([a-z0-9.-]{0,126}[a-z0-9])?$"), "label key")]
+VERSION_RULE = "a version such as '9', '9.10' or '2.27.5' (quoted), default, or none"
+OsValue = Annotated[str, Text(AXIS_PATTERNS["os"], "os value",
+                              "a release by its codename, such as bookworm or trixie (Debian), "
+                              "jammy or noble (Ubuntu); `imgkit list --known` lists them")]
+PythonValue = Annotated[str, Text(AXIS_PATTERNS["python"], "python value",
+                                  "MAJOR.MINOR of Python 3, such as '3.11' (quoted)")]
+CudaValue = Annotated[str, Text(AXIS_PATTERNS["cuda"], "cuda value",
+                                "a CUDA release as MAJOR.MINOR, such as '12.8' (quoted)")]
+CudnnValue = Annotated[str, Text(AXIS_PATTERNS["cudnn"], "cudnn value", VERSION_RULE)]
+NcclValue = Annotated[str, Text(AXIS_PATTERNS["nccl"], "nccl value", VERSION_RULE)]
+FrameworkVersion = Annotated[str, Text(AXIS_PATTERNS["framework_version"], "framework_version value",
+                                       "the framework's release, such as '2.10.0' (quoted)")]
+PlatformValue = Annotated[str, Text(AXIS_PATTERNS["platform"], "platform value",
+                                    "linux/amd64 or linux/arm64")]
+Name = Annotated[str, Text(NAME_PATTERN, "family name",
+                           "lower-case letters, digits and '-', starting with a letter, "
+                           "at most 40 characters")]
+Repository = Annotated[str, Text(REPOSITORY_PATTERN, "image repository",
+                                 "lower-case letters and digits, joined by '.', '_' or '-', in "
+                                 "parts separated by '/' (Docker's rule), such as ml/pytorch")]
+ImageRef = Annotated[str, Text(IMAGE_PATTERN, "image reference (IMAGE[:TAG][@sha256:DIGEST])",
+                               "[HOST[:PORT]/]PATH[:TAG][@sha256:DIGEST], the host and path "
+                               "in lower case, such as nvcr.io/nvidia/cuda:12.8.1-base-ubuntu24.04")]
+Line = Annotated[str, Text(LINE_PATTERN, "value (one line)", "one line of at most 1024 characters")]
+AptPackage = Annotated[str, Text(APT_PATTERN, "apt package",
+                                 "a package name in lower case, with =VERSION if pinned, "
+                                 "such as libgomp1 or libgomp1=12.2.0-14")]
+EnvName = Annotated[str, Text(ENV_NAME_PATTERN, "variable name",
+                              "letters, digits and '_', not starting with a digit")]
+Source = Annotated[str, Text(SOURCE_PATTERN, "relative path (no '..')",
+                             "a path under the family file's folder, such as config/team.toml")]
+Destination = Annotated[str, Text(DESTINATION_PATTERN, "absolute path in the image",
+                                  "a path from /, of letters, digits, '.', '_' and '-', "
+                                  "such as /etc/team/config.py")]
+TemplateText = Annotated[str, Text(TEMPLATE_PATTERN, "tag template", "one line of at most 128 characters")]
+UserName = Annotated[str, Text(re.compile(r"^[a-z_][a-z0-9_-]{0,31}$"), "user name",
+                               "a Linux user name: lower-case letters, digits, '_' and '-'")]
+LabelName = Annotated[str, Text(re.compile(r"^[a-z0-9]([a-z0-9.-]{0,126}[a-z0-9])?$"), "label key",
+                                "lower-case letters, digits, '.' and '-', such as "
+                                "org.example.team")]
 # a shell step: one line or several (a YAML block), never a NUL
 Shell = Annotated[str, Text(re.compile(r"^[^\x00]{1,4096}$"), "shell step")]
 

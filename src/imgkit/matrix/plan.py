@@ -8,7 +8,7 @@ from dataclasses import replace
 from typing import Collection, Sequence
 
 from ..budget import Budget
-from ..errors import CompatError, Inconsistent, SpecError, every_problem
+from ..errors import CompatError, CompatErrors, Inconsistent, SpecError, SpecErrors, every_problem
 from ..registry.reference import problem
 from .chain import chain as point_chain
 from .chain import naming
@@ -150,20 +150,10 @@ def _extensions(spec: Spec, by_tag: dict[str, Target], named: dict[str, list[str
     unplanned, not refused again)."""
     pending = [f for f in spec.families if f.extension is not None]
     known = {f.name for f in spec.families}
-    failed: set[str] = set()
     while pending:
         ready = [f for f in pending if f.extension and f.extension.parent_family in named]
         if not ready:
-            for family in pending:       # every one left: an unknown parent, or a cycle
-                wanted = _extension_of(family).parent_family
-                if wanted in failed:
-                    continue
-                found.append(SpecError(family.file, "extends.family", f"unknown family {wanted!r}",
-                                       hint=f"families: {', '.join(sorted(known))}")
-                             if wanted not in known else
-                             SpecError(family.file, "extends.family", f"{family.name} and "
-                                       f"{wanted} extend each other (through "
-                                       f"{', '.join(f.name for f in pending)})"))
+            found += _stuck(pending, known)
             return
         for family in ready:
             pending.remove(family)
@@ -172,8 +162,35 @@ def _extensions(spec: Spec, by_tag: dict[str, Target], named: dict[str, list[str
                 named[family.name] = _extended_images(family, by_tag, named, compat)
             except SpecError as exc:
                 found.append(exc)
-                failed.add(family.name)
                 named.pop(family.name)
+
+
+def _stuck(pending: list[Family], known: set[str]) -> list[SpecError]:
+    """Why the extensions left unplanned wait: an unknown parent, or a ring of families that
+    extend each other. One whose parent failed (said already), or that leads into a ring
+    without being on it, is not refused again."""
+    parent = {f.name: _extension_of(f).parent_family for f in pending}
+    found = []
+    for family in pending:
+        wanted = parent[family.name]
+        if wanted not in known:
+            found.append(SpecError(family.file, "extends.family", f"unknown family {wanted!r}",
+                                   hint=f"families: {', '.join(sorted(known))}"))
+        elif ring := _ring(family.name, parent):
+            said = (f"{family.name} extends itself" if wanted == family.name else
+                    f"{family.name} and {wanted} extend each other "
+                    f"({' → '.join([*ring, family.name])})")
+            found.append(SpecError(family.file, "extends.family", said))
+    return found
+
+
+def _ring(start: str, parent: dict[str, str]) -> list[str]:
+    """The families from `start` round to it again by `extends:` (empty when `start` is on
+    no ring, only leads into one or to a family that is planned or failed)."""
+    path = [start]
+    while parent.get(path[-1]) in parent and parent[path[-1]] not in path:
+        path.append(parent[path[-1]])
+    return path if parent.get(path[-1]) == start else []
 
 
 def _extended_images(family: Family, by_tag: dict[str, Target], named: dict[str, list[str]],
@@ -217,7 +234,7 @@ def make_plan(spec: Spec, compat: Compat, settings: Settings = Settings()) -> Pl
         try:
             named[family.name] = _family_images(family, compat, settings, by_tag)
         except SpecError as exc:
-            found.append(exc)
+            found += exc.problems if isinstance(exc, SpecErrors) else (exc,)
     _extensions(spec, by_tag, named, compat, found)
     found += _one_family_per_image(spec, named)
     finals: list[str] = []
@@ -245,14 +262,17 @@ def make_plan(spec: Spec, compat: Compat, settings: Settings = Settings()) -> Pl
 def _family_images(family: Family, compat: Compat, settings: Settings,
                    by_tag: dict[str, Target]) -> list[str]:
     """A stack or framework family's points, each a chain of layers into `by_tag` (the same
-    shared layer once); the images it names. The first problem of the family stops it."""
+    shared layer once); the images it names. The first point with a problem stops it, with
+    every problem of that point said."""
     tags = []
     for combo in family.combos:
         try:
             chain = point_chain(family, combo, compat, settings)
         except CompatError as exc:
             point = ", ".join(f"{k}={v}" for k, v in vars(combo).items() if v is not None)
-            raise SpecError(family.file, f"axes ({point})", exc.message, hint=exc.hint)
+            raise every_problem([SpecError(family.file, f"axes ({point})", p.message, hint=p.hint)
+                                 for p in (exc.problems if isinstance(exc, CompatErrors) else (exc,))]
+                                ) from None
         for target in chain:
             _check_reference(family, target)
             known = by_tag.get(target.tag)
