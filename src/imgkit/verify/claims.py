@@ -92,7 +92,57 @@ def claim_checks(report: Report, env: dict[str, str],
                                 f"the image states {claim.claims} twice and disagrees with "
                                 f"itself: {first[0]} says {first[1]}, {where} says {version} "
                                 "(a label or variable inherited from a parent and left stale?)"))
+    return checks + unlisted_checks(report, env)
+
+
+# A variable the table does not know, named as the table's are (TENSORFLOW_VERSION,
+# JAX_VERSION, TRANSFORMER_ENGINE_VERSION, OPENMPI_VERSION): held to what the probe read by
+# that name (a framework it imported, the image's python3, a library, a claimed Python
+# package); the ones nothing answers are named together on one info line, never dropped.
+UNLISTED = re.compile(r"^([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*)_VERSION$")
+
+
+def unlisted_checks(report: Report, env: dict[str, str]) -> list[Check]:
+    listed = {claim.name for claim in table() if claim.kind == "env"}
+    checks: list[Check] = []
+    unanswered: list[str] = []
+    for name, text in sorted(env.items()):
+        named = UNLISTED.match(name)
+        version = _version(text or "", 3)
+        if name in listed or named is None or version is None:
+            continue                      # the table's, not a version (a path, a word)
+        answer = _answer(report, named.group(1).lower())
+        if answer is None:
+            unanswered.append(f"{name}={text}")
+            continue
+        what, measured = answer
+        ok = _version(measured, len(version.split("."))) == version
+        checks.append(Check(f"env {name}", PASS if ok else FAIL, version, measured,
+                            "" if ok else f"the image says {name}={text}, but its {what} is "
+                            f"{measured} (read by the variable's name)"))
+    if unanswered:
+        checks.append(Check("env *_VERSION", INFO, f"{len(unanswered)} more stated",
+                            "stated, not measured",
+                            f"the image also says {', '.join(unanswered)}: imgkit reads no "
+                            "version of these by their names: not verified", required=False))
     return checks
+
+
+def _answer(report: Report, thing: str) -> tuple[str, str] | None:
+    """What the probe read under the name `thing` (tensorflow, python, cublaslt...): (what,
+    its version), or None."""
+    framework = report.frameworks.get(thing)
+    if framework is not None and framework.imported and framework.version:
+        return thing, framework.version
+    if thing == "python":
+        return "python3", report.system.python
+    family = next((f for f in report.libraries.families if f.lower() == thing), None)
+    library = report.libraries.version(family) if family else None
+    if family and library:
+        return family, library
+    wanted = thing.replace("_", "-")
+    return next(((name, version) for name, version in sorted(report.distributions.items())
+                 if name.lower().replace("_", "-") == wanted), None)
 
 
 def _unmeasured(where: str, claim: Claim, text: str, unreadable: bool) -> Check:

@@ -62,6 +62,14 @@ def claims_page() -> str:
         "(stated, not verified). A label and a variable that state the same library and "
         "disagree fail together, named side by side.",
         "",
+        "A variable the table does not know but named as these are, `NAME_VERSION` with a "
+        "version for its value (a team's `TORCH_VERSION`, NGC's `TENSORFLOW_VERSION` or "
+        "`OPENMPI_VERSION`), is read by its name: held, as far as it goes, to the framework "
+        "of that name the probe imported, to the image's python3 for `PYTHON_VERSION`, to "
+        "the library or the claimed Python package of that name (`CUBLASLT_VERSION`), and "
+        "failed naming both when they disagree. The ones nothing answers are named together "
+        "on one info line, `env *_VERSION` (stated, not verified).",
+        "",
         "| name | kind | set by | form | parts | answered by |",
         "|---|---|---|---|---|---|",
         *rows, ""])
