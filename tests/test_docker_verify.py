@@ -136,6 +136,18 @@ def test_unknown_image_is_usage_error(engine):
     assert result.returncode == 2 and "not found" in result.stderr
 
 
+@pytest.mark.parametrize("reference, said", [
+    ("Nope/Paddle:2.6.2", "'Nope/Paddle' has upper-case letters (try 'nope/paddle')"),
+    ("nope:1:2", "invalid reference format"),             # the engine's own refusal, exit 2
+])
+def test_a_reference_the_engine_cannot_parse_is_the_users_mistake(engine, reference, said):
+    result = subprocess.run([sys.executable, "-m", "imgkit", "verify", reference, "--gpus", "none"],
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2, result.stderr
+    assert f"{reference!r} is not an image reference the engine takes" in result.stderr
+    assert said in result.stderr and "Traceback" not in result.stderr
+
+
 def test_gpus_all_without_nvidia_runtime_is_a_host_error(engine, mini):
     if "nvidia" in json.dumps(engine.client.info().get("Runtimes", {})):
         pytest.skip("this host has the NVIDIA runtime")

@@ -65,6 +65,18 @@ def test_only_may_name_a_shared_parent_of_the_cuda_slice() -> None:
         select(bundled(), cuda="11.8", only=("imgkit/python:3.13-trixie",))
 
 
+@pytest.mark.parametrize("cuda, glob, hint", [
+    ("12.8", "paddle:*", "it matches images of CUDA 11.8; drop --cuda"),
+    (None, "paddle", "--only takes tags or globs of tags: --only 'paddle:*'"),   # the repository
+    (None, "cuda", "--only 'imgkit/cuda:*'"),        # the family's images, not its shared layers
+    (None, "nothing*", "as `imgkit list` prints them"),
+])
+def test_an_only_that_matches_nothing_says_what_would(cuda: str | None, glob: str, hint: str) -> None:
+    with pytest.raises(CompatError) as info:
+        select(bundled(), cuda=cuda, only=(glob,))
+    assert hint in info.value.hint, info.value.hint
+
+
 def test_unknown_cuda_in_selection_is_refused_with_choices() -> None:
     with pytest.raises(CompatError, match="no image in the matrix has CUDA '99.9'") as info:
         select(bundled(), cuda="99.9")

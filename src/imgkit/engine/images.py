@@ -2,19 +2,44 @@
 from __future__ import annotations
 
 import io
+import re
 from pathlib import Path
 from typing import IO, Iterable, Iterator
 from urllib.parse import quote
 
 from ..errors import ImgkitError, UsageError, first_line
+from ..registry.reference import upper_case
 from .client import Client
 from .types import ImageConfig, ImageInfo, Step
 
 
+def _name_of(ref: str) -> str:
+    """The repository part of `ref` (host/path, without :tag or @digest)."""
+    name = ref.split("@", 1)[0]
+    last = name.rsplit("/", 1)[-1]
+    return name[:len(name) - len(last)] + last.split(":", 1)[0]
+
+
+def _not_a_reference(ref: str, said: str = "") -> UsageError:
+    """A reference the engine cannot parse (`Paddle:2.6.2`), said as the user's mistake."""
+    why = upper_case(_name_of(ref)) or said or "not a valid image reference"
+    return UsageError(f"{ref!r} is not an image reference the engine takes: {why}",
+                      hint="name it as `imgkit list` prints it: [host/]path:tag, the path in "
+                           "lowercase")
+
+
 class Images(Client):
     def image(self, ref: str) -> ImageInfo | None:
+        if upper_case(_name_of(ref)):
+            raise _not_a_reference(ref)
         if self.socket_path is not None:
-            attrs = self._get_local(f"/images/{quote(ref, safe='/:@')}/json")
+            try:
+                attrs = self._get_local(f"/images/{quote(ref, safe='/:@')}/json")
+            except ImgkitError as exc:
+                said = re.search(r'"message":\s*"(invalid reference format[^"]*)"', exc.message)
+                if said:
+                    raise _not_a_reference(ref, said.group(1)) from None
+                raise
             if attrs is None:
                 return None
         else:
@@ -23,6 +48,10 @@ class Images(Client):
                 attrs = self.api.inspect_image(ref)
             except docker.errors.ImageNotFound:
                 return None
+            except docker.errors.APIError as exc:
+                if "invalid reference format" in str(exc):
+                    raise _not_a_reference(ref, str(exc.explanation or exc)) from None
+                raise
         config = attrs.get("Config") or {}
         return ImageInfo(id=attrs["Id"], tags=tuple(attrs.get("RepoTags") or ()),
                          labels=dict(config.get("Labels") or {}),

@@ -318,10 +318,28 @@ def _depth(target: Target, by_tag: dict[str, Target]) -> int:
 class UnmatchedGlob(CompatError):
     """An --only glob that names no image of the selection (`glob`: which one)."""
 
-    def __init__(self, glob: str, cuda: str | None) -> None:
+    def __init__(self, glob: str, cuda: str | None, hint: str = "") -> None:
         super().__init__(f"nothing in the matrix matches --only {glob!r}"
-                         + (f" with CUDA {cuda}" if cuda else ""))
+                         + (f" with CUDA {cuda}" if cuda else ""), hint=hint)
         self.glob = glob
+
+
+def _unmatched_hint(plan: Plan, glob: str, cuda: str | None) -> str:
+    """What the glob does match: in other CUDA releases, or as a repository or family name
+    where a tag glob was meant (`--only paddle` for `paddle:*`)."""
+    elsewhere = sorted({t.cuda for t in plan.targets if t.cuda and matches(t, glob)},
+                       key=version_key)
+    if cuda and elsewhere:
+        return f"it matches images of CUDA {', '.join(elsewhere)}; drop --cuda or name one of those"
+    finals = set(plan.finals)
+    named = sorted({repository for t in plan.targets
+                    for repository in [t.tag.split(":", 1)[0]]
+                    if glob in (repository, repository.rsplit("/", 1)[-1])
+                    or (glob == t.family and t.tag in finals)})
+    if named:
+        return ("--only takes tags or globs of tags: "
+                + " or ".join(f"--only '{repository}:*'" for repository in named))
+    return "--only takes tags or globs of tags, as `imgkit list` prints them (e.g. 'ml/pytorch:*')"
 
 
 def matches(target: Target, glob: str) -> bool:
@@ -341,7 +359,7 @@ def select(plan: Plan, cuda: str | None = None, only: Sequence[str] = (),
     in_cuda = _with_ancestors(plan, [t for t in plan.targets if cuda is None or t.cuda == cuda])
     for glob in only:
         if not any(matches(t, glob) for t in in_cuda):
-            raise UnmatchedGlob(glob, cuda)
+            raise UnmatchedGlob(glob, cuda, _unmatched_hint(plan, glob, cuda))
     wanted = [t for t in in_cuda if not only or any(matches(t, glob) for glob in only)]
     # a shared layer is made for the platforms the slice's images on it need, no more
     by_tag = {t.tag: t for t in plan.targets}
