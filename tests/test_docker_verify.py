@@ -137,7 +137,7 @@ def test_unknown_image_is_usage_error(engine):
 
 
 @pytest.mark.parametrize("reference, said", [
-    ("Nope/Paddle:2.6.2", "'Nope/Paddle' has upper-case letters (try 'nope/paddle')"),
+    ("Nope/Paddle:2.6.2", "must be lowercase\n  hint: try 'nope/paddle:2.6.2'"),
     ("nope:1:2", "invalid reference format"),             # the engine's own refusal, exit 2
 ])
 def test_a_reference_the_engine_cannot_parse_is_the_users_mistake(engine, reference, said):

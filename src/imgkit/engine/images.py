@@ -8,7 +8,6 @@ from typing import IO, Iterable, Iterator
 from urllib.parse import quote
 
 from ..errors import ImgkitError, UsageError, first_line
-from ..registry.reference import upper_case
 from .client import Client
 from .types import ImageConfig, ImageInfo, Step
 
@@ -20,18 +19,17 @@ def _name_of(ref: str) -> str:
     return name[:len(name) - len(last)] + last.split(":", 1)[0]
 
 
-def _not_a_reference(ref: str, said: str = "") -> UsageError:
+def _not_a_reference(ref: str, said: str) -> UsageError:
     """A reference the engine cannot parse (`Paddle:2.6.2`), said as the user's mistake."""
-    why = upper_case(_name_of(ref)) or said or "not a valid image reference"
-    return UsageError(f"{ref!r} is not an image reference the engine takes: {why}",
-                      hint="name it as `imgkit list` prints it: [host/]path:tag, the path in "
-                           "lowercase")
+    name = _name_of(ref)
+    lowered = name.lower() + ref[len(name):]
+    return UsageError(f"{ref!r} is not an image reference the engine takes: {said}",
+                      hint=f"try {lowered!r}" if lowered != ref else
+                      "name it as `imgkit list` prints it: [host/]path:tag, the path in lowercase")
 
 
 class Images(Client):
     def image(self, ref: str) -> ImageInfo | None:
-        if upper_case(_name_of(ref)):
-            raise _not_a_reference(ref)
         if self.socket_path is not None:
             try:
                 attrs = self._get_local(f"/images/{quote(ref, safe='/:@')}/json")
