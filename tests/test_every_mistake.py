@@ -94,6 +94,15 @@ labels: [a, b]
     "short-torch.yaml": 'family: short-torch\nframework: torch\nrepository: team/st\n'
                         'tag: "{framework_version}"\naxes:\n  framework_version: ["2.10"]\n'
                         '  cuda: ["12.8"]\n  cudnn: [default]\n  nccl: [default]\n',
+    # values YAML read as another kind: a number where a list goes, a yes/no for text, a
+    # port in quotes, a command as one string; a relative working folder
+    "team-extras.yaml": 'family: team-extras\nextends: {family: paddle, cuda: 11.8}\n'
+                        'repository: team/extras\ntag: "{parent_tag}-extras"\n'
+                        'env: {DEBUG: true}\nports: ["8888"]\nworkdir: workspace\n'
+                        'cmd: jupyter lab\n',
+    # a package the stack below already pins, at another version (found when planned)
+    "pinned.yaml": 'family: pinned\nextends: {family: paddle}\nrepository: team/pinned\n'
+                   'tag: "{parent_tag}"\npip:\n  - einops==0.8.1\n  - paddlepaddle-gpu==2.6.1\n',
     # a check file that is not there
     "gone.yaml": 'family: gone\nextends: {family: paddle}\nrepository: team/gone\n'
                  'tag: "{parent_tag}"\napt: [jq]\nchecks: checks/missing.yaml\n',
@@ -121,6 +130,12 @@ EXPECTED = [
     ("self.yaml", "extends.family", "self extends itself"),
     ("checks/long.yaml", "gpuTests", "more than one of its variables may hold"),
     ("gone.yaml", "checks", "missing.yaml is not a file"),
+    ("team-extras.yaml", "extends.cuda", "must be a list, got the number 11.8"),
+    ("team-extras.yaml", "env.DEBUG", "got a yes/no (true)"),
+    ("team-extras.yaml", "ports[0]", "'8888' is text, not a number"),
+    ("team-extras.yaml", "workdir", "'workspace' is not a valid absolute path"),
+    ("team-extras.yaml", "cmd", "must be a list, got the text 'jupyter lab'"),
+    ("pinned.yaml", "pip[1]", "would replace paddlepaddle-gpu==2.6.2"),
     ("jammy-torch.yaml", "axes", "python 3.12 is not what jammy ships"),
     ("jammy-torch.yaml", "axes", "torch 2.11.0 is built for CUDA 13.0, not 12.8"),
     ("jammy-torch.yaml", "axes", "torch 2.11.0 needs cuDNN and NCCL"),

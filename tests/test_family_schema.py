@@ -135,6 +135,25 @@ def test_a_refused_name_is_explained_in_words_with_what_would_do(tmp_path: Path)
     assert "'ubuntu22.04' is not a valid os value" in out and "jammy or noble (Ubuntu)" in out
 
 
+def test_a_value_of_another_kind_is_named_as_yaml_read_it_with_how_to_write_it(
+        tmp_path: Path) -> None:
+    images = tmp_path / "images"
+    images.mkdir()
+    (images / "team.yaml").write_text(
+        'family: team\nframework: torch\nrepository: ml/team\ntag: "{framework_version}"\n'
+        'axes:\n  framework_version: ["2.10.0"]\n  cuda: "12.8"\n'
+        'env: {DEBUG: yes}\nports: ["8888"]\nworkdir: workspace\ncmd: jupyter lab --no-browser\n')
+    out = runner.invoke(app, ["list", "--images", str(images)], terminal_width=200).output
+    said = {line.split(": ", 2)[1]: line for line in out.splitlines() if "team.yaml:" in line}
+    hints = " ".join(out.split())
+    assert "got the text '12.8'" in said["axes.cuda"] and 'write it as a list: ["12.8"]' in hints
+    assert "got a yes/no (true)" in said["env.DEBUG"] and "quote it" in hints
+    assert "write the port unquoted: 8888" in hints
+    assert "'/workspace' would do" in hints
+    assert 'write a list of words: ["jupyter", "lab", "--no-browser"]' in hints
+    assert "WrittenFloat" not in out and "bool" not in out
+
+
 def test_a_broken_file_does_not_block_a_selection_that_leaves_it_out(tmp_path: Path) -> None:
     images = matrix(tmp_path, team=BROKEN_TEAM, team_ext=BROKEN_EXTENSION)
     result = runner.invoke(app, ["list", "--images", str(images), "--only", "paddle:*"])

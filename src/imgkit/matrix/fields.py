@@ -5,6 +5,7 @@ Schema (the published schema and docs/matrix.md come from these).
 Every value that can reach a Dockerfile is checked against a pattern here first."""
 from __future__ import annotations
 
+import json
 import re
 from typing import Annotated, Any
 
@@ -53,9 +54,36 @@ def refusal(reason: str, hint: str = "") -> PydanticCustomError:
     return PydanticCustomError("imgkit", "{reason}", {"reason": reason, "hint": hint})
 
 
+def kind_of(value: Any) -> str:
+    """What YAML made of a value, as a person would say it: `got a yes/no (true)`."""
+    if value is None:
+        return "nothing"
+    if isinstance(value, bool):
+        return f"a yes/no ({str(value).lower()})"
+    if isinstance(value, (int, float)):
+        return f"the number {written(value) if isinstance(value, float) else value}"
+    if isinstance(value, str):
+        return f"the text {value!r}"
+    return "a list" if isinstance(value, list) else "a mapping" if isinstance(value, dict) \
+        else f"a {type(value).__name__}"
+
+
+def as_list_hint(value: Any) -> str:
+    """How a single value is written as the list the key takes (`cmd: jupyter lab`)."""
+    if isinstance(value, str) and " " in value.strip():
+        return f"write a list of words: {json.dumps(value.split())}"
+    if isinstance(value, (str, int, float)) and not isinstance(value, bool):
+        shown = written(value) if isinstance(value, float) else str(value)
+        return f"write it as a list: [{json.dumps(shown)}]"
+    return ""
+
+
 def _checked_text(value: Any, pattern: re.Pattern[str], what: str, rule: str = "") -> str:
-    if isinstance(value, bool) or value is None:
-        raise refusal(f"expected {what}, got {value!r}")
+    if isinstance(value, bool):
+        raise refusal(f"expected {what}, got {kind_of(value)}: YAML reads an unquoted true, "
+                      "false, yes, no, on or off so", hint="quote it, e.g. 'true'")
+    if value is None:
+        raise refusal(f"expected {what}, got nothing", hint="give it a value, or '' for empty")
     if isinstance(value, float):
         typed = written(value)
         number = "a number" if typed == repr(value) else f"the number {value!r}"
@@ -69,7 +97,7 @@ def _checked_text(value: Any, pattern: re.Pattern[str], what: str, rule: str = "
                       f"{next(iter(value))!r}: ... as a key and its value",
                       hint="quote the whole line, or write it as a block after `|`")
     if not isinstance(value, str):
-        raise refusal(f"expected {what}, got a {type(value).__name__}")
+        raise refusal(f"expected {what}, got {kind_of(value)}")
     if value.strip() == "" and not pattern.match(""):
         raise refusal(f"empty value; expected {what}")
     if not pattern.match(value):
@@ -81,8 +109,9 @@ def _rule_hint(value: str, pattern: re.Pattern[str], rule: str) -> str:
     """What the value must be, in words where the field has them; and the lower-case
     spelling where that alone would do (`ml/Team`)."""
     hint = rule or f"allowed pattern: {pattern.pattern}"
-    if value.lower() != value and pattern.match(value.lower()):
-        hint += f"; {value.lower()!r} would do"
+    for better in (value.lower(), f"/{value}"):        # `ml/Team`; `workdir: workspace`
+        if better != value and pattern.match(better):
+            return f"{hint}; {better!r} would do"
     return hint
 
 
@@ -106,7 +135,7 @@ class Text:
 
 def _is_list(value: Any) -> Any:
     if not isinstance(value, list):
-        raise refusal(f"must be a list, got a {type(value).__name__}")
+        raise refusal(f"must be a list, got {kind_of(value)}", hint=as_list_hint(value))
     return value
 
 
@@ -124,7 +153,7 @@ def _each_once(value: list[Any]) -> list[Any]:
 
 def _is_mapping(value: Any) -> Any:
     if not isinstance(value, dict):
-        raise refusal(f"must be a mapping, got a {type(value).__name__}")
+        raise refusal(f"must be a mapping, got {kind_of(value)}")
     return value
 
 
@@ -240,6 +269,8 @@ Pin = Annotated[str, PlainValidator(_pinned),
 
 
 def _port(value: Any) -> int:
+    if isinstance(value, str) and value.strip().isdigit():
+        raise refusal(f"{value!r} is text, not a number", hint=f"write the port unquoted: {value.strip()}")
     if isinstance(value, bool) or not isinstance(value, int) or not 0 < value < 65536:
         raise refusal(f"{value!r} is not a port (1 to 65535)")
     return value

@@ -6,6 +6,7 @@ A broken family file stops the run, with every problem of every file, unless the
 from __future__ import annotations
 
 import fnmatch
+import re
 from dataclasses import replace
 from pathlib import Path
 from typing import Callable, Mapping
@@ -160,7 +161,8 @@ def with_lines(problems: list[SpecError]) -> list[SpecError]:
                     lines[problem.file] = yamlload.read_with_lines(Path(problem.file))[1]
                 except (ImgkitError, OSError):
                     lines[problem.file] = {}
-            path = tuple(problem.key.split(" ", 1)[0].split("."))
+            path = tuple(int(part[1:-1]) if part.startswith("[") else part for part in
+                         re.findall(r"\[\d+\]|[^.\[\]]+", problem.key.split(" ", 1)[0]))
             line = next((lines[problem.file][path[:n]] for n in range(len(path), 0, -1)
                          if path[:n] in lines[problem.file]), None)
             problem = SpecError(problem.file, problem.key, problem.reason, hint=problem.hint,

@@ -8,7 +8,7 @@ from pydantic import ValidationError
 
 from ..errors import SpecError
 from .family_model import KIND_WORDS, KINDS, NARROWING, homes_of
-from .fields import AXIS_PATTERNS
+from .fields import AXIS_PATTERNS, kind_of
 
 Lines = dict[tuple[Any, ...], int]
 AXIS_HOLDERS = ("axes", "exclude", "include")
@@ -71,7 +71,7 @@ def _said(kind: str, error: Any) -> tuple[str, str]:
 
 
 def _a(value: Any) -> str:
-    return "nothing" if value is None else f"a {type(value).__name__}"
+    return kind_of(value)
 
 
 def _unknown(kind: str, loc: tuple[Any, ...]) -> tuple[str, str]:
