@@ -82,9 +82,10 @@ def test_on_request_the_ci_pipeline_as_imgkit_ci_writes_it(tmp_path: Path,
 
 
 @pytest.mark.parametrize("args, said", [
-    (["--ci", "github"], "go together"),
-    (["--registry", "registry.example.com"], "go together"),
-    (["--ci", "jenkins", "--registry", "registry.example.com"], "go together"),
+    (["--ci", "github"], "go together: add --registry"),
+    (["--registry", "registry.example.com"], "go together: add --ci github|gitlab"),
+    (["--ci", "jenkins", "--registry", "registry.example.com"],
+     "--ci 'jenkins': imgkit writes pipelines for github and gitlab"),
     (["--namespace", "team", "--ci", "github", "--registry", "registry.example.com/team"],
      "'team' is both the end of --registry"),             # refused after the plan: undone
 ])

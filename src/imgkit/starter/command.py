@@ -54,8 +54,13 @@ def _remove(written: list[Path], there: set[Path]) -> None:
 def _pipeline_file(folder: Path, ci: str | None, registry: str | None) -> Path | None:
     if ci is None and registry is None:
         return None
-    if ci not in PIPELINES or registry is None:
-        raise UsageError("--ci github|gitlab and --registry REGISTRY[/NAMESPACE] go together",
+    if ci is not None and ci not in PIPELINES:
+        raise UsageError(f"--ci {ci!r}: imgkit writes pipelines for {' and '.join(PIPELINES)}",
+                         hint="on another CI, run the staging commands its jobs run (docs/"
+                              "publishing.md, \"Staging\")")
+    if ci is None or registry is None:
+        missing = "--registry REGISTRY[/NAMESPACE]" if ci else "--ci github|gitlab"
+        raise UsageError(f"--ci and --registry go together: add {missing}",
                          hint="e.g. imgkit init --ci github --registry registry.example.com/ml")
     if (folder / PIPELINES[ci]).exists():
         raise UsageError(f"{folder} already has {PIPELINES[ci]}: nothing was written",
