@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from imgkit.errors import CompatError, SpecError
+from imgkit.errors import CompatError, SpecError, SpecErrors
 from imgkit.matrix.compat import load
 from imgkit.matrix.plan import make_plan, select
 from imgkit.matrix.spec import Spec, load_spec, parse_family
@@ -75,6 +75,30 @@ def test_an_only_that_matches_nothing_says_what_would(cuda: str | None, glob: st
     with pytest.raises(CompatError) as info:
         select(bundled(), cuda=cuda, only=(glob,))
     assert hint in info.value.hint, info.value.hint
+
+
+def test_every_impossible_point_of_a_family_is_said_with_the_exclude_that_leaves_it_out(
+        tmp_path: Path) -> None:
+    images = tmp_path / "images"
+    images.mkdir()
+    (images / "t.yaml").write_text(
+        'family: t\nrepository: ml/t\nframework: torch\ntag: "{framework_version}-cuda{cuda}"\n'
+        'axes:\n  framework_version: ["2.10.0", "2.7.0"]\n  cuda: ["12.8", "12.6"]\n'
+        '  cudnn: [default]\n  nccl: [default]\n')
+    with pytest.raises(SpecErrors) as info:
+        make_plan(load_spec(images), load())
+    said = sorted((p.reason, p.hint) for p in info.value.problems)
+    assert said == [
+        ("torch 2.10.0 is built for CUDA 12.8, not 12.6", 'use cuda 12.8 for torch 2.10.0; or leave '
+         'the point out: exclude: [{cuda: "12.6", framework_version: "2.10.0"}]'),
+        ("torch 2.7.0 is built for CUDA 12.6, not 12.8", 'use cuda 12.6 for torch 2.7.0; or leave '
+         'the point out: exclude: [{cuda: "12.8", framework_version: "2.7.0"}]')]
+    # the hint's entry, as written, makes the family plan
+    text = (images / "t.yaml").read_text() + ('exclude: [{cuda: "12.6", framework_version: "2.10.0"}, '
+                                              '{cuda: "12.8", framework_version: "2.7.0"}]\n')
+    (images / "t.yaml").write_text(text)
+    finals = make_plan(load_spec(images), load()).finals
+    assert sorted(finals) == ["ml/t:2.10.0-cuda12.8", "ml/t:2.7.0-cuda12.6"]
 
 
 def test_unknown_cuda_in_selection_is_refused_with_choices() -> None:

@@ -14,7 +14,7 @@ from .chain import chain as point_chain
 from .chain import naming
 from .compat import Compat, version_key
 from .extension import Extension, canonical, pins_of
-from .spec import Family, Spec
+from .spec import Combo, Family, Spec
 from .targets import (
     CUDA_WHEEL,
     LAYERS,
@@ -262,17 +262,17 @@ def make_plan(spec: Spec, compat: Compat, settings: Settings = Settings()) -> Pl
 def _family_images(family: Family, compat: Compat, settings: Settings,
                    by_tag: dict[str, Target]) -> list[str]:
     """A stack or framework family's points, each a chain of layers into `by_tag` (the same
-    shared layer once); the images it names. The first point with a problem stops it, with
-    every problem of that point said."""
+    shared layer once); the images it names. Every impossible point is said (each of its
+    problems, the same words once), with the `exclude:` entry that would leave it out."""
     tags = []
+    problems: dict[tuple[str, str], SpecError] = {}
     for combo in family.combos:
         try:
             chain = point_chain(family, combo, compat, settings)
         except CompatError as exc:
-            point = ", ".join(f"{k}={v}" for k, v in vars(combo).items() if v is not None)
-            raise every_problem([SpecError(family.file, f"axes ({point})", p.message, hint=p.hint)
-                                 for p in (exc.problems if isinstance(exc, CompatErrors) else (exc,))]
-                                ) from None
+            for said in exc.problems if isinstance(exc, CompatErrors) else (exc,):
+                problems.setdefault((said.message, said.hint), _impossible(family, combo, said))
+            continue
         for target in chain:
             _check_reference(family, target)
             known = by_tag.get(target.tag)
@@ -290,7 +290,21 @@ def _family_images(family: Family, compat: Compat, settings: Settings,
         if family.pip:      # a framework family's own packages, on what its stack pinned
             _check_pins(family, pins_of(family.pip), chain[-1], by_tag, compat)
         tags.append(chain[-1].tag)
+    if problems:
+        raise every_problem(list(problems.values()))
     return tags
+
+
+def _impossible(family: Family, combo: Combo, said: CompatError) -> SpecError:
+    """A point the compat data refuses, said at the family's axes; where the family has
+    other points, with the `exclude:` entry that leaves this one out."""
+    point = ", ".join(f"{k}={v}" for k, v in vars(combo).items() if v is not None)
+    varying = [k for k, v in vars(combo).items()
+               if v is not None and len({getattr(c, k) for c in family.combos}) > 1]
+    leave_out = ", ".join(f'{k}: "{getattr(combo, k)}"' for k in varying)
+    hint = said.hint + ("; " if said.hint else "") + (
+        f"or leave the point out: exclude: [{{{leave_out}}}]" if varying else "")
+    return SpecError(family.file, f"axes ({point})", said.message, hint=hint)
 
 
 def _one_family_per_image(spec: Spec, named: dict[str, list[str]]) -> list[SpecError]:
