@@ -103,6 +103,13 @@ labels: [a, b]
     # a package the stack below already pins, at another version (found when planned)
     "pinned.yaml": 'family: pinned\nextends: {family: paddle}\nrepository: team/pinned\n'
                    'tag: "{parent_tag}"\npip:\n  - einops==0.8.1\n  - paddlepaddle-gpu==2.6.1\n',
+    # an exclude whose version is cut short: it leaves nothing out
+    "idle-exclude.yaml": 'family: idle-exclude\nframework: torch\nrepository: team/ie\n'
+                         'tag: "{framework_version}-cuda{cuda}"\naxes:\n'
+                         '  framework_version: ["2.10.0", "2.7.0"]\n  cuda: ["12.8", "12.6"]\n'
+                         '  cudnn: [default]\n  nccl: [default]\nexclude:\n'
+                         '  - {cuda: "12.6", framework_version: "2.10.0"}\n'
+                         '  - {cuda: "12.8", framework_version: "2.7"}\n',
     # a check file that is not there
     "gone.yaml": 'family: gone\nextends: {family: paddle}\nrepository: team/gone\n'
                  'tag: "{parent_tag}"\napt: [jq]\nchecks: checks/missing.yaml\n',
@@ -136,6 +143,8 @@ EXPECTED = [
     ("team-extras.yaml", "workdir", "'workspace' is not a valid absolute path"),
     ("team-extras.yaml", "cmd", "must be a list, got the text 'jupyter lab'"),
     ("pinned.yaml", "pip[1]", "would replace paddlepaddle-gpu==2.6.2"),
+    ("idle-exclude.yaml", "exclude[1].framework_version", "'2.7' is not a value of axes."
+     "framework_version (2.10.0, 2.7.0): the point leaves nothing out"),
     ("jammy-torch.yaml", "axes", "python 3.12 is not what jammy ships"),
     ("jammy-torch.yaml", "axes", "torch 2.11.0 is built for CUDA 13.0, not 12.8"),
     ("jammy-torch.yaml", "axes", "torch 2.11.0 needs cuDNN and NCCL"),

@@ -148,6 +148,22 @@ def _stack_problems(file: str, raw: dict[str, Any], kind: str) -> list[SpecError
                         hint=f"an include names every axis of the family: {', '.join(names)}")
               for i, point in enumerate(points["include"]) if isinstance(point, dict) and point
               if (missing := [a for a in names if point.get(a) is None])]
+    return found + _idle_excludes(file, axes, points["exclude"])
+
+
+def _idle_excludes(file: str, axes: dict[str, Any], excludes: list[Any]) -> list[SpecError]:
+    """An exclude point naming a value its axis does not take leaves nothing out: a typo
+    (`framework_version: "2.7"` for 2.7.0) or an axis edited since, said rather than kept."""
+    found = []
+    for i, point in enumerate(excludes):
+        for axis, value in (point.items() if isinstance(point, dict) else ()):
+            values = axes.get(axis)
+            if (isinstance(values, list) and isinstance(value, str)
+                    and value not in {str(v) for v in values}):
+                found.append(SpecError(
+                    file, f"exclude[{i}].{axis}", f"{value!r} is not a value of axes.{axis} "
+                    f"({', '.join(map(str, values))}): the point leaves nothing out",
+                    hint=f"name one of the axis's values, or remove exclude[{i}]"))
     return found
 
 
