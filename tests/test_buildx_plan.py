@@ -4,16 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from imgkit.builder.bakeplan import plan_bake
 from imgkit.builder.buildenv import BuildEnv
 from imgkit.builder.buildx import (
-    STALE_CACHE_HINT,
     BakeProgress,
     secrets_for,
     slow_secret_steps_note,
-    stale_cache_hint,
     why_not_this_engine,
     write_ca_copy,
 )
@@ -213,27 +209,6 @@ def test_a_child_baked_with_its_parent_on_other_layers_than_the_parents_tag_is_n
     assert off_parent(engine, made, results) == [children[0]]  # type: ignore[arg-type]
     results[1] = Result(children[0], UP_TO_DATE)      # not built now: the next build's to judge
     assert off_parent(engine, made, results) == []  # type: ignore[arg-type]
-
-
-def test_a_bake_that_fails_on_a_stale_cache_says_how_to_empty_it(capsys: pytest.CaptureFixture[str]) -> None:
-    """Engine 26 after a partial `docker buildx prune`: BuildKit's records name layers the
-    store lost, and the export fails so on every build until the cache is emptied."""
-    from imgkit.builder.report import print_build_failure
-    from imgkit.errors import BuildFailed
-    tail = ["#14 exporting to image", "#14 exporting layers",
-            "#14 ERROR: failed to export image: layer does not exist"]
-    hint = stale_cache_hint(tail)
-    assert "docker buildx prune -af" in hint
-    assert stale_cache_hint(["#9 ERROR: process \"/bin/sh -c exit 7\" did not complete"]) == ""
-    # engine 28 fails the next step on the stale record instead (stop 71's CI)
-    assert stale_cache_hint([
-        "ERROR: failed to prepare sha256:b34e as g4grba90: invalid output path: stat "
-        "/var/lib/docker/overlay2/tmr57m73: no such file or directory"]) == STALE_CACHE_HINT
-    print_build_failure(BuildFailed("ns/cuda:11.8", "bake", "docker buildx bake exited 1", tail,
-                                    hint=hint))
-    shown = capsys.readouterr().out
-    assert "| #14 ERROR: failed to export image: layer does not exist" in shown
-    assert "hint: BuildKit's cache names layers the engine no longer holds" in shown
 
 
 def test_engines_whose_buildkit_checksums_each_pip_steps_parent_are_named() -> None:

@@ -108,7 +108,9 @@ def test_build_skip_force_and_reproduce(engine, base_image, project, namespace, 
 def test_failed_step_is_reported_and_dependents_skipped(engine, base_image, project, namespace):
     template = project / "templates" / "python.Dockerfile.j2"
     template.write_text(template.read_text().replace(
-        "WORKDIR /workspace", "RUN echo imgkit-test-marker && exit 7\nWORKDIR /workspace"))
+        # what apt prints for a package its lists lack (a real apt-get needs the mirror)
+        "WORKDIR /workspace", "RUN echo imgkit-test-marker && echo 'E: Unable to locate package "
+        "imgkit-nope' && exit 7\nWORKDIR /workspace"))
     containers_before = our_containers(engine)
     contexts, results = build(engine, project, namespace)
     root, child = contexts[0].target.tag, contexts[1].target.tag
@@ -117,6 +119,7 @@ def test_failed_step_is_reported_and_dependents_skipped(engine, base_image, proj
     assert error is not None and "7" in error.reason
     assert "RUN echo imgkit-test-marker" in error.step
     assert any("imgkit-test-marker" in line for line in error.log_tail)
+    assert "the OS's package lists have no imgkit-nope" in error.hint     # what it means
     assert engine.image(root) is None or engine.image(root).labels.get(INPUT_HASH_LABEL) != \
         contexts[0].input_hash  # no tag points at the failed build
     assert our_containers(engine) <= containers_before

@@ -184,7 +184,8 @@ def test_build_engine_buildx_failure_names_the_step_skips_dependents_leaves_noth
     proj = project(tmp_path / "p")
     template = proj / "templates" / "pip-layer.Dockerfile.j2"
     template.write_text(template.read_text().replace(
-        "USER root", "USER root\nRUN echo imgkit-test-marker && exit 7", 1))
+        "USER root", "USER root\nRUN echo imgkit-test-marker && echo 'ERROR: No matching "
+        "distribution found for imgkit-nope==1.0' && exit 7", 1))       # as pip says it
     dangling = kit.dangling()
     done = kit.imgkit("build", "--engine", "buildx", "--images", str(proj / "images"),
                       "--templates", str(proj / "templates"), "--namespace", ns, "--json",
@@ -196,6 +197,7 @@ def test_build_engine_buildx_failure_names_the_step_skips_dependents_leaves_noth
     assert {rows[t]["status"] for t in cudas} <= {"failed", "cancelled"}
     assert any(rows[t]["status"] == "failed" for t in cudas)
     assert "RUN echo imgkit-test-marker" in done.stdout and "exit code: 7" in done.stdout
+    assert "hint: the package index has no imgkit-nope==1.0" in done.stdout
     assert all(kit.inspect(t) is None for t in cudas)          # no tag on a failed build
     assert kit.dangling() <= dangling
 

@@ -41,6 +41,7 @@ from .bakeplan import plan_bake
 from .buildenv import BuildEnv
 from .chains import by_parent
 from .epoch import build_epochs
+from .failure_hints import failure_hint
 from .freshness import Freshness, check_freshness
 from .outcome import BUILT, CANCELLED, FAILED, SKIPPED, UP_TO_DATE, WOULD_BUILD, Result, up_to_date
 from .plugins import hidden_buildx
@@ -377,28 +378,13 @@ class BakeBuilder:
         if tag in progress.failed:
             step, reason = progress.failed[tag]
             logs = progress.logs.get(tag, [])
-            error = BuildFailed(tag, step, reason, logs, hint=stale_cache_hint([reason, *logs]))
+            error = BuildFailed(tag, step, reason, logs, hint=failure_hint([reason, *logs]))
             return Result(tag, FAILED, reason=reason, error=error)
         if self.cancel.is_set():
             return Result(tag, CANCELLED)
         reason = f"docker buildx bake exited {code} without building it"
         return Result(tag, FAILED, reason=reason, error=BuildFailed(
-            tag, "bake", reason, progress.tail, hint=stale_cache_hint(progress.tail)))
-
-
-# BuildKit's cache can name layers the engine's store no longer holds (seen after a partial
-# `docker buildx prune`: engine 26 fails the export, engine 28 the next step on the record):
-# every bake that reaches one fails so, until the cache is emptied.
-STALE_CACHE = ("layer does not exist", "invalid output path")
-STALE_CACHE_HINT = ("BuildKit's cache names layers the engine no longer holds (a partial "
-                    "`docker buildx prune` leaves it so): empty it with `docker buildx prune "
-                    "-af`, then build again")
-
-
-def stale_cache_hint(lines: list[str]) -> str:
-    """What to do when the bake's output says BuildKit's cache is stale; "" otherwise."""
-    stale = any(sign in line for line in lines for sign in STALE_CACHE)
-    return STALE_CACHE_HINT if stale else ""
+            tag, "bake", reason, progress.tail, hint=failure_hint(progress.tail)))
 
 
 def off_parent(engine: Engine, contexts: list[Context], results: list[Result]) -> list[str]:
