@@ -101,8 +101,9 @@ def lock(selection: Selection, *, index_url: str | None = None, write: bool = Tr
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
         state = "unchanged" if old == text.encode() else ("written" if old is None else "changed")
-        stderr_line(f"{state} {path} ({len(pinned)} distributions, "
-                    f"{len(apt.get(target.tag, {}))} apt packages)")
+        debs = len(apt.get(target.tag, {}))
+        stderr_line(f"{state} {path} ({len(pinned)} distribution{'s' if len(pinned) != 1 else ''}, "
+                    f"{debs} apt package{'s' if debs != 1 else ''})")
     if write:
         return EXIT_OK
     stderr_line(f"imgkit lock --check --resolve: {len(made) - len(moved)} of {len(made)} "
