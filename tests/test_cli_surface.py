@@ -119,9 +119,10 @@ def test_one_meaning_per_flag_name() -> None:
                 helps.setdefault(flag, set()).add(option.help or "")
     assert all(h.startswith("Where verified images are promoted") for h in helps["--registry"]), \
         helps["--registry"]
-    assert helps["--gpus"] == {"The container's GPUs: none, all, a count, device ids, or CDI "
-                               "names (nvidia.com/gpu=all). all and ids go through NVIDIA's CDI "
-                               "spec when the engine has it, else its hook."}, helps["--gpus"]
+    assert helps["--gpus"] == {"The container's GPUs: none, all, a count, device ids (docker's "
+                               "count=N and device=IDS too), or CDI names (nvidia.com/gpu=all). "
+                               "all and ids go through NVIDIA's CDI spec when the engine has it, "
+                               "else its hook."}, helps["--gpus"]
 
 
 def test_selection_options_are_declared_once() -> None:

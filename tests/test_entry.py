@@ -50,6 +50,8 @@ def test_fast_path_options_match_the_cli() -> None:
     (["--checks=cst.yaml", "img:1"], ("img:1", "all", "cst.yaml", None)),
     (["img:1", "--json", "v.json", "--gpus", "none"], ("img:1", "none", None, "v.json")),
     (["--json=out/v.json", "img:1", "--checks", "c.yaml"], ("img:1", "all", "c.yaml", "out/v.json")),
+    (["img:1", "--gpus", "device=0,1"], ("img:1", "0,1", None, None)),     # docker's spelling
+    (["img:1", "--gpus=count=2"], ("img:1", "2", None, None)),
 ])
 def test_plain_verify_is_parsed(args: list[str], expected: tuple[str, str, str | None, str | None]
                                 ) -> None:

@@ -2,8 +2,11 @@
 from __future__ import annotations
 
 import pytest
+from typer.testing import CliRunner
 
+from imgkit.cli import app
 from imgkit.errors import UsageError
+from imgkit.gpus import plain as gpus_plain
 from imgkit.verify.expect import check_gpus, parse_expect_options
 
 
@@ -31,7 +34,20 @@ def test_docker_gpu_values_pass(gpus: str) -> None:
     assert check_gpus(gpus) == gpus
 
 
-@pytest.mark.parametrize("gpus", ["bogus", "", "all,0", "1,,2", "gpu0"])
+@pytest.mark.parametrize("docker, plain", [
+    ("count=2", "2"), ("count=all", "all"), ("device=0,1", "0,1"), ('"device=0,1"', "0,1"),
+    ("device=GPU-3b4cd5e6-1111-2222-3333-444455556666", "GPU-3b4cd5e6-1111-2222-3333-444455556666"),
+    ("nvidia.com/gpu=all", "nvidia.com/gpu=all"), ("2", "2")])
+def test_dockers_own_spelling_of_gpus_is_read_as_the_same_request(docker: str, plain: str) -> None:
+    # `docker run --gpus count=2` / `--gpus '"device=0,1"'`: the CLI reads them as imgkit's forms
+    result = CliRunner().invoke(app, ["verify", "nope/x:1", "--gpus", docker],
+                                env={"DOCKER_HOST": "unix:///nonexistent/docker.sock"})
+    assert result.exit_code == 3 and "--gpus" not in result.output, result.output  # the engine's turn
+    assert CliRunner().invoke(app, ["verify", "nope/x:1", "--gpus", "count=two"]).exit_code == 2
+    assert check_gpus(gpus_plain(docker)) == plain
+
+
+@pytest.mark.parametrize("gpus", ["bogus", "", "all,0", "1,,2", "gpu0", "capabilities=compute"])
 def test_anything_else_is_bad_input(gpus: str) -> None:
     with pytest.raises(UsageError, match="--gpus"):
         check_gpus(gpus)

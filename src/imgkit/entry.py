@@ -61,7 +61,9 @@ def parse_plain_verify(args: list[str]) -> tuple[str, str, str | None, str | Non
         i += 1
     if image is None:
         return None
-    return image, given.get("--gpus", DEFAULTS.gpus), given.get("--checks"), given.get("--json")
+    # docker's spelling (count=2, device=0,1) read as the CLI reads it
+    from .gpus import plain
+    return image, plain(given.get("--gpus", DEFAULTS.gpus)), given.get("--checks"), given.get("--json")
 
 
 def try_plain_verify(argv: list[str]) -> int | None:

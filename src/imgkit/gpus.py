@@ -11,6 +11,17 @@ CDI_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9.-]*\.[A-Za-z0-9-]+/[A-Za-z0-9][A-
                       r"=[A-Za-z0-9][A-Za-z0-9_.:-]*$")
 
 
+# docker's own key=value spelling of the same forms, as `docker run --gpus` takes them
+DOCKER_FORM = re.compile(r'^"?(?:count|device)=([^"=]+)"?$')
+
+
+def plain(gpus: str) -> str:
+    """docker's spelling (count=2, count=all, "device=0,1") as imgkit's (2, all, 0,1); any
+    other value as it is."""
+    found = DOCKER_FORM.match(gpus.strip())
+    return found.group(1) if found else gpus
+
+
 def cdi_names(gpus: str) -> list[str] | None:
     """The CDI device names `gpus` asks for (comma-separated), or None when it is one of
     docker's --gpus forms. ValueError when it is neither."""

@@ -11,6 +11,8 @@ from typing import Annotated, Optional
 
 import typer
 
+from ..gpus import plain as plain_gpus
+
 WHICH = "Which images"      # the panel --help shows the selection options in
 
 
@@ -220,9 +222,10 @@ RemoteImage = Annotated[str, typer.Argument(
                           "--candidates: the matrix's tag of an image they staged).",
     show_default=False)]
 Gpus = Annotated[str, typer.Option(
-    "--gpus", metavar="GPUS", help="The container's GPUs: none, all, a count, device ids, or "
-                                   "CDI names (nvidia.com/gpu=all). all and ids go through "
-                                   "NVIDIA's CDI spec when the engine has it, else its hook.")]
+    "--gpus", metavar="GPUS", callback=plain_gpus,
+    help="The container's GPUs: none, all, a count, device ids (docker's count=N and "
+         "device=IDS too), or CDI names (nvidia.com/gpu=all). all and ids go through "
+         "NVIDIA's CDI spec when the engine has it, else its hook.")]
 Expect = Annotated[list[str], typer.Option(
     "--expect", metavar="KEY=VALUE", help="A claim to hold the image to, over its labels and "
     "tag, e.g. cuda=12.4, cudnn=9, tf32=on (repeatable).")]
@@ -358,7 +361,8 @@ Install = Annotated[str, typer.Option(
     help="The shell command each job installs imgkit with (default: pip install of this "
          "imgkit's release).")]
 VerifyGpus = Annotated[str, typer.Option(
-    "--verify-gpus", metavar="GPUS", help="The GPUs of the verify jobs; none makes a pipeline "
+    "--verify-gpus", metavar="GPUS", callback=plain_gpus,
+    help="The GPUs of the verify jobs; none makes a pipeline "
     "that cannot prove the GPU, whose promote accepts verdicts without GPU checks.")]
 CiSigningKey = Annotated[str, typer.Option(
     "--signing-key", metavar="KEY", show_default=False,
