@@ -174,11 +174,10 @@ def test_the_team_owns_its_oci_labels_and_imgkit_writes_only_what_it_knows(tmp_p
 ])
 def test_a_label_imgkit_writes_is_refused_in_the_project_file_and_a_family(
         tmp_path: Path, label: str, said: str) -> None:
-    from imgkit.errors import UsageError
     images = tmp_path / "images"
     images.mkdir()
     (images / "base.yaml").write_text(BASE)
-    with pytest.raises(UsageError) as caught:
+    with pytest.raises(SpecError) as caught:                  # the file, its line and key
         rendered(images, tmp_path, f'[labels]\n"{label}" = "x"\n')
     assert f"labels.{label}" in caught.value.message and said in caught.value.message
     with pytest.raises(SpecError) as refused:

@@ -78,9 +78,9 @@ def test_the_projects_selection_is_the_default_one(project: Path,
 
 
 @pytest.mark.parametrize("text, said", [
-    ('images = 5\n', "imgkit.toml: images: not a setting, or not of its type (5)"),
-    ('matrix = "images"\n', "imgkit.toml: matrix: not a setting"),
-    ('[select]\ncuda = 12.8\n', "imgkit.toml: select.cuda"),
+    ('images = 5\n', "imgkit.toml:1: images: expected a path in quotes, got a number"),
+    ('matrix = "images"\n', "imgkit.toml:1: matrix: not a setting"),
+    ('[select]\ncuda = 12.8\n', "imgkit.toml:2: select.cuda: expected text, got a number"),
     ('[select]\nplatforms = ["linux/s390x"]\n', "'linux/s390x' is not one of"),
     ('images = "matrix\n', "imgkit.toml: not valid TOML"),
 ])
@@ -90,6 +90,28 @@ def test_a_bad_project_file_is_exit_2_naming_file_and_key(
     monkeypatch.chdir(project / "deep")
     result = runner.invoke(app, ["list"])
     assert result.exit_code == 2 and said in " ".join(result.output.split()), result.output
+
+
+def test_every_problem_of_a_project_file_is_said_at_once_on_its_line(
+        project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # as a team writes it in pyproject.toml, a mistake on most lines (the nearest file wins)
+    (project / "deep" / "pyproject.toml").write_text(
+        '[project]\nname = "team"\n\n[tool.imgkit]\nimagez = "matrix"\nregistry = 7\n'
+        'cluster = "gpu"\n\n[tool.imgkit.select]\ncuda = 12.10\nonly = "ml/*"\n'
+        'platforms = ["linux/s390x"]\n')
+    monkeypatch.chdir(project / "deep")
+    result = runner.invoke(app, ["list"], terminal_width=250)
+    assert result.exit_code == 2, result.output
+    lines = [" ".join(line.split()) for line in result.output.splitlines()]
+    said = {line.split(": ", 2)[1]: line for line in lines if "pyproject.toml:" in line}
+    assert said["imagez"].endswith("pyproject.toml:5: imagez: not a setting")
+    assert "hint: did you mean images?" in " ".join(lines)
+    assert "pyproject.toml:6: registry: expected text in quotes, got a number" in said["registry"]
+    assert "pyproject.toml:7: cluster: expected a table, got text" in said["cluster"]
+    assert "pyproject.toml:10: select.cuda: expected text, got a number" in said["select.cuda"]
+    assert 'hint: write cuda = "12.10"' in lines          # as typed: TOML reads it as 12.1
+    assert 'hint: write only = ["ml/*"]' in lines
+    assert "pyproject.toml:12: select.platforms: 'linux/s390x'" in said["select.platforms"]
 
 
 def test_no_project_says_what_was_searched_and_what_to_do(tmp_path: Path,
@@ -144,7 +166,7 @@ def test_the_registry_and_the_package_index_are_project_settings(
     assert "registry =" in " ".join(result.output.split()) and not (tmp_path / "ci2.yml").exists()
     (tmp_path / "imgkit.toml").write_text("registry = 7\n")
     result = runner.invoke(app, ["list"])
-    assert result.exit_code == 2 and "registry: not a setting, or not of its type" in result.output
+    assert result.exit_code == 2 and "registry: expected text in quotes, got a number" in result.output
 
 
 def test_a_second_package_index_is_a_project_setting(tmp_path: Path,

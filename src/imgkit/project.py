@@ -34,7 +34,7 @@ import sys
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
-from .errors import UsageError
+from .errors import SpecError, UsageError, every_problem
 from .selection import DEFAULT_IMAGES, DEFAULT_NAMESPACE, Selection
 
 PROJECT_FILE = "imgkit.toml"
@@ -92,8 +92,8 @@ class Project:
         return value
 
 
-def _table(path: Path) -> dict[str, object] | None:
-    """The settings table of a project file, or None when it is not one."""
+def _table(path: Path) -> tuple[dict[str, object], str] | None:
+    """The settings table of a project file and the file's text, or None when it is not one."""
     try:
         text = path.read_text()
     except OSError:
@@ -102,10 +102,10 @@ def _table(path: Path) -> dict[str, object] | None:
         return None
     document = _parsed(path, text)
     if path.name == PROJECT_FILE:
-        return document
+        return document, text
     tool = document.get("tool")
     table = tool.get("imgkit") if isinstance(tool, dict) else None
-    return table if isinstance(table, dict) else None
+    return (table, text) if isinstance(table, dict) else None
 
 
 def _parsed(path: Path, text: str) -> dict[str, object]:
@@ -128,29 +128,34 @@ def read_toml(path: Path) -> dict[str, object]:
     return _parsed(path, text)
 
 
-def _checked(path: Path, table: dict[str, object]) -> Project:
-    """The project a table declares, every key checked (file and key named)."""
+def _checked(path: Path, table: dict[str, object], text: str) -> Project:
+    """The project a table declares, every key checked: every problem at once, each with
+    the file, line and key (project_problems.py words them)."""
     where = path.parent
     paths: dict[str, Path] = {"images": _shown(where / "images")}   # a project's matrix: its images/
     texts: dict[str, str] = {}
     select = Select()
     cluster: dict[str, object] | None = None
     team_labels: tuple[tuple[str, str], ...] = ()
+    found: list[SpecError] = []
     for key, value in table.items():
         if key in PATHS and isinstance(value, str) and value:
             paths[key] = _shown(where / value)
         elif key in TEXTS and isinstance(value, str) and value:
             texts[key] = value
         elif key == "select" and isinstance(value, dict):
-            select = _selection(path, value)
+            select = _selection(path, text, value, found)
         elif key == "cluster" and isinstance(value, dict):
             cluster = value
         elif key == "labels" and isinstance(value, dict):
-            team_labels = _labels(path, value)
+            team_labels = _labels(path, text, value, found)
         else:
-            known = ", ".join((*PATHS, *TEXTS, "select", "cluster", "labels"))
-            raise UsageError(f"{path}: {key}: not a setting, or not of its type ({value!r})",
-                             hint=f"settings: {known} (docs/your-matrix.md#the-project-file)")
+            from . import project_problems
+            found.append(project_problems.setting(
+                path, text, key, value, "a path in quotes" if key in PATHS else "text in quotes",
+                (*PATHS, *TEXTS, "select", "cluster", "labels")))
+    if found:
+        raise every_problem(found)
     settings = Settings(images=paths["images"], templates=paths.get("templates"),
                         compat=paths.get("compat"), namespace=texts.get("namespace"),
                         registry=texts.get("registry"), index_url=texts.get("index_url"),
@@ -161,14 +166,16 @@ def _checked(path: Path, table: dict[str, object]) -> Project:
                    labels=team_labels)
 
 
-def _labels(path: Path, table: dict[str, object]) -> tuple[tuple[str, str], ...]:
+def _labels(path: Path, text: str, table: dict[str, object],
+            found: list[SpecError]) -> tuple[tuple[str, str], ...]:
     """[labels]: names a team may set, each with a text value."""
     from .labels import refused
     for name, value in table.items():
         why = refused(name) if isinstance(value, str) else "its value must be text"
         if why is not None:
-            raise UsageError(f"{path}: labels.{name}: {why}",
-                             hint="e.g. \"org.opencontainers.image.vendor\" = \"Example ML\"")
+            from .project_problems import where
+            found.append(SpecError(str(path), f"labels.{name}", why, line=where(text, "labels", name)[0],
+                                   hint="e.g. \"org.opencontainers.image.vendor\" = \"Example ML\""))
     return tuple((str(k), str(v)) for k, v in table.items())
 
 
@@ -181,7 +188,8 @@ def _shown(path: Path) -> Path:
         return path
 
 
-def _selection(path: Path, table: dict[str, object]) -> Select:
+def _selection(path: Path, text: str, table: dict[str, object],
+               found: list[SpecError]) -> Select:
     from .platforms import KNOWN
     lists: dict[str, tuple[str, ...]] = {}
     for key, value in table.items():
@@ -189,13 +197,13 @@ def _selection(path: Path, table: dict[str, object]) -> Select:
                 isinstance(v, str) for v in value):
             lists[key] = tuple(value)
         elif key != "cuda" or not isinstance(value, str):
-            raise UsageError(f"{path}: select.{key}: not a selection setting, or not of its "
-                             f"type ({value!r})", hint="select: cuda = \"X.Y\", only = [GLOB, "
-                             "...], platforms = [PLATFORM, ...]")
+            from . import project_problems
+            found.append(project_problems.selection(path, text, key, value))
     unknown = [p for p in lists.get("platforms", ()) if p not in KNOWN]
     if unknown:
-        raise UsageError(f"{path}: select.platforms: {unknown[0]!r} is not one of "
-                         f"{', '.join(KNOWN)}")
+        from .project_problems import where
+        found.append(SpecError(str(path), "select.platforms", f"{unknown[0]!r} is not one of "
+                               f"{', '.join(KNOWN)}", line=where(text, "select", "platforms")[0]))
     cuda = table.get("cuda")
     return Select(cuda=cuda if isinstance(cuda, str) else None, only=lists.get("only", ()),
                   platforms=tuple(dict.fromkeys(lists.get("platforms", ()))))
@@ -206,9 +214,9 @@ def find_project(start: Path | None = None) -> Project:
     here = (start or Path.cwd()).resolve()
     for folder in (here, *here.parents):
         for name in (PROJECT_FILE, "pyproject.toml"):
-            table = _table(folder / name)
-            if table is not None:
-                return _checked(folder / name, table)
+            read = _table(folder / name)
+            if read is not None:
+                return _checked(folder / name, *read)
     return Project(file=None)
 
 
