@@ -100,6 +100,9 @@ labels: [a, b]
                         'repository: team/extras\ntag: "{parent_tag}-extras"\n'
                         'env: {DEBUG: true}\nports: ["8888"]\nworkdir: workspace\n'
                         'cmd: jupyter lab\n',
+    # a working folder copied from a Dockerfile that ran as root: the user cannot reach it
+    "rootdir.yaml": 'family: rootdir\nextends: {family: paddle}\nrepository: team/rootdir\n'
+                    'tag: "{parent_tag}"\nworkdir: /root/app\napt: [jq]\n',
     # a package the stack below already pins, at another version (found when planned)
     "pinned.yaml": 'family: pinned\nextends: {family: paddle}\nrepository: team/pinned\n'
                    'tag: "{parent_tag}"\npip:\n  - einops==0.8.1\n  - paddlepaddle-gpu==2.6.1\n',
@@ -143,6 +146,7 @@ EXPECTED = [
     ("team-extras.yaml", "workdir", "'workspace' is not a valid absolute path"),
     ("team-extras.yaml", "cmd", "must be a list, got the text 'jupyter lab'"),
     ("pinned.yaml", "pip[1]", "would replace paddlepaddle-gpu==2.6.2"),
+    ("rootdir.yaml", "workdir", "/root/app is under /root, which only root may enter"),
     ("idle-exclude.yaml", "exclude[1].framework_version", "'2.7' is not a value of axes."
      "framework_version (2.10.0, 2.7.0): the point leaves nothing out"),
     ("jammy-torch.yaml", "axes", "python 3.12 is not what jammy ships"),
