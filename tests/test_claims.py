@@ -261,3 +261,20 @@ def test_version_variables_nothing_answers_are_said_on_one_line_never_dropped() 
         "by their names: not verified")
     assert [c for c in claim_checks(parse_report(GOOD), ngc_tensorflow)
             if c.name == "env *_VERSION"][0].required is False
+
+
+def test_an_nvidia_version_label_the_table_does_not_know_is_read_by_its_name() -> None:
+    # NGC's com.nvidia.<thing>.version labels: the framework by its project's name, a library
+    labels = {"com.nvidia.pytorch.version": "2.5.1", "com.nvidia.cublaslt.version": "12.4.0",
+              "com.nvidia.tensorrt.version": "10.6.0.26", "com.nvidia.build.id": "117",
+              "com.nvidia.cudnn.version": "9.1.0.70-1"}              # the table's: its own check
+    checks = {c.name: c for c in claim_checks(parse_report(GOOD), {}, labels)}
+    assert checks["label com.nvidia.pytorch.version"].verdict == PASS
+    lying = checks["label com.nvidia.cublaslt.version"]
+    assert lying.verdict == FAIL and lying.diagnosis == (
+        "the image says com.nvidia.cublaslt.version=12.4.0, but its cublasLt is 12.4.5 (read "
+        "by the label's name)")
+    assert checks["label com.nvidia.cudnn.version"].verdict == PASS
+    said = checks["label com.nvidia.*.version"]
+    assert said.verdict == INFO and "com.nvidia.tensorrt.version=10.6.0.26" in said.diagnosis
+    assert not any("build.id" in c.diagnosis for c in checks.values())

@@ -92,46 +92,53 @@ def claim_checks(report: Report, env: dict[str, str],
                                 f"the image states {claim.claims} twice and disagrees with "
                                 f"itself: {first[0]} says {first[1]}, {where} says {version} "
                                 "(a label or variable inherited from a parent and left stale?)"))
-    return checks + unlisted_checks(report, env)
+    return checks + unlisted_checks(report, env, labels)
 
 
-# A variable the table does not know, named as the table's are (TENSORFLOW_VERSION,
-# JAX_VERSION, TRANSFORMER_ENGINE_VERSION, OPENMPI_VERSION): held to what the probe read by
+# A variable or label the table does not know, named as the table's are (TENSORFLOW_VERSION,
+# JAX_VERSION, OPENMPI_VERSION; com.nvidia.tensorrt.version): held to what the probe read by
 # that name (a framework it imported, the image's python3, a library, a claimed Python
 # package); the ones nothing answers are named together on one info line, never dropped.
-UNLISTED = re.compile(r"^([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*)_VERSION$")
+UNLISTED = {"env": re.compile(r"^([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*)_VERSION$"),
+            "label": re.compile(r"^com\.nvidia\.([a-z0-9][a-z0-9_-]*)\.version$")}
+UNLISTED_SHOWN = {"env": "env *_VERSION", "label": "label com.nvidia.*.version"}
+# the projects' names for the frameworks the probe imports by their modules' names
+FRAMEWORK_NAMES = {"pytorch": "torch", "paddlepaddle": "paddle"}
 
 
-def unlisted_checks(report: Report, env: dict[str, str]) -> list[Check]:
-    listed = {claim.name for claim in table() if claim.kind == "env"}
+def unlisted_checks(report: Report, env: dict[str, str],
+                    labels: dict[str, str] | None = None) -> list[Check]:
     checks: list[Check] = []
-    unanswered: list[str] = []
-    for name, text in sorted(env.items()):
-        named = UNLISTED.match(name)
-        version = _version(text or "", 3)
-        if name in listed or named is None or version is None:
-            continue                      # the table's, not a version (a path, a word)
-        answer = _answer(report, named.group(1).lower())
-        if answer is None:
-            unanswered.append(f"{name}={text}")
-            continue
-        what, measured = answer
-        ok = _version(measured, len(version.split("."))) == version
-        checks.append(Check(f"env {name}", PASS if ok else FAIL, version, measured,
-                            "" if ok else f"the image says {name}={text}, but its {what} is "
-                            f"{measured} (read by the variable's name)"))
-    if unanswered:
-        checks.append(Check("env *_VERSION", INFO, f"{len(unanswered)} more stated",
-                            "stated, not measured",
-                            f"the image also says {', '.join(unanswered)}: imgkit reads no "
-                            "version of these by their names: not verified", required=False))
+    for kind, said in (("env", env), ("label", labels or {})):
+        listed = {claim.name for claim in table() if claim.kind == kind}
+        unanswered: list[str] = []
+        for name, text in sorted(said.items()):
+            named = UNLISTED[kind].match(name)
+            version = _version(text or "", 3)
+            if name in listed or named is None or version is None:
+                continue                  # the table's, not a version (a path, a word)
+            answer = _answer(report, named.group(1).lower())
+            if answer is None:
+                unanswered.append(f"{name}={text}")
+                continue
+            what, measured = answer
+            ok = _version(measured, len(version.split("."))) == version
+            source = "variable" if kind == "env" else "label"
+            checks.append(Check(f"{kind} {name}", PASS if ok else FAIL, version, measured,
+                                "" if ok else f"the image says {name}={text}, but its {what} "
+                                f"is {measured} (read by the {source}'s name)"))
+        if unanswered:
+            checks.append(Check(UNLISTED_SHOWN[kind], INFO, f"{len(unanswered)} more stated",
+                                "stated, not measured",
+                                f"the image also says {', '.join(unanswered)}: imgkit reads no "
+                                "version of these by their names: not verified", required=False))
     return checks
 
 
 def _answer(report: Report, thing: str) -> tuple[str, str] | None:
     """What the probe read under the name `thing` (tensorflow, python, cublaslt...): (what,
     its version), or None."""
-    framework = report.frameworks.get(thing)
+    framework = report.frameworks.get(FRAMEWORK_NAMES.get(thing, thing))
     if framework is not None and framework.imported and framework.version:
         return thing, framework.version
     if thing == "python":

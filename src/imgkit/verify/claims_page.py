@@ -67,8 +67,10 @@ def claims_page() -> str:
         "`OPENMPI_VERSION`), is read by its name: held, as far as it goes, to the framework "
         "of that name the probe imported, to the image's python3 for `PYTHON_VERSION`, to "
         "the library or the claimed Python package of that name (`CUBLASLT_VERSION`), and "
-        "failed naming both when they disagree. The ones nothing answers are named together "
-        "on one info line, `env *_VERSION` (stated, not verified).",
+        "failed naming both when they disagree. A label `com.nvidia.NAME.version` the table "
+        "does not know is read the same way (NGC's `com.nvidia.pytorch.version`). The ones "
+        "nothing answers are named together on one info line, `env *_VERSION` or `label "
+        "com.nvidia.*.version` (stated, not verified).",
         "",
         "| name | kind | set by | form | parts | answered by |",
         "|---|---|---|---|---|---|",
