@@ -107,28 +107,29 @@ def test_every_problem_of_every_file_is_reported_at_once(tmp_path: Path) -> None
     assert "quote versions" in out and "Traceback" not in out
 
 
-def test_a_version_yaml_shortened_is_quoted_as_it_was_typed(tmp_path: Path) -> None:
-    # `9.10` unquoted is the number 9.1: the hint must not tell the team to write '9.1'
+def listed(tmp_path: Path, team: str) -> Any:
+    """`imgkit list` of a matrix of one family file, team.yaml."""
     images = tmp_path / "images"
     images.mkdir()
-    (images / "team.yaml").write_text(
-        'family: team\nframework: torch\nrepository: team/torch\n'
-        'tag: "{framework_version}-cuda{cuda}"\n'
-        'axes:\n  framework_version: ["2.10.0"]\n  cuda: ["12.8"]\n  cudnn: [9.10]\n')
-    result = runner.invoke(app, ["list", "--images", str(images)])
+    (images / "team.yaml").write_text(team)
+    return runner.invoke(app, ["list", "--images", str(images)], terminal_width=200)
+
+
+def test_a_version_yaml_shortened_is_quoted_as_it_was_typed(tmp_path: Path) -> None:
+    # `9.10` unquoted is the number 9.1: the hint must not tell the team to write '9.1'
+    result = listed(tmp_path, 'family: team\nframework: torch\nrepository: team/torch\n'
+                              'tag: "{framework_version}-cuda{cuda}"\naxes:\n'
+                              '  framework_version: ["2.10.0"]\n  cuda: ["12.8"]\n  cudnn: [9.10]\n')
     assert result.exit_code == 2, result.output
     assert "team.yaml:8: axes.cudnn[0]: 9.10 was read as the number 9.1" in result.output
     assert "keeps them as text: '9.10'" in result.output and "'9.1'" not in result.output
 
 
 def test_a_refused_name_is_explained_in_words_with_what_would_do(tmp_path: Path) -> None:
-    images = tmp_path / "images"
-    images.mkdir()
-    (images / "team.yaml").write_text(
-        'family: Team-Torch\nframework: torch\nrepository: ml/Team\n'
-        'tag: "{framework_version}"\naxes:\n  os: [ubuntu22.04]\n'
-        '  framework_version: ["2.10.0"]\n  cuda: ["12.8"]\n')
-    out = " ".join(runner.invoke(app, ["list", "--images", str(images)]).output.split())
+    out = " ".join(listed(tmp_path, 'family: Team-Torch\nframework: torch\nrepository: ml/Team\n'
+                                    'tag: "{framework_version}"\naxes:\n  os: [ubuntu22.04]\n'
+                                    '  framework_version: ["2.10.0"]\n  cuda: ["12.8"]\n'
+                          ).output.split())
     assert "allowed pattern" not in out, out                       # words, not a regex
     assert "starting with a letter, at most 40 characters; 'team-torch' would do" in out
     assert "such as ml/pytorch; 'ml/team' would do" in out
@@ -137,13 +138,10 @@ def test_a_refused_name_is_explained_in_words_with_what_would_do(tmp_path: Path)
 
 def test_a_value_of_another_kind_is_named_as_yaml_read_it_with_how_to_write_it(
         tmp_path: Path) -> None:
-    images = tmp_path / "images"
-    images.mkdir()
-    (images / "team.yaml").write_text(
-        'family: team\nframework: torch\nrepository: ml/team\ntag: "{framework_version}"\n'
-        'axes:\n  framework_version: ["2.10.0"]\n  cuda: "12.8"\n'
-        'env: {DEBUG: yes}\nports: ["8888"]\nworkdir: workspace\ncmd: jupyter lab --no-browser\n')
-    out = runner.invoke(app, ["list", "--images", str(images)], terminal_width=200).output
+    out = listed(tmp_path, 'family: team\nframework: torch\nrepository: ml/team\n'
+                           'tag: "{framework_version}"\naxes:\n  framework_version: ["2.10.0"]\n'
+                           '  cuda: "12.8"\nenv: {DEBUG: yes}\nports: ["8888"]\nworkdir: workspace\n'
+                           'cmd: jupyter lab --no-browser\n').output
     said = {line.split(": ", 2)[1]: line for line in out.splitlines() if "team.yaml:" in line}
     hints = " ".join(out.split())
     assert "got the text '12.8'" in said["axes.cuda"] and 'write it as a list: ["12.8"]' in hints
