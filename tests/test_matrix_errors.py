@@ -62,6 +62,10 @@ def test_a_tag_template_giving_an_invalid_tag_is_refused_at_load(tmp_path: Path)
     ("family: x\naxes: {cuda: ['11.8']}\nexclude: 5\n", "exclude: must be a list"),
     ("family: x\naxes: {cuda: ['11.8']}\ninclude: {cuda: '11.8'}\n", "include: must be a list"),
     ("\xff\xfe garbage", "(file)"),
+    # what a person's editor or hand leaves: a tab, an unquoted ': ', a bare * glob
+    ("family: x\naxes:\n\tcuda: ['11.8']\n", "hint: the line holds a tab: YAML indents with spaces"),
+    ("family: x\nextends: {family: paddle}\nenv:\n  X: a: b\n", "a value holding ': ' must be quoted"),
+    ("family: x\nextends: {family: paddle}\napt: [*]\n", "a value starting with * or & must be quoted"),
 ])
 def test_broken_files_name_what_is_wrong(tmp_path: Path, raw: str, where: str) -> None:
     images = tmp_path / "images"
@@ -69,7 +73,7 @@ def test_broken_files_name_what_is_wrong(tmp_path: Path, raw: str, where: str) -
     (images / "bad.yaml").write_bytes(raw.encode("latin-1"))
     result = runner.invoke(app, ["list", "--images", str(images)])
     out = refused(result)
-    assert "bad.yaml" in out and where in out
+    assert "bad.yaml" in out and where in out, out
 
 
 # -- property-based: whatever the matrix, exit 0 or 2 --------------------------------------

@@ -54,13 +54,28 @@ def safe_load(text: str) -> Any:
 def read_file(path: Path) -> Any:
     """A user's YAML file, or a SpecError naming the file and where it broke."""
     try:
-        return safe_load(path.read_text())
+        text = path.read_text()
+        return safe_load(text)
     except (OSError, UnicodeDecodeError) as exc:
         raise SpecError(str(path), "(file)", f"cannot be read: {exc}")
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        raise SpecError(str(path), f"line {mark.line + 1}" if mark else "(parse)",
-                        f"not valid YAML: {getattr(exc, 'problem', exc)}")
+        raise _broken(path, text, exc) from None
+
+
+def _broken(path: Path, text: str, exc: yaml.YAMLError) -> SpecError:
+    """Where a file stopped being YAML, and what the usual cause of that is."""
+    mark = getattr(exc, "problem_mark", None)
+    problem = str(getattr(exc, "problem", None) or exc)
+    line = text.splitlines()[mark.line] if mark and mark.line < len(text.splitlines()) else ""
+    hint = ""
+    if "\t" in line:
+        hint = "the line holds a tab: YAML indents with spaces only"
+    elif "mapping values are not allowed" in problem:
+        hint = "a value holding ': ' must be quoted, e.g. cmd: \"echo a: b\""
+    elif "found undefined alias" in problem or "expected alphabetic or numeric" in problem:
+        hint = "a value starting with * or & must be quoted, e.g. only: [\"*\"]"
+    return SpecError(str(path), f"line {mark.line + 1}" if mark else "(parse)",
+                     f"not valid YAML: {problem}", hint=hint)
 
 
 Path_ = tuple[str | int, ...]
@@ -92,9 +107,7 @@ def read_with_lines(path: Path) -> tuple[Any, dict[Path_, int]]:
             _lines(node, (), lines)
         return (loader.construct_document(node) if node is not None else None), lines
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        raise SpecError(str(path), f"line {mark.line + 1}" if mark else "(parse)",
-                        f"not valid YAML: {getattr(exc, 'problem', exc)}")
+        raise _broken(path, path.read_text(), exc) from None
     finally:
         loader.dispose()
 
