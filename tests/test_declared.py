@@ -77,6 +77,17 @@ def test_every_problem_of_a_check_file_is_said_with_its_line(tmp_path: Path) -> 
     assert ("fileExistenceTests[1].colour", 20) in said
     assert ("fileContentTests[0].name", 22) in said                     # required, where it goes
     assert "imgkit does not run setup commands yet" in str(caught.value)
+    # a value of another kind, as YAML read it, with how to write it
+    wrong = ('schemaVersion: 2.0.0\ncommandTests:\n  - name: jq\n    command: jq\n'
+             '    args: --version\nfileExistenceTests:\n  - name: conf\n    path: /etc/x\n'
+             '    permissions: 755\n')
+    with pytest.raises(SpecErrors) as caught:
+        load_checks(write(tmp_path, wrong))
+    worded = {p.key: (p.reason, p.hint) for p in caught.value.problems}
+    assert worded["commandTests[0].args"] == ("must be a list, got the text '--version'",
+                                            'write it as a list: ["--version"]')
+    assert worded["fileExistenceTests[0].permissions"] == (
+        "expected text, got the number 755", "a mode as `ls -l` prints it, e.g. '-rwxr-xr-x'")
     with pytest.raises(SpecError, match="is not a schema imgkit reads"):
         load_checks(write(tmp_path, TEAM_CST.replace("2.0.0", "1.0.0")))
     with pytest.raises(SpecError, match="declares no test"):

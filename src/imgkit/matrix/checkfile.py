@@ -161,8 +161,8 @@ def load_checks(path: Path) -> CheckFile:
     try:
         checks = CheckFile.model_validate(_stripped(raw))
     except ValidationError as error:
-        found += [SpecError(file, key_of(e["loc"]), plainly(e, UNKNOWN), line=line_of(e["loc"], lines))
-                  for e in error.errors()]
+        found += [SpecError(file, key_of(e["loc"]), reason, hint=hint, line=line_of(e["loc"], lines))
+                  for e in error.errors() for reason, hint in [plainly(e, UNKNOWN)]]
         raise every_problem(sorted(found, key=lambda p: p.line or 0)) from None
     if checks.schema_version != SCHEMA_VERSION:
         found.append(SpecError(file, "schemaVersion", f"{checks.schema_version!r} is not a "

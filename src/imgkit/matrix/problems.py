@@ -8,7 +8,7 @@ from pydantic import ValidationError
 
 from ..errors import SpecError
 from .family_model import KIND_WORDS, KINDS, NARROWING, homes_of
-from .fields import AXIS_PATTERNS, kind_of
+from .fields import AXIS_PATTERNS, as_list_hint, kind_of
 
 Lines = dict[tuple[Any, ...], int]
 AXIS_HOLDERS = ("axes", "exclude", "include")
@@ -32,14 +32,22 @@ def line_of(loc: tuple[Any, ...], lines: Lines) -> int | None:
     return lines.get(path)
 
 
-def plainly(error: Any, unknown: str) -> str:
-    """One pydantic error of a file that is not a family file, in imgkit's words: `unknown`
-    for a key the model has not, "required" for one it lacks, else pydantic's own message."""
-    if error["type"] == "extra_forbidden":
-        return unknown
-    if error["type"] == "missing":
-        return "required"
-    return str(error["msg"])[:1].lower() + str(error["msg"])[1:]
+def plainly(error: Any, unknown: str) -> tuple[str, str]:
+    """(reason, hint) for one pydantic error of a file that is not a family file, in imgkit's
+    words: `unknown` for a key the model has not, "required" for one it lacks, a value of
+    another kind named as YAML read it (with how to write it), else pydantic's own message."""
+    kind_of_error, given = error["type"], error.get("input")
+    if kind_of_error == "extra_forbidden":
+        return unknown, ""
+    if kind_of_error == "missing":
+        return "required", ""
+    if kind_of_error == "list_type":
+        return f"must be a list, got {kind_of(given)}", as_list_hint(given)
+    if kind_of_error == "string_type":
+        return f"expected text, got {kind_of(given)}", (
+            "a mode as `ls -l` prints it, e.g. '-rwxr-xr-x'" if error["loc"][-1:] == ("permissions",)
+            else "write it in quotes")
+    return str(error["msg"])[:1].lower() + str(error["msg"])[1:], ""
 
 
 def problems(file: str, kind: str, error: ValidationError, lines: Lines) -> list[SpecError]:

@@ -58,12 +58,14 @@ def load_waivers(path: Path) -> tuple[Waiver, ...]:
     try:
         return tuple(WaiverFile.model_validate(raw if raw is not None else {}).waivers)
     except ValidationError as error:
-        raise every_problem([SpecError(str(path), key_of(e["loc"]), plainly(e, UNKNOWN),
-                                       hint=_hint(e), line=line_of(e["loc"], lines))
-                             for e in error.errors()]) from None
+        raise every_problem([SpecError(str(path), key_of(e["loc"]), reason,
+                                       hint=_hint(e) or hint, line=line_of(e["loc"], lines))
+                             for e in error.errors() for reason, hint in [plainly(e, UNKNOWN)]]
+                            ) from None
 
 
 def _hint(error: Any) -> str:
+    """The waivers file's own hint for a problem, where it has one (else plainly's)."""
     if error["type"] == "extra_forbidden" or error["type"] == "missing":
         return "a waiver has: id, package, ecosystem, reason, who, expires (YYYY-MM-DD)"
     if error["loc"][-1:] == ("expires",):
