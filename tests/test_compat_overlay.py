@@ -58,6 +58,20 @@ def test_an_overlay_beside_the_matrix_adds_a_framework_build(tmp_path: Path) -> 
     assert "paddle:3.0.0-gpu-cuda12.6-cudnn9" in result.output
 
 
+def test_an_overlay_framework_the_probe_cannot_run_lists_with_a_warning(tmp_path: Path) -> None:
+    overlay = {"frameworks": {"tensorflow": {"2.17.0": {
+        "pip": "tensorflow==2.17.0", "cuda": "12.4", "cudnn": ">=9.3,<10", "nccl": ">=2.21,<3",
+        "python": ["3.11"]}}}}
+    family = {"family": "tf", "framework": "tensorflow", "repository": "ml/tf",
+              "tag": "{framework_version}", "axes": {"framework_version": ["2.17.0"],
+                                                     "cuda": ["12.4"], "cudnn": ["default"],
+                                                     "nccl": ["default"]}}
+    result = imgkit_list(matrix(tmp_path, family, overlay))
+    assert result.exit_code == 0, result.output
+    out = " ".join(result.output.split())
+    assert "ml/tf:2.17.0" in out and "framework tensorflow: imgkit's probe proves jax, paddle, torch" in out
+
+
 def test_an_overlay_adds_a_cuda_release(tmp_path: Path) -> None:
     family = {"family": "cuda", "cuda_libs": ["cudart", "cublas"], "axes": {"cuda": ["13.6"]}}
     assert imgkit_list(matrix(tmp_path, family)).exit_code == 2

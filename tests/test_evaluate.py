@@ -66,6 +66,17 @@ def test_framework_import_failure_names_the_missing_library() -> None:
     assert "libgomp.so.1" in check.diagnosis
 
 
+def test_a_framework_the_probe_cannot_run_fails_saying_so_not_that_it_is_missing() -> None:
+    # a compat overlay's own framework (tensorflow): built by imgkit, labelled so, not probed
+    from imgkit.verify.evaluate import evaluate
+    labels = {"org.imgkit.framework": "tensorflow", "org.imgkit.framework_version": "2.17.0"}
+    verdict = evaluate("ml/tf:2.17.0-cuda12.4", "sha256:" + "0" * 64, parse_report(GOOD),
+                       expectations("ml/tf:2.17.0-cuda12.4", labels, []), gpu=True)
+    check = next(c for c in verdict.failed if c.name == "tensorflow.import")
+    assert check.measured == "not probed" and "not installed" not in check.diagnosis
+    assert "imgkit's probe cannot run (it proves jax, paddle, torch)" in check.diagnosis
+
+
 def test_a_framework_that_crashes_under_qemu_blames_the_host_not_the_image() -> None:
     """What torch 2.15's arm64 image does under this x86-64 host's QEMU (seen here): its
     oneDNN reads an arm64 register from sysfs and the emulated process dies. Not the image."""

@@ -55,7 +55,20 @@ def load_plan(selection: Selection) -> Plan:
         raise every_problem(with_lines(matrix.problems()))
     _say_stepped_round(matrix)
     plan = select(plan, selection.cuda, selection.only, selection.platforms)
+    _say_unprobed(plan, spec)
     return replace(plan, left_out=tuple(b.file for b in matrix.broken))
+
+
+def _say_unprobed(plan: Plan, spec: Spec) -> None:
+    """A warning per framework family in the selection whose framework (a compat overlay's
+    own, such as tensorflow) the probe cannot run: its images build, and fail verify."""
+    from ..probe.frameworks import ADAPTERS
+    named = {t.family for t in plan.targets}
+    for family in spec.families:
+        if family.framework and family.framework not in ADAPTERS and family.name in named:
+            print_warning(f"{family.file}: framework {family.framework}: imgkit's probe proves "
+                          f"{', '.join(sorted(ADAPTERS))}; its images build, but verify cannot "
+                          f"prove {family.framework} imports and computes on the GPU, and fails them")
 
 
 def _namespace_source(selection: Selection) -> str:

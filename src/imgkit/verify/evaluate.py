@@ -10,6 +10,7 @@ from .. import platforms, versions
 from ..matrix import compat
 from ..matrix.compat import Compat
 from ..options import Thresholds
+from ..probe.frameworks import ADAPTERS
 from .diagnose import IMAGE, diagnose
 from .driver_floor import floor_check
 from .expect import Expectations
@@ -113,12 +114,22 @@ def _cuda_of(family: str, copy: LibraryCopy, data: Compat) -> str | None:
     return found.group(1) if found else None
 
 
+# the frameworks the probe imports and runs on the GPU (an overlay may build others)
+PROBED = tuple(sorted(ADAPTERS))
+
+
 def framework_checks(report: Report, exp: Expectations) -> list[Check]:
     checks = []
     expected = exp.get("framework")
     runtime = {f: report.libraries.version(f) for f in ("cudart", "cudnn")}
     for name in sorted(set(report.frameworks) | ({expected} if expected else set())):
         result = report.frameworks.get(name)
+        if result is None and name not in PROBED:
+            checks.append(Check(f"{name}.import", FAIL, "imports and computes on the GPU",
+                                "not probed", f"the image says its framework is {name}, which "
+                                f"imgkit's probe cannot run (it proves {', '.join(PROBED)}): "
+                                "its import and GPU use were NOT verified"))
+            continue
         if result is None:
             checks.append(Check(f"{name}.import", FAIL, "installed", "not installed",
                                 f"{name} is not installed in the image"))
