@@ -166,5 +166,12 @@ def test_check_resolve_names_what_moved_on_the_index_and_writes_nothing(
         # --resolve is a kind of --check
         alone = imgkit("lock", "--resolve", *selection)
         assert alone.returncode == 2 and "--check" in alone.stderr
+        # a pin the index does not hold: pip's words, and whose pin it is
+        (images / "req.yaml").write_text((images / "req.yaml").read_text()
+                                         .replace(f'"{app}==1.0"', f'"{app}==9.9"'))
+        wrong = imgkit("lock", "--only", req, *selection, env=env)
+        said = " ".join(wrong.stderr.split())
+        assert wrong.returncode == 2 and f"pip cannot resolve {app}==9.9" in said, said
+        assert "hint: the pins are family req's (its pip: list" in said
     finally:
         engine.remove_image(f"{ns}/debian:bookworm")

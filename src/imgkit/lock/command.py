@@ -129,8 +129,15 @@ def _resolved(target: Target, wanted: tuple[str, ...], below: list[Pinned], glib
     return _merged(target, [resolve(wanted, [p for p in below if _applies(p, platform)],
                                     python=target.python, platform=platform, glibc=glibc,
                                     index_url=index_url, extra_index_url=extra_index_url,
-                                    what=target.tag)
+                                    what=target.tag, whose=_whose(target))
                             for platform in target.platforms])
+
+
+def _whose(target: Target) -> str:
+    """Where an image's pip pins were written, as a lock's failure names it."""
+    if target.layer in ("framework", "extension"):
+        return f"family {target.family}'s (its pip: list, and the framework's compat entry)"
+    return f"the compat data's for CUDA {target.cuda} ({target.layer} layer)"
 
 
 def what_moved(old: bytes | None, new: str) -> str:

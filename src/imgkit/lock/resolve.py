@@ -63,8 +63,9 @@ def trusted_host(index_url: str) -> list[str]:
 
 def resolve(wanted: Sequence[str], below: Sequence[Pinned], *, python: str, platform: str,
             glibc: str, index_url: str | None = None, what: str = "",
-            extra_index_url: str | None = None) -> list[Pinned]:
-    """Every distribution `wanted` needs on top of `below` (the parents' pins, kept)."""
+            extra_index_url: str | None = None, whose: str = "") -> list[Pinned]:
+    """Every distribution `wanted` needs on top of `below` (the parents' pins, kept);
+    `whose`: where the pins were written, for the hint of one pip cannot resolve."""
     with tempfile.TemporaryDirectory(prefix="imgkit-lock-") as tmp:
         constraints = Path(tmp, "constraints.txt")
         constraints.write_text("".join(f"{p.name}=={p.version}\n" for p in below))
@@ -87,7 +88,9 @@ def resolve(wanted: Sequence[str], below: Sequence[Pinned], *, python: str, plat
                 raise HostError(f"{what}: the package index did not answer: {said}",
                                 hint="check the network, or pass --index-url")
             raise UsageError(f"{what}: pip cannot resolve {' '.join(wanted)} for CPython "
-                             f"{python} on {platform}: {said}")
+                             f"{python} on {platform}: {said}",
+                             hint=f"the pins are {whose}: `pip index versions NAME` lists what "
+                                  "the index holds" if whose else "")
         installs = json.loads(report.read_text()).get("install", [])
     kept = {(p.name.lower().replace("_", "-"), p.version) for p in below}
     out = []
