@@ -79,6 +79,7 @@ def test_the_projects_selection_is_the_default_one(project: Path,
 
 @pytest.mark.parametrize("text, said", [
     ('images = 5\n', "imgkit.toml:1: images: expected a path in quotes, got a number"),
+    ('images = ""\n', "imgkit.toml:1: images: expected a path in quotes, got an empty text"),
     ('matrix = "images"\n', "imgkit.toml:1: matrix: not a setting"),
     ('[select]\ncuda = 12.8\n', "imgkit.toml:2: select.cuda: expected text, got a number"),
     ('[select]\nplatforms = ["linux/s390x"]\n', "'linux/s390x' is not one of"),

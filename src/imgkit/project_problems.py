@@ -46,7 +46,8 @@ def setting(path: Path, text: str, key: str, value: object, wanted: str,
     """A top-level key that is not a setting, or a setting whose value is not `wanted`."""
     line, written = where(text, "", key)
     if key in known and key not in SECTIONS:
-        return SpecError(str(path), key, f"expected {wanted}, got {kind(value)}", line=line,
+        got = "an empty text" if value == "" else kind(value)
+        return SpecError(str(path), key, f"expected {wanted}, got {got}", line=line,
                          hint=f'write {key} = "{written or value}"'
                          if isinstance(value, (int, float)) else f'e.g. {key} = "..."')
     if key in SECTIONS:
