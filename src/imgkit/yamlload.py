@@ -66,7 +66,8 @@ def _broken(path: Path, text: str, exc: yaml.YAMLError) -> SpecError:
     """Where a file stopped being YAML, and what the usual cause of that is."""
     mark = getattr(exc, "problem_mark", None)
     problem = str(getattr(exc, "problem", None) or exc)
-    line = text.splitlines()[mark.line] if mark and mark.line < len(text.splitlines()) else ""
+    lines = text.splitlines()
+    line = lines[mark.line] if mark and mark.line < len(lines) else ""
     hint = ""
     if "\t" in line:
         hint = "the line holds a tab: YAML indents with spaces only"
@@ -97,7 +98,8 @@ def _lines(node: Any, path: Path_, out: dict[Path_, int]) -> None:
 def read_with_lines(path: Path) -> tuple[Any, dict[Path_, int]]:
     """A user's YAML file and the line of each of its keys and items, parsed once."""
     try:
-        loader = SafeLoader(path.read_text())
+        text = path.read_text()
+        loader = SafeLoader(text)
     except (OSError, UnicodeDecodeError) as exc:
         raise SpecError(str(path), "(file)", f"cannot be read: {exc}")
     try:
@@ -107,7 +109,7 @@ def read_with_lines(path: Path) -> tuple[Any, dict[Path_, int]]:
             _lines(node, (), lines)
         return (loader.construct_document(node) if node is not None else None), lines
     except yaml.YAMLError as exc:
-        raise _broken(path, path.read_text(), exc) from None
+        raise _broken(path, text, exc) from None
     finally:
         loader.dispose()
 

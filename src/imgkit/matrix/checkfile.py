@@ -150,6 +150,13 @@ def _stripped(raw: Any) -> Any:
     return out
 
 
+def _hint(error: Any) -> str:
+    """The check file's own hint for a problem, where it has one (else plainly's)."""
+    if error["type"] == "string_type" and error["loc"][-1:] == ("permissions",):
+        return "a mode as `ls -l` prints it, e.g. '-rwxr-xr-x'"
+    return ""
+
+
 def load_checks(path: Path) -> CheckFile:
     """The check file at `path`, or every problem of it as one error (exit 2)."""
     file = str(path)
@@ -161,7 +168,8 @@ def load_checks(path: Path) -> CheckFile:
     try:
         checks = CheckFile.model_validate(_stripped(raw))
     except ValidationError as error:
-        found += [SpecError(file, key_of(e["loc"]), reason, hint=hint, line=line_of(e["loc"], lines))
+        found += [SpecError(file, key_of(e["loc"]), reason, hint=_hint(e) or hint,
+                            line=line_of(e["loc"], lines))
                   for e in error.errors() for reason, hint in [plainly(e, UNKNOWN)]]
         raise every_problem(sorted(found, key=lambda p: p.line or 0)) from None
     if checks.schema_version != SCHEMA_VERSION:

@@ -12,6 +12,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstra
 
 from .. import yamlload
 from ..errors import SpecError, every_problem
+from .problems import key_of, line_of
 
 Dotted = Annotated[str, StringConstraints(pattern=r"^[0-9]+(\.[0-9]+)*$")]
 CudaKey = Annotated[str, StringConstraints(pattern=r"^[0-9]{1,2}\.[0-9]{1,2}$")]
@@ -118,9 +119,7 @@ def read(path: Path) -> CompatDocument:
 
 
 def _problem(path: Path, error: Any, lines: dict[yamlload.Path_, int]) -> SpecError:
-    loc = tuple(p for p in error["loc"] if p != "[key]")
-    key = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in loc).lstrip(".") or "(top)"
-    line = next((lines[loc[:n]] for n in range(len(loc), 0, -1) if loc[:n] in lines), None)
+    key, line = key_of(error["loc"]), line_of(error["loc"], lines)
     number = error.get("input")
     if (error["type"] == "string_type" and isinstance(number, (int, float))
             and not isinstance(number, bool)):

@@ -70,11 +70,11 @@ def custom_problems(file: str, model: Model) -> list[SpecError]:
     if user is not None and user.name != "root" and user.uid == 0:
         found.append(SpecError(file, "user.uid", "uid 0 is root: name the user root, with a "
                                "reason"))
-    runs_as = user.name if user is not None else "the image's user"
     if model.workdir and (model.workdir + "/").startswith("/root/") and (
             user is None or user.name != "root"):
         # WORKDIR /root/... copied from a Dockerfile that ran as root: the folder is made
         # and chowned, but /root (mode 700) keeps every other user from reaching it by path
+        runs_as = user.name if user is not None else "the image's user"
         found.append(SpecError(file, "workdir", f"{model.workdir} is under /root, which only "
                                f"root may enter: {runs_as} could not reach it by its path",
                                hint=f"use a folder of its own, e.g. /workspace"

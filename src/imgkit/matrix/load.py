@@ -27,6 +27,7 @@ from . import compat
 from .compat import OsRelease
 from .given_base import BaseFacts, base_name, os_release_of
 from .plan import Plan, Settings, make_plan, select
+from .problems import line_of
 from .spec import REPOSITORY_PATTERN, Broken, Family, Matrix, Spec, read_matrix
 
 SHARED_LAYERS = ("debian", "python", "cuda")   # the repositories of the layers imgkit names
@@ -176,8 +177,7 @@ def with_lines(problems: list[SpecError]) -> list[SpecError]:
                     lines[problem.file] = {}
             path = tuple(int(part[1:-1]) if part.startswith("[") else part for part in
                          re.findall(r"\[\d+\]|[^.\[\]]+", problem.key.split(" ", 1)[0]))
-            line = next((lines[problem.file][path[:n]] for n in range(len(path), 0, -1)
-                         if path[:n] in lines[problem.file]), None)
+            line = line_of(path, lines[problem.file])
             problem = SpecError(problem.file, problem.key, problem.reason, hint=problem.hint,
                                 line=line)
         out.append(problem)

@@ -44,9 +44,7 @@ def plainly(error: Any, unknown: str) -> tuple[str, str]:
     if kind_of_error == "list_type":
         return f"must be a list, got {kind_of(given)}", as_list_hint(given)
     if kind_of_error == "string_type":
-        return f"expected text, got {kind_of(given)}", (
-            "a mode as `ls -l` prints it, e.g. '-rwxr-xr-x'" if error["loc"][-1:] == ("permissions",)
-            else "write it in quotes")
+        return f"expected text, got {kind_of(given)}", "write it in quotes"
     return str(error["msg"])[:1].lower() + str(error["msg"])[1:], ""
 
 
