@@ -87,13 +87,38 @@ def test_every_problem_of_a_check_file_is_said_with_its_line(tmp_path: Path) -> 
     assert worded["commandTests[0].args"] == ("must be a list, got the text '--version'",
                                             'write it as a list: ["--version"]')
     assert worded["fileExistenceTests[0].permissions"] == (
-        "expected text, got the number 755", "a mode as `ls -l` prints it, e.g. '-rwxr-xr-x'")
+        "expected text, got the number 755",
+        "a mode as `ls -l` prints it: 'drwxr-xr-x' for a folder, '-rwxr-xr-x' for a file")
     with pytest.raises(SpecError, match="is not a schema imgkit reads"):
         load_checks(write(tmp_path, TEAM_CST.replace("2.0.0", "1.0.0")))
     with pytest.raises(SpecError, match="declares no test"):
         load_checks(write(tmp_path, "schemaVersion: 2.0.0\n"))
     with pytest.raises(SpecError, match="no such check file"):
         load_checks(tmp_path / "nope.yaml")
+
+
+def test_a_cst_file_written_as_people_write_them_gets_each_fix_in_one_run(tmp_path: Path) -> None:
+    """The ordinary mistakes of a first check file, each with the fix in words: a regex given
+    as text is one item (not split into words), a command line in `command` is split into the
+    program and its args (CST runs it without a shell), a near miss of a key is named."""
+    text = ('schemaVersion: 2.0.0\ncommandTests:\n  - name: py\n    command: python3\n'
+            '    args: -c "import sys; print(sys.version)"\n    expectedOutput: "3.11 final"\n'
+            '  - name: torch\n    command: python3 -c "import torch"\n    args: [-v]\n'
+            '    exitCode: zero\nmetadataTest:\n  env:\n    - key: PATH\n  workdir: /w\n'
+            'commandTest: []\n')
+    with pytest.raises(SpecErrors) as caught:
+        load_checks(write(tmp_path, text))
+    said = {p.key: (p.reason, p.hint, p.line) for p in caught.value.problems}
+    assert said["commandTests[0].args"][1] == \
+        'write a list of words: ["-c", "import sys; print(sys.version)"]'
+    assert said["commandTests[0].expectedOutput"][1] == 'write it as a list: ["3.11 final"]'
+    assert said["commandTests[1].command"] == (
+        "'python3 -c \"import torch\"' is a command line, and the command is run as one "
+        "program's name, without a shell", 'command: python3, args: ["-c", "import torch", "-v"]', 8)
+    assert said["commandTests[1].exitCode"][0] == "expected a whole number, got the text 'zero'"
+    assert said["metadataTest.env"][1] == "did you mean 'envVars'?"
+    assert said["commandTest"][1] == "did you mean 'commandTests'?"
+    assert [p.line for p in caught.value.problems] == sorted(p.line or 0 for p in caught.value.problems)
 
 
 def test_file_tests_judge_what_the_filesystem_holds(tmp_path: Path) -> None:

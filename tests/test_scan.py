@@ -157,6 +157,45 @@ def test_every_problem_of_the_waiver_file_at_once_with_its_line(tmp_path: Path) 
     assert "YYYY-MM-DD" in str(raised.value.message)
 
 
+def test_a_waiver_file_written_as_people_write_them_gets_each_fix(tmp_path: Path) -> None:
+    """A date without its zeros, an empty reason, a bare id for a waiver, a tool's name for
+    an ecosystem: each said in words with the fix, in one run and in line order."""
+    path = tmp_path / "vulnerabilities.yaml"
+    path.write_text("waivers:\n"
+                    "  - id: CVE-2025-47273\n    package: setuptools\n    ecosystem: pip\n"
+                    "    reason:\n    who: me\n    expires: 2027-5-31\n"
+                    "  - CVE-2023-5752\n"
+                    "  - id: DSA-5514-1\n    package: glibc\n    ecosystem: debain:12\n"
+                    "    reason: the flaw needs a setuid binary we do not ship\n    who: me\n"
+                    "    expires: 2027-01-01\n")
+    with pytest.raises(SpecErrors) as raised:
+        load_waivers(path)
+    said = {p.key: (p.reason, p.hint) for p in raised.value.problems}
+    assert said["waivers[0].ecosystem"] == ("'pip' is not an ecosystem as the scanners name it",
+                                            "did you mean 'PyPI'?")
+    assert said["waivers[0].reason"] == ("expected text, got nothing",
+                                         "say why the finding is safe to ship, in a sentence")
+    assert said["waivers[0].expires"] == ("expected a date, got the text '2027-5-31'",
+                                          "YYYY-MM-DD: 2027-05-31")
+    assert said["waivers[1]"][0] == "must be a mapping of keys to values, got the text 'CVE-2023-5752'"
+    assert said["waivers[2].ecosystem"][1] == "did you mean 'Debian'?"
+    assert [p.line for p in raised.value.problems] == [4, 5, 7, 8, 11]
+    # a name near none of OSV's is taken as a newer ecosystem, not refused
+    assert waiver(TODAY, ecosystem="Hackage").ecosystem == "Hackage"
+
+
+def test_a_waiver_naming_a_release_holds_on_that_release_only() -> None:
+    on_12 = finding(8.0, package="glibc", ecosystem="Debian:12")
+    on_13 = finding(8.0, package="glibc", ecosystem="Debian:13")
+    held = decide([on_12, on_13], (waiver(TODAY, package="glibc", ecosystem="Debian:12"),),
+                  "low", TODAY)
+    assert [j.verdict for j in held.judged] == ["waived", "fail"]
+    # Red Hat as OSV spells it, with or without its space
+    red_hat = finding(8.0, package="glibc", ecosystem="Red Hat:9")
+    assert not decide([red_hat], (waiver(TODAY, package="glibc", ecosystem="red hat"),),
+                      "low", TODAY).failed
+
+
 def test_no_file_no_waivers_and_an_empty_one_is_none(tmp_path: Path) -> None:
     assert load_waivers(tmp_path / "vulnerabilities.yaml") == ()
     (tmp_path / "vulnerabilities.yaml").write_text("")

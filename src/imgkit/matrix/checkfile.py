@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import base64
 import json
+import re
+import shlex
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +27,7 @@ SCHEMA_VERSION = "2.0.0"
 NOT_YET = {"setup": "setup commands", "teardown": "teardown commands",
            "licenseTests": "license tests", "containerRunOptions": "container run options"}
 UNKNOWN = "not a key of container-structure-test's schema 2.0.0"
+WORD_LISTS = frozenset({"args", "entrypoint", "cmd", "command"})   # a text for them: split
 COMMAND_TIMEOUT = 120     # seconds a declared command may run (at most verify's --timeout)
 # The command tests and the GPU tests each ride in one variable of the probe's container,
 # and Linux starts no program with one variable of 128 KiB or more (MAX_ARG_STRLEN): the
@@ -153,8 +157,35 @@ def _stripped(raw: Any) -> Any:
 def _hint(error: Any) -> str:
     """The check file's own hint for a problem, where it has one (else plainly's)."""
     if error["type"] == "string_type" and error["loc"][-1:] == ("permissions",):
+        given = error.get("input")
+        if isinstance(given, int) and not isinstance(given, bool) and \
+                re.fullmatch("[0-7]{3,4}", str(given)):
+            mode = stat.filemode(int(str(given), 8))[1:]
+            return f"a mode as `ls -l` prints it: 'd{mode}' for a folder, '-{mode}' for a file"
         return "a mode as `ls -l` prints it, e.g. '-rwxr-xr-x'"
     return ""
+
+
+def _command_lines(raw: Any, lines: dict[tuple[Any, ...], int], file: str) -> list[SpecError]:
+    """A command test's `command` is one program, run without a shell (as container-structure-
+    test runs it): a whole command line there would be looked for as a program's name. Read
+    from the file as written, so that it is said with the file's other problems."""
+    found = []
+    tests = raw.get("commandTests") if isinstance(raw, dict) else None
+    for i, test in enumerate(tests if isinstance(tests, list) else []):
+        command = test.get("command") if isinstance(test, dict) else None
+        if isinstance(command, str) and " " in command.strip():
+            try:
+                program, *args = shlex.split(command)
+            except ValueError:
+                program, *args = command.split()
+            given = test.get("args") if isinstance(test.get("args"), list) else []
+            found.append(SpecError(
+                file, f"commandTests[{i}].command", f"{command!r} is a command line, and the "
+                "command is run as one program's name, without a shell",
+                hint=f"command: {program}, args: {json.dumps(args + [str(a) for a in given])}",
+                line=line_of(("commandTests", i, "command"), lines)))
+    return found
 
 
 def load_checks(path: Path) -> CheckFile:
@@ -164,13 +195,14 @@ def load_checks(path: Path) -> CheckFile:
         raise SpecError(file, "(file)", "no such check file",
                         hint="a container-structure-test YAML file (schemaVersion: 2.0.0)")
     raw, lines = yamlload.read_with_lines(path)
-    found = _not_yet(raw, lines, file)
+    found = _not_yet(raw, lines, file) + _command_lines(raw, lines, file)
     try:
         checks = CheckFile.model_validate(_stripped(raw))
     except ValidationError as error:
         found += [SpecError(file, key_of(e["loc"]), reason, hint=_hint(e) or hint,
                             line=line_of(e["loc"], lines))
-                  for e in error.errors() for reason, hint in [plainly(e, UNKNOWN)]]
+                  for e in error.errors()
+                  for reason, hint in [plainly(e, UNKNOWN, CheckFile, WORD_LISTS)]]
         raise every_problem(sorted(found, key=lambda p: p.line or 0)) from None
     if checks.schema_version != SCHEMA_VERSION:
         found.append(SpecError(file, "schemaVersion", f"{checks.schema_version!r} is not a "

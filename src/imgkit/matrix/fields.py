@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 from typing import Annotated, Any
 
 from packaging.requirements import InvalidRequirement, Requirement
@@ -68,10 +69,14 @@ def kind_of(value: Any) -> str:
         else f"a {type(value).__name__}"
 
 
-def as_list_hint(value: Any) -> str:
-    """How a single value is written as the list the key takes (`cmd: jupyter lab`)."""
-    if isinstance(value, str) and " " in value.strip():
-        return f"write a list of words: {json.dumps(value.split())}"
+def as_list_hint(value: Any, words: bool = True) -> str:
+    """How a single value is written as the list the key takes: split as a command line
+    where the list is one of words (`cmd: jupyter lab`), else as its one item."""
+    if words and isinstance(value, str) and " " in value.strip():
+        try:
+            return f"write a list of words: {json.dumps(shlex.split(value))}"
+        except ValueError:                  # an unclosed quote: split where the spaces are
+            return f"write a list of words: {json.dumps(value.split())}"
     if isinstance(value, (str, int, float)) and not isinstance(value, bool):
         shown = written(value) if isinstance(value, float) else str(value)
         return f"write it as a list: [{json.dumps(shown)}]"

@@ -2,9 +2,12 @@
 line, key and a hint, a key of another kind of family named as such."""
 from __future__ import annotations
 
+import datetime as dt
+import difflib
+import typing
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from ..errors import SpecError
 from .family_model import KIND_WORDS, KINDS, NARROWING, homes_of
@@ -32,20 +35,83 @@ def line_of(loc: tuple[Any, ...], lines: Lines) -> int | None:
     return lines.get(path)
 
 
-def plainly(error: Any, unknown: str) -> tuple[str, str]:
+def plainly(error: Any, unknown: str, model: type[BaseModel] | None = None,
+            words: frozenset[str] = frozenset()) -> tuple[str, str]:
     """(reason, hint) for one pydantic error of a file that is not a family file, in imgkit's
-    words: `unknown` for a key the model has not, "required" for one it lacks, a value of
-    another kind named as YAML read it (with how to write it), else pydantic's own message."""
-    kind_of_error, given = error["type"], error.get("input")
+    words: `unknown` for a key the model has not (with the nearest key `model` has there),
+    "required" for one it lacks, a value of another kind named as YAML read it (with how to
+    write it; a text given for a list in `words` is split as a command line), else pydantic's
+    own message with the value given."""
+    kind_of_error, given, loc = error["type"], error.get("input"), error["loc"]
+    if kind_of_error == "imgkit":                 # refused in imgkit's own words already
+        return error["ctx"]["reason"], error["ctx"]["hint"]
     if kind_of_error == "extra_forbidden":
-        return unknown, ""
+        return unknown, nearest_key(model, loc) if model else ""
     if kind_of_error == "missing":
         return "required", ""
     if kind_of_error == "list_type":
-        return f"must be a list, got {kind_of(given)}", as_list_hint(given)
+        return (f"must be a list, got {kind_of(given)}",
+                as_list_hint(given, words=str(loc[-1]) in words))
     if kind_of_error == "string_type":
-        return f"expected text, got {kind_of(given)}", "write it in quotes"
-    return str(error["msg"])[:1].lower() + str(error["msg"])[1:], ""
+        return (f"expected text, got {kind_of(given)}",
+                "give it a value" if given is None else "write it in quotes")
+    if kind_of_error in ("model_type", "dict_type", "model_attributes_type"):
+        return f"must be a mapping of keys to values, got {kind_of(given)}", ""
+    if kind_of_error in ("int_parsing", "int_type", "int_from_float"):
+        return f"expected a whole number, got {kind_of(given)}", ""
+    if kind_of_error in ("bool_parsing", "bool_type"):
+        return f"expected true or false, got {kind_of(given)}", ""
+    if kind_of_error.startswith("date"):
+        return f"expected a date, got {kind_of(given)}", _date_hint(given)
+    message = str(error["msg"])[:1].lower() + str(error["msg"])[1:]
+    return (f"{message}, got {kind_of(given)}" if kind_of_error.startswith("string_")
+            else message), ""
+
+
+def _date_hint(given: Any) -> str:
+    """YYYY-MM-DD, with the given date so written where it reads as one (2027-5-31)."""
+    parts = str(given).split("-") if isinstance(given, str) else []
+    if len(parts) == 3 and all(p.isdigit() for p in parts) and len(parts[0]) == 4:
+        try:
+            return f"YYYY-MM-DD: {dt.date(*map(int, parts)).isoformat()}"
+        except ValueError:
+            pass
+    return "YYYY-MM-DD, e.g. 2027-03-31"
+
+
+def nearest_key(model: type[BaseModel], loc: tuple[Any, ...]) -> str:
+    """'did you mean ...' for an unknown key at `loc`, from the keys the model has there
+    (each as the file writes it: its alias where it has one), else the keys it has."""
+    keys = keys_at(model, loc[:-1])
+    if not keys:
+        return ""
+    close = difflib.get_close_matches(str(loc[-1]), keys, n=1, cutoff=0.6)
+    return f"did you mean {close[0]!r}?" if close else f"it has: {', '.join(keys)}"
+
+
+def keys_at(model: type[BaseModel], loc: tuple[Any, ...]) -> list[str]:
+    """The keys a file may write at `loc` inside `model` (list indexes walked through)."""
+    here: Any = model
+    for part in loc:
+        if isinstance(part, int) or part == "[key]":
+            continue
+        fields = _fields(here)
+        field = next((f for name, f in fields.items() if part in (name, f.alias)), None)
+        if field is None:
+            return []
+        here = field.annotation
+    return [f.alias or name for name, f in _fields(here).items()]
+
+
+def _fields(annotation: Any) -> dict[str, Any]:
+    """The fields of the model `annotation` holds (through list[...], X | None, Annotated)."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return dict(annotation.model_fields)
+    for inner in typing.get_args(annotation):
+        found = _fields(inner)
+        if found:
+            return found
+    return {}
 
 
 def problems(file: str, kind: str, error: ValidationError, lines: Lines) -> list[SpecError]:

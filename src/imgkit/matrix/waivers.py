@@ -14,17 +14,28 @@ problem of the file said at once, with its line. `imgkit scan` applies them (sca
 from __future__ import annotations
 
 import datetime as dt
+import difflib
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from .. import yamlload
 from ..errors import SpecError, every_problem
+from .fields import refusal
 from .problems import key_of, line_of, plainly
 
 FILE_NAME = "vulnerabilities.yaml"
 UNKNOWN = "not a key of a waiver"
+# Ecosystems as OSV names them (osv-scanner; imgkit names trivy's findings the same), the
+# ones a GPU image holds first. The list grows: a name not here and near none is taken as
+# a newer one; a near miss ("pypi.org", "golang") or a tool's name for one is refused.
+ECOSYSTEMS = ("PyPI", "Debian", "Ubuntu", "conda", "npm", "Go", "Maven", "crates.io",
+              "NuGet", "RubyGems", "Packagist", "Alpine", "Red Hat", "Rocky Linux",
+              "AlmaLinux", "SUSE", "openSUSE", "Wolfi", "Chainguard", "Linux")
+SAID_OTHERWISE = {"pip": "PyPI", "python": "PyPI", "pypa": "PyPI", "apt": "Debian",
+                  "dpkg": "Debian", "deb": "Debian", "node": "npm", "javascript": "npm",
+                  "golang": "Go", "cargo": "crates.io", "rust": "crates.io", "java": "Maven"}
 
 
 class Waiver(BaseModel):
@@ -36,9 +47,27 @@ class Waiver(BaseModel):
     who: str = Field(min_length=1)
     expires: dt.date
 
+    @field_validator("ecosystem")
+    @classmethod
+    def _known(cls, value: str) -> str:
+        name = value.split(":")[0].strip()
+        if name.lower() in (e.lower() for e in ECOSYSTEMS):
+            return value
+        meant = SAID_OTHERWISE.get(name.lower()) or next(iter(difflib.get_close_matches(
+            name.lower(), [e.lower() for e in ECOSYSTEMS], n=1, cutoff=0.65)), None)
+        if meant:
+            meant = next(e for e in ECOSYSTEMS if e.lower() == meant.lower())
+            raise refusal(f"{value!r} is not an ecosystem as the scanners name it",
+                          hint=f"did you mean {meant!r}?")
+        return value
+
     def covers(self, names: frozenset[str], package: str, ecosystem: str) -> bool:
+        """Whether this waiver holds for a finding: by id or alias, package, and ecosystem
+        (`Debian` holds on every Debian release, `Debian:12` on Debian 12 only)."""
+        mine = self.ecosystem.lower().replace(" ", "")
+        theirs = ecosystem.lower().replace(" ", "")
         return (self.id in names and self.package.lower() == package.lower()
-                and self.ecosystem.lower() == ecosystem.split(":")[0].lower())
+                and (mine == theirs or (":" not in mine and mine == theirs.split(":")[0])))
 
 
 class WaiverFile(BaseModel):
@@ -58,16 +87,16 @@ def load_waivers(path: Path) -> tuple[Waiver, ...]:
     try:
         return tuple(WaiverFile.model_validate(raw if raw is not None else {}).waivers)
     except ValidationError as error:
-        raise every_problem([SpecError(str(path), key_of(e["loc"]), reason,
+        raise every_problem(sorted([SpecError(str(path), key_of(e["loc"]), reason,
                                        hint=_hint(e) or hint, line=line_of(e["loc"], lines))
-                             for e in error.errors() for reason, hint in [plainly(e, UNKNOWN)]]
-                            ) from None
+                             for e in error.errors() for reason, hint in [plainly(e, UNKNOWN, WaiverFile)]],
+                                   key=lambda p: p.line or 0)) from None
 
 
 def _hint(error: Any) -> str:
     """The waivers file's own hint for a problem, where it has one (else plainly's)."""
-    if error["type"] == "extra_forbidden" or error["type"] == "missing":
+    if error["type"] in ("extra_forbidden", "missing", "model_type"):
         return "a waiver has: id, package, ecosystem, reason, who, expires (YYYY-MM-DD)"
-    if error["loc"][-1:] == ("expires",):
-        return "a date, YYYY-MM-DD"
+    if error["loc"][-1:] == ("reason",):
+        return "say why the finding is safe to ship, in a sentence"
     return ""
