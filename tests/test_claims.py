@@ -263,6 +263,40 @@ def test_version_variables_nothing_answers_are_said_on_one_line_never_dropped() 
             if c.name == "env *_VERSION"][0].required is False
 
 
+def test_a_version_nothing_else_answers_is_read_from_what_is_installed_by_name() -> None:
+    """With the probe's list of what is installed: the Python distribution of that name
+    (its spelling with - _ or .), else the Debian package (its epoch dropped); NGC's release
+    of the container (NVIDIA_<PRODUCT>_VERSION) is never held to a package of that name."""
+    inventory = {"os_release": {}, "dpkg": [{"name": "ucx", "version": "1:1.13.1-1"}],
+                 "python": [{"name": "transformer_engine", "version": "1.12.0", "location": "/x"},
+                            {"name": "nvidia-tensorflow", "version": "1.15.5+nv22.12",
+                             "location": "/x"},
+                            {"name": "pip", "version": "26.3", "location": "/x"}]}
+    report = {**GOOD, "inventory": inventory}
+    env = {"TRANSFORMER_ENGINE_VERSION": "1.12", "UCX_VERSION": "1.13.1", "PIP_VERSION": "24.2",
+           "NVIDIA_TENSORFLOW_VERSION": "22.12-tf1", "NUMPY_VERSION": "1.26.4"}
+    checks = by_name(env, report)
+    assert checks["env TRANSFORMER_ENGINE_VERSION"][0] == PASS
+    assert checks["env UCX_VERSION"][0] == PASS
+    assert checks["env PIP_VERSION"] == (FAIL, "the image says PIP_VERSION=24.2, but its Python "
+                                         "package pip is 26.3 (read by the variable's name)")
+    assert checks["env *_VERSION"][1].startswith(
+        "the image also says NUMPY_VERSION=1.26.4, NVIDIA_TENSORFLOW_VERSION=22.12-tf1: ")
+    # without the list (a report made without it), the same names are said, not judged
+    assert set(by_name(env)) == {"env *_VERSION"}
+
+
+def test_the_list_of_what_is_installed_is_asked_for_only_when_a_claim_needs_it() -> None:
+    from imgkit.verify.stated import listed_names, wants_inventory
+    # the names read from the table's lines are the table's, as YAML reads it
+    assert listed_names() == {(c.kind, c.name) for c in table()}
+    assert not wants_inventory(NVIDIA_STYLE)                      # every name is the table's
+    assert not wants_inventory({"PYTHON_VERSION": "3.11.2", "NVIDIA_TENSORFLOW_VERSION": "24.10",
+                                "JUPYTER_PORT": "8888", "GDRCOPY_VERSION": ""})
+    assert wants_inventory({"NUMPY_VERSION": "1.26.4"})
+    assert wants_inventory({}, {"com.nvidia.tensorrt.version": "10.6.0.26"})
+
+
 def test_an_nvidia_version_label_the_table_does_not_know_is_read_by_its_name() -> None:
     # NGC's com.nvidia.<thing>.version labels: the framework by its project's name, a library
     labels = {"com.nvidia.pytorch.version": "2.5.1", "com.nvidia.cublaslt.version": "12.4.0",

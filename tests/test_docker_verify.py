@@ -78,6 +78,29 @@ def test_what_the_environment_claims_is_held_against_the_libraries(engine, mini,
     assert "holds no nccl" in said["env NCCL_VERSION"]
 
 
+def test_a_version_the_table_lacks_is_read_from_what_the_image_installed(engine, mini, namespace):
+    """A team's PIP_VERSION and TZDATA_VERSION, by the Python distribution and the Debian
+    package of those names (the probe lists what is installed in the same run, because the
+    image states such names); NGC's release number is never held to a package."""
+    pip = next(json.loads(line)["version"] for line in [subprocess.run(
+        ["docker", "run", "--rm", "--entrypoint", "python3", mini, "-c",
+         "import json, importlib.metadata as m; print(json.dumps({'version': m.version('pip')}))"],
+        check=True, capture_output=True, text=True).stdout])
+    stale = derive(engine, namespace, mini, "pip-stale",
+                   "ENV PIP_VERSION=9.0.1 TZDATA_VERSION=1999a NVIDIA_TENSORFLOW_VERSION=24.10-tf2")
+    said = failed(engine, stale)
+    assert said["env PIP_VERSION"] == (f"the image says PIP_VERSION=9.0.1, but its Python package "
+                                       f"pip is {pip} (read by the variable's name)")
+    assert said["env TZDATA_VERSION"].startswith(
+        "the image says TZDATA_VERSION=1999a, but its Debian package tzdata is 20")
+    verdict = verify(engine, stale, VerifyOptions(gpus="none"))
+    info = next(c for c in verdict.checks if c.name == "env *_VERSION")
+    assert "NVIDIA_TENSORFLOW_VERSION=24.10-tf2" in info.diagnosis and info.verdict == "info"
+    honest = derive(engine, namespace, mini, "pip-honest", f"ENV PIP_VERSION={pip}")
+    verdict = verify(engine, honest, VerifyOptions(gpus="none"))
+    assert next(c for c in verdict.checks if c.name == "env PIP_VERSION").verdict == "pass"
+
+
 def test_the_rest_of_the_stack_is_read_from_each_library_itself(engine, mini, namespace,
                                                                  tmp_path):
     """NGC's NVJPEG_VERSION against a real libnvjpeg (from NVIDIA's own 5 MB wheel, fetched by

@@ -20,9 +20,8 @@ from functools import lru_cache
 from .. import yamlload
 from ..shipped import PACKAGE_DIR
 from .facts import Report
+from .stated import judged_by_name, unlisted, version_of
 from .verdict import FAIL, INFO, PASS, Check
-
-NUMBERS = re.compile(r"^v?(\d+(?:\.\d+)*)")
 
 
 @dataclass(frozen=True)
@@ -45,14 +44,6 @@ def table() -> tuple[Claim, ...]:
                        claims=c.get("claims"), parts=int(c.get("parts", 3)),
                        form=str(c.get("form", "")), requirement=bool(c.get("requirement")),
                        note=str(c.get("note", ""))) for c in raw["claims"])
-
-
-def _version(text: str, parts: int) -> str | None:
-    """`2.21.5-1+cuda12.4` -> 2.21.5 (a Debian revision, a local build suffix dropped); a
-    package's `name=version` form is read after its `=`."""
-    value = text.strip().rsplit("=", 1)[-1]
-    found = NUMBERS.match(value)
-    return ".".join(found.group(1).split(".")[:parts]) if found else None
 
 
 def _measured(report: Report, what: str) -> str | None:
@@ -80,13 +71,13 @@ def claim_checks(report: Report, env: dict[str, str],
         if claim.claims in SPECIAL:
             checks.append(SPECIAL[claim.claims](report, where, claim, text))
             continue
-        version = _version(text, claim.parts)
+        version = version_of(text, claim.parts)
         if claim.claims is None or version is None:
             checks.append(_unmeasured(where, claim, text, version is None))
             continue
         checks.append(_judged(report, where, claim, text, version))
         first = agreed.setdefault(claim.claims, (where, version))
-        if _version(first[1], len(version.split("."))) != _version(version, len(first[1].split("."))):
+        if version_of(first[1], len(version.split("."))) != version_of(version, len(first[1].split("."))):
             checks.append(Check(f"{where} / {first[0].split(' ', 1)[1]}", FAIL,
                                 f"{first[0]} and {where} agree", f"{first[1]} and {version}",
                                 f"the image states {claim.claims} twice and disagrees with "
@@ -97,10 +88,9 @@ def claim_checks(report: Report, env: dict[str, str],
 
 # A variable or label the table does not know, named as the table's are (TENSORFLOW_VERSION,
 # JAX_VERSION, OPENMPI_VERSION; com.nvidia.tensorrt.version): held to what the probe read by
-# that name (a framework it imported, the image's python3, a library, a claimed Python
-# package); the ones nothing answers are named together on one info line, never dropped.
-UNLISTED = {"env": re.compile(r"^([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*)_VERSION$"),
-            "label": re.compile(r"^com\.nvidia\.([a-z0-9][a-z0-9_-]*)\.version$")}
+# that name (a framework it imported, the image's python3, a library, a Python package or
+# Debian package of that name, stated.py says which); the ones nothing answers are named
+# together on one info line, never dropped.
 UNLISTED_SHOWN = {"env": "env *_VERSION", "label": "label com.nvidia.*.version"}
 # the projects' names for the frameworks the probe imports by their modules' names
 FRAMEWORK_NAMES = {"pytorch": "torch", "paddlepaddle": "paddle"}
@@ -110,19 +100,14 @@ def unlisted_checks(report: Report, env: dict[str, str],
                     labels: dict[str, str] | None = None) -> list[Check]:
     checks: list[Check] = []
     for kind, said in (("env", env), ("label", labels or {})):
-        listed = {claim.name for claim in table() if claim.kind == kind}
         unanswered: list[str] = []
-        for name, text in sorted(said.items()):
-            named = UNLISTED[kind].match(name)
-            version = _version(text or "", 3)
-            if name in listed or named is None or version is None:
-                continue                  # the table's, not a version (a path, a word)
-            answer = _answer(report, named.group(1).lower())
+        for name, text, thing, version in unlisted(kind, said):
+            answer = _answer(report, thing) if judged_by_name(thing, text) else None
             if answer is None:
                 unanswered.append(f"{name}={text}")
                 continue
             what, measured = answer
-            ok = _version(measured, len(version.split("."))) == version
+            ok = version_of(measured, len(version.split("."))) == version
             source = "variable" if kind == "env" else "label"
             checks.append(Check(f"{kind} {name}", PASS if ok else FAIL, version, measured,
                                 "" if ok else f"the image says {name}={text}, but its {what} "
@@ -136,8 +121,8 @@ def unlisted_checks(report: Report, env: dict[str, str],
 
 
 def _answer(report: Report, thing: str) -> tuple[str, str] | None:
-    """What the probe read under the name `thing` (tensorflow, python, cublaslt...): (what,
-    its version), or None."""
+    """What the probe read under the name `thing` (tensorflow, python, cublaslt, numpy...):
+    (what, its version), or None."""
     framework = report.frameworks.get(FRAMEWORK_NAMES.get(thing, thing))
     if framework is not None and framework.imported and framework.version:
         return thing, framework.version
@@ -148,8 +133,23 @@ def _answer(report: Report, thing: str) -> tuple[str, str] | None:
     if family and library:
         return family, library
     wanted = thing.replace("_", "-")
-    return next(((name, version) for name, version in sorted(report.distributions.items())
-                 if name.lower().replace("_", "-") == wanted), None)
+    found = next(((name, version) for name, version in sorted(report.distributions.items())
+                  if name.lower().replace("_", "-") == wanted), None)
+    return found or _installed(report, wanted)
+
+
+def _installed(report: Report, wanted: str) -> tuple[str, str] | None:
+    """The Python distribution, else the Debian package, of that very name in the inventory
+    (when the probe listed it): `pip 26.3`, `Debian's ucx 1.13.1` (its epoch dropped)."""
+    if report.inventory is None:
+        return None
+    for dist in report.inventory.python:
+        if dist.name.lower().replace("_", "-").replace(".", "-") == wanted:
+            return f"Python package {dist.name}", dist.version
+    for package in report.inventory.dpkg:
+        if package.name == wanted:
+            return f"Debian package {package.name}", re.sub(r"^\d+:", "", package.version)
+    return None
 
 
 def _unmeasured(where: str, claim: Claim, text: str, unreadable: bool) -> Check:
@@ -167,7 +167,7 @@ def _judged(report: Report, where: str, claim: Claim, text: str, version: str) -
         return Check(where, FAIL, f"{name} {version}", "not found",
                      f"the image says {claim.name}={text} but holds no {name} the probe "
                      "could load")
-    ok = _version(measured, len(version.split("."))) == version    # 2.5.1+cu124 is 2.5.1
+    ok = version_of(measured, len(version.split("."))) == version    # 2.5.1+cu124 is 2.5.1
     return Check(where, PASS if ok else FAIL, version, measured,
                  "" if ok else f"the image says {claim.name}={text}, but its {name} is "
                  f"{measured}")

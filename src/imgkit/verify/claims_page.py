@@ -66,11 +66,14 @@ def claims_page() -> str:
         "version for its value (a team's `TORCH_VERSION`, NGC's `TENSORFLOW_VERSION` or "
         "`OPENMPI_VERSION`), is read by its name: held, as far as it goes, to the framework "
         "of that name the probe imported, to the image's python3 for `PYTHON_VERSION`, to "
-        "the library or the claimed Python package of that name (`CUBLASLT_VERSION`), and "
-        "failed naming both when they disagree. A label `com.nvidia.NAME.version` the table "
-        "does not know is read the same way (NGC's `com.nvidia.pytorch.version`). The ones "
-        "nothing answers are named together on one info line, `env *_VERSION` or `label "
-        "com.nvidia.*.version` (stated, not verified).",
+        "the library of that name (`CUBLASLT_VERSION`), else to the installed Python "
+        "distribution or Debian package of that name (a team's `NUMPY_VERSION`, "
+        "`PIP_VERSION`: the probe lists what is installed in the same run when the image "
+        "states such a name), and failed naming both when they disagree. NGC's release of "
+        "the container, `NVIDIA_<PRODUCT>_VERSION=YY.MM`, is never held to a package. A "
+        "label `com.nvidia.NAME.version` the table does not know is read the same way (NGC's "
+        "`com.nvidia.pytorch.version`). The ones nothing answers are named together on one "
+        "info line, `env *_VERSION` or `label com.nvidia.*.version` (stated, not verified).",
         "",
         "| name | kind | set by | form | parts | answered by |",
         "|---|---|---|---|---|---|",

@@ -21,6 +21,7 @@ from ..shipped import probe_zip, version
 from . import gpu_request
 from .diagnose import HOST, IMAGE, diagnose
 from .expect import Expectations, expectations, required_cuda
+from .stated import wants_inventory
 from .verdict import FAIL, INFO, PASS, WARN, Check, Verdict, failure
 
 if TYPE_CHECKING:
@@ -196,6 +197,8 @@ def verify(engine: Engine, ref: str, options: VerifyOptions, *, info: ImageInfo 
     it, when the caller asked already). With `with_inventory`, the report also lists what
     is installed (its SBOM), read in that same run."""
     info = info or engine.known(ref, BUILD_HINT)
+    # versions stated by names only the list of what is installed answers: listed too
+    with_inventory = with_inventory or wants_inventory(dict(info.env), info.labels)
     platform = runnable_platform(ref, info, options)
     exp = expectations(ref, info.labels, list(options.expect))
     use_gpu = options.gpus != "none"
