@@ -166,12 +166,23 @@ def test_check_resolve_names_what_moved_on_the_index_and_writes_nothing(
         # --resolve is a kind of --check
         alone = imgkit("lock", "--resolve", *selection)
         assert alone.returncode == 2 and "--check" in alone.stderr
-        # a pin the index does not hold: pip's words, and whose pin it is
-        (images / "req.yaml").write_text((images / "req.yaml").read_text()
-                                         .replace(f'"{app}==1.0"', f'"{app}==9.9"'))
+        # a pin the index does not hold: said at its line, with what the index holds
+        written = (images / "req.yaml").read_text()
+        (images / "req.yaml").write_text(written.replace(f'"{app}==1.0"', f'"{app}==9.9"'))
+        line = next(n for n, text in enumerate(written.splitlines(), 1) if f"{app}==1.0" in text)
         wrong = imgkit("lock", "--only", req, *selection, env=env)
         said = " ".join(wrong.stderr.split())
-        assert wrong.returncode == 2 and f"pip cannot resolve {app}==9.9" in said, said
+        assert wrong.returncode == 2 and (
+            f"{images / 'req.yaml'}:{line}: pip[0]: {app}==9.9: the package index has no such "
+            f"version for CPython 3.11 ({req})") in said, said
+        assert f"hint: the newest release the index holds is 1.0; `pip index versions {app}`" \
+            in said, said
+        # a version a dependency needs and the index lacks: pip's words, and whose pins
+        index.add_wheel(app, "2.0", requires=(f"{demo}>=5",))
+        (images / "req.yaml").write_text(written.replace(f'"{app}==1.0"', f'"{app}==2.0"'))
+        wrong = imgkit("lock", "--only", req, *selection, env=env)
+        said = " ".join(wrong.stderr.split())
+        assert wrong.returncode == 2 and f"pip cannot resolve {app}==2.0" in said, said
         assert "hint: the pins are family req's (its pip: list" in said
     finally:
         engine.remove_image(f"{ns}/debian:bookworm")

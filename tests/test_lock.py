@@ -161,3 +161,14 @@ def test_what_moved_names_versions_new_and_dropped_packages_and_other_files() ->
     assert what_moved(None, new) == "no lock"
     assert what_moved(old.replace("a" * 64, "b" * 64).encode(), old) == (
         "moved: its parent's lock moved")
+
+
+def test_what_the_index_holds_instead_of_a_missing_pin_in_words() -> None:
+    from imgkit.lock.resolve import nearest
+    offered = ("0.6.0", "0.7.0rc1", "0.8.0", "0.8.1", "0.8.2", "0.9.0.dev0", "nonsense")
+    assert nearest("einops==0.8.99", offered) == "the newest release the index holds is 0.8.2"
+    assert nearest("einops==0.7.5", offered) == (
+        "the index holds 0.6.0 below it, and 0.8.2 as its newest release")
+    assert nearest("einops==0.1", offered) == "the newest release the index holds is 0.8.2"
+    assert nearest("einops==1.0", ("1.1rc1",)) == (
+        "the index holds no release of it for this python and platform")

@@ -5,13 +5,14 @@ exit 1 naming what moved on the index or the mirror since the locks were written
 `imgkit outdated`: what waits for an image that its lock does not hold yet (outdated.py)."""
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Callable
 
 from .. import labels, platforms
 from ..console import Activity, stderr_line
 from ..engine import Engine
-from ..errors import EXIT_FAILED, EXIT_OK, UsageError
+from ..errors import EXIT_FAILED, EXIT_OK, SpecError, UsageError
 from ..matrix.compat import OsRelease
 from ..matrix.extension import canonical
 from ..matrix.load import load_plan
@@ -33,7 +34,7 @@ from .files import (
     requirements,
     root_of,
 )
-from .resolve import resolve
+from .resolve import NoSuchVersion, nearest, resolve
 
 
 def check_locks(selection: Selection) -> int:
@@ -84,7 +85,10 @@ def lock(selection: Selection, *, index_url: str | None = None, write: bool = Tr
         if wanted:
             below = [p for t in list(lineage(target, by_tag))[1:]
                      for p in pins.get(t.tag, _locked(selection, t.tag))]
-            pinned = _shown_resolving(target, wanted, below, glibc, indexes)
+            try:
+                pinned = _shown_resolving(target, wanted, below, glibc, indexes)
+            except NoSuchVersion as exc:             # said at the pin's line, where one is
+                raise _at_the_pin(selection.images, target, exc) from None
         pins[target.tag] = pinned
         # the inputs digest is of the parent's lock as written: this run's or the file
         parent_lock = made.get(target.parent or "") or _file(selection, target.parent)
@@ -131,6 +135,27 @@ def _resolved(target: Target, wanted: tuple[str, ...], below: list[Pinned], glib
                                     index_url=index_url, extra_index_url=extra_index_url,
                                     what=target.tag, whose=_whose(target))
                             for platform in target.platforms])
+
+
+def _at_the_pin(images: Path, target: Target, exc: NoSuchVersion) -> Exception:
+    """A pin the index has no such version of, said at its line in the family file that
+    wrote it (a framework's own pins, from the compat data, have none: said as pip said)."""
+    from ..matrix.spec import read_matrix
+    from ..yamlload import read_with_lines
+    asked = canonical(exc.requirement.split("=")[0].split("<")[0].split(">")[0].strip())
+    family = next((f for f in read_matrix(images).spec.families if f.name == target.family),
+                  None)
+    pins = (family.extension.pip if family.extension else family.pip) if family else ()
+    written = [(i, pin) for i, pin in enumerate(pins)
+               if canonical(re.split(r"[=<>!~ \[;]", pin, maxsplit=1)[0]) == asked]
+    if family is None or not written or target.layer not in ("framework", "extension"):
+        return exc
+    index, pin = written[0]
+    _, lines = read_with_lines(Path(family.file))
+    return SpecError(family.file, f"pip[{index}]", f"{pin}: the package index has no such "
+                     f"version for CPython {target.python} ({target.tag})",
+                     hint=nearest(pin, exc.versions) + f"; `pip index versions {asked}` "
+                     "lists them all", line=lines.get(("pip", index)))
 
 
 def _whose(target: Target) -> str:

@@ -23,6 +23,45 @@ from .files import Pinned
 # cannot be met (exit 2)
 UNREACHABLE = ("NewConnectionError", "Max retries exceeded", "Temporary failure in name "
                "resolution", "Connection refused", "Network is unreachable", "SSLError")
+NO_SUCH_VERSION = re.compile(r"Could not find a version that satisfies the requirement "
+                             r"(\S+) \(from versions: ([^)]*)\)")
+
+
+class NoSuchVersion(UsageError):
+    """One pin names a version the index does not hold (for this python and platform):
+    `requirement` as written, with the versions the index offered."""
+
+    def __init__(self, message: str, *, hint: str, requirement: str,
+                 versions: tuple[str, ...]) -> None:
+        super().__init__(message, hint=hint)
+        self.requirement = requirement
+        self.versions = versions
+
+
+def nearest(requirement: str, offered: Sequence[str]) -> str:
+    """What the index holds instead, in words: the newest release at or below the version
+    asked for, and the newest release of all (`einops==0.8.99`: 0.8.2)."""
+    from packaging.requirements import InvalidRequirement, Requirement
+    from packaging.version import InvalidVersion, Version
+    releases = []
+    for text in offered:
+        try:
+            version = Version(text.strip())
+        except InvalidVersion:
+            continue
+        if not version.is_prerelease and not version.is_devrelease:
+            releases.append(version)
+    if not releases:
+        return "the index holds no release of it for this python and platform"
+    newest = max(releases)
+    try:
+        asked = next(iter(Requirement(requirement).specifier)).version
+        below = max((v for v in releases if v <= Version(asked)), default=None)
+    except (InvalidRequirement, InvalidVersion, StopIteration):
+        below = None
+    if below is None or below == newest:
+        return f"the newest release the index holds is {newest}"
+    return f"the index holds {below} below it, and {newest} as its newest release"
 
 
 def wheel_platforms(platform: str, glibc: str) -> list[str]:
@@ -87,10 +126,16 @@ def resolve(wanted: Sequence[str], below: Sequence[Pinned], *, python: str, plat
             if any(w in done.stderr for w in UNREACHABLE):   # the index, not the matrix
                 raise HostError(f"{what}: the package index did not answer: {said}",
                                 hint="check the network, or pass --index-url")
-            raise UsageError(f"{what}: pip cannot resolve {' '.join(wanted)} for CPython "
-                             f"{python} on {platform}: {said}",
-                             hint=f"the pins are {whose}: `pip index versions NAME` lists what "
-                                  "the index holds" if whose else "")
+            hint = (f"the pins are {whose}: `pip index versions NAME` lists what the index "
+                    "holds" if whose else "")
+            message = f"{what}: pip cannot resolve {' '.join(wanted)} for CPython {python} on " \
+                      f"{platform}: {said}"
+            missing = NO_SUCH_VERSION.search(done.stderr)
+            if missing:
+                offered = tuple(v.strip() for v in missing.group(2).split(",") if v.strip())
+                raise NoSuchVersion(message, hint=hint, requirement=missing.group(1),
+                                    versions=offered)
+            raise UsageError(message, hint=hint)
         installs = json.loads(report.read_text()).get("install", [])
     kept = {(p.name.lower().replace("_", "-"), p.version) for p in below}
     out = []
