@@ -38,3 +38,15 @@ def major(text: str) -> int | None:
 def major_minor(text: str) -> str | None:
     v = parse(text)
     return f"{v.major}.{v.minor}" if v is not None else None
+
+
+def releases_around(asked: str, offered: list[str]) -> tuple[Version | None, Version | None]:
+    """(the newest release at or below `asked`, the newest release of all) among the versions
+    `offered`, pre- and dev releases left out; None where there is none (or `asked` is not a
+    version)."""
+    releases = [v for v in map(parse, offered)
+                if v is not None and not v.is_prerelease and not v.is_devrelease]
+    newest = max(releases, default=None)
+    wanted = parse(asked)
+    below = max((v for v in releases if v <= wanted), default=None) if wanted else None
+    return below, newest

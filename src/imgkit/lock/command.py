@@ -85,10 +85,7 @@ def lock(selection: Selection, *, index_url: str | None = None, write: bool = Tr
         if wanted:
             below = [p for t in list(lineage(target, by_tag))[1:]
                      for p in pins.get(t.tag, _locked(selection, t.tag))]
-            try:
-                pinned = _shown_resolving(target, wanted, below, glibc, indexes)
-            except NoSuchVersion as exc:             # said at the pin's line, where one is
-                raise _at_the_pin(selection.images, target, exc) from None
+            pinned = _shown_resolving(selection.images, target, wanted, below, glibc, indexes)
         pins[target.tag] = pinned
         # the inputs digest is of the parent's lock as written: this run's or the file
         parent_lock = made.get(target.parent or "") or _file(selection, target.parent)
@@ -116,13 +113,17 @@ def lock(selection: Selection, *, index_url: str | None = None, write: bool = Tr
     return EXIT_FAILED if moved else EXIT_OK
 
 
-def _shown_resolving(target: Target, wanted: tuple[str, ...], below: list[Pinned], glibc: str,
-                     indexes: tuple[str | None, str | None]) -> list[Pinned]:
-    """_resolved, with the image and how long pip's resolver has taken shown in a terminal."""
+def _shown_resolving(images: Path, target: Target, wanted: tuple[str, ...], below: list[Pinned],
+                     glibc: str, indexes: tuple[str | None, str | None]) -> list[Pinned]:
+    """_resolved, with the image and how long pip's resolver has taken shown in a terminal;
+    a pin the index has no such version of said at its line in `images`, where it has one."""
     with Activity() as shown:
         shown.start(target.tag, f"pip's resolver: {len(wanted)} requirements on {len(below)} "
                                 "pins below")
-        return _resolved(target, wanted, below, glibc, indexes)
+        try:
+            return _resolved(target, wanted, below, glibc, indexes)
+        except NoSuchVersion as exc:
+            raise _at_the_pin(images, target, exc) from None
 
 
 def _resolved(target: Target, wanted: tuple[str, ...], below: list[Pinned], glibc: str,

@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 
 from .. import platforms
 from ..errors import HostError, UsageError
+from ..versions import releases_around
 from .files import Pinned
 
 # what pip prints when the index cannot be reached (exit 3), unlike a requirement that
@@ -41,24 +42,10 @@ class NoSuchVersion(UsageError):
 def nearest(requirement: str, offered: Sequence[str]) -> str:
     """What the index holds instead, in words: the newest release at or below the version
     asked for, and the newest release of all (`einops==0.8.99`: 0.8.2)."""
-    from packaging.requirements import InvalidRequirement, Requirement
-    from packaging.version import InvalidVersion, Version
-    releases = []
-    for text in offered:
-        try:
-            version = Version(text.strip())
-        except InvalidVersion:
-            continue
-        if not version.is_prerelease and not version.is_devrelease:
-            releases.append(version)
-    if not releases:
+    asked = re.search(r"===?\s*([^,;\s]+)", requirement)
+    below, newest = releases_around(asked.group(1) if asked else "", list(offered))
+    if newest is None:
         return "the index holds no release of it for this python and platform"
-    newest = max(releases)
-    try:
-        asked = next(iter(Requirement(requirement).specifier)).version
-        below = max((v for v in releases if v <= Version(asked)), default=None)
-    except (InvalidRequirement, InvalidVersion, StopIteration):
-        below = None
     if below is None or below == newest:
         return f"the newest release the index holds is {newest}"
     return f"the index holds {below} below it, and {newest} as its newest release"
@@ -117,25 +104,8 @@ def resolve(wanted: Sequence[str], below: Sequence[Pinned], *, python: str, plat
         except subprocess.TimeoutExpired:
             raise HostError(f"{what}: pip did not resolve in 30 minutes")
         if done.returncode != 0:
-            errors = [line for line in done.stderr.splitlines()
-                      if line.startswith("ERROR") or "conflict" in line.lower()]
-            said = "; ".join(errors[-3:]) or done.stderr.strip()[-500:]
-            said = re.sub(r"\(from versions: ([^)]{0,200})[^)]*\)",
-                          lambda m: f"(from versions: {m.group(1).rsplit(',', 1)[0]}, ...)"
-                          if len(m.group(0)) > 220 else m.group(0), said)
-            if any(w in done.stderr for w in UNREACHABLE):   # the index, not the matrix
-                raise HostError(f"{what}: the package index did not answer: {said}",
-                                hint="check the network, or pass --index-url")
-            hint = (f"the pins are {whose}: `pip index versions NAME` lists what the index "
-                    "holds" if whose else "")
-            message = f"{what}: pip cannot resolve {' '.join(wanted)} for CPython {python} on " \
-                      f"{platform}: {said}"
-            missing = NO_SUCH_VERSION.search(done.stderr)
-            if missing:
-                offered = tuple(v.strip() for v in missing.group(2).split(",") if v.strip())
-                raise NoSuchVersion(message, hint=hint, requirement=missing.group(1),
-                                    versions=offered)
-            raise UsageError(message, hint=hint)
+            raise _refusal(done.stderr, f"{what}: pip cannot resolve {' '.join(wanted)} for "
+                           f"CPython {python} on {platform}", what, whose)
         installs = json.loads(report.read_text()).get("install", [])
     kept = {(p.name.lower().replace("_", "-"), p.version) for p in below}
     out = []
@@ -152,3 +122,26 @@ def resolve(wanted: Sequence[str], below: Sequence[Pinned], *, python: str, plat
                             hint="lock against an index that publishes hashes (PyPI does)")
         out.append(Pinned(name, version, (hashes["sha256"],)))
     return out
+
+
+def _refusal(stderr: str, cannot: str, what: str, whose: str) -> Exception:
+    """pip's failure in a line: the index not reached (exit 3), a pin it holds no such
+    version of (NoSuchVersion, for the caller to say where the pin was written), or pip's
+    last errors with whose pins they are."""
+    errors = [line for line in stderr.splitlines()
+              if line.startswith("ERROR") or "conflict" in line.lower()]
+    said = "; ".join(errors[-3:]) or stderr.strip()[-500:]
+    said = re.sub(r"\(from versions: ([^)]{0,200})[^)]*\)",
+                  lambda m: f"(from versions: {m.group(1).rsplit(',', 1)[0]}, ...)"
+                  if len(m.group(0)) > 220 else m.group(0), said)
+    if any(w in stderr for w in UNREACHABLE):       # the index, not the matrix
+        return HostError(f"{what}: the package index did not answer: {said}",
+                         hint="check the network, or pass --index-url")
+    hint = (f"the pins are {whose}: `pip index versions NAME` lists what the index holds"
+            if whose else "")
+    missing = NO_SUCH_VERSION.search(stderr)
+    if missing:
+        offered = tuple(v.strip() for v in missing.group(2).split(",") if v.strip())
+        return NoSuchVersion(f"{cannot}: {said}", hint=hint, requirement=missing.group(1),
+                             versions=offered)
+    return UsageError(f"{cannot}: {said}", hint=hint)
