@@ -22,7 +22,8 @@ OWNERS = {
     "stamina": {"registry/client.py"},
     "typer": {"cli/"},
     "rich": {"console.py"},
-    "jinja2": {"render/contexts.py", "site/pages.py"},        # Dockerfiles; the site's pages
+    "jinja2": {"render/contexts.py", "render/template_problems.py",   # Dockerfiles and
+               "site/pages.py"},                                        # their mistakes; pages
     "yaml": {"yamlload.py"},
     "pydantic": {"matrix/compat_file.py", "verify/facts.py",   # the schemas of what users, images,
                  "verify/attestation.py",                   # signed attestations and earlier

@@ -109,7 +109,7 @@ def test_undefined_template_variable_is_an_error(tmp_path: Path) -> None:
     from imgkit.errors import UsageError
     shutil.copytree(ROOT / "templates", tmp_path / "t")
     (tmp_path / "t" / "python.Dockerfile.j2").write_text("FROM {{ no_such_value }}\n")
-    with pytest.raises(UsageError, match=r"python.Dockerfile.j2:1: 'no_such_value' is undefined"):
+    with pytest.raises(UsageError, match=r"python.Dockerfile.j2:1: no variable 'no_such_value'"):
         contexts(tmp_path / "t")
 
 

@@ -43,8 +43,18 @@ def test_one_template_overridden_and_the_rest_from_imgkit(tmp_path: Path) -> Non
 @pytest.mark.parametrize("text, said", [
     ("FROM {{ parent }}\nRUN {% if %}\n", "extension.Dockerfile.j2:2: Expected an expression"),
     ("FROM {{ parent }}\n\nRUN echo {{ no_such_value }}\n",
-     "extension.Dockerfile.j2:3: 'no_such_value' is undefined"),
+     "extension.Dockerfile.j2:3: no variable 'no_such_value' hint: the variables imgkit "
+     "gives (docs/your-matrix.md#templates): apt, "),
     ('FROM {{ parent }}\n{% include "_ours.j2" %}\n', "no template '_ours.j2'"),
+    # a near miss of a name: the name meant, never one of imgkit's classes
+    ("FROM {{ parnet }}\n", "extension.Dockerfile.j2:1: no variable 'parnet' hint: did you "
+     "mean 'parent'?"),
+    ("FROM {{ parent }}\nRUN echo {{ cuda_version }}\n", "hint: did you mean 'cuda'?"),
+    ("FROM {{ parent }}\nRUN echo {{ extension.pipp }}\n",
+     "extension.Dockerfile.j2:2: extension has no 'pipp' hint: did you mean 'pip'?"),
+    ('FROM {{ parent }}\n{% include "labels.j2" %}\n', "hint: did you mean '_labels.j2'?"),
+    ("FROM {{ parent | lowr }}\n", "extension.Dockerfile.j2:1: no filter named 'lowr' hint: "
+     "did you mean 'lower'?"),
 ])
 def test_a_broken_template_is_named_with_its_line(tmp_path: Path, text: str, said: str) -> None:
     code, out = render(project(tmp_path, **{"extension.Dockerfile.j2": text}))

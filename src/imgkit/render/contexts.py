@@ -13,18 +13,17 @@ import shlex
 import shutil
 from dataclasses import dataclass, replace
 from pathlib import Path
-from types import TracebackType
-from typing import Iterator, Mapping
+from typing import Mapping
 
 import jinja2
 
 from .. import labels, platforms
-from ..errors import UsageError, first_line
 from ..lock.files import PYTHON_PACKAGES, apt_pins, requirements, venv_support
 from ..matrix.custom import Custom
 from ..matrix.plan import LIB_LINKS, VENV, Plan, Target, lineage
 from ..shipped import PACKAGE_DIR, default_templates
 from .stamp import Stamp
+from .template_problems import template_problem
 
 TEMPLATES = {"python": "python.Dockerfile.j2", "cuda": "pip-layer.Dockerfile.j2",
              "cudnn": "pip-layer.Dockerfile.j2", "nccl": "pip-layer.Dockerfile.j2",
@@ -66,29 +65,6 @@ def _environment(templates_dir: Path) -> jinja2.Environment:
     return jinja2.Environment(loader=jinja2.FileSystemLoader(folders),
                               undefined=jinja2.StrictUndefined, keep_trailing_newline=True,
                               trim_blocks=True, lstrip_blocks=True, autoescape=False)
-
-
-def _template_problem(exc: Exception, name: str, templates_dir: Path) -> UsageError:
-    """A broken template as exit 2, naming the file and line (never Jinja's traceback)."""
-    if isinstance(exc, jinja2.TemplateSyntaxError):
-        where = f"{exc.filename or exc.name or name}:{exc.lineno}"
-        return UsageError(f"{where}: {exc.message}", hint="fix the template, or delete it to "
-                          "use the one imgkit ships")
-    frames = [tb for tb in _frames(exc.__traceback__)
-              if tb.tb_frame.f_code.co_filename.endswith(".j2")]
-    where = (f"{frames[-1].tb_frame.f_code.co_filename}:{frames[-1].tb_lineno}" if frames
-             else str(templates_dir / name))
-    if isinstance(exc, jinja2.TemplateNotFound):
-        return UsageError(f"{where}: no template {exc.name!r} in {templates_dir} or imgkit's")
-    return UsageError(f"{where}: {first_line(exc)}",
-                      hint="a template may use only the variables imgkit gives it: start from "
-                           "a copy of imgkit's own (docs/your-matrix.md#templates)")
-
-
-def _frames(tb: TracebackType | None) -> Iterator[TracebackType]:
-    while tb is not None:
-        yield tb
-        tb = tb.tb_next
 
 
 def _package_files(subdir: str, dest: str) -> list[tuple[str, bytes, int]]:
@@ -260,7 +236,7 @@ def _rendered(env: jinja2.Environment, name: str, templates_dir: Path,
         template = env.get_template(name)
         return template, template.render(**variables)
     except (jinja2.TemplateError, TypeError, ValueError, AttributeError) as exc:
-        raise _template_problem(exc, name, templates_dir) from None
+        raise template_problem(exc, name, templates_dir, env, variables) from None
 
 
 def write_context(context: Context, out_dir: Path) -> Path:
