@@ -121,6 +121,37 @@ def test_a_cst_file_written_as_people_write_them_gets_each_fix_in_one_run(tmp_pa
     assert [p.line for p in caught.value.problems] == sorted(p.line or 0 for p in caught.value.problems)
 
 
+def test_patterns_are_read_as_go_writes_them_and_what_python_cannot_do_is_refused(
+        tmp_path: Path) -> None:
+    """container-structure-test's patterns are Go's (RE2): POSIX classes, \\z, \\Q..\\E,
+    (?<name>), \\pL are translated and judged as Go would; a pattern neither can read, or
+    one Python cannot (\\p{Greek}, (?U)), is refused when the file is read, at its line."""
+    from imgkit.matrix.cst_regex import python_pattern
+    from imgkit.verify.declared.judged import matching
+    text = "Python 3.11.2\nnvcc: release 12.4, V12.4.131\n"
+    go = [r"Python 3\.11\.[[:digit:]]+$", r"release (?<major>\d+)\.(?<minor>\d+)",
+          r"\Qrelease 12.4\E", r"^\pL+ ", r"[[:^space:]]+\z"]
+    assert matching(go[:4], text, True) == []
+    assert matching(go[4:], text, True) == [go[4]]           # text ends in a newline, as in Go
+    assert python_pattern(r"[[:upper:]][[:lower:]]+").fullmatch("Python")
+    broken = ("schemaVersion: 2.0.0\ncommandTests:\n  - name: v\n    command: python3\n"
+              "    expectedOutput: [\"Python (3\", \"\\\\p{Greek}\"]\n"
+              "fileContentTests:\n  - name: os\n    path: /etc/os-release\n"
+              "    excludedContents: [\"(?U)a.*b\"]\n"
+              "metadataTest:\n  envVars:\n    - {key: LANG, value: \"[[:bogus:]]\", isRegex: true}\n")
+    with pytest.raises(SpecErrors) as caught:
+        load_checks(write(tmp_path, broken))
+    said = {p.key: (p.reason, p.line) for p in caught.value.problems}
+    assert said["commandTests[0].expectedOutput[0]"][0].startswith(
+        "'Python (3': not a regular expression: missing ), unterminated subpattern")
+    assert "\\p{Greek} is not one Python's regular expressions know" in \
+        said["commandTests[0].expectedOutput[1]"][0]
+    assert said["fileContentTests[0].excludedContents[0]"][0].startswith(
+        "'(?U)a.*b': the ungreedy flag (?U) is Go's only")
+    assert said["metadataTest.envVars[0].value"] == (
+        "'[[:bogus:]]': [:bogus:] is not a POSIX class", 12)
+
+
 def test_file_tests_judge_what_the_filesystem_holds(tmp_path: Path) -> None:
     checks = load_checks(write(tmp_path, TEAM_CST))
     ca, ssh = checks.file_existence_tests

@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .. import yamlload
 from ..errors import SpecError, every_problem
+from .cst_regex import NotReadable, python_pattern
 from .problems import key_of, line_of, plainly
 
 SCHEMA_VERSION = "2.0.0"
@@ -188,6 +189,39 @@ def _command_lines(raw: Any, lines: dict[tuple[Any, ...], int], file: str) -> li
     return found
 
 
+# the keys whose values are regular expressions, by the kind of test that has them
+PATTERNS = {"commandTests": ("expectedOutput", "excludedOutput", "expectedError", "excludedError"),
+            "fileContentTests": ("expectedContents", "excludedContents"),
+            "serviceTests": ("expectedOutput",), "gpuTests": ("expectedOutput", "excludedOutput")}
+
+
+def _pattern_problems(checks: CheckFile, lines: dict[tuple[Any, ...], int],
+                      file: str) -> list[SpecError]:
+    """Each pattern Python cannot judge (Go's syntax is translated: cst_regex.py), at its line."""
+    places: list[tuple[tuple[Any, ...], str]] = []
+    for kind, keys in PATTERNS.items():
+        for i, test in enumerate(getattr(checks, _field(kind))):
+            for key in keys:
+                places += [((kind, i, key, j), p) for j, p in enumerate(getattr(test, _field(key)))]
+    for kind in ("envVars", "labels"):
+        pairs = getattr(checks.metadata_test, _field(kind)) if checks.metadata_test else []
+        places += [(("metadataTest", kind, i, "value"), pair.value)
+                   for i, pair in enumerate(pairs) if pair.is_regex]
+    found = []
+    for loc, pattern in places:
+        try:
+            python_pattern(pattern)
+        except NotReadable as exc:
+            found.append(SpecError(file, key_of(loc), f"{pattern!r}: {exc}", hint=exc.hint,
+                                   line=line_of(loc, lines)))
+    return found
+
+
+def _field(alias: str) -> str:
+    """The model's name of a key the file writes in camelCase (expectedOutput)."""
+    return re.sub(r"(?<!^)([A-Z])", r"_\1", alias).lower()
+
+
 def load_checks(path: Path) -> CheckFile:
     """The check file at `path`, or every problem of it as one error (exit 2)."""
     file = str(path)
@@ -204,6 +238,7 @@ def load_checks(path: Path) -> CheckFile:
                   for e in error.errors()
                   for reason, hint in [plainly(e, UNKNOWN, CheckFile, WORD_LISTS)]]
         raise every_problem(sorted(found, key=lambda p: p.line or 0)) from None
+    found += _pattern_problems(checks, lines, file)
     if checks.schema_version != SCHEMA_VERSION:
         found.append(SpecError(file, "schemaVersion", f"{checks.schema_version!r} is not a "
                                "schema imgkit reads", hint=f"schemaVersion: {SCHEMA_VERSION}",

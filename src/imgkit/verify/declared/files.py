@@ -3,10 +3,9 @@ existence, mode and owner; a file's contents (through its links, as a command wo
 it); the image's config (env, labels, ports, volumes, entrypoint, cmd, workdir, user)."""
 from __future__ import annotations
 
-import re
-
 from ...engine import FileEntry, ImageConfig
 from ...matrix.checkfile import EnvVar, FileContentTest, FileExistenceTest, MetadataTest
+from ...matrix.cst_regex import python_pattern
 from ..verdict import FAIL, PASS, Check
 from .judged import matching, shown
 
@@ -57,7 +56,7 @@ def _pairs(wanted: list[EnvVar], have: dict[str, str], what: str) -> list[str]:
     out = []
     for var in wanted:
         value = have.get(var.key)
-        ok = value is not None and (bool(re.fullmatch(var.value, value)) if var.is_regex
+        ok = value is not None and (bool(python_pattern(var.value).fullmatch(value)) if var.is_regex
                                     else value == var.value)
         if not ok:
             out.append(f"{what} {var.key}={value!r}, not {var.value!r}" if value is not None

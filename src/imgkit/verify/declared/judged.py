@@ -3,9 +3,8 @@ patterns, how a command's run becomes a check, and how much of what it printed i
 evidence (how long a command may run is the check file's rule: checkfile.py)."""
 from __future__ import annotations
 
-import re
-
 from ...matrix.checkfile import COMMAND_TIMEOUT, CommandTest
+from ...matrix.cst_regex import python_pattern
 from ..verdict import FAIL, PASS, Check
 
 SHOWN = 3                 # lines of what a command printed, kept as evidence
@@ -17,9 +16,9 @@ def shown(text: str) -> str:
 
 
 def matching(patterns: list[str], text: str, wanted: bool) -> list[str]:
-    """The patterns that do not hold: each a regular expression searched in `text` (as
-    container-structure-test does), wanted there or not."""
-    return [p for p in patterns if bool(re.search(p, text, re.M)) != wanted]
+    """The patterns that do not hold: each a regular expression (Go's, as container-structure-
+    test writes them; checked when the file was read) searched in `text`, wanted or not."""
+    return [p for p in patterns if bool(python_pattern(p).search(text)) != wanted]
 
 
 def stream_problems(expected: list[str], excluded: list[str], text: str, stream: str) -> list[str]:
