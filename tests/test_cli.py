@@ -102,3 +102,35 @@ def test_an_output_files_folder_is_made_and_an_unwritable_one_is_said(tmp_path: 
     assert refused.returncode == 2, refused.stdout + refused.stderr
     assert "--json /proc/imgkit/plan.json: cannot write it" in refused.stderr
     assert "Traceback" not in refused.stderr
+
+
+@pytest.mark.parametrize("command, said", [
+    (("render", "--cuda", "11.8", "--out", "/proc/imgkit"), "--out /proc/imgkit: cannot make"),
+    (("export", "bake", "--cuda", "11.8", "--out", "/proc/imgkit"), "--out /proc/imgkit: cannot"),
+    (("init", "/proc/imgkit"), "imgkit init /proc/imgkit: cannot make the folder"),
+    (("site", "--out", "/proc/imgkit"), "--out /proc/imgkit: cannot make the folder"),
+])
+def test_an_output_folder_that_cannot_be_made_is_said_before_any_work(
+        command: tuple[str, ...], said: str) -> None:
+    refused = imgkit(*command)
+    assert refused.returncode == 2 and said in refused.stderr, refused.stdout + refused.stderr
+    assert "Traceback" not in refused.stderr
+
+
+def test_a_path_no_command_words_itself_is_still_named_never_a_traceback() -> None:
+    """The last net: an OSError with a path, from anywhere in a command, is the path and
+    the system's words (exit 2 for a path's mistake), not Python's traceback."""
+    import typer
+
+    from imgkit.cli.framework import reports_errors
+
+    def writes_where_it_cannot() -> None:
+        Path("/proc/imgkit/x").write_text("x")
+    with pytest.raises(typer.Exit) as stopped:
+        reports_errors(writes_where_it_cannot)()
+    assert stopped.value.exit_code == 2
+
+    def a_bug() -> None:
+        raise OSError("no path in it")
+    with pytest.raises(OSError):
+        reports_errors(a_bug)()

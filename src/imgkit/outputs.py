@@ -4,16 +4,36 @@ file that cannot be written is a usage error naming the option and the path (exi
 a traceback."""
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from .errors import UsageError
 
 
-def write_output(path: Path, text: str, option: str) -> None:
-    """Write `text` to `path`, the file the user gave `option`."""
+def write_output(path: Path, text: str | bytes, option: str, required: bool = False) -> None:
+    """Write `text` to `path`, the file the user gave `option` (`required`: one the command
+    cannot do without)."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
+        if isinstance(text, bytes):
+            path.write_bytes(text)
+        else:
+            path.write_text(text)
     except OSError as exc:
         raise UsageError(f"{option} {path}: cannot write it ({exc.strerror or exc})",
-                         hint=f"name a file in a folder this user can write, or leave out {option}")
+                         hint="name a file in a folder this user can write" +
+                         ("" if required else f", or leave out {option}"))
+
+
+def output_folder(path: Path, option: str) -> Path:
+    """The folder the user gave `option` to write into, made when it is missing; one that
+    cannot be made or written is exit 2 naming both, before anything is written there."""
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"{option} {path}: cannot make the folder ({exc.strerror or exc})",
+                         hint="name a folder this user can write") from None
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise UsageError(f"{option} {path}: this user cannot write in it",
+                         hint="name a folder this user can write")
+    return path

@@ -4,6 +4,7 @@ refused when given twice, help text as prose, and the selection options declared
 every command that selects."""
 from __future__ import annotations
 
+import errno
 import functools
 import inspect
 from collections import Counter
@@ -14,7 +15,7 @@ import typer
 from typer.core import TyperCommand, TyperGroup
 
 from ..console import console, print_error
-from ..errors import EXIT_INTERRUPTED, ImgkitError
+from ..errors import EXIT_HOST, EXIT_INTERRUPTED, EXIT_USAGE, ImgkitError
 from ..project import selection_from
 from . import flags
 from .values import platforms_of
@@ -81,6 +82,10 @@ def prose(doc: str | None) -> str | None:
             paragraphs.append([])
     return "\n\n".join(" ".join(words) for words in paragraphs if words)
 
+# the errors a path the user named makes (exit 2); others (a full disk) are the host's
+PATH_MISTAKES = {errno.ENOENT, errno.ENOTDIR, errno.EISDIR, errno.EACCES, errno.EPERM,
+                 errno.EROFS, errno.EEXIST, errno.ENAMETOOLONG}
+
 
 def reports_errors(func: F) -> F:
     """Turn ImgkitError into a one-paragraph message and its exit code; never a traceback.
@@ -95,6 +100,13 @@ def reports_errors(func: F) -> F:
         except KeyboardInterrupt:
             console(stderr=True).print("interrupted: stopped cleanly")
             raise typer.Exit(EXIT_INTERRUPTED)
+        except OSError as exc:
+            if exc.filename is None:       # no path to name: a bug, shown as one
+                raise
+            # a path no command said in its own words: named, never a traceback
+            print_error(f"{exc.filename}: {exc.strerror or exc}",
+                        "if you named that path, name one this user can read and write")
+            raise typer.Exit(EXIT_USAGE if exc.errno in PATH_MISTAKES else EXIT_HOST)
         if isinstance(code, int):
             raise typer.Exit(code)
     wrapper.__doc__ = prose(func.__doc__)

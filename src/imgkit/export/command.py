@@ -11,6 +11,7 @@ from ..console import stderr_line
 from ..errors import EXIT_FAILED, EXIT_OK, UsageError
 from ..lock.files import LOCKS_DIR
 from ..matrix.load import load_plan
+from ..outputs import output_folder, write_output
 from ..project import setting_or
 from ..registry.candidates import load as load_candidates
 from ..registry.destination import Destination, check_names, parse_destination
@@ -78,8 +79,7 @@ def ci(selection: Selection, *, platform: str, registry: str | None, staging: st
     text = RENDERERS[platform](jobs(plan, settings), settings, command)
     if check:
         return pipeline_drift(out, text, command)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(text)
+    write_output(out, text, "--out", required=True)
     stderr_line(f"wrote {out}")
     return EXIT_OK
 
@@ -183,7 +183,7 @@ def export_bake(selection: Selection, *, out: Path, push_to: str | None = None) 
     where = parse_destination(push_to, "--push-to") if push_to else None     # bad: exit 2
     plan = load_plan(selection)
     contexts = render_selection(selection, plan, buildkit=True)
-    out.mkdir(parents=True, exist_ok=True)
+    output_folder(out, "--out")
     for context in contexts:
         write_context(context, out)
     (out / "docker-bake.json").write_text(bake_file(contexts, plan, where))
@@ -218,7 +218,7 @@ def export_k8s(selection: Selection, *, out: Path, registry: str | None = None,
     if fleet_set is not None and verdicts is not None:
         from .fleet import references
         held_to = references(plan, verdicts)                  # bad or missing: exit 2, first
-    out.mkdir(parents=True, exist_ok=True)
+    output_folder(out, "--out")
     (out / "probe-configmap.yaml").write_text(dump(probe_configmap(probe, settings)))
     if fleet_set is not None:
         from .fleet import write_fleet
@@ -249,7 +249,7 @@ def export_monitoring(*, out: Path, margin: float, period_seconds: int) -> None:
                          hint="give the fleet check's schedule, e.g. 6h or 1d")
     settings = MonitoringSettings(margin=margin, period_seconds=period_seconds)
     written = {"imgkit-alerts.yml": rules(settings), "imgkit-dashboard.json": dashboard(settings)}
-    out.mkdir(parents=True, exist_ok=True)
+    output_folder(out, "--out")
     for name, text in written.items():
         (out / name).write_text(text)
     stderr_line(f"wrote {out}/imgkit-alerts.yml (load it as a Prometheus rule file; check it "
@@ -292,7 +292,7 @@ def export_policy(*, out: Path, registries: list[str], key: Path | None, identit
     settings = PolicySettings(registries=tuple(prefixes), public_key=pem.strip() + "\n" if pem else "",
                               identity=identity or "", issuer=issuer or "",
                               require_gpu=require_gpu, tlog=tlog, require_scan=require_scan)
-    out.mkdir(parents=True, exist_ok=True)
+    output_folder(out, "--out")
     written = [out / "imgkit-verdict.cue"]
     written[0].write_text(cue(settings))
     if require_scan:

@@ -13,6 +13,7 @@ from ..errors import UsageError
 from ..lock.files import read_locks
 from ..matrix.load import load_plan
 from ..matrix.plan import Plan
+from ..outputs import output_folder
 from ..selection import Selection
 from .contexts import Context, render_plan, write_context
 
@@ -61,7 +62,7 @@ def render(selection: Selection, *, out: Path, form: str = "auto") -> list[Path]
         raise UsageError(f"--engine {form}: unknown form", hint="auto, docker or buildx")
     buildkit = form == "buildx" or (form == "auto" and cli_builds_with_buildkit())
     contexts = render_contexts(selection, buildkit=buildkit)
-    out.mkdir(parents=True, exist_ok=True)
+    output_folder(out, "--out")
     written = [write_context(c, out) for c in contexts]
     for path in written:
         print(path)

@@ -8,6 +8,7 @@ from ..errors import UsageError
 from ..matrix.load import load_plan
 from ..matrix.targets import Plan
 from ..options import Trust
+from ..outputs import output_folder
 from ..registry.destination import Destination
 from ..selection import Selection
 from .grid import rows
@@ -25,19 +26,7 @@ def site(selection: Selection, *, verdicts: Path | None, out: Path,
     from the verdicts this machine recorded; with `outdated`, what waits for each image;
     with `registry`, whether each promoted image there carries a signed, passing verdict
     that verifies against `trust`."""
-    if verdicts is not None and not verdicts.is_dir():
-        raise UsageError(f"--verdicts {verdicts}: no such folder",
-                         hint="give the folder the `imgkit verify --json FILE` files are in")
-    if outdated is not None and not outdated.is_file():
-        raise UsageError(f"--outdated {outdated}: no such file",
-                         hint="give the file `imgkit outdated --json FILE` wrote")
-    if registry is not None and not trust.configured:
-        raise UsageError(f"--registry {registry} needs the signer to trust: --trusted-key "
-                         "cosign.pub, or --certificate-identity and --certificate-oidc-issuer",
-                         hint="the key or identity promote checks the verdicts with")
-    if registry is None and trust.configured:
-        raise UsageError("--trusted-key and --certificate-identity say whose signature a "
-                         "verdict in the registry needs: give the registry with --registry")
+    _refuse_mistakes(verdicts, out, outdated, registry, trust)     # before any verdict is read
     plan = load_plan(selection)
     found, skipped = read_verdicts(verdicts) if verdicts is not None else recorded(plan)
     waiting: list[OutdatedRecord] | None = None
@@ -67,6 +56,25 @@ def site(selection: Selection, *, verdicts: Path | None, out: Path,
     stderr_line(f"wrote {len(written)} pages to {out} ({len(laid_out)} images, {where}); "
                 f"open {out / 'index.html'}")
     return 0
+
+
+def _refuse_mistakes(verdicts: Path | None, out: Path, outdated: Path | None,
+                     registry: Destination | None, trust: Trust) -> None:
+    """The arguments' mistakes, exit 2 before anything is read or written."""
+    if verdicts is not None and not verdicts.is_dir():
+        raise UsageError(f"--verdicts {verdicts}: no such folder",
+                         hint="give the folder the `imgkit verify --json FILE` files are in")
+    output_folder(out, "--out")
+    if outdated is not None and not outdated.is_file():
+        raise UsageError(f"--outdated {outdated}: no such file",
+                         hint="give the file `imgkit outdated --json FILE` wrote")
+    if registry is not None and not trust.configured:
+        raise UsageError(f"--registry {registry} needs the signer to trust: --trusted-key "
+                         "cosign.pub, or --certificate-identity and --certificate-oidc-issuer",
+                         hint="the key or identity promote checks the verdicts with")
+    if registry is None and trust.configured:
+        raise UsageError("--trusted-key and --certificate-identity say whose signature a "
+                         "verdict in the registry needs: give the registry with --registry")
 
 
 def _scans(found: list[Found], signed: dict[tuple[str, str], Signed] | None) -> dict[str, ScanView]:

@@ -10,6 +10,7 @@ from pathlib import Path
 from ..errors import UsageError
 from ..matrix.fields import REPOSITORY_PATTERN
 from ..matrix.schema import SCHEMA_FILE, SCHEMA_LINE, schema_text
+from ..outputs import output_folder
 
 FILES = Path(__file__).parent / "files"
 STARTER = ("imgkit.toml", "images/cuda.yaml", "images/pytorch.yaml", "images/pytorch-extras.yaml")
@@ -34,6 +35,7 @@ def init_project(folder: Path, namespace: str, registry: str | None = None) -> l
         raise UsageError(f"--namespace {namespace!r} is not a valid repository prefix",
                          hint="lowercase letters, digits, and . _ - / between them, e.g. ml")
     files = starter_files(namespace, registry)
+    output_folder(folder, "imgkit init")
     there = [name for name in files if (folder / name).exists()]
     if there:
         raise UsageError(f"{folder} already has {', '.join(there)}: nothing was written",
