@@ -40,6 +40,25 @@ def test_unreachable_engine_exits_3() -> None:
     assert result.returncode == 3
 
 
+@pytest.mark.parametrize("address, said, hint", [
+    ("tcp://127.0.0.1:1", "cannot reach the Docker engine at tcp://127.0.0.1:1: Connection refused",
+     "DOCKER_HOST is tcp://127.0.0.1:1: start the engine there, or unset DOCKER_HOST"),
+    ("unix:///nonexistent/podman/podman.sock",
+     "cannot reach the Podman service at /nonexistent/podman/podman.sock",
+     "systemctl start podman.socket"),
+    ("http//engine", "DOCKER_HOST 'http//engine' is not an engine's address",
+     "tcp://HOST:2375"),
+])
+def test_an_engine_address_that_does_not_answer_is_said_in_words(
+        address: str, said: str, hint: str) -> None:
+    """What DOCKER_HOST names, in a line: the address, the system's words (not urllib3's
+    nested repr), and what to do about that address."""
+    result = imgkit("verify", "x:1", "--gpus", "none", env={"DOCKER_HOST": address})
+    shown = " ".join(result.stderr.split())
+    assert result.returncode == 3 and said in shown and hint in shown, result.stderr
+    assert "HTTPConnectionPool" not in shown and "Traceback" not in shown
+
+
 def test_bad_verify_options_exit_2() -> None:
     assert imgkit("verify", "x:y", "--gpus", "all;rm").returncode == 2
     result = imgkit("verify", "x:y", "--expect", "cuda", "--gpus", "none",

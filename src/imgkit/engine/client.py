@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import threading
 from typing import TYPE_CHECKING, Any, Callable, Iterator, TypedDict, TypeVar, cast
 
@@ -26,6 +27,8 @@ if TYPE_CHECKING:
 
 DEFAULT_SOCKET = "/var/run/docker.sock"
 START_HINT = "start it (e.g. `sudo dockerd &` or `systemctl start docker`) or set DOCKER_HOST"
+ADDRESS_FORMS = ("unix:///var/run/docker.sock, tcp://HOST:2375 (tcp://HOST:2376 with "
+                 "DOCKER_TLS_VERIFY=1), or ssh://USER@HOST")
 Answer = TypeVar("Answer")   # what a localhttp call returns: (status, body) or (status, headers)
 
 
@@ -44,6 +47,13 @@ def unix_socket(docker_host: str | None) -> str | None:
     return None
 
 
+def _plainly(exc: Exception) -> str:
+    """The system's words at the end of what requests and urllib3 nest ("[Errno 111]
+    Connection refused"), else the error's first line."""
+    found = re.findall(r"\[Errno -?\d+\] ([^'\")\]]+)", str(exc))
+    return found[-1].strip() if found else first_line(exc)
+
+
 class Client:
     """The engine's connection; the other parts of Engine build on it."""
 
@@ -54,7 +64,8 @@ class Client:
         self.timeout = timeout
         self.docker_host = docker_host
         self.socket_path = unix_socket(docker_host)
-        self.podman_chosen = podman_chosen
+        # DOCKER_HOST at Podman's socket is Podman's service too, for what the errors say
+        self.podman_chosen = podman_chosen or "/podman/" in (self.socket_path or "")
         self._client: docker.DockerClient | None = None
         self._bridge: SshBridge | None = None
         self._product: str | None = None
@@ -109,7 +120,12 @@ class Client:
 
     @property
     def start_hint(self) -> str:
-        return PODMAN_START_HINT if self.podman_chosen else START_HINT
+        if self.podman_chosen:
+            return PODMAN_START_HINT
+        if self.docker_host and self.socket_path != DEFAULT_SOCKET:
+            return (f"DOCKER_HOST is {self.docker_host}: start the engine there, or unset "
+                    f"DOCKER_HOST to use this host's {DEFAULT_SOCKET}")
+        return START_HINT
 
     def _who(self) -> str:
         """The engine as messages name it."""
@@ -161,8 +177,11 @@ class Client:
             self.client.ping()
         except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
             said = self._bridge.last_error() if self._bridge else None    # ssh's own words
-            raise EngineUnavailable(f"cannot reach the {self._who()}: {said or first_line(exc)}",
-                                    hint=self.start_hint)
+            if "Invalid bind address" in str(exc) or "scheme is not supported" in str(exc):
+                raise EngineUnavailable(f"DOCKER_HOST {self.docker_host!r} is not an engine's "
+                                        "address", hint=ADDRESS_FORMS) from None
+            raise EngineUnavailable(f"cannot reach the {self._who()} at {self.docker_host}: "
+                                    f"{said or _plainly(exc)}", hint=self.start_hint) from None
 
 
 class Progress(TypedDict, total=False):
