@@ -59,6 +59,16 @@ def test_no_claims_no_checks_and_an_unreadable_one_is_said() -> None:
     assert status == INFO and "not a version" in said
 
 
+@pytest.mark.parametrize("text, parts, read", [
+    ("12.4.1", 2, "12.4"), ("v2.21.5", 3, "2.21.5"), ("2.21.5-1+cuda12.4", 3, "2.21.5"),
+    ("libnccl2=2.21.5-1+cuda12.4", 3, "2.21.5"), ("cu124", 2, "12.4"), ("cu118", 2, "11.8"),
+    ("cu92", 2, "9.2"), ("cuda-12.4", 2, "12.4"), ("CUDA12.4", 2, "12.4"), ("cudnn9", 3, "9"),
+    ("py3.11", 2, "3.11"), ("not-a-version", 3, None), ("cuda", 2, None), ("cu", 2, None)])
+def test_a_version_is_read_as_people_write_it(text: str, parts: int, read: str | None) -> None:
+    from imgkit.verify.stated import version_of
+    assert version_of(text, parts) == read
+
+
 def test_imgkits_own_layers_write_nvidias_variables_that_verify_holds_them_to() -> None:
     """What the CUDA, cuDNN and NCCL layers write (chain.nvidia_env) is NVIDIA's spelling,
     and an image holding those versions passes every claim it makes."""

@@ -57,7 +57,9 @@ def claims_page() -> str:
         "Each variable or label an image sets that the table knows is a check of the verdict, "
         "named `env NAME` or `label NAME`: passed when what answers it agrees as far as the "
         "claim goes (`parts`: `12.4.5.8-1` held to 3 parts is 12.4.5; a `name=version` "
-        "package is read after its `=`), failed naming both when it does not or the image "
+        "package is read after its `=`; a library's name before the number, `cuda-12.4` or "
+        "`cudnn9`, and PyTorch's `cu124` are read as 12.4 and 9), failed naming both when it "
+        "does not or the image "
         "holds no such library, and an info line when nothing imgkit measures answers it "
         "(stated, not verified). A label and a variable that state the same library and "
         "disagree fail together, named side by side.",

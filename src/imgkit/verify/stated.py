@@ -14,6 +14,8 @@ from functools import lru_cache
 from ..shipped import PACKAGE_DIR
 
 NUMBERS = re.compile(r"^v?(\d+(?:\.\d+)*)")
+NAMED = re.compile(r"^(?:cuda|cudnn|nccl|cublas|tensorrt|trt|python|py)[-_ ]?(?=\d)", re.I)
+CU_TAG = re.compile(r"^cu(1\d|[89])(\d)$")       # PyTorch's wheel tags: cu124, cu118, cu92
 UNLISTED = {"env": re.compile(r"^([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*)_VERSION$"),
             "label": re.compile(r"^com\.nvidia\.([a-z0-9][a-z0-9_-]*)\.version$")}
 # NGC's NVIDIA_<PRODUCT>_VERSION is the container's release, YY.MM (24.10, 22.12-tf1),
@@ -25,9 +27,13 @@ TABLE_LINE = re.compile(r"^\s*- \{name: ([^,\s]+), kind: (env|label)\b", re.MULT
 
 def version_of(text: str, parts: int) -> str | None:
     """`2.21.5-1+cuda12.4` -> 2.21.5 (a Debian revision, a local build suffix dropped); a
-    package's `name=version` form is read after its `=`."""
+    package's `name=version` form is read after its `=`; the library's name before the
+    number as people write it (`cuda-12.4`, `cudnn9`), and PyTorch's `cu124` (12.4)."""
     value = text.strip().rsplit("=", 1)[-1]
-    found = NUMBERS.match(value)
+    wheel_tag = CU_TAG.match(value)
+    if wheel_tag:
+        value = f"{wheel_tag.group(1)}.{wheel_tag.group(2)}"
+    found = NUMBERS.match(NAMED.sub("", value, count=1))
     return ".".join(found.group(1).split(".")[:parts]) if found else None
 
 
