@@ -429,6 +429,46 @@ def test_bad_ci_options_are_exit_2_with_the_option_named(args: list[str], messag
     assert not (tmp_path / "p.yml").exists()
 
 
+@pytest.mark.parametrize("platform, out", [("github", "../../.github/workflows/images.yml"),
+                                           ("gitlab", "../../.gitlab-ci.yml")])
+def test_a_project_in_a_folder_of_its_repository_runs_its_jobs_there(
+        platform: str, out: str, tmp_path: Path) -> None:
+    """A monorepo's project (platform/gpu/imgkit.toml): its commands run in its folder, and
+    what the platform's own steps name (artifacts, caches, Pages) is named from the
+    checkout's root, where the platform reads it."""
+    repo, project = tmp_path / "repo", tmp_path / "repo" / "platform" / "gpu"
+    shutil.copytree(ROOT / "images", project / "images")
+    shutil.copytree(ROOT / "templates", project / "templates")
+    (project / "imgkit.toml").write_text('registry = "r.example.com/ml"\nvulnerability_db = "db"\n')
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    made = imgkit_ci(platform, "--cuda", "11.8", "--pages", "--out", out, cwd=project)
+    assert made.returncode == 0, made.stderr
+    written = (project / out).resolve()
+    assert schema_check(platform, written).returncode == 0
+    pipeline = yaml.safe_load(written.read_text())
+    assert written.read_text().splitlines()[0].endswith("in platform/gpu from the image matrix.")
+    if platform == "github":
+        assert pipeline["defaults"] == {"run": {"working-directory": "platform/gpu"}}
+        paths = [step["with"]["path"] for job in pipeline["jobs"].values()
+                 for step in job.get("steps", []) if "path" in step.get("with", {})]
+        assert paths and all(line.startswith("platform/gpu") for p in paths
+                             for line in p.splitlines() if line), paths
+    else:
+        assert pipeline[".imgkit"]["before_script"][-1] == "cd platform/gpu"
+        assert pipeline["lock-check"]["before_script"][-1] == "cd platform/gpu" \
+            if "lock-check" in pipeline else True
+        kept = [p for name, job in pipeline.items() if isinstance(job, dict)
+                for p in job.get("artifacts", {}).get("paths", []) + job.get("cache", {}).get("paths", [])]
+        assert kept and all(p.startswith("platform/gpu/") for p in kept if p != "public"), kept
+        assert pipeline["pages"]["artifacts"]["paths"] == ["public"]
+        assert pipeline["pages"]["script"][-1] == 'mv public "$CI_PROJECT_DIR/public"'
+    # the same project at its repository's root: nothing moves
+    shutil.move(str(project), str(tmp_path / "alone"))
+    subprocess.run(["git", "init", "-q", str(tmp_path / "alone")], check=True)
+    root = imgkit_ci(platform, "--cuda", "11.8", "--out", "p.yml", cwd=tmp_path / "alone")
+    assert root.returncode == 0 and "platform/gpu" not in (tmp_path / "alone" / "p.yml").read_text()
+
+
 def test_the_header_gives_the_command_that_regenerates_the_file(tmp_path: Path) -> None:
     shutil.copytree(ROOT / "images", tmp_path / "matrix")
     shutil.copytree(ROOT / "templates", tmp_path / "templates")

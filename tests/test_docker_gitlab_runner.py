@@ -4,7 +4,8 @@
 (--verify-gpus none: no GPU here), sign with cosign, promote, and the verdict site of the
 run made by the `pages` job (`--pages`); the project gates on scans, so the verify job scans
 too (osv-scanner, the day's records from a stand-in for osv.dev), and the weekly schedule
-runs the rescan of production alone."""
+runs the rescan of production alone. The project sits in a folder of its repository, as in
+a monorepo; the weekly relock's test keeps it at the root."""
 from __future__ import annotations
 
 import base64
@@ -38,20 +39,23 @@ def test_a_real_gitlab_runner_runs_the_generated_pipeline_end_to_end(
         engine, pipeline_ns, registry, osv_source, tmp_path):  # noqa: F811
     ns = pipeline_ns
     repo = tmp_path / "repo"
-    mini_project(repo)
-    (repo / "imgkit.toml").write_text('vulnerability_db = "advisories"\n')    # gates on scans
+    project = repo / "platform" / "gpu"     # a monorepo's folder: the jobs run there
+    mini_project(project)
+    (project / "imgkit.toml").write_text('vulnerability_db = "advisories"\n')    # gates on scans
     env = {**os.environ, "COSIGN_PASSWORD": "pw",
            "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
-    subprocess.run(["cosign", "generate-key-pair"], cwd=repo, env=env, check=True, capture_output=True)
+    subprocess.run(["cosign", "generate-key-pair"], cwd=project, env=env, check=True,
+                   capture_output=True)
     scanner = osv_scanner()
     staging, production = f"{registry.address}/staging", f"{registry.address}/prod"
     made = subprocess.run(
         [sys.executable, "-m", "imgkit", "ci", "gitlab", "--namespace", ns, "--registry", production,
          "--staging", staging, "--verify-gpus", "none", "--install", "true",
          "--signing-key", "cosign.key", "--trusted-key", "cosign.pub", "--pages",
-         "--out", ".gitlab-ci.yml"],
-        cwd=repo, env=env, capture_output=True, text=True)
+         "--out", "../../.gitlab-ci.yml"],
+        cwd=project, env=env, capture_output=True, text=True)
     assert made.returncode == 0, made.stderr
+    assert "  - cd platform/gpu\n" in (repo / ".gitlab-ci.yml").read_text()
     for command in (["git", "init", "-q", "-b", "main"], ["git", "add", "-A"],
                     ["git", "-c", "user.email=ci@example.com", "-c", "user.name=ci", "commit", "-qm",
                      "matrix"],
@@ -81,8 +85,9 @@ def test_a_real_gitlab_runner_runs_the_generated_pipeline_end_to_end(
     assert "PASS  rescan" not in log and "and the scan" in log, log[-6000:]
     # the pages job's artifact: the site of the run's verdicts, the verified image passed
     # (judged without a GPU here) and its parents, which no job verifies, without a verdict
-    sites = list((repo / ".gitlab-ci-local").rglob("public/index.html"))
-    assert sites, "the pages job kept no public/index.html"
+    sites = [s for s in (repo / ".gitlab-ci-local").rglob("public/index.html")
+             if "platform" not in s.relative_to(repo).parts]     # where Pages serves it
+    assert sites, "the pages job kept no public/index.html at the checkout's root"
     grid = sites[0].read_text()
     assert f"{ns}/cuda:11.8-cudart-py3.11-bookworm</a>" in grid
     assert "passed, GPU not verified" in grid and "no verdict" in grid
@@ -100,7 +105,7 @@ def test_a_real_gitlab_runner_runs_the_generated_pipeline_end_to_end(
     assert digest.replace(":", "-") + ".att" in skopeo_tags(registry, f"prod/{repository}")
     assert digest.replace(":", "-") + ".att" in skopeo_tags(registry, f"staging/{repository}")
     checked = subprocess.run(
-        ["cosign", "verify-attestation", "--key", str(repo / "cosign.pub"), "--type",
+        ["cosign", "verify-attestation", "--key", str(project / "cosign.pub"), "--type",
          "https://imgkit.dev/attestations/verdict/v1", "--insecure-ignore-tlog=true",
          "--allow-http-registry", f"{production}/{repository}@{digest}"],
         env={**os.environ, "DOCKER_CONFIG": str(tmp_path / "docker")}, capture_output=True, text=True)

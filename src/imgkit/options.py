@@ -138,7 +138,16 @@ class CiSettings:
                                        # as written (7d); "": verify jobs judge every image
     advisories: str = ""               # the advisory database's folder from the checkout's
                                        # root, when the project gates on scans ("": it does not)
-    root: Path | None = None           # the repository's root, where jobs run (None: here)
+    root: Path | None = None           # the project's folder, where jobs run (None: here)
+    project_dir: str = ""              # that folder from the checkout's root ("": the root)
+
+    def in_checkout(self, paths: str) -> str:
+        """`paths` (one a line), relative to the project's folder, as the platform's own
+        steps name them: from the checkout's root (artifacts, caches)."""
+        if not self.project_dir:
+            return paths
+        return "\n".join(self.project_dir if p.strip() == "." else
+                         f"{self.project_dir}/{p}" if p.strip() else p for p in paths.split("\n"))
 
     @property
     def scans(self) -> bool:

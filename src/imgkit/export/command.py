@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
+import subprocess
 from pathlib import Path
 
 from ..console import stderr_line
@@ -68,7 +69,7 @@ def ci(selection: Selection, *, platform: str, registry: str | None, staging: st
                           cpu_runner=cpu_runner, arm64_runner=arm64_runner,
                           emulate_arm64=emulate_arm64, install=install,
                           release_branch=release_branch, pages=pages, compression=compression,
-                          root=root,
+                          root=root, project_dir=_project_dir(root or Path.cwd(), out, platform),
                           verify_gpus=check_gpus(verify_gpus),
                           matrix_args=selection.matrix_args(), signing_key=signing_key,
                           trusted_key=trusted_key, max_age=max_age, locks=_locks_folder(selection),
@@ -122,6 +123,33 @@ def _check_ci_options(selection: Selection, release_branch: str, signing_key: st
         raise UsageError("--signing-key and --trusted-key go together: the verify jobs sign "
                          "with one, promote checks with the other (neither: keyless signing "
                          "with the CI's OIDC identity)")
+
+
+def _project_dir(project: Path, out: Path, platform: str) -> str:
+    """The project's folder from the root of the checkout the jobs start in ("": the root):
+    git's top level where the project is in a repository, else where the platform reads the
+    pipeline file from (the folder above .github/workflows/, or .gitlab-ci.yml's: a file
+    named otherwise may be anywhere), when the project is inside it; else the project's own
+    folder."""
+    tops: list[Path] = []
+    try:
+        found = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=project,
+                               capture_output=True, text=True, timeout=30)
+        if found.returncode == 0 and found.stdout.strip():
+            tops.append(Path(found.stdout.strip()))
+    except (OSError, subprocess.TimeoutExpired):
+        pass
+    written = out.resolve()
+    if platform == "github" and written.parent.name == "workflows" \
+            and written.parent.parent.name == ".github":
+        tops.append(written.parent.parent.parent)
+    elif platform == "gitlab" and written.name == ".gitlab-ci.yml":
+        tops.append(written.parent)
+    for top in tops:
+        relative = os.path.relpath(project.resolve(), top.resolve())
+        if not relative.startswith(".."):
+            return "" if relative == "." else Path(relative).as_posix()
+    return ""
 
 
 def _registry(given: str | None) -> str:
