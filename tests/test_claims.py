@@ -266,9 +266,9 @@ def test_version_variables_nothing_answers_are_said_on_one_line_never_dropped() 
     assert set(checks) == {"env CUDA_VERSION", "env *_VERSION"}
     status, said = checks["env *_VERSION"]
     assert status == INFO and said == (
-        "the image also says HPCX_VERSION=2.20, NVIDIA_TENSORFLOW_VERSION=24.01-tf2, "
-        "OPENMPI_VERSION=4.1.7, TENSORFLOW_VERSION=2.15.0: imgkit reads no version of these "
-        "by their names: not verified")
+        "the image also says HPCX_VERSION=2.20, NVIDIA_TENSORFLOW_VERSION=24.01-tf2 (NGC's "
+        "release of the container), OPENMPI_VERSION=4.1.7, TENSORFLOW_VERSION=2.15.0: imgkit "
+        "reads no version of these by their names: not verified")
     assert [c for c in claim_checks(parse_report(GOOD), ngc_tensorflow)
             if c.name == "env *_VERSION"][0].required is False
 
@@ -291,7 +291,8 @@ def test_a_version_nothing_else_answers_is_read_from_what_is_installed_by_name()
     assert checks["env PIP_VERSION"] == (FAIL, "the image says PIP_VERSION=24.2, but its Python "
                                          "package pip is 26.3 (read by the variable's name)")
     assert checks["env *_VERSION"][1].startswith(
-        "the image also says NUMPY_VERSION=1.26.4, NVIDIA_TENSORFLOW_VERSION=22.12-tf1: ")
+        "the image also says NUMPY_VERSION=1.26.4, NVIDIA_TENSORFLOW_VERSION=22.12-tf1 (NGC's "
+        "release of the container): ")
     # without the list (a report made without it), the same names are said, not judged
     assert set(by_name(env)) == {"env *_VERSION"}
 

@@ -102,9 +102,11 @@ def unlisted_checks(report: Report, env: dict[str, str],
     for kind, said in (("env", env), ("label", labels or {})):
         unanswered: list[str] = []
         for name, text, thing, version in unlisted(kind, said):
-            answer = _answer(report, thing) if judged_by_name(thing, text) else None
+            release = not judged_by_name(thing, text)
+            answer = None if release else _answer(report, thing)
             if answer is None:
-                unanswered.append(f"{name}={text}")
+                unanswered.append(f"{name}={text}" + (" (NGC's release of the container)"
+                                                      if release else ""))
                 continue
             what, measured = answer
             ok = version_of(measured, len(version.split("."))) == version
