@@ -53,6 +53,25 @@ def test_unknown_axis_and_key_are_refused() -> None:
         parse_family("f.yaml", family(tagg="x"))
 
 
+def test_a_misspelt_key_axis_or_os_gets_the_name_meant() -> None:
+    """What a team writes from memory: `Family:`, `cuda_version:`, `ubuntu22.04`, cuDNN as a
+    library of cuda_libs; each said with what it means, in one run."""
+    from imgkit.errors import SpecErrors
+    raw = {"Family": "team", "cuda_libs": ["cudart", "cudnn"],
+           "axes": {"cuda": ["12.4"], "os": ["ubuntu22.04"], "cuda_version": ["12.4"]}}
+    with pytest.raises(SpecErrors) as info:
+        parse_family("f.yaml", raw)
+    said = {p.key: p.hint for p in info.value.problems}
+    assert said["Family"] == "did you mean 'family'?"
+    assert said["axes.cuda_version"].startswith("did you mean 'cuda'? known axes: ")
+    assert said["axes.os[0]"].endswith("'jammy' would do")
+    assert said["cuda_libs[1]"] == 'axes: {cudnn: ["9"]}'
+    # nothing near: the keys there are, as before
+    with pytest.raises(SpecError) as one:
+        parse_family("f.yaml", family(colour="red"))
+    assert one.value.hint.startswith("a CUDA stack family (no `framework:` or `extends:`) has: ")
+
+
 def test_tag_template_is_checked() -> None:
     with pytest.raises(SpecError, match="unknown placeholder"):
         parse_family("f.yaml", family(framework="paddle", repository="paddle",

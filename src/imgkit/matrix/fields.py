@@ -114,10 +114,20 @@ def _rule_hint(value: str, pattern: re.Pattern[str], rule: str) -> str:
     """What the value must be, in words where the field has them; and the lower-case
     spelling where that alone would do (`ml/Team`)."""
     hint = rule or f"allowed pattern: {pattern.pattern}"
-    for better in (value.lower(), f"/{value}"):        # `ml/Team`; `workdir: workspace`
-        if better != value and pattern.match(better):
+    for better in (value.lower(), f"/{value}", _codename(value)):   # `ml/Team`; `workspace`
+        if better and better != value and pattern.match(better):
             return f"{hint}; {better!r} would do"
     return hint
+
+
+# an OS release as people number it, by the codename imgkit names it (`ubuntu22.04`: jammy)
+CODENAMES = {"ubuntu": {"20.04": "focal", "22.04": "jammy", "24.04": "noble"},
+             "debian": {"11": "bullseye", "12": "bookworm", "13": "trixie"}}
+
+
+def _codename(value: str) -> str:
+    found = re.match(r"^(ubuntu|debian)[-_: ]?(\d+(?:\.\d+)?)$", value.strip().lower())
+    return CODENAMES[found.group(1)].get(found.group(2), "") if found else ""
 
 
 class Text:
@@ -237,6 +247,9 @@ OnOff = Annotated[str, PlainValidator(_on_off), WithJsonSchema({"enum": ["on", "
 
 
 def _cuda_lib(value: Any) -> str:
+    if value in ("cudnn", "nccl"):           # a layer of their own, chosen by an axis
+        raise refusal(f"{value} is not a library of cuda_libs: it is an axis of its own",
+                      hint=f"axes: {{{value}: [\"{'9' if value == 'cudnn' else 'default'}\"]}}")
     if value not in CUDA_LIBS:
         raise refusal(f"unknown CUDA library {value!r}", hint=f"known: {', '.join(CUDA_LIBS)}")
     return str(value)

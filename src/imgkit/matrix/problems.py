@@ -148,7 +148,9 @@ def _a(value: Any) -> str:
 
 def _unknown(kind: str, loc: tuple[Any, ...]) -> tuple[str, str]:
     if len(loc) > 1 and loc[0] in AXIS_HOLDERS:
-        return "unknown axis", f"known axes: {', '.join(AXIS_PATTERNS)}"
+        meant = _meant(str(loc[-1]), list(AXIS_PATTERNS))
+        return "unknown axis", (f"did you mean {meant!r}? " if meant else "") + \
+            f"known axes: {', '.join(AXIS_PATTERNS)}"
     if len(loc) > 1 and loc[0] == "extends":
         return "unknown axis", f"narrow by: {', '.join(NARROWING)}"
     key = str(loc[-1])
@@ -157,8 +159,20 @@ def _unknown(kind: str, loc: tuple[Any, ...]) -> tuple[str, str]:
         return (f"not a key of {KIND_WORDS[kind]}",
                 f"`{key}` belongs to " + " or ".join(KIND_WORDS[h] for h in homes)
                 + "; see docs/matrix.md")
+    meant = _meant(key, list(KINDS[kind].model_fields)) if len(loc) == 1 else ""
+    if meant:
+        return "unknown key", f"did you mean {meant!r}?"
     known = ", ".join(KINDS[kind].model_fields)
     return "unknown key", f"{KIND_WORDS[kind]} has: {known}"
+
+
+def _meant(key: str, known: list[str]) -> str:
+    """The known key `key` misspells: the same in other case, one it extends or shortens by
+    a word (cuda_version: cuda), else the nearest by spelling; "" when none is near."""
+    same = [k for k in known if k.lower() == key.lower()]
+    worded = [k for k in known if key.lower().startswith(k + "_") or k.startswith(key.lower() + "_")]
+    near = difflib.get_close_matches(key.lower(), known, n=1, cutoff=0.75)
+    return (same or worded or near or [""])[0]
 
 
 def _missing(kind: str, loc: tuple[Any, ...]) -> tuple[str, str]:
