@@ -3,6 +3,7 @@ failing with the right diagnosis; no container is ever left behind."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import zipfile
@@ -153,10 +154,21 @@ def test_no_python3_is_a_verdict_not_a_traceback(engine, base_image):
     assert "python3" in failed(engine, base_image)
 
 
-def test_unknown_image_is_usage_error(engine):
+def test_unknown_image_is_usage_error(engine, mini):
     result = subprocess.run([sys.executable, "-m", "imgkit", "verify", "nope/nothing:1.0"],
                             capture_output=True, text=True)
     assert result.returncode == 2 and "not found" in result.stderr
+    assert "did you mean" not in result.stderr
+    # a tag the engine holds, misspelt: that tag; another version of it is no misspelling
+    repository, tag = mini.rsplit(":", 1)
+    typo = f"{repository[:-1]}:{tag}"
+    result = subprocess.run([sys.executable, "-m", "imgkit", "verify", typo, "--gpus", "none"],
+                            capture_output=True, text=True)
+    assert result.returncode == 2 and f"hint: did you mean {mini!r}?" in result.stderr, result.stderr
+    other = f"{repository}:{re.sub(r'[0-9]', '7', tag)}"
+    result = subprocess.run([sys.executable, "-m", "imgkit", "verify", other, "--gpus", "none"],
+                            capture_output=True, text=True)
+    assert result.returncode == 2 and "did you mean" not in result.stderr, result.stderr
 
 
 @pytest.mark.parametrize("reference, said", [

@@ -51,3 +51,12 @@ def test_dockers_own_spelling_of_gpus_is_read_as_the_same_request(docker: str, p
 def test_anything_else_is_bad_input(gpus: str) -> None:
     with pytest.raises(UsageError, match="--gpus"):
         check_gpus(gpus)
+
+
+@pytest.mark.parametrize("gpus, meant", [("al", "all"), ("All", "all"), ("non", "none"),
+                                         ("nones", "none"), ("gpu0", "")])
+def test_a_near_miss_of_all_or_none_is_named(gpus: str, meant: str) -> None:
+    with pytest.raises(UsageError) as refused:
+        check_gpus(gpus)
+    assert (refused.value.hint == f"did you mean --gpus {meant}?") if meant else \
+        refused.value.hint.startswith("e.g. --gpus all")

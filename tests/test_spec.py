@@ -135,3 +135,17 @@ def test_the_strictest_max_base_age_of_the_families_on_a_base_wins() -> None:
                                 "max_base_age": "7d"})
     plan = make_plan(Spec((a, b)), load())
     assert [t.max_base_age for t in plan.targets if t.layer == "python"] == [7]
+
+
+def test_a_file_that_is_no_text_or_a_folder_is_said_so(tmp_path: Path) -> None:
+    from imgkit.matrix.checkfile import load_checks
+    from imgkit.yamlload import read_file, read_with_lines
+    binary = tmp_path / "compat.yaml"
+    binary.write_bytes(bytes(range(128, 256)))
+    for read in (read_file, read_with_lines):
+        with pytest.raises(SpecError, match="is not a text file"):
+            read(binary)
+        with pytest.raises(SpecError, match="is a folder, not a file"):
+            read(tmp_path)
+    with pytest.raises(SpecError, match="is a folder, not a check file"):
+        load_checks(tmp_path)

@@ -57,9 +57,20 @@ def read_file(path: Path) -> Any:
         text = path.read_text()
         return safe_load(text)
     except (OSError, UnicodeDecodeError) as exc:
-        raise SpecError(str(path), "(file)", f"cannot be read: {exc}")
+        raise _unreadable(path, exc) from None
     except yaml.YAMLError as exc:
         raise _broken(path, text, exc) from None
+
+
+def _unreadable(path: Path, exc: OSError | UnicodeDecodeError) -> SpecError:
+    """A file that is not there to read, or not text, in words."""
+    if isinstance(exc, UnicodeDecodeError):
+        return SpecError(str(path), "(file)", "is not a text file (not UTF-8)",
+                         hint="name the YAML file itself")
+    if isinstance(exc, IsADirectoryError):
+        return SpecError(str(path), "(file)", "is a folder, not a file",
+                         hint="name the YAML file in it")
+    return SpecError(str(path), "(file)", f"cannot be read: {exc.strerror or exc}")
 
 
 def _broken(path: Path, text: str, exc: yaml.YAMLError) -> SpecError:
@@ -101,7 +112,7 @@ def read_with_lines(path: Path) -> tuple[Any, dict[Path_, int]]:
         text = path.read_text()
         loader = SafeLoader(text)
     except (OSError, UnicodeDecodeError) as exc:
-        raise SpecError(str(path), "(file)", f"cannot be read: {exc}")
+        raise _unreadable(path, exc) from None
     try:
         node = loader.get_single_node()
         lines: dict[Path_, int] = {}

@@ -67,8 +67,26 @@ class Images(Client):
         saying what to do (`hint`)."""
         info = self.image(ref)
         if info is None:
-            raise UsageError(f"image {ref!r} not found in the local engine", hint=hint)
+            near = self._near(ref)
+            raise UsageError(f"image {ref!r} not found in the local engine",
+                             hint=f"did you mean {near!r}? else {hint}" if near else hint)
         return info
+
+    def _near(self, ref: str) -> str:
+        """The tag the engine holds that `ref` misspells (another case, a letter off), or ""."""
+        import difflib
+        try:
+            listed = (self._get_local("/images/json") if self.socket_path is not None
+                      else self.api.images())
+        except Exception:  # noqa: BLE001 - a hint only: no list, no hint
+            return ""
+        tags = [t for image in listed or [] for t in image.get("RepoTags") or []
+                if t != "<none>:<none>"]
+        same = [t for t in tags if t.lower() == ref.lower()]
+        # another version is another image, not a misspelling (3.12 is no typo of 3.11)
+        spelt = [t for t in tags if re.sub(r"\d", "", t.lower()) != re.sub(r"\d", "", ref.lower())]
+        close = difflib.get_close_matches(ref.lower(), [t.lower() for t in spelt], n=1, cutoff=0.85)
+        return same[0] if same else next((t for t in spelt if close and t.lower() == close[0]), "")
 
     def config(self, ref: str) -> ImageConfig:
         """The image's config as the engine reports it (env, entrypoint, cmd, user, workdir,

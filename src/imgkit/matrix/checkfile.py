@@ -225,6 +225,9 @@ def _field(alias: str) -> str:
 def load_checks(path: Path) -> CheckFile:
     """The check file at `path`, or every problem of it as one error (exit 2)."""
     file = str(path)
+    if path.is_dir():
+        raise SpecError(file, "(file)", "is a folder, not a check file",
+                        hint="name the container-structure-test YAML file in it")
     if not path.is_file():
         raise SpecError(file, "(file)", "no such check file",
                         hint="a container-structure-test YAML file (schemaVersion: 2.0.0)")

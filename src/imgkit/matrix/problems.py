@@ -85,8 +85,8 @@ def nearest_key(model: type[BaseModel], loc: tuple[Any, ...]) -> str:
     keys = keys_at(model, loc[:-1])
     if not keys:
         return ""
-    close = difflib.get_close_matches(str(loc[-1]), keys, n=1, cutoff=0.6)
-    return f"did you mean {close[0]!r}?" if close else f"it has: {', '.join(keys)}"
+    close = meant(str(loc[-1]), keys, cutoff=0.6)
+    return f"did you mean {close!r}?" if close else f"it has: {', '.join(keys)}"
 
 
 def keys_at(model: type[BaseModel], loc: tuple[Any, ...]) -> list[str]:
@@ -148,8 +148,8 @@ def _a(value: Any) -> str:
 
 def _unknown(kind: str, loc: tuple[Any, ...]) -> tuple[str, str]:
     if len(loc) > 1 and loc[0] in AXIS_HOLDERS:
-        meant = _meant(str(loc[-1]), list(AXIS_PATTERNS))
-        return "unknown axis", (f"did you mean {meant!r}? " if meant else "") + \
+        axis = meant(str(loc[-1]), list(AXIS_PATTERNS))
+        return "unknown axis", (f"did you mean {axis!r}? " if axis else "") + \
             f"known axes: {', '.join(AXIS_PATTERNS)}"
     if len(loc) > 1 and loc[0] == "extends":
         return "unknown axis", f"narrow by: {', '.join(NARROWING)}"
@@ -159,20 +159,21 @@ def _unknown(kind: str, loc: tuple[Any, ...]) -> tuple[str, str]:
         return (f"not a key of {KIND_WORDS[kind]}",
                 f"`{key}` belongs to " + " or ".join(KIND_WORDS[h] for h in homes)
                 + "; see docs/matrix.md")
-    meant = _meant(key, list(KINDS[kind].model_fields)) if len(loc) == 1 else ""
-    if meant:
-        return "unknown key", f"did you mean {meant!r}?"
+    near = meant(key, list(KINDS[kind].model_fields)) if len(loc) == 1 else ""
+    if near:
+        return "unknown key", f"did you mean {near!r}?"
     known = ", ".join(KINDS[kind].model_fields)
     return "unknown key", f"{KIND_WORDS[kind]} has: {known}"
 
 
-def _meant(key: str, known: list[str]) -> str:
-    """The known key `key` misspells: the same in other case, one it extends or shortens by
+def meant(key: str, known: list[str], cutoff: float = 0.75) -> str:
+    """The known name `key` misspells: the same in other case, one it extends or shortens by
     a word (cuda_version: cuda), else the nearest by spelling; "" when none is near."""
     same = [k for k in known if k.lower() == key.lower()]
-    worded = [k for k in known if key.lower().startswith(k + "_") or k.startswith(key.lower() + "_")]
-    near = difflib.get_close_matches(key.lower(), known, n=1, cutoff=0.75)
-    return (same or worded or near or [""])[0]
+    worded = [k for k in known if key.lower().startswith(k.lower() + "_")
+              or k.lower().startswith(key.lower() + "_")]
+    near = difflib.get_close_matches(key.lower(), [k.lower() for k in known], n=1, cutoff=cutoff)
+    return (same or worded or [k for k in known if near and k.lower() == near[0]] or [""])[0]
 
 
 def _missing(kind: str, loc: tuple[Any, ...]) -> tuple[str, str]:

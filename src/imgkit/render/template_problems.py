@@ -4,7 +4,6 @@ Never Jinja's traceback, nor the name of one of imgkit's classes."""
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import re
 from pathlib import Path
 from types import TracebackType
@@ -13,6 +12,7 @@ from typing import Iterator
 import jinja2
 
 from ..errors import UsageError, first_line
+from ..matrix.problems import meant
 
 COPY_HINT = ("a template may use only the variables imgkit gives it: start from a copy of "
              "imgkit's own (docs/your-matrix.md#templates)")
@@ -88,13 +88,11 @@ def _line(frame: TracebackType) -> str:
 
 
 def _nearest(name: str, known: list[str], whose: str) -> str:
-    """'did you mean ...?' (a name that `name` extends or shortens by a word first:
-    cuda_version -> cuda), else the names there are."""
-    shown = sorted(k for k in known if not k.startswith("_"))
-    worded = [k for k in shown if name.startswith(k + "_") or k.startswith(name + "_")]
-    close = worded or difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+    """'did you mean ...?', else the names there are."""
+    close = meant(name, known, cutoff=0.6)
     if close:
-        return f"did you mean {close[0]!r}?"
+        return f"did you mean {close!r}?"
+    shown = sorted(k for k in known if not k.startswith("_"))
     return f"{whose}: {', '.join(shown[:40])}" if shown else ""
 
 

@@ -129,7 +129,10 @@ def check_gpus(gpus: str) -> str:
     except ValueError as exc:
         raise UsageError(f"--gpus {gpus!r}: {exc}", hint=GPUS_HINT)
     if names is None and not GPUS.match(gpus):
+        word = next((w for w in ("all", "none") if gpus.strip().lower() in (w, w[:-1], w + "s")
+                     or (len(gpus) > 1 and w.startswith(gpus.strip().lower()))), "")
         raise UsageError(f"--gpus {gpus!r}: expected none, all, a count, comma-separated "
                          "device indexes or UUIDs (GPU-..., MIG-...), or CDI device names "
-                         "(VENDOR/CLASS=NAME)", hint=GPUS_HINT)
+                         "(VENDOR/CLASS=NAME)",
+                         hint=f"did you mean --gpus {word}?" if word else GPUS_HINT)
     return gpus
