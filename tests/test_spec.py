@@ -72,6 +72,16 @@ def test_a_misspelt_key_axis_or_os_gets_the_name_meant() -> None:
     assert one.value.hint.startswith("a CUDA stack family (no `framework:` or `extends:`) has: ")
 
 
+def test_every_unknown_placeholder_of_a_tag_at_once_with_the_one_meant() -> None:
+    with pytest.raises(SpecError) as info:
+        parse_family("f.yaml", family(framework="paddle", repository="paddle",
+                                      tag="{framework_versoin}-cuda{cuda_version}{gpu}",
+                                      axes={"cuda": ["11.8"], "framework_version": ["2.6.2"]}))
+    assert info.value.reason == "unknown placeholders {framework_versoin}, {cuda_version}, {gpu}"
+    assert info.value.hint == ("{framework_version} for {framework_versoin}?; "
+                               "{cuda} for {cuda_version}?")
+
+
 def test_tag_template_is_checked() -> None:
     with pytest.raises(SpecError, match="unknown placeholder"):
         parse_family("f.yaml", family(framework="paddle", repository="paddle",

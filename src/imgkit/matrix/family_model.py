@@ -45,6 +45,7 @@ from .fields import (
     Source,
     TemplateText,
     UserName,
+    meant,
     refusal,
 )
 
@@ -61,10 +62,14 @@ def _placeholders(fields: tuple[str, ...]) -> Any:
             parts = list(string.Formatter().parse(template))
         except ValueError as exc:
             raise refusal(f"{template!r}: {exc}")
-        for _, field, spec, conv in parts:
-            if field is not None and (field not in fields or spec or conv):
-                raise refusal(f"unknown placeholder {{{field}}}",
-                              hint=f"placeholders: {', '.join('{' + f + '}' for f in fields)}")
+        unknown = [field for _, field, spec, conv in parts
+                   if field is not None and (field not in fields or spec or conv)]
+        if unknown:
+            near = [(u, meant(u, list(fields), cutoff=0.6)) for u in unknown]
+            raise refusal(f"unknown placeholder{'s' if len(unknown) > 1 else ''} "
+                          + ", ".join(f"{{{u}}}" for u in unknown),
+                          hint="; ".join(f"{{{m}}} for {{{u}}}?" for u, m in near if m) or
+                          f"placeholders: {', '.join('{' + f + '}' for f in fields)}")
         if not re.match(r"^[A-Za-z0-9_.-]*$", "".join(literal for literal, *_ in parts)):
             raise refusal(f"{template!r} has characters a docker tag cannot hold")
         return template

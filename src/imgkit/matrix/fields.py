@@ -5,6 +5,7 @@ Schema (the published schema and docs/matrix.md come from these).
 Every value that can reach a Dockerfile is checked against a pattern here first."""
 from __future__ import annotations
 
+import difflib
 import json
 import re
 import shlex
@@ -67,6 +68,21 @@ def kind_of(value: Any) -> str:
         return f"the text {value!r}"
     return "a list" if isinstance(value, list) else "a mapping" if isinstance(value, dict) \
         else f"a {type(value).__name__}"
+
+
+def meant(key: str, known: list[str], cutoff: float = 0.75) -> str:
+    """The known name `key` misspells: the same in other case, one a letter or two off,
+    one it extends or shortens by a word (cuda_version: cuda), else the nearest by spelling
+    down to `cutoff`; "" when none is near."""
+    lowered = {k.lower(): k for k in known}
+    for found in (lowered.get(key.lower()) or "",
+                  *difflib.get_close_matches(key.lower(), list(lowered), n=1, cutoff=0.85)):
+        if found:
+            return lowered.get(found, found)
+    worded = [k for k in known if key.lower().startswith(k.lower() + "_")
+              or k.lower().startswith(key.lower() + "_")]
+    near = difflib.get_close_matches(key.lower(), list(lowered), n=1, cutoff=cutoff)
+    return worded[0] if worded else lowered[near[0]] if near else ""
 
 
 def as_list_hint(value: Any, words: bool = True) -> str:

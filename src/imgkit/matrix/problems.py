@@ -3,7 +3,6 @@ line, key and a hint, a key of another kind of family named as such."""
 from __future__ import annotations
 
 import datetime as dt
-import difflib
 import typing
 from typing import Any
 
@@ -11,7 +10,7 @@ from pydantic import BaseModel, ValidationError
 
 from ..errors import SpecError
 from .family_model import KIND_WORDS, KINDS, NARROWING, homes_of
-from .fields import AXIS_PATTERNS, as_list_hint, kind_of
+from .fields import AXIS_PATTERNS, as_list_hint, kind_of, meant
 
 Lines = dict[tuple[Any, ...], int]
 AXIS_HOLDERS = ("axes", "exclude", "include")
@@ -164,16 +163,6 @@ def _unknown(kind: str, loc: tuple[Any, ...]) -> tuple[str, str]:
         return "unknown key", f"did you mean {near!r}?"
     known = ", ".join(KINDS[kind].model_fields)
     return "unknown key", f"{KIND_WORDS[kind]} has: {known}"
-
-
-def meant(key: str, known: list[str], cutoff: float = 0.75) -> str:
-    """The known name `key` misspells: the same in other case, one it extends or shortens by
-    a word (cuda_version: cuda), else the nearest by spelling; "" when none is near."""
-    same = [k for k in known if k.lower() == key.lower()]
-    worded = [k for k in known if key.lower().startswith(k.lower() + "_")
-              or k.lower().startswith(key.lower() + "_")]
-    near = difflib.get_close_matches(key.lower(), [k.lower() for k in known], n=1, cutoff=cutoff)
-    return (same or worded or [k for k in known if near and k.lower() == near[0]] or [""])[0]
 
 
 def _missing(kind: str, loc: tuple[Any, ...]) -> tuple[str, str]:

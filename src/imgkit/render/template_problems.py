@@ -12,7 +12,7 @@ from typing import Iterator
 import jinja2
 
 from ..errors import UsageError, first_line
-from ..matrix.problems import meant
+from ..matrix.fields import meant
 
 COPY_HINT = ("a template may use only the variables imgkit gives it: start from a copy of "
              "imgkit's own (docs/your-matrix.md#templates)")
