@@ -82,6 +82,24 @@ def test_every_unknown_placeholder_of_a_tag_at_once_with_the_one_meant() -> None
                                "{cuda} for {cuda_version}?")
 
 
+def test_an_extension_written_as_other_tools_write_it_gets_each_form_to_use() -> None:
+    """files as a list of from/to (compose's and CI tools' habit), env as KEY=VALUE lines,
+    user as a bare name, a range or a bare name in pip: each with the form that works."""
+    from imgkit.errors import SpecErrors
+    raw = {"family": "app", "extends": {"family": "pytorch"}, "repository": "ml/app",
+           "pip": ["einops==0.8.1", "requests>=2.31", "transformers"],
+           "files": [{"from": "config/app.toml", "to": "/etc/app/app.toml"}],
+           "env": ["A=1", "B=two words"], "user": "app"}
+    with pytest.raises(SpecErrors) as info:
+        parse_family("f.yaml", raw)
+    said = {p.key: p.hint for p in info.value.problems}
+    assert said["files"] == "write it as a mapping: {config/app.toml: /etc/app/app.toml}"
+    assert said["env"] == 'write it as a mapping: {A: "1", B: "two words"}'
+    assert said["user"] == "user: {name: app} (uid 1000 unless `uid:` says)"
+    assert said["pip[1]"] == "pin it exactly, e.g. requests==2.31"
+    assert said["pip[2]"].startswith("pin it exactly: transformers==VERSION (`pip index")
+
+
 def test_tag_template_is_checked() -> None:
     with pytest.raises(SpecError, match="unknown placeholder"):
         parse_family("f.yaml", family(framework="paddle", repository="paddle",

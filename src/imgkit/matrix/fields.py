@@ -184,8 +184,28 @@ def _each_once(value: list[Any]) -> list[Any]:
 
 def _is_mapping(value: Any) -> Any:
     if not isinstance(value, dict):
-        raise refusal(f"must be a mapping, got {kind_of(value)}")
+        raise refusal(f"must be a mapping, got {kind_of(value)}", hint=_as_mapping_hint(value))
     return value
+
+
+def _plain(value: Any) -> str:
+    """A value as YAML takes it in a flow mapping: bare where it can be, else quoted."""
+    text = str(value)
+    return text if re.fullmatch(r"[A-Za-z_/][\w./-]*", text) else json.dumps(text)
+
+
+def _as_mapping_hint(value: Any) -> str:
+    """A list written where a mapping goes, as that mapping: `[{from: a, to: b}]` and
+    `["A=1"]` are `{a: b}` and `{A: "1"}`."""
+    if not isinstance(value, list) or not value:
+        return "write KEY: VALUE pairs, e.g. {APP_MODE: prod}"
+    pairs = [tuple(item.values()) if isinstance(item, dict) and len(item) == 2 else
+             tuple(item.split("=", 1)) if isinstance(item, str) and "=" in item else None
+             for item in value]
+    if all(pairs):
+        shown = ", ".join(f"{_plain(k)}: {_plain(v)}" for k, v in pairs)  # type: ignore[misc]
+        return f"write it as a mapping: {{{shown}}}"
+    return "write KEY: VALUE pairs, not a list"
 
 
 # metadata for Annotated lists and mappings
@@ -293,8 +313,11 @@ def _pinned(value: Any) -> str:
     specs = list(requirement.specifier)
     if (requirement.url or requirement.marker or len(specs) != 1 or specs[0].operator != "=="
             or "*" in specs[0].version):
+        floor = next((spec.version for spec in specs if spec.operator in (">=", "~=", "==")), "")
         raise refusal(f"{line!r} is not pinned to one version",
-                      hint=f"pin it exactly, e.g. {requirement.name}==1.2.3")
+                      hint=f"pin it exactly, e.g. {requirement.name}=={floor.rstrip('.*')}"
+                      if floor else f"pin it exactly: {requirement.name}==VERSION (`pip index "
+                      f"versions {requirement.name}` lists them)")
     return line
 
 

@@ -135,7 +135,10 @@ def _said(kind: str, error: Any) -> tuple[str, str]:
         what = "axis to values" if loc == ("axes",) else "keys to values"
         if loc[:1] in (("exclude",), ("include",)):
             what = "axis to value"
-        return f"must be a mapping of {what}, got {_a(error['input'])}", ""
+        given = error["input"]
+        hint = (f"user: {{name: {given}}} (uid 1000 unless `uid:` says)"
+                if loc == ("user",) and isinstance(given, str) else "")
+        return f"must be a mapping of {what}, got {_a(given)}", hint
     if kind_of_error == "string_type":
         return f"expected text, got {_a(error['input'])}", ""
     return error["msg"][:1].lower() + error["msg"][1:], ""
