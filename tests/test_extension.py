@@ -142,3 +142,15 @@ def test_extensions_that_extend_each_other_are_refused(tmp_path: Path) -> None:
                                                       "extends": {"family": "ext"}}))
     with pytest.raises(SpecError, match="extend each other"):
         plan_of(images)
+
+
+def test_a_file_of_files_that_is_elsewhere_under_the_folder_is_named(tmp_path: Path) -> None:
+    images = matrix(tmp_path, {**EXT, "files": {"run.sh": "/usr/local/bin/run.sh",
+                                                "gone.toml": "/etc/gone.toml"}})
+    (images / "scripts").mkdir()
+    (images / "scripts" / "run.sh").write_text("#!/bin/sh\n")
+    with pytest.raises(SpecError) as info:
+        plan_of(images)
+    hints = {p.key: p.hint for p in getattr(info.value, "problems", (info.value,))}
+    assert hints["files.run.sh"] == f"did you mean 'scripts/run.sh'? (paths are read from {images}/)"
+    assert hints["files.gone.toml"].startswith("paths are read from the family file's folder")

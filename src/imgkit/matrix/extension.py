@@ -53,10 +53,21 @@ def _pinned_version(requirement: Requirement) -> str:
     return next(iter(requirement.specifier)).version
 
 
+def _missing_file_hint(here: Path, source: str) -> str:
+    """Where a file of `files:` is looked for, and a file of that name elsewhere under it."""
+    name = Path(source).name
+    near = [*here.glob(name), *here.glob(f"*/{name}"), *here.glob(f"*/*/{name}")]  # not deep
+    elsewhere = sorted(str(p.relative_to(here)) for p in near if p.is_file())[:3]
+    if elsewhere:
+        return f"did you mean {' or '.join(repr(e) for e in elsewhere)}? (paths are read from {here}/)"
+    return f"paths are read from the family file's folder ({here}/): put the file there"
+
+
 def extension_problems(file: str, model: ExtensionFamily) -> list[SpecError]:
     """What a well-formed extension family may still get wrong, every problem of it."""
     here = Path(file).parent
-    found = [SpecError(file, f"files.{source}", f"{here / source} is not a file")
+    found = [SpecError(file, f"files.{source}", f"{here / source} is not a file",
+                       hint=_missing_file_hint(here, source))
              for source in model.files if not (here / source).is_file()]
     if not (model.pip or model.apt or model.files):
         found.append(SpecError(file, "(top)", "an extension family adds something to the image it "
