@@ -70,6 +70,12 @@ def test_only_may_name_a_shared_parent_of_the_cuda_slice() -> None:
     (None, "paddle", "--only takes tags or globs of tags: --only 'paddle:*'"),   # the repository
     (None, "cuda", "--only 'imgkit/cuda:*'"),        # the family's images, not its shared layers
     (None, "nothing*", "as `imgkit list` prints them"),
+    # what a person means by a near miss
+    (None, "padle:*", "did you mean --only 'paddle:*'?"),                  # misspelt
+    (None, "python:*", "did you mean --only 'imgkit/python:*'?"),          # the namespace left out
+    (None, "paddle:2.6", "did you mean --only 'paddle:2.6*'?"),            # no * at its end
+    (None, "paddle:2.6.2-gpu-cuda12.4-cudnn9", "paddle has: 2.6.2-gpu-cuda11.8-cudnn8"),
+    (None, "paddle:* ", "it has a space at an end: --only 'paddle:*'"),
 ])
 def test_an_only_that_matches_nothing_says_what_would(cuda: str | None, glob: str, hint: str) -> None:
     with pytest.raises(CompatError) as info:

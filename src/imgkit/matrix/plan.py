@@ -27,6 +27,7 @@ from .targets import (
     lineage,
     tag_fields,
 )
+from .unmatched import unmatched_hint
 
 # What the rest of imgkit names through this module (the plan's own types live in targets.py)
 __all__ = ["LIB_LINKS", "VENV", "Plan", "Settings", "Target", "base_ref", "lineage", "make_plan",
@@ -338,24 +339,6 @@ class UnmatchedGlob(CompatError):
         self.glob = glob
 
 
-def _unmatched_hint(plan: Plan, glob: str, cuda: str | None) -> str:
-    """What the glob does match: in other CUDA releases, or as a repository or family name
-    where a tag glob was meant (`--only paddle` for `paddle:*`)."""
-    elsewhere = sorted({t.cuda for t in plan.targets if t.cuda and matches(t, glob)},
-                       key=version_key)
-    if cuda and elsewhere:
-        return f"it matches images of CUDA {', '.join(elsewhere)}; drop --cuda or name one of those"
-    finals = set(plan.finals)
-    named = sorted({repository for t in plan.targets
-                    for repository in [t.tag.split(":", 1)[0]]
-                    if glob in (repository, repository.rsplit("/", 1)[-1])
-                    or (glob == t.family and t.tag in finals)})
-    if named:
-        return ("--only takes tags or globs of tags: "
-                + " or ".join(f"--only '{repository}:*'" for repository in named))
-    return "--only takes tags or globs of tags, as `imgkit list` prints them (e.g. 'ml/pytorch:*')"
-
-
 def matches(target: Target, glob: str) -> bool:
     """Whether an --only glob names `target` (by its whole tag, or the tag after the colon)."""
     return fnmatch.fnmatch(target.tag, glob) or fnmatch.fnmatch(target.tag.split(":", 1)[1], glob)
@@ -373,7 +356,7 @@ def select(plan: Plan, cuda: str | None = None, only: Sequence[str] = (),
     in_cuda = _with_ancestors(plan, [t for t in plan.targets if cuda is None or t.cuda == cuda])
     for glob in only:
         if not any(matches(t, glob) for t in in_cuda):
-            raise UnmatchedGlob(glob, cuda, _unmatched_hint(plan, glob, cuda))
+            raise UnmatchedGlob(glob, cuda, unmatched_hint(plan.targets, plan.finals, glob, cuda))
     wanted = [t for t in in_cuda if not only or any(matches(t, glob) for glob in only)]
     # a shared layer is made for the platforms the slice's images on it need, no more
     by_tag = {t.tag: t for t in plan.targets}
