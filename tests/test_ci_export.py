@@ -449,6 +449,8 @@ def test_a_project_in_a_folder_of_its_repository_runs_its_jobs_there(
     assert written.read_text().splitlines()[0].endswith("in platform/gpu from the image matrix.")
     if platform == "github":
         assert pipeline["defaults"] == {"run": {"working-directory": "platform/gpu"}}
+        # a push that changes neither the project nor the workflow runs nothing
+        assert pipeline["on"]["push"]["paths"] == ["platform/gpu/**", ".github/workflows/images.yml"]
         paths = [step["with"]["path"] for job in pipeline["jobs"].values()
                  for step in job.get("steps", []) if "path" in step.get("with", {})]
         assert paths and all(line.startswith("platform/gpu") for p in paths

@@ -140,6 +140,8 @@ class CiSettings:
                                        # root, when the project gates on scans ("": it does not)
     root: Path | None = None           # the project's folder, where jobs run (None: here)
     project_dir: str = ""              # that folder from the checkout's root ("": the root)
+    watched: tuple[str, ...] = ()      # what a push must change to run the pipeline (a
+                                       # monorepo's folder and the file); (): any push
 
     def in_checkout(self, paths: str) -> str:
         """`paths` (one a line), relative to the project's folder, as the platform's own

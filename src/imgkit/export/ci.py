@@ -258,7 +258,10 @@ def github(jobs: list[Job], settings: CiSettings, command: str) -> str:
             out["deploy-pages"] = _github_deploy(first.name)
     workflow = {
         "name": "imgkit",
-        "on": {"push": {"branches": [settings.release_branch or "main"]}, "workflow_dispatch": {},
+        # in a monorepo, a push that changes neither the project nor this file runs nothing
+        "on": {"push": {"branches": [settings.release_branch or "main"],
+                        **({"paths": list(settings.watched)} if settings.watched else {})},
+               "workflow_dispatch": {},
                **({"schedule": [{"cron": RELOCK_CRON}]} if locked or rescans else {})},
         "permissions": {"contents": "read"},
         # a publish is never cancelled half-way by a newer push

@@ -64,12 +64,14 @@ def ci(selection: Selection, *, platform: str, registry: str | None, staging: st
                          hint="select a final image, e.g. --only 'paddle:*'; to build shared "
                               "layers alone, run `imgkit build` with that --only")
     root = selection.project.parent if selection.project else None
+    folder, pipeline_file = _checkout(root or Path.cwd(), out, platform)
     settings = CiSettings(registry=production, staging=staged, gpu_runner=gpu_runner,
                           gpu_arm64_runner=gpu_arm64_runner,
                           cpu_runner=cpu_runner, arm64_runner=arm64_runner,
                           emulate_arm64=emulate_arm64, install=install,
                           release_branch=release_branch, pages=pages, compression=compression,
-                          root=root, project_dir=_project_dir(root or Path.cwd(), out, platform),
+                          root=root, project_dir=folder,
+                          watched=(f"{folder}/**", pipeline_file) if folder else (),
                           verify_gpus=check_gpus(verify_gpus),
                           matrix_args=selection.matrix_args(), signing_key=signing_key,
                           trusted_key=trusted_key, max_age=max_age, locks=_locks_folder(selection),
@@ -125,12 +127,12 @@ def _check_ci_options(selection: Selection, release_branch: str, signing_key: st
                          "with the CI's OIDC identity)")
 
 
-def _project_dir(project: Path, out: Path, platform: str) -> str:
-    """The project's folder from the root of the checkout the jobs start in ("": the root):
-    git's top level where the project is in a repository, else where the platform reads the
-    pipeline file from (the folder above .github/workflows/, or .gitlab-ci.yml's: a file
-    named otherwise may be anywhere), when the project is inside it; else the project's own
-    folder."""
+def _checkout(project: Path, out: Path, platform: str) -> tuple[str, str]:
+    """(the project's folder, the pipeline file) from the root of the checkout the jobs
+    start in ("" for the folder: the root): git's top level where the project is in a
+    repository, else where the platform reads the file from (the folder above
+    .github/workflows/, or .gitlab-ci.yml's: a file named otherwise may be anywhere), when
+    the project is inside it; else the project's own folder."""
     tops: list[Path] = []
     try:
         found = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=project,
@@ -148,8 +150,9 @@ def _project_dir(project: Path, out: Path, platform: str) -> str:
     for top in tops:
         relative = os.path.relpath(project.resolve(), top.resolve())
         if not relative.startswith(".."):
-            return "" if relative == "." else Path(relative).as_posix()
-    return ""
+            folder = "" if relative == "." else Path(relative).as_posix()
+            return folder, Path(os.path.relpath(written, top.resolve())).as_posix()
+    return "", out.as_posix()
 
 
 def _registry(given: str | None) -> str:
