@@ -81,6 +81,25 @@ def test_on_request_the_ci_pipeline_as_imgkit_ci_writes_it(tmp_path: Path,
     assert "imgkit ci gitlab --registry registry.example.com --out .gitlab-ci.yml" in written
 
 
+def test_in_a_folder_of_a_repository_the_pipeline_goes_where_the_platform_reads_it(
+        tmp_path: Path) -> None:
+    """A monorepo's project: GitHub reads workflows at the repository's root only, so the
+    workflow goes there, its jobs running in the project's folder."""
+    import subprocess
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    result = runner.invoke(app, ["init", str(tmp_path / "platform" / "gpu"), "--ci", "github",
+                                 "--registry", "registry.example.com/ml"])
+    assert result.exit_code == 0, result.output
+    workflow = tmp_path / ".github" / "workflows" / "images.yml"
+    assert workflow.is_file() and not (tmp_path / "platform" / "gpu" / ".github").exists()
+    assert "working-directory: platform/gpu" in workflow.read_text()
+    assert str(workflow.relative_to(tmp_path)) in result.output
+    again = runner.invoke(app, ["init", str(tmp_path / "platform" / "cpu"), "--ci", "github",
+                                "--registry", "registry.example.com/ml"])
+    assert again.exit_code == 2 and "is there already: nothing was written" in again.output
+    assert not (tmp_path / "platform" / "cpu").exists()
+
+
 @pytest.mark.parametrize("args, said", [
     (["--ci", "github"], "go together: add --registry"),
     (["--registry", "registry.example.com"], "go together: add --ci github|gitlab"),

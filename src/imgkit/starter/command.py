@@ -3,6 +3,7 @@ say what to run next."""
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 
 from ..errors import ImgkitError, UsageError
@@ -19,7 +20,9 @@ def init(folder: Path, given_namespace: str | None, *, ci: str | None = None,
     # as every command takes it: the option, IMGKIT_NAMESPACE, an enclosing project's, imgkit
     namespace = selection_from(namespace=given_namespace).namespace
     # what existed stays, whatever happens
-    there = {p for p in (folder, *folder.parents, folder / "images") if p.exists()}
+    placed = Path(os.path.normpath(folder / pipeline)) if pipeline else None
+    there = {p for p in (folder, *folder.parents, folder / "images",
+                         *(placed.parents if placed else ())) if p.exists()}
     written = init_project(folder, namespace, registry)
     if ci is not None and registry is not None and pipeline is not None:
         try:
@@ -27,7 +30,7 @@ def init(folder: Path, given_namespace: str | None, *, ci: str | None = None,
         except ImgkitError:
             _remove(written, there)           # nothing half-made: the project goes too
             raise
-        written.append(folder / pipeline)
+        written.append(placed or folder / pipeline)
     print(f"imgkit project in {folder}:")
     for path in written:
         print(f"  {path}")
@@ -62,10 +65,29 @@ def _pipeline_file(folder: Path, ci: str | None, registry: str | None) -> Path |
         missing = "--registry REGISTRY[/NAMESPACE]" if ci else "--ci github|gitlab"
         raise UsageError(f"--ci and --registry go together: add {missing}",
                          hint="e.g. imgkit init --ci github --registry registry.example.com/ml")
-    if (folder / PIPELINES[ci]).exists():
-        raise UsageError(f"{folder} already has {PIPELINES[ci]}: nothing was written",
-                         hint="run imgkit init in a new or empty folder")
-    return PIPELINES[ci]
+    pipeline = _where_read(folder, PIPELINES[ci])
+    placed = Path(os.path.normpath(folder / pipeline))     # through a folder not made yet
+    if placed.exists():
+        raise UsageError(f"{placed} is there already: nothing was written",
+                         hint="run imgkit init in a new or empty folder, or write the pipeline "
+                              "with `imgkit ci` into a file of another name")
+    return pipeline
+
+
+def _where_read(folder: Path, pipeline: Path) -> Path:
+    """Where the platform reads the pipeline, from `folder`: at the root of the git
+    repository the folder is in (a monorepo's project: ../../.github/workflows/images.yml),
+    else in the folder itself."""
+    start = next((p for p in (folder, *folder.parents) if p.exists()), Path.cwd())
+    try:
+        found = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=start,
+                               capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return pipeline
+    top = Path(found.stdout.strip()) if found.returncode == 0 and found.stdout.strip() else None
+    if top is None or top.resolve() == folder.resolve():
+        return pipeline
+    return Path(os.path.relpath(top.resolve() / pipeline, folder.resolve()))
 
 
 def _write_pipeline(folder: Path, ci: str, registry: str, pipeline: Path) -> None:
