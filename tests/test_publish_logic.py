@@ -343,3 +343,14 @@ def test_the_engines_own_retry_of_a_layer_stops_the_push_only_past_the_time_allo
     _stop_if_retrying_late({"status": "Retrying in 1 second"}, now + 60, "r")
     for status in ("Pushing", "Pushed", "Layer already exists", "Retrying soon"):
         _stop_if_retrying_late({"status": status}, now - 1, "r")
+
+
+@pytest.mark.parametrize("text, hint", [
+    ("https://registry.example.com/ml", "without the scheme: --to registry.example.com/ml"),
+    ("oci://127.0.0.1:5000/", "without the scheme: --to 127.0.0.1:5000"),
+    ("ml", "name the registry as Docker does"),
+])
+def test_a_url_given_for_a_registry_is_refused_with_the_name_docker_takes(text: str, hint: str) -> None:
+    with pytest.raises(UsageError) as refused:
+        parse_destination(text)
+    assert refused.value.hint.startswith(hint), refused.value.hint

@@ -70,9 +70,11 @@ def split_ref(ref: str) -> tuple[str, str]:
 def parse_destination(text: str, flag: str = "--to") -> Destination:
     registry, _, namespace = text.strip().rstrip("/").partition("/")
     if not REGISTRY.match(registry) or not is_registry_host(registry):
-        raise UsageError(f"{flag} {text!r}: {registry!r} is not a registry host",
-                         hint="name the registry as Docker does: host[:port][/namespace], "
-                              "e.g. registry.example.com/ml or 127.0.0.1:5000")
+        bare = re.sub(r"^[a-z][a-z0-9+.-]*://", "", text.strip(), flags=re.I).rstrip("/")
+        hint = (f"without the scheme: {flag} {bare}" if bare != text.strip().rstrip("/") and bare
+                else "name the registry as Docker does: host[:port][/namespace], e.g. "
+                     "registry.example.com/ml or 127.0.0.1:5000 (Docker Hub: docker.io/NAME)")
+        raise UsageError(f"{flag} {text!r}: {registry!r} is not a registry host", hint=hint)
     if namespace and not NAMESPACE.match(namespace):
         raise UsageError(f"{flag} {text!r}: " + (upper_case(namespace) or (
             f"namespace {namespace!r} is not a repository path (lowercase letters and digits, "
