@@ -136,6 +136,7 @@ def test_impossible_combinations_point_at_the_file(axes: dict[str, list[str]], m
         make_plan(Spec(families=(fam,)), load())
     assert info.value.file == "images/paddle.yaml"
     assert message in info.value.reason
+    assert not info.value.hint.endswith(("; ", ";")), info.value.hint    # one point: no exclude
 
 
 def test_two_families_cannot_claim_one_tag_for_different_images() -> None:

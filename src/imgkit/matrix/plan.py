@@ -303,8 +303,8 @@ def _impossible(family: Family, combo: Combo, said: CompatError) -> SpecError:
     varying = [k for k, v in vars(combo).items()
                if v is not None and len({getattr(c, k) for c in family.combos}) > 1]
     leave_out = ", ".join(f'{k}: "{getattr(combo, k)}"' for k in varying)
-    hint = said.hint + ("; " if said.hint else "") + (
-        f"or leave the point out: exclude: [{{{leave_out}}}]" if varying else "")
+    hint = "; ".join(filter(None, [said.hint, f"or leave the point out: exclude: "
+                                             f"[{{{leave_out}}}]" if varying else ""]))
     return SpecError(family.file, f"axes ({point})", said.message, hint=hint)
 
 
