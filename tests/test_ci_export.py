@@ -464,6 +464,11 @@ def test_a_project_in_a_folder_of_its_repository_runs_its_jobs_there(
         assert kept and all(p.startswith("platform/gpu/") for p in kept if p != "public"), kept
         assert pipeline["pages"]["artifacts"]["paths"] == ["public"]
         assert pipeline["pages"]["script"][-1] == 'mv public "$CI_PROJECT_DIR/public"'
+    # with no --out, the same file, where the platform reads it
+    before = written.read_text()
+    written.unlink()
+    default = imgkit_ci(platform, "--cuda", "11.8", "--pages", cwd=project)
+    assert default.returncode == 0 and written.read_text() == before, default.stderr
     # the same project at its repository's root: nothing moves
     shutil.move(str(project), str(tmp_path / "alone"))
     subprocess.run(["git", "init", "-q", str(tmp_path / "alone")], check=True)

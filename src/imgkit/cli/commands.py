@@ -337,7 +337,7 @@ def sbom(image: flags.OneImage, out: flags.SbomOut,
 
 @command(SHIP, "Write the CI pipeline that builds, verifies and promotes.")
 @selects()
-def ci(selection: Selection, platform: flags.CiPlatform, out: flags.PipelineOut,
+def ci(selection: Selection, platform: flags.CiPlatform, out: flags.PipelineOut = None,
        registry: flags.CiRegistry = None, staging: flags.Staging = None,
        gpu_runner: flags.GpuRunner = CiSettings.gpu_runner,
        gpu_arm64_runner: flags.GpuArm64Runner = CiSettings.gpu_arm64_runner,

@@ -334,9 +334,10 @@ Pages = Annotated[bool, typer.Option(
     "--pages", help="Also publish the verdict site (`imgkit site`) of the release branch's "
     "runs as the platform's Pages: the verify jobs keep their verdicts, a `pages` job makes "
     "the site of them, failed ones included (GitHub: deployed by actions/deploy-pages).")]
-PipelineOut = Annotated[Path, typer.Option(
-    "--out", metavar="FILE", help="The pipeline file to write, e.g. "
-                                  ".github/workflows/images.yml or .gitlab-ci.yml.")]
+PipelineOut = Annotated[Optional[Path], typer.Option(
+    "--out", metavar="FILE", help="The pipeline file to write (default: where the platform "
+                                  "reads it, at the repository's root: "
+                                  ".github/workflows/images.yml or .gitlab-ci.yml).")]
 Staging = Annotated[Optional[str], typer.Option(
     "--staging", metavar="REGISTRY[/NAMESPACE]", help="Where candidates wait for their "
     "verdicts (default: REGISTRY/staging).")]

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import re
 import shlex
-import subprocess
 from pathlib import Path
 
 from ..console import stderr_line
@@ -31,13 +30,14 @@ from .k8s import (
     probe_configmap,
     verify_job,
 )
+from .pipeline_place import git_top, where_read
 
 # a branch name git accepts, and no character YAML or a CI expression would read otherwise
 BRANCH = re.compile(r"^(?!/|.*(/\.|//|\.\.|@\{|\.lock$|/$))[A-Za-z0-9][A-Za-z0-9._/-]{0,199}$")
 
 
 def ci(selection: Selection, *, platform: str, registry: str | None, staging: str | None,
-       gpu_runner: str, cpu_runner: str, install: str, verify_gpus: str, out: Path,
+       gpu_runner: str, cpu_runner: str, install: str, verify_gpus: str, out: Path | None,
        signing_key: str = "", trusted_key: str = "",
        gpu_arm64_runner: str = CiSettings.gpu_arm64_runner,
        arm64_runner: str = CiSettings.arm64_runner, emulate_arm64: bool = False,
@@ -50,6 +50,7 @@ def ci(selection: Selection, *, platform: str, registry: str | None, staging: st
     if platform not in PLATFORMS:
         raise UsageError(f"no pipeline for {platform!r}", hint=f"one of: {', '.join(PLATFORMS)}")
     _check_ci_options(selection, release_branch, signing_key, trusted_key)
+    out = out or _read_from(selection, platform)
     production = parse_destination(_registry(registry), "--registry")     # bad: exit 2
     staged = (parse_destination(staging, "--staging") if staging else Destination(
         production.registry, "/".join(filter(None, (production.namespace, "staging")))))
@@ -127,6 +128,12 @@ def _check_ci_options(selection: Selection, release_branch: str, signing_key: st
                          "with the CI's OIDC identity)")
 
 
+def _read_from(selection: Selection, platform: str) -> Path:
+    """The pipeline file where the platform reads it, from here (no --out given)."""
+    project = selection.project.parent if selection.project else Path.cwd()
+    return Path(os.path.relpath(project.resolve() / where_read(project, platform)))
+
+
 def _checkout(project: Path, out: Path, platform: str) -> tuple[str, str]:
     """(the project's folder, the pipeline file) from the root of the checkout the jobs
     start in ("" for the folder: the root): git's top level where the project is in a
@@ -134,13 +141,9 @@ def _checkout(project: Path, out: Path, platform: str) -> tuple[str, str]:
     .github/workflows/, or .gitlab-ci.yml's: a file named otherwise may be anywhere), when
     the project is inside it; else the project's own folder."""
     tops: list[Path] = []
-    try:
-        found = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=project,
-                               capture_output=True, text=True, timeout=30)
-        if found.returncode == 0 and found.stdout.strip():
-            tops.append(Path(found.stdout.strip()))
-    except (OSError, subprocess.TimeoutExpired):
-        pass
+    top = git_top(project)
+    if top is not None:
+        tops.append(top)
     written = out.resolve()
     if platform == "github" and written.parent.name == "workflows" \
             and written.parent.parent.name == ".github":

@@ -3,15 +3,13 @@ say what to run next."""
 from __future__ import annotations
 
 import os
-import subprocess
 from pathlib import Path
 
 from ..errors import ImgkitError, UsageError
+from ..export.pipeline_place import PIPELINES, where_read
 from ..options import CiSettings
 from ..project import selection_from
 from . import init_project
-
-PIPELINES = {"github": Path(".github/workflows/images.yml"), "gitlab": Path(".gitlab-ci.yml")}
 
 
 def init(folder: Path, given_namespace: str | None, *, ci: str | None = None,
@@ -65,29 +63,13 @@ def _pipeline_file(folder: Path, ci: str | None, registry: str | None) -> Path |
         missing = "--registry REGISTRY[/NAMESPACE]" if ci else "--ci github|gitlab"
         raise UsageError(f"--ci and --registry go together: add {missing}",
                          hint="e.g. imgkit init --ci github --registry registry.example.com/ml")
-    pipeline = _where_read(folder, PIPELINES[ci])
+    pipeline = where_read(folder, ci)
     placed = Path(os.path.normpath(folder / pipeline))     # through a folder not made yet
     if placed.exists():
         raise UsageError(f"{placed} is there already: nothing was written",
                          hint="run imgkit init in a new or empty folder, or write the pipeline "
                               "with `imgkit ci` into a file of another name")
     return pipeline
-
-
-def _where_read(folder: Path, pipeline: Path) -> Path:
-    """Where the platform reads the pipeline, from `folder`: at the root of the git
-    repository the folder is in (a monorepo's project: ../../.github/workflows/images.yml),
-    else in the folder itself."""
-    start = next((p for p in (folder, *folder.parents) if p.exists()), Path.cwd())
-    try:
-        found = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=start,
-                               capture_output=True, text=True, timeout=30)
-    except (OSError, subprocess.TimeoutExpired):
-        return pipeline
-    top = Path(found.stdout.strip()) if found.returncode == 0 and found.stdout.strip() else None
-    if top is None or top.resolve() == folder.resolve():
-        return pipeline
-    return Path(os.path.relpath(top.resolve() / pipeline, folder.resolve()))
 
 
 def _write_pipeline(folder: Path, ci: str, registry: str, pipeline: Path) -> None:
