@@ -3,7 +3,6 @@ shared parents once, extensions on the images they extend, tags and aliases chec
 select a slice of it (--cuda, --only, --platform)."""
 from __future__ import annotations
 
-import fnmatch
 from dataclasses import replace
 from typing import Collection, Sequence
 
@@ -25,6 +24,7 @@ from .targets import (
     Target,
     base_ref,
     lineage,
+    matches,
     tag_fields,
 )
 from .unmatched import unmatched_hint
@@ -337,11 +337,6 @@ class UnmatchedGlob(CompatError):
         super().__init__(f"nothing in the matrix matches --only {glob!r}"
                          + (f" with CUDA {cuda}" if cuda else ""), hint=hint)
         self.glob = glob
-
-
-def matches(target: Target, glob: str) -> bool:
-    """Whether an --only glob names `target` (by its whole tag, or the tag after the colon)."""
-    return fnmatch.fnmatch(target.tag, glob) or fnmatch.fnmatch(target.tag.split(":", 1)[1], glob)
 
 
 def select(plan: Plan, cuda: str | None = None, only: Sequence[str] = (),

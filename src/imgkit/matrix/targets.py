@@ -6,6 +6,7 @@ Layers, each a tagged image shared by every child that needs it:
 """
 from __future__ import annotations
 
+import fnmatch
 import re
 from dataclasses import dataclass, field
 from typing import Iterator, Mapping
@@ -83,6 +84,11 @@ class Plan:
             if t.tag == tag:
                 return t
         raise KeyError(tag)
+
+
+def matches(target: Target, glob: str) -> bool:
+    """Whether an --only glob names `target` (by its whole tag, or the tag after the colon)."""
+    return fnmatch.fnmatch(target.tag, glob) or fnmatch.fnmatch(target.tag.split(":", 1)[1], glob)
 
 
 def lineage(target: Target, by_tag: Mapping[str, Target]) -> Iterator[Target]:

@@ -3,19 +3,18 @@ other CUDA releases, the glob of a repository named alone (`--only paddle`), a s
 its end, a misspelt repository, a tag without its `*`, or the tags the repository has."""
 from __future__ import annotations
 
-import fnmatch
 from typing import Collection, Sequence
 
 from .compat import version_key
 from .fields import meant
-from .targets import Target
+from .targets import Target, matches
 
 GENERIC = "--only takes tags or globs of tags, as `imgkit list` prints them (e.g. 'ml/pytorch:*')"
 
 
 def unmatched_hint(targets: Sequence[Target], finals: Collection[str], glob: str,
                    cuda: str | None) -> str:
-    elsewhere = sorted({t.cuda for t in targets if t.cuda and _matches(t.tag, glob)},
+    elsewhere = sorted({t.cuda for t in targets if t.cuda and matches(t, glob)},
                        key=version_key)
     if cuda and elsewhere:
         return f"it matches images of CUDA {', '.join(elsewhere)}; drop --cuda or name one of those"
@@ -38,7 +37,7 @@ def _near(targets: Sequence[Target], glob: str, repositories: list[str]) -> str:
         short = {r.rsplit("/", 1)[-1]: r for r in repositories}
         fixed = short.get(repository) or meant(repository, repositories) or \
             short.get(meant(repository, list(short)), "")
-        if fixed and any(_matches(t.tag, f"{fixed}:{tag}") for t in targets):
+        if fixed and any(matches(t, f"{fixed}:{tag}") for t in targets):
             return f"did you mean --only '{fixed}:{tag}'?"
     if colon and any(t.tag.startswith(glob) for t in targets):
         return f"did you mean --only '{glob}*'?"
@@ -47,7 +46,3 @@ def _near(targets: Sequence[Target], glob: str, repositories: list[str]) -> str:
                       if t.tag.split(":", 1)[0] == repository)
         return f"{repository} has: {', '.join(tags[:8])}" + (" ..." if len(tags) > 8 else "")
     return ""
-
-
-def _matches(tag: str, glob: str) -> bool:
-    return fnmatch.fnmatch(tag, glob) or fnmatch.fnmatch(tag.split(":", 1)[1], glob)
