@@ -14,7 +14,6 @@ problem of the file said at once, with its line. `imgkit scan` applies them (sca
 from __future__ import annotations
 
 import datetime as dt
-import difflib
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from .. import yamlload
 from ..errors import SpecError, every_problem
-from .fields import refusal
+from .fields import meant, refusal
 from .problems import key_of, line_of, plainly
 
 FILE_NAME = "vulnerabilities.yaml"
@@ -53,12 +52,10 @@ class Waiver(BaseModel):
         name = value.split(":")[0].strip()
         if name.lower() in (e.lower() for e in ECOSYSTEMS):
             return value
-        meant = SAID_OTHERWISE.get(name.lower()) or next(iter(difflib.get_close_matches(
-            name.lower(), [e.lower() for e in ECOSYSTEMS], n=1, cutoff=0.65)), None)
-        if meant:
-            meant = next(e for e in ECOSYSTEMS if e.lower() == meant.lower())
+        near = SAID_OTHERWISE.get(name.lower()) or meant(name, list(ECOSYSTEMS), cutoff=0.65)
+        if near:
             raise refusal(f"{value!r} is not an ecosystem as the scanners name it",
-                          hint=f"did you mean {meant!r}?")
+                          hint=f"did you mean {near!r}?")
         return value
 
     def covers(self, names: frozenset[str], package: str, ecosystem: str) -> bool:
