@@ -143,12 +143,11 @@ def _at_the_pin(images: Path, target: Target, exc: NoSuchVersion) -> Exception:
     wrote it (a framework's own pins, from the compat data, have none: said as pip said)."""
     from ..matrix.spec import read_matrix
     from ..yamlload import read_with_lines
-    asked = canonical(exc.requirement.split("=")[0].split("<")[0].split(">")[0].strip())
+    asked = _named(exc.requirement)
     family = next((f for f in read_matrix(images).spec.families if f.name == target.family),
                   None)
     pins = (family.extension.pip if family.extension else family.pip) if family else ()
-    written = [(i, pin) for i, pin in enumerate(pins)
-               if canonical(re.split(r"[=<>!~ \[;]", pin, maxsplit=1)[0]) == asked]
+    written = [(i, pin) for i, pin in enumerate(pins) if _named(pin) == asked]
     if family is None or not written or target.layer not in ("framework", "extension"):
         return exc
     index, pin = written[0]
@@ -157,6 +156,11 @@ def _at_the_pin(images: Path, target: Target, exc: NoSuchVersion) -> Exception:
                      f"version for CPython {target.python} ({target.tag})",
                      hint=nearest(pin, exc.versions) + f"; `pip index versions {asked}` "
                      "lists them all", line=lines.get(("pip", index)))
+
+
+def _named(requirement: str) -> str:
+    """The distribution a requirement names, as pip compares names (`Foo_Bar[x]>=1`: foo-bar)."""
+    return canonical(re.split(r"[=<>!~ \[;]", requirement.strip(), maxsplit=1)[0])
 
 
 def _whose(target: Target) -> str:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from .. import yamlload
+from ..matrix.extension import canonical
 from ..shipped import PACKAGE_DIR
 from .facts import Report
 from .stated import judged_by_name, unlisted, version_of
@@ -50,7 +51,7 @@ def _measured(report: Report, what: str) -> str | None:
     if what.startswith("dist:"):      # a Python package, by the start of its name
         prefix = what.split(":", 1)[1]
         return next((v for name, v in sorted(report.distributions.items())
-                     if name.lower().replace("_", "-").startswith(prefix)), None)
+                     if canonical(name).startswith(prefix)), None)
     if what.startswith("framework:"):
         framework = report.frameworks.get(what.split(":", 1)[1])
         return framework.version if framework is not None and framework.imported else None
@@ -134,9 +135,9 @@ def _answer(report: Report, thing: str) -> tuple[str, str] | None:
     library = report.libraries.version(family) if family else None
     if family and library:
         return family, library
-    wanted = thing.replace("_", "-")
+    wanted = canonical(thing)
     found = next(((name, version) for name, version in sorted(report.distributions.items())
-                  if name.lower().replace("_", "-") == wanted), None)
+                  if canonical(name) == wanted), None)
     return found or _installed(report, wanted)
 
 
@@ -146,7 +147,7 @@ def _installed(report: Report, wanted: str) -> tuple[str, str] | None:
     if report.inventory is None:
         return None
     for dist in report.inventory.python:
-        if dist.name.lower().replace("_", "-").replace(".", "-") == wanted:
+        if canonical(dist.name) == wanted:
             return f"Python package {dist.name}", dist.version
     for package in report.inventory.dpkg:
         if package.name == wanted:
