@@ -30,7 +30,7 @@ from .k8s import (
     probe_configmap,
     verify_job,
 )
-from .pipeline_place import git_top, where_read
+from .pipeline_place import PIPELINES, git_top
 
 # a branch name git accepts, and no character YAML or a CI expression would read otherwise
 BRANCH = re.compile(r"^(?!/|.*(/\.|//|\.\.|@\{|\.lock$|/$))[A-Za-z0-9][A-Za-z0-9._/-]{0,199}$")
@@ -50,7 +50,6 @@ def ci(selection: Selection, *, platform: str, registry: str | None, staging: st
     if platform not in PLATFORMS:
         raise UsageError(f"no pipeline for {platform!r}", hint=f"one of: {', '.join(PLATFORMS)}")
     _check_ci_options(selection, release_branch, signing_key, trusted_key)
-    out = out or _read_from(selection, platform)
     production = parse_destination(_registry(registry), "--registry")     # bad: exit 2
     staged = (parse_destination(staging, "--staging") if staging else Destination(
         production.registry, "/".join(filter(None, (production.namespace, "staging")))))
@@ -65,7 +64,7 @@ def ci(selection: Selection, *, platform: str, registry: str | None, staging: st
                          hint="select a final image, e.g. --only 'paddle:*'; to build shared "
                               "layers alone, run `imgkit build` with that --only")
     root = selection.project.parent if selection.project else None
-    folder, pipeline_file = _checkout(root or Path.cwd(), out, platform)
+    out, folder, pipeline_file = _placed(root or Path.cwd(), out, platform)
     settings = CiSettings(registry=production, staging=staged, gpu_runner=gpu_runner,
                           gpu_arm64_runner=gpu_arm64_runner,
                           cpu_runner=cpu_runner, arm64_runner=arm64_runner,
@@ -128,33 +127,32 @@ def _check_ci_options(selection: Selection, release_branch: str, signing_key: st
                          "with the CI's OIDC identity)")
 
 
-def _read_from(selection: Selection, platform: str) -> Path:
-    """The pipeline file where the platform reads it, from here (no --out given)."""
-    project = selection.project.parent if selection.project else Path.cwd()
-    return Path(os.path.relpath(project.resolve() / where_read(project, platform)))
+def _placed(project: Path, out: Path | None, platform: str) -> tuple[Path, str, str]:
+    """(the pipeline file, with no --out where the platform reads it; the project's folder
+    and the file from the checkout's root): git's top level asked once for both."""
+    top = git_top(project)
+    out = out or Path(os.path.relpath((top or project).resolve() / PIPELINES[platform]))
+    return (out, *_checkout(project, top, out, platform))
 
 
-def _checkout(project: Path, out: Path, platform: str) -> tuple[str, str]:
+def _checkout(project: Path, top: Path | None, out: Path, platform: str) -> tuple[str, str]:
     """(the project's folder, the pipeline file) from the root of the checkout the jobs
     start in ("" for the folder: the root): git's top level where the project is in a
     repository, else where the platform reads the file from (the folder above
     .github/workflows/, or .gitlab-ci.yml's: a file named otherwise may be anywhere), when
-    the project is inside it; else the project's own folder."""
-    tops: list[Path] = []
-    top = git_top(project)
-    if top is not None:
-        tops.append(top)
+    the project is inside it; else the project's own folder. `top`: git's, or None."""
+    tops = [top] if top is not None else []
     written = out.resolve()
     if platform == "github" and written.parent.name == "workflows" \
             and written.parent.parent.name == ".github":
         tops.append(written.parent.parent.parent)
     elif platform == "gitlab" and written.name == ".gitlab-ci.yml":
         tops.append(written.parent)
-    for top in tops:
-        relative = os.path.relpath(project.resolve(), top.resolve())
+    for root in tops:
+        relative = os.path.relpath(project.resolve(), root.resolve())
         if not relative.startswith(".."):
             folder = "" if relative == "." else Path(relative).as_posix()
-            return folder, Path(os.path.relpath(written, top.resolve())).as_posix()
+            return folder, Path(os.path.relpath(written, root.resolve())).as_posix()
     return "", out.as_posix()
 
 
