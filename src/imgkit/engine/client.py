@@ -47,7 +47,7 @@ def unix_socket(docker_host: str | None) -> str | None:
     return None
 
 
-def _plainly(exc: Exception) -> str:
+def _system_words(exc: Exception) -> str:
     """The system's words at the end of what requests and urllib3 nest ("[Errno 111]
     Connection refused"), else the error's first line."""
     found = re.findall(r"\[Errno -?\d+\] ([^'\")\]]+)", str(exc))
@@ -181,7 +181,7 @@ class Client:
                 raise EngineUnavailable(f"DOCKER_HOST {self.docker_host!r} is not an engine's "
                                         "address", hint=ADDRESS_FORMS) from None
             raise EngineUnavailable(f"cannot reach the {self._who()} at {self.docker_host}: "
-                                    f"{said or _plainly(exc)}", hint=self.start_hint) from None
+                                    f"{said or _system_words(exc)}", hint=self.start_hint) from None
 
 
 class Progress(TypedDict, total=False):
