@@ -199,3 +199,29 @@ def test_what_the_shape_cannot_say_is_said_in_the_same_run() -> None:
     assert ("include[0]", "missing framework_version, platform") in found     # beyond it
     assert ("include[1]", "must name at least one axis") in found
     assert ("platforms", "the platforms are given twice") in found
+
+
+def test_a_misspelt_key_does_not_hide_the_files_impossible_points(tmp_path: Path) -> None:
+    # an unknown key cannot change a family's points: they are planned in the same run, and
+    # so are the points of a family that extends it; a file of the wrong shape is not planned
+    team = ('family: team\ndescripton: torch for the team\nframework: torch\n'
+            'repository: team/torch\ntag: "{framework_version}-cuda{cuda}"\naxes:\n'
+            '  framework_version: ["2.10.0"]\n  cuda: ["12.1", "12.8"]\n  cudnn: ["9.10"]\n'
+            '  nccl: [default]\n')
+    extension = ('family: team-ext\nextends: {family: team}\nrepository: team/ext\n'
+                 'tag: "{parent_tag}"\npip: ["torch==2.5.1"]\n')
+    shapeless = team.replace("family: team\n", "family: other\n").replace(
+        "team/torch", "team/other").replace('cuda: ["12.1", "12.8"]', 'cuda: "12.1"')
+    images = matrix(tmp_path, team=team, team_ext=extension, other=shapeless)
+    result = runner.invoke(app, ["list", "--images", str(images)], terminal_width=200)
+    assert result.exit_code == 2, result.output
+    said = [(Path(where).name, key.split(" ")[0]) for where, key, _ in
+            (line.strip().split(": ", 2) for line in result.output.splitlines() if ".yaml:" in line)]
+    assert said == [("other.yaml:2", "descripton"), ("other.yaml:8", "axes.cuda"),
+                    ("team.yaml:2", "descripton"), ("team.yaml:6", "axes"),
+                    ("team_ext.yaml:5", "pip[0]")], result.output
+    assert "torch 2.10.0 is built for CUDA 12.8, not 12.1" in result.output
+    assert "Traceback" not in result.output
+    # the stand-in only speaks: a selection that leaves the file out still steps round it
+    result = runner.invoke(app, ["list", "--images", str(images), "--only", "paddle:*"])
+    assert result.exit_code == 0 and "team/torch" not in result.output, result.output

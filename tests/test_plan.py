@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -202,3 +203,42 @@ def test_a_platform_selects_its_images_only() -> None:
     assert any(t.startswith("pytorch:") for t in amd.finals)
     with pytest.raises(CompatError, match="makes no image for linux/arm64"):
         select(bundled(), cuda="11.8", on=("linux/arm64",))
+
+
+TEAM: dict[str, Any] = {"family": "team", "framework": "torch", "repository": "team/torch",
+        "tag": "{framework_version}-cuda{cuda}",
+        "axes": {"framework_version": ["2.10.0"], "cuda": ["12.1", "12.8"], "cudnn": ["9.10"],
+                 "nccl": ["default"]}}
+
+
+def test_an_impossible_point_does_not_hide_what_extends_the_possible_ones() -> None:
+    # 12.1 is impossible for torch 2.10.0; the extension's pin is wrong on the 12.8 image:
+    # both said in one run
+    family = parse_family("team.yaml", TEAM)
+    extension = parse_family("ext.yaml", {"family": "ext", "extends": {"family": "team"},
+                                          "repository": "team/ext", "tag": "{parent_tag}",
+                                          "pip": ["torch==2.5.1"]})
+    with pytest.raises(SpecErrors) as info:
+        make_plan(Spec((family, extension)), load())
+    said = [(p.file, p.key.split(" ")[0], p.reason) for p in info.value.problems]
+    assert said == [
+        ("team.yaml", "axes", "torch 2.10.0 is built for CUDA 12.8, not 12.1"),
+        ("ext.yaml", "pip[0]", "torch==2.5.1 would replace torch==2.10.0, which "
+                               "team/torch:2.10.0-cuda12.8 pins")]
+
+
+def test_an_extension_narrowed_to_impossible_points_alone_is_not_refused_again() -> None:
+    family = parse_family("team.yaml", TEAM)
+    narrowed = parse_family("ext.yaml", {"family": "ext", "repository": "team/ext",
+                                         "extends": {"family": "team", "cuda": ["12.1"]},
+                                         "tag": "{parent_tag}", "pip": ["einops==0.8.1"]})
+    with pytest.raises(SpecError) as info:
+        make_plan(Spec((family, narrowed)), load())
+    assert not isinstance(info.value, SpecErrors) and info.value.file == "team.yaml"
+    # narrowed to no point at all: refused, as before
+    nowhere = parse_family("ext.yaml", {"family": "ext", "repository": "team/ext",
+                                        "extends": {"family": "team", "cuda": ["12.6"]},
+                                        "tag": "{parent_tag}", "pip": ["einops==0.8.1"]})
+    good = parse_family("team.yaml", {**TEAM, "axes": {**TEAM["axes"], "cuda": ["12.8"]}})
+    with pytest.raises(SpecError, match="narrows team to no image"):
+        make_plan(Spec((good, nowhere)), load())

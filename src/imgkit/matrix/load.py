@@ -41,7 +41,9 @@ def load_plan(selection: Selection) -> Plan:
     _check_folder(selection)
     matrix = read_matrix(selection.images)
     stepped = steps_round(matrix, selection)
-    spec = with_team_labels(without_unselected_bases(usable_spec(matrix), selection),
+    # a run that stops on the broken files plans their stand-ins too: their points' problems
+    # are said with the files' own, in one run
+    spec = with_team_labels(without_unselected_bases(usable_spec(matrix, not stepped), selection),
                             selection.labels)
     overlay = selection.compat_overlay
     try:
@@ -51,7 +53,7 @@ def load_plan(selection: Selection) -> Plan:
     except SpecError as exc:          # with every problem of the files, all in one run
         planned = [*getattr(exc, "problems", (exc,))]
         found = [*matrix.problems(), *planned] if matrix.broken and not stepped else planned
-        raise every_problem(with_lines(found)) from None
+        raise every_problem(by_file(with_lines(found))) from None
     if matrix.broken and not stepped:
         raise every_problem(with_lines(matrix.problems()))
     _say_stepped_round(matrix)
@@ -184,6 +186,12 @@ def with_lines(problems: list[SpecError]) -> list[SpecError]:
     return out
 
 
+def by_file(problems: list[SpecError]) -> list[SpecError]:
+    """The problems of each file together, by file name (a file's own problems before its
+    points')."""
+    return sorted(problems, key=lambda p: p.file)
+
+
 def _check_folder(selection: Selection) -> None:
     """A missing matrix folder, said with where it was looked for and how to point elsewhere."""
     images = selection.images
@@ -197,11 +205,13 @@ def _check_folder(selection: Selection) -> None:
         raise SpecError(str(images), "(dir)", "matrix directory not found", hint=searched_hint())
 
 
-def _lost(matrix: Matrix) -> list[Family]:
-    """The well-formed families that extend a broken one, however deep (a broken file that
-    declares a family name another file declares well takes nothing with it)."""
-    good = {f.name for f in matrix.spec.families}
-    return _extending(matrix.spec.families, {b.family for b in matrix.broken} - good)
+def _lost(matrix: Matrix, families: tuple[Family, ...] | None = None) -> list[Family]:
+    """Of `families` (the well-formed ones), those that extend a broken one with no family
+    among them, however deep (a broken file that declares a family name another file
+    declares well takes nothing with it)."""
+    families = matrix.spec.families if families is None else families
+    good = {f.name for f in families}
+    return _extending(families, {b.family for b in matrix.broken} - good)
 
 
 def steps_round(matrix: Matrix, selection: Selection) -> bool:
@@ -214,10 +224,14 @@ def steps_round(matrix: Matrix, selection: Selection) -> bool:
         and not any(_repository_selected(f.repository, selection) for f in lost)
 
 
-def usable_spec(matrix: Matrix) -> Spec:
-    """The well-formed families less those that extend a broken one, however deep."""
-    lost = _lost(matrix)
-    return Spec(tuple(f for f in matrix.spec.families if f not in lost)) if lost else matrix.spec
+def usable_spec(matrix: Matrix, stand_ins: bool = False) -> Spec:
+    """The well-formed families less those that extend a broken one, however deep; with
+    `stand_ins`, a broken file's stand-in (spec.Broken) counts as well formed."""
+    families = matrix.spec.families
+    if stand_ins:
+        families += tuple(b.stand_in for b in matrix.broken if b.stand_in is not None)
+    lost = _lost(matrix, families)
+    return Spec(tuple(f for f in families if f not in lost)) if lost or stand_ins else matrix.spec
 
 
 def _say_stepped_round(matrix: Matrix) -> None:

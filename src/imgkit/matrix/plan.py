@@ -144,11 +144,12 @@ def _extended(family: Family, parent: Target, by_tag: dict[str, Target], compat:
 
 
 def _extensions(spec: Spec, by_tag: dict[str, Target], named: dict[str, list[str]],
-                compat: Compat, found: list[SpecError]) -> None:
+                compat: Compat, found: list[SpecError], partial: set[str]) -> None:
     """Plan every extension family on the images of the family it extends (extensions of
     extensions too, in order); `named`: family -> the images it asks for by name. Every
     problem goes to `found`; a family with one names no image (what extends it is left
-    unplanned, not refused again)."""
+    unplanned, not refused again). A narrowing to none of the possible points of a family
+    in `partial` (whose impossible points are said) is not refused again."""
     pending = [f for f in spec.families if f.extension is not None]
     known = {f.name for f in spec.families}
     while pending:
@@ -162,7 +163,8 @@ def _extensions(spec: Spec, by_tag: dict[str, Target], named: dict[str, list[str
             try:
                 named[family.name] = _extended_images(family, by_tag, named, compat)
             except SpecError as exc:
-                found.append(exc)
+                if not (exc.key == "extends" and _extension_of(family).parent_family in partial):
+                    found.append(exc)
                 named.pop(family.name)
 
 
@@ -229,14 +231,21 @@ def make_plan(spec: Spec, compat: Compat, settings: Settings = Settings()) -> Pl
     by_tag: dict[str, Target] = {}
     named: dict[str, list[str]] = {}           # family -> the images it asks for by name
     found: list[SpecError] = []
+    partial: set[str] = set()                  # families with impossible points (said)
     for family in spec.families:
         if family.extension is not None:
             continue
-        try:
-            named[family.name] = _family_images(family, compat, settings, by_tag)
+        try:     # its possible points are named even beside impossible ones: what
+            # extends the family is planned on them, and its own problems said in this run
+            tags, impossible = _family_images(family, compat, settings, by_tag)
+            found += impossible
+            if impossible:
+                partial.add(family.name)
+            if tags or not impossible:      # none possible: what extends it waits (_stuck)
+                named[family.name] = tags
         except SpecError as exc:
             found += exc.problems if isinstance(exc, SpecErrors) else (exc,)
-    _extensions(spec, by_tag, named, compat, found)
+    _extensions(spec, by_tag, named, compat, found, partial)
     found += _one_family_per_image(spec, named)
     finals: list[str] = []
     claimed: dict[str, tuple[str, str]] = {}   # repository:alias -> (image, file)
@@ -261,10 +270,10 @@ def make_plan(spec: Spec, compat: Compat, settings: Settings = Settings()) -> Pl
 
 
 def _family_images(family: Family, compat: Compat, settings: Settings,
-                   by_tag: dict[str, Target]) -> list[str]:
+                   by_tag: dict[str, Target]) -> tuple[list[str], list[SpecError]]:
     """A stack or framework family's points, each a chain of layers into `by_tag` (the same
-    shared layer once); the images it names. Every impossible point is said (each of its
-    problems, the same words once), with the `exclude:` entry that would leave it out."""
+    shared layer once): the images it names, and every impossible point (each of its
+    problems, the same words once) with the `exclude:` entry that would leave it out."""
     tags = []
     problems: dict[tuple[str, str], SpecError] = {}
     for combo in family.combos:
@@ -291,9 +300,7 @@ def _family_images(family: Family, compat: Compat, settings: Settings,
         if family.pip:      # a framework family's own packages, on what its stack pinned
             _check_pins(family, pins_of(family.pip), chain[-1], by_tag, compat)
         tags.append(chain[-1].tag)
-    if problems:
-        raise every_problem(list(problems.values()))
-    return tags
+    return tags, list(problems.values())
 
 
 def _impossible(family: Family, combo: Combo, said: CompatError) -> SpecError:

@@ -90,6 +90,9 @@ class Broken:
     repository: str | None
     extends: str | None
     problems: tuple[SpecError, ...]
+    # the family it declares less its unknown keys, where nothing else is wrong with it: its
+    # points are planned beside the others so that their problems are said in the same run
+    stand_in: Family | None = None
 
 
 @dataclass(frozen=True)
@@ -319,14 +322,33 @@ def parse_family(file: str, raw: Any, lines: Lines | None = None) -> Family:
     return family
 
 
-def _broken(file: str, raw: Any, found: list[SpecError]) -> Broken:
+def _broken(file: str, raw: Any, found: list[SpecError],
+            stand_in: Family | None = None) -> Broken:
     def said(value: Any) -> str | None:
         return value if isinstance(value, str) else None
     top = raw if isinstance(raw, dict) else {}
     extends = top.get("extends")
     return Broken(file=file, family=said(top.get("family")), repository=said(top.get("repository")),
                   extends=said(extends.get("family")) if isinstance(extends, dict) else None,
-                  problems=tuple(found))
+                  problems=tuple(found), stand_in=stand_in)
+
+
+def _stand_in(file: str, raw: Any) -> Family | None:
+    """The family `raw` declares less its unknown top-level keys (`descripton:`, a key of
+    another tool), when those are all that is wrong with it; else None. An unknown key
+    cannot change the family's points, so the plan may check them in the same run."""
+    if not isinstance(raw, dict):
+        return None
+    try:
+        KINDS[kind_of(raw)].model_validate(raw)
+        return None                        # its problems are beyond the shape
+    except ValidationError as error:
+        errors = error.errors()
+    if any(e["type"] != "extra_forbidden" or len(e["loc"]) != 1 for e in errors):
+        return None
+    unknown = {e["loc"][0] for e in errors}
+    family, found = _family(file, {k: v for k, v in raw.items() if k not in unknown}, {})
+    return None if found else family
 
 
 def _files(images_dir: Path) -> list[Path]:
@@ -360,13 +382,15 @@ def read_matrix(images_dir: Path) -> Matrix:
         family, found = _family(str(path), raw, lines)
         # a name is taken by the first file that says it, well formed or not
         name = raw.get("family") if isinstance(raw, dict) else None
-        if isinstance(name, str) and name in seen:
+        taken = isinstance(name, str) and name in seen
+        if isinstance(name, str) and taken:
             found = [*found, SpecError(str(path), "family", f"{name!r} is also declared in "
                                        f"{seen[name]}", line=lines.get(("family",)))]
         elif isinstance(name, str):
             seen[name] = str(path)
         if family is None or found:
-            broken.append(_broken(str(path), raw, found))
+            stand_in = None if taken or family else _stand_in(str(path), raw)
+            broken.append(_broken(str(path), raw, found, stand_in))
             continue
         families.append(family)
     broken = _with_unknown_parents(broken, seen)
@@ -384,7 +408,7 @@ def _with_unknown_parents(broken: list[Broken], names: dict[str, str]) -> list[B
     out = []
     for file in broken:
         if file.extends is not None and file.extends not in names:
-            file = replace(file, problems=(*file.problems, SpecError(
+            file = replace(file, stand_in=None, problems=(*file.problems, SpecError(
                 file.file, "extends.family", f"unknown family {file.extends!r}",
                 hint=f"families: {', '.join(sorted(names))}")))
         out.append(file)
