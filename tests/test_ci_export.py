@@ -464,6 +464,16 @@ def test_a_project_in_a_folder_of_its_repository_runs_its_jobs_there(
         assert kept and all(p.startswith("platform/gpu/") for p in kept if p != "public"), kept
         assert pipeline["pages"]["artifacts"]["paths"] == ["public"]
         assert pipeline["pages"]["script"][-1] == 'mv public "$CI_PROJECT_DIR/public"'
+        # a push that changes neither the project nor the pipeline file runs nothing; the
+        # schedule's jobs (GitLab holds `changes` true there) are not held to it
+        jobs = {name: job for name, job in pipeline.items()
+                if isinstance(job, dict) and "extends" in job and not name.startswith(".")}
+        assert {"rescan", "pages", "promote"} <= set(jobs) and len(jobs) > 5, list(jobs)
+        for name, job in jobs.items():
+            watched = [rule.get("changes") for rule in job["rules"]] if "rules" in job else [None]
+            wanted = (None if name in ("relock", "rescan")
+                      else {"paths": ["platform/gpu/**/*", ".gitlab-ci.yml"]})
+            assert watched and all(w == wanted for w in watched), (name, job)
     # with no --out, the same file, where the platform reads it
     before = written.read_text()
     written.unlink()

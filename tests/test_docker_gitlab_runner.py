@@ -56,9 +56,13 @@ def test_a_real_gitlab_runner_runs_the_generated_pipeline_end_to_end(
         cwd=project, env=env, capture_output=True, text=True)
     assert made.returncode == 0, made.stderr
     assert "  - cd platform/gpu\n" in (repo / ".gitlab-ci.yml").read_text()
-    for command in (["git", "init", "-q", "-b", "main"], ["git", "add", "-A"],
-                    ["git", "-c", "user.email=ci@example.com", "-c", "user.name=ci", "commit", "-qm",
-                     "matrix"],
+    # the monorepo as pushed before (origin/main: a README alone), then this push, which adds
+    # the project: gitlab-ci-local holds `rules: changes` to `git diff origin/main`
+    commit = ["git", "-c", "user.email=ci@example.com", "-c", "user.name=ci", "commit", "-qm"]
+    (repo / "README.md").write_text("the team's monorepo\n")
+    for command in (["git", "init", "-q", "-b", "main"], ["git", "add", "README.md"],
+                    [*commit, "readme"], ["git", "update-ref", "refs/remotes/origin/main", "HEAD"],
+                    ["git", "add", "-A"], [*commit, "matrix"],
                     ["git", "remote", "add", "origin", "https://gitlab.example.com/ml/images.git"]):
         subprocess.run(command, cwd=repo, check=True)
 
@@ -119,6 +123,17 @@ def test_a_real_gitlab_runner_runs_the_generated_pipeline_end_to_end(
     assert not any(f"PASS  {job}" in weekly for job in jobs), weekly[-6000:]
     assert f"PASSED: {production}/{ns}/cuda:11.8-cudart-py3.11-bookworm" in weekly, weekly[-6000:]
     assert list((repo / ".gitlab-ci-local").rglob("rescans/*.json")), "the rescan kept nothing"
+
+    # a later push that changes the monorepo's README alone runs none of the project's jobs
+    (repo / "README.md").write_text("the team's monorepo, edited\n")
+    for command in (["git", "update-ref", "refs/remotes/origin/main", "HEAD"],
+                    [*commit, "docs", "README.md"]):
+        subprocess.run(command, cwd=repo, check=True)
+    listed = subprocess.run([gitlab_ci_local(), "--list-json"], cwd=repo, env=env,
+                            capture_output=True, text=True, timeout=120)
+    assert listed.returncode == 0, listed.stderr
+    when = {job["name"]: job["when"] for job in json.loads(listed.stdout)}
+    assert set(jobs) <= set(when) and set(when.values()) == {"never"}, when
 
 LOCKED_APP = """\
 family: app

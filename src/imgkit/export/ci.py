@@ -309,6 +309,17 @@ def _pushes_only(spec: dict[str, Any]) -> dict[str, Any]:
     return spec
 
 
+def _watching(spec: dict[str, Any], watched: tuple[str, ...]) -> dict[str, Any]:
+    """`spec` run by a push only when it changes the project's folder or the pipeline file
+    (a monorepo's other pushes run nothing): each of its rules, or that one rule. GitLab
+    holds `changes` true in scheduled pipelines, so the weekly relock's builds still run."""
+    if not watched:
+        return spec
+    rules = spec.get("rules") or [{}]
+    spec["rules"] = [{**rule, "changes": {"paths": list(watched)}} for rule in rules]
+    return spec
+
+
 def _gitlab_before(settings: CiSettings, lines: list[str]) -> list[str]:
     """A job's before_script, then into the project's folder (the script runs on in the
     same shell); artifacts and caches are named from the checkout's root (in_checkout)."""
@@ -411,6 +422,8 @@ def gitlab(jobs: list[Job], settings: CiSettings, command: str) -> str:
                      and not any(j.kind == "relock" for j in jobs))
     for job in jobs:
         spec = _gitlab_job(job, settings)
+        if job.kind not in ("relock", "rescan"):      # those run in a schedule's pipeline
+            spec = _watching(spec, settings.watched)
         pipeline[job.name] = (_pushes_only(spec) if rescans_alone and job.kind != "rescan"
                               else spec)
     return _header(command, settings) + _dump(pipeline)

@@ -71,7 +71,7 @@ def ci(selection: Selection, *, platform: str, registry: str | None, staging: st
                           emulate_arm64=emulate_arm64, install=install,
                           release_branch=release_branch, pages=pages, compression=compression,
                           root=root, project_dir=folder,
-                          watched=(f"{folder}/**", pipeline_file) if folder else (),
+                          watched=(_everything_in(folder, platform), pipeline_file) if folder else (),
                           verify_gpus=check_gpus(verify_gpus),
                           matrix_args=selection.matrix_args(), signing_key=signing_key,
                           trusted_key=trusted_key, max_age=max_age, locks=_locks_folder(selection),
@@ -125,6 +125,12 @@ def _check_ci_options(selection: Selection, release_branch: str, signing_key: st
         raise UsageError("--signing-key and --trusted-key go together: the verify jobs sign "
                          "with one, promote checks with the other (neither: keyless signing "
                          "with the CI's OIDC identity)")
+
+
+def _everything_in(folder: str, platform: str) -> str:
+    """The glob of every file under `folder`, as the platform writes it: GitHub's `**`
+    crosses folders; GitLab's (Ruby's fnmatch) needs `**/*`."""
+    return f"{folder}/**" if platform == "github" else f"{folder}/**/*"
 
 
 def _placed(project: Path, out: Path | None, platform: str) -> tuple[Path, str, str]:
