@@ -134,6 +134,15 @@ def test_progress_of_a_bake_of_one_image_is_that_images() -> None:
     step, reason = progress.failed[CUDA118]
     assert step.startswith("RUN sleep 600") and "exit code: 1" in reason
     assert "pip: no matching distribution" in progress.logs[CUDA118]
+    # buildx 0.29 names no stage either: "[3/5] RUN ..."
+    progress = BakeProgress({target_name(CUDA118): CUDA118}, {})
+    assert progress.feed("#6 [2/2] RUN apt-get install -y ffmpg") == (
+        CUDA118, "[2/2] RUN apt-get install -y ffmpg")
+    progress.feed("#6 2.092 E: Unable to locate package ffmpg")
+    progress.feed('#6 ERROR: process "/bin/sh -c apt-get install -y ffmpg" did not complete '
+                  'successfully: exit code: 100')
+    step, reason = progress.failed[CUDA118]
+    assert step.startswith("RUN apt-get install") and "exit code: 100" in reason
 
 
 def test_progress_knows_when_each_image_was_named_with_or_without_a_duration() -> None:

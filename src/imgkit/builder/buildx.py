@@ -168,7 +168,9 @@ def write_ca_copy(env: BuildEnv, folder: Path) -> Path | None:
 
 VERTEX = re.compile(r"#(\d+) (?:\d+\.\d+ )?(.*)")
 NAMED = re.compile(r"naming to (\S+)(?: [0-9.]+s)? done")
-STEP = re.compile(r"\[([A-Za-z0-9_-]+)(?: [^\]]*)?\] (.*)")
+RAN = re.compile(r'process ".*" did not complete successfully: (exit code: \d+)$', re.S)
+# "[target 2/3] RUN ...", or "[2/3] RUN ..." where a bake of one target names none
+STEP = re.compile(r"\[(?:([A-Za-z0-9_-]+)(?: [^\]]*)?|\d+/\d+)\] (.*)")
 
 
 def short_ref(ref: str) -> str:
@@ -222,12 +224,15 @@ class BakeProgress:
         self.logs.setdefault(tag, []).append(text)
         self.logs[tag] = self.logs[tag][-LOG_TAIL:]
         if text.startswith("ERROR:") and tag not in self.failed:
-            self.failed[tag] = (self.step.get(vertex, "build"), text[len("ERROR:"):].strip())
+            error = text[len("ERROR:"):].strip()
+            ran = RAN.match(error)     # the step names the command: its exit code is news
+            self.failed[tag] = (self.step.get(vertex, "build"),
+                                ran.group(1) if ran and vertex in self.step else error)
         return tag, text
 
-    def _labelled(self, target: str, step: str) -> str | None:
+    def _labelled(self, target: str | None, step: str) -> str | None:
         """The image a step's first line belongs to; None when not one of ours."""
-        if target in self.targets:
+        if target is not None and target in self.targets:
             return self._owner(self.targets[target], step)
         if len(self.targets) == 1:            # a bake of one target: buildx names none
             return next(iter(self.targets.values()))
