@@ -39,6 +39,9 @@ def test_a_bake_that_fails_on_a_stale_cache_says_how_to_empty_it(
      "libgl1-mesa-glx has no installable version in this OS release"),
     ("#11 4.0 ERROR: No matching distribution found for einops==9.9.9",
      "the package index has no einops==9.9.9 for this image's python and platform"),
+    ("#11 9.2   ERROR: Failed building wheel for numpy",
+     "pip has no wheel of numpy at that pin for this image's python and platform"),
+    ("#11 9.3 Failed to build numpy", "pip has no wheel of numpy at that pin"),
     ("ERROR: ResolutionImpossible: for help visit https://pip.pypa.io/en/latest/topics/"
      "dependency-resolution/#dealing-with-dependency-conflicts",
      "pip found no versions that satisfy every pin at once"),

@@ -31,6 +31,12 @@ SIGNS: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], str]], ...] = (
      lambda m: f"the package index has no {m.group(1)} for this image's python and platform: "
                "check the pin (`pip index versions NAME`) and that the release ships wheels "
                "for this python"),
+    # pip 24-26: "ERROR: Failed building wheel for numpy" (or "Failed to build numpy")
+    (re.compile(r"Failed building wheel for (\S+)|^(?:#\d+ [0-9.]+ )?Failed to build (\S+)$"),
+     lambda m: f"pip has no wheel of {m.group(1) or m.group(2)} at that pin for this image's "
+               "python and platform, and building it from source failed (imgkit's layers carry no "
+               "compiler): pin a release that publishes a wheel for this python (`pip index "
+               "versions NAME`; an old release often stops at an older python)"),
     (re.compile(r"ResolutionImpossible|conflicting dependencies"),
      lambda m: "pip found no versions that satisfy every pin at once: the lines above name "
                "the packages that conflict; change one of the pins"),
