@@ -113,6 +113,19 @@ labels: [a, b]
                          '  cudnn: [default]\n  nccl: [default]\nexclude:\n'
                          '  - {cuda: "12.6", framework_version: "2.10.0"}\n'
                          '  - {cuda: "12.8", framework_version: "2.7"}\n',
+    # a misspelt key beside an impossible point (an unknown key changes no point: both
+    # said), and an extension whose pin is wrong on the family's one possible point
+    "typo-torch.yaml": 'family: typo-torch\ndescripton: torch\nframework: torch\n'
+                       'repository: team/tt\ntag: "{framework_version}-cuda{cuda}"\naxes:\n'
+                       '  framework_version: ["2.10.0"]\n  cuda: ["12.1", "12.8"]\n'
+                       '  cudnn: ["9.10"]\n  nccl: [default]\n',
+    "typo-extras.yaml": 'family: typo-extras\nextends: {family: typo-torch}\n'
+                        'repository: team/tx\ntag: "{parent_tag}"\npip: ["torch==2.5.1"]\n',
+    # files as Dockerfile's COPY takes them: into a folder, a folder; and one not there
+    "copies.yaml": 'family: copies\nextends: {family: paddle}\nrepository: team/copies\n'
+                   'tag: "{parent_tag}"\nfiles:\n  app/serve.py: /opt/app/serve.py\n'
+                   '  conf: /etc/app/conf\n  checks: /etc/app/checks\n'
+                   '  checks/serving.yaml: /etc/app/\n',
     # a check file that is not there
     "gone.yaml": 'family: gone\nextends: {family: paddle}\nrepository: team/gone\n'
                  'tag: "{parent_tag}"\napt: [jq]\nchecks: checks/missing.yaml\n',
@@ -154,6 +167,13 @@ EXPECTED = [
     ("jammy-torch.yaml", "axes", "torch 2.11.0 needs cuDNN and NCCL"),
     ("pytorch-team.yaml", "axes", "unknown framework 'pytorch' (did you mean 'torch'?)"),
     ("short-torch.yaml", "axes", "unknown torch version '2.10' (did you mean '2.10.0'?)"),
+    ("typo-torch.yaml", "descripton", "unknown key"),
+    ("typo-torch.yaml", "axes", "torch 2.10.0 is built for CUDA 12.8, not 12.1"),
+    ("typo-extras.yaml", "pip[0]", "torch==2.5.1 would replace torch==2.10.0"),
+    ("copies.yaml", "files.app/serve.py", "is not a file"),
+    ("copies.yaml", "files.conf", "images/conf is not a file"),
+    ("copies.yaml", "files.checks", "images/checks is a folder"),
+    ("copies.yaml", "files.checks/serving.yaml", "'/etc/app/' is not a valid absolute path"),
 ]
 
 
@@ -179,4 +199,6 @@ def test_one_list_names_every_mistake_of_a_broken_matrix(tmp_path: Path) -> None
     assert not missing, (missing, said)
     for bystander in ("jammy-extras.yaml", "loop-c.yaml"):   # its parent's problem is said
         assert bystander not in said, said
+    # a destination written as a folder: the file's own path in it
+    assert "the file's own path in the image: '/etc/app/serving.yaml'" in said, said
     assert len({(f, k) for f, k, _ in EXPECTED}) >= 12

@@ -54,7 +54,12 @@ def _pinned_version(requirement: Requirement) -> str:
 
 
 def _missing_file_hint(here: Path, source: str) -> str:
-    """Where a file of `files:` is looked for, and a file of that name elsewhere under it."""
+    """Where a file of `files:` is looked for, and a file of that name elsewhere under it;
+    or, for a folder, that its files are named one a line."""
+    if (here / source).is_dir():
+        inside = sorted(p.name for p in (here / source).iterdir() if p.is_file())[:2]
+        example = f", e.g. {source.rstrip('/')}/{inside[0]}: /path/{inside[0]}" if inside else ""
+        return f"`files:` copies files, one a line{example}"
     name = Path(source).name
     near = [*here.glob(name), *here.glob(f"*/{name}"), *here.glob(f"*/*/{name}")]  # not deep
     elsewhere = sorted(str(p.relative_to(here)) for p in near if p.is_file())[:3]
@@ -63,12 +68,20 @@ def _missing_file_hint(here: Path, source: str) -> str:
     return f"paths are read from the family file's folder ({here}/): put the file there"
 
 
+def missing_sources(file: str, files: object) -> list[SpecError]:
+    """Each `files:` source that is no file beside the family file (read from the file as
+    written, so that a destination of the wrong shape does not hide them)."""
+    here = Path(file).parent
+    sources = [s for s in files if isinstance(s, str)] if isinstance(files, dict) else []
+    return [SpecError(file, f"files.{source}", f"{here / source} is "
+                      f"{'a folder' if (here / source).is_dir() else 'not a file'}",
+                      hint=_missing_file_hint(here, source))
+            for source in sources if not (here / source).is_file()]
+
+
 def extension_problems(file: str, model: ExtensionFamily) -> list[SpecError]:
     """What a well-formed extension family may still get wrong, every problem of it."""
-    here = Path(file).parent
-    found = [SpecError(file, f"files.{source}", f"{here / source} is not a file",
-                       hint=_missing_file_hint(here, source))
-             for source in model.files if not (here / source).is_file()]
+    found = missing_sources(file, model.files)
     if not (model.pip or model.apt or model.files):
         found.append(SpecError(file, "(top)", "an extension family adds something to the image it "
                                "extends: pip, apt or files (user, env, labels and the like "

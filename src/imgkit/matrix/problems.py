@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import typing
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -126,7 +127,7 @@ def _said(kind: str, error: Any) -> tuple[str, str]:
     """(reason, hint) for one pydantic error."""
     loc, kind_of_error = error["loc"], error["type"]
     if kind_of_error == "imgkit":
-        return error["ctx"]["reason"], error["ctx"]["hint"]
+        return error["ctx"]["reason"], _into_folder(loc, error["input"]) or error["ctx"]["hint"]
     if kind_of_error == "extra_forbidden":
         return _unknown(kind, loc)
     if kind_of_error == "missing":
@@ -142,6 +143,16 @@ def _said(kind: str, error: Any) -> tuple[str, str]:
     if kind_of_error == "string_type":
         return f"expected text, got {_a(error['input'])}", ""
     return error["msg"][:1].lower() + error["msg"][1:], ""
+
+
+def _into_folder(loc: tuple[Any, ...], given: Any) -> str:
+    """The hint for a `files:` destination written as a folder (`config.py: /etc/app/`, as
+    Dockerfile's COPY takes it): the file's own path in that folder."""
+    if len(loc) != 2 or loc[0] != "files" or not isinstance(given, str) or not given.endswith("/"):
+        return ""
+    path = "/" + "/".join(filter(None, [*given.split("/"), Path(str(loc[1])).name]))
+    return (f"the file's own path in the image: {path!r} (`files:` copies one file a line, "
+            "to the path given, never into a folder)")
 
 
 def _a(value: Any) -> str:

@@ -28,7 +28,13 @@ from .. import yamlload
 from ..errors import Inconsistent, SpecError, SpecErrors, every_problem
 from ..selection import OVERLAY_NAME
 from .custom import Custom, custom_problems, to_custom
-from .extension import Extension, extension_problems, pinned_twice, to_extension
+from .extension import (
+    Extension,
+    extension_problems,
+    missing_sources,
+    pinned_twice,
+    to_extension,
+)
 from .family_model import KINDS, ExtensionFamily, FrameworkFamily, Named, StackFamily, kind_of
 from .fields import AXIS_PATTERNS, CUDA_LIBS, REPOSITORY_PATTERN, known_tf32
 from .given_base import base_name
@@ -258,6 +264,11 @@ def _family(file: str, raw: Any, lines: Lines) -> tuple[Family | None, list[Spec
         rest = _without_the_shape(file, kind, {k: v for k, v in raw.items() if k not in bad}, bad)
         found = shape + [_placed(p, lines) for p in [*beyond, *rest]
                          if p.key not in said and p.key.split(".")[0].split("[")[0] not in bad]
+        if kind == "extension" and "files" in bad:   # a bad destination hides no missing file
+            refused = {e["loc"][1] for e in error.errors() if e["loc"][-1:] == ("[key]",)}
+            files = raw.get("files")
+            found += [_placed(p, lines) for p in missing_sources(file, {
+                k: v for k, v in files.items() if k not in refused} if isinstance(files, dict) else {})]
         return None, sorted(dict.fromkeys(found), key=lambda p: p.line or 0)
     family, found = _checked(file, raw, model, beyond)
     return family, [_placed(p, lines) for p in found]
