@@ -177,3 +177,15 @@ def test_a_file_that_is_no_text_or_a_folder_is_said_so(tmp_path: Path) -> None:
             read(tmp_path)
     with pytest.raises(SpecError, match="is a folder, not a check file"):
         load_checks(tmp_path)
+
+
+@pytest.mark.parametrize("port, hint", [
+    ("8080/tcp", "write the number: 8080 (TCP, as EXPOSE's default)"),
+    ("53/udp", "write the number: 53 (ports are TCP; imgkit does not expose UDP)"),
+])
+def test_a_port_as_expose_spells_it_gets_the_number(port: str, hint: str) -> None:
+    raw = {"family": "x", "extends": {"family": "paddle"}, "repository": "ml/x",
+           "tag": "{parent_tag}", "apt": ["jq"], "ports": [port]}
+    with pytest.raises(SpecError) as info:
+        parse_family("images/x.yaml", raw)
+    assert info.value.key == "ports[0]" and info.value.hint == hint

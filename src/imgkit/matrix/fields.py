@@ -328,6 +328,12 @@ Pin = Annotated[str, PlainValidator(_pinned),
 def _port(value: Any) -> int:
     if isinstance(value, str) and value.strip().isdigit():
         raise refusal(f"{value!r} is text, not a number", hint=f"write the port unquoted: {value.strip()}")
+    spelt = re.match(r"^\s*(\d+)\s*/\s*(tcp|udp)\s*$", value, re.I) if isinstance(value, str) else None
+    if spelt and 0 < int(spelt.group(1)) < 65536:     # as Dockerfile's EXPOSE spells it
+        raise refusal(f"{value!r} is not a port (1 to 65535)",
+                      hint=f"write the number: {spelt.group(1)}" + (
+                          " (ports are TCP; imgkit does not expose UDP)"
+                          if spelt.group(2).lower() == "udp" else " (TCP, as EXPOSE's default)"))
     if isinstance(value, bool) or not isinstance(value, int) or not 0 < value < 65536:
         raise refusal(f"{value!r} is not a port (1 to 65535)")
     return value
