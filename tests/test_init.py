@@ -66,6 +66,9 @@ def test_a_bad_namespace_is_refused(tmp_path: Path) -> None:
     result = runner.invoke(app, ["init", str(tmp_path), "--namespace", "Team ML"])
     assert result.exit_code == 2 and "--namespace 'Team ML'" in result.output
     assert not any(tmp_path.iterdir())
+    # a capital alone: the spelling that would do
+    result = runner.invoke(app, ["init", str(tmp_path), "--namespace", "ML/Team"])
+    assert result.exit_code == 2 and "'ml/team' would do" in result.output, result.output
 
 
 def test_on_request_the_ci_pipeline_as_imgkit_ci_writes_it(tmp_path: Path,

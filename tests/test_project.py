@@ -208,3 +208,4 @@ def test_a_bad_namespace_is_said_where_it_was_written(tmp_path: Path) -> None:
     assert f"{tmp_path / 'imgkit.toml'}: namespace = 'ML Team'" in listed()
     assert "IMGKIT_NAMESPACE='Bad NS'" in listed(IMGKIT_NAMESPACE="Bad NS")
     assert "--namespace 'X Y'" in listed("--namespace", "X Y")
+    assert "'team/ml' would do" in " ".join(listed("--namespace", "Team/ML").split())

@@ -136,6 +136,13 @@ def _rule_hint(value: str, pattern: re.Pattern[str], rule: str) -> str:
     return hint
 
 
+def prefix_hint(value: str) -> str:
+    """What a repository prefix (--namespace) may be, and its lower-case spelling where that
+    alone would do (`ML/Team`: 'ml/team')."""
+    return _rule_hint(value, REPOSITORY_PATTERN, "lowercase letters, digits and . _ - "
+                      "separated by /, e.g. ml or team/ml")
+
+
 # an OS release as people number it, by the codename imgkit names it (`ubuntu22.04`: jammy)
 CODENAMES = {"ubuntu": {"20.04": "focal", "22.04": "jammy", "24.04": "noble"},
              "debian": {"11": "bullseye", "12": "bookworm", "13": "trixie"}}

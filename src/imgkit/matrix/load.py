@@ -25,6 +25,7 @@ from ..project import searched_hint
 from ..selection import DEFAULT_IMAGES, Selection
 from . import compat
 from .compat import OsRelease
+from .fields import prefix_hint
 from .given_base import BaseFacts, base_name, os_release_of
 from .plan import Plan, Settings, make_plan, select
 from .problems import line_of
@@ -36,8 +37,7 @@ SHARED_LAYERS = ("debian", "python", "cuda")   # the repositories of the layers 
 def load_plan(selection: Selection) -> Plan:
     if not REPOSITORY_PATTERN.match(selection.namespace):
         raise UsageError(f"{_namespace_source(selection)}{selection.namespace!r} is not a valid "
-                         "repository prefix", hint="lowercase letters, digits and . _ - "
-                         "separated by /, e.g. ml or team/ml")
+                         "repository prefix", hint=prefix_hint(selection.namespace))
     _check_folder(selection)
     matrix = read_matrix(selection.images)
     stepped = steps_round(matrix, selection)

@@ -3,12 +3,11 @@ file, the family files' JSON Schema, and one commented family of each kind (a sm
 stack, a framework, an extension), each with the line that makes editors check its keys."""
 from __future__ import annotations
 
-import re
 import string
 from pathlib import Path
 
 from ..errors import UsageError
-from ..matrix.fields import REPOSITORY_PATTERN
+from ..matrix.fields import REPOSITORY_PATTERN, prefix_hint
 from ..matrix.schema import SCHEMA_FILE, SCHEMA_LINE, schema_text
 from ..outputs import output_folder
 
@@ -31,9 +30,9 @@ def starter_files(namespace: str, registry: str | None = None) -> dict[str, str]
 
 def init_project(folder: Path, namespace: str, registry: str | None = None) -> list[Path]:
     """Write the starter project into `folder` (made if need be); nothing is overwritten."""
-    if not REPOSITORY_PATTERN.match(namespace) or not re.match(r"^[a-z0-9]", namespace):
+    if not REPOSITORY_PATTERN.match(namespace):
         raise UsageError(f"--namespace {namespace!r} is not a valid repository prefix",
-                         hint="lowercase letters, digits, and . _ - / between them, e.g. ml")
+                         hint=prefix_hint(namespace))
     files = starter_files(namespace, registry)
     output_folder(folder, "imgkit init")
     there = [name for name in files if (folder / name).exists()]
