@@ -10,6 +10,7 @@ import re
 import shutil
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -910,3 +911,49 @@ def test_with_max_age_each_verify_job_may_keep_the_signed_verdict_its_image_carr
         assert ("IMGKIT_CERTIFICATE_IDENTITY" in said) is not keyed, said
     plain = pipeline_jobs(platform, generated(platform, bundled_plan(cuda="11.8"), **keys))
     assert not any("--max-age" in c for j in plain.values() for c in j["commands"])
+
+
+@pytest.mark.parametrize("platform, host", [("github", "ghcr.io"), ("gitlab", "registry.gitlab.com")])
+def test_the_platforms_own_registry_is_logged_in_with_the_jobs_token(
+        platform: str, host: str, tmp_path: Path) -> None:
+    """GHCR on GitHub and gitlab.com's registry on GitLab need no secret: each job logs in
+    with the token the platform gives it (GitHub: with the `packages` permission it needs,
+    write where it pushes, read where it pulls). A staging registry elsewhere keeps its own."""
+    own = CiSettings(registry=parse_destination(f"{host}/team/images"),
+                     staging=parse_destination(f"{host}/team/images/staging"),
+                     advisories="security/advisories")
+    text = RENDERERS[platform](jobs(bundled_plan(cuda="11.8"), own), own, "imgkit ci")
+    secret = re.compile(r"(?<![A-Z_])(REGISTRY|STAGING)_(USERNAME|PASSWORD)")
+    assert not secret.search(text), text
+    passes_schema_and_zizmor(platform, text, tmp_path)
+    if platform == "gitlab":
+        before = yaml.safe_load(text)[".imgkit"]["before_script"]
+        assert 'echo "$CI_REGISTRY_PASSWORD" | docker login --username "$CI_REGISTRY_USER" ' \
+               f"--password-stdin {host}" in before
+    else:
+        document = yaml.safe_load(text)
+        assert document["permissions"] == {"contents": "read"}     # no write for the workflow
+        for name, job in document["jobs"].items():
+            logins = [s["with"] for s in job["steps"] if "login-action" in str(s.get("uses", ""))]
+            wanted = ({"packages": "write"} if name.startswith(("build", "verify", "promote"))
+                      else {"packages": "read"} if logins else {})
+            assert {k: v for k, v in job.get("permissions", {}).items() if k == "packages"} \
+                == wanted, (name, job.get("permissions"))
+            assert all(login == {"registry": host, "username": "${{ github.actor }}",
+                                 "password": "${{ secrets.GITHUB_TOKEN }}"} for login in logins)
+    # production there, staging on another host: that one's own secrets
+    split = replace(own, staging=parse_destination("registry.example.com/staging"))
+    text = RENDERERS[platform](jobs(bundled_plan(cuda="11.8"), split), split, "imgkit ci")
+    assert {m.group(0) for m in secret.finditer(text)} == {"STAGING_USERNAME", "STAGING_PASSWORD"}
+    passes_schema_and_zizmor(platform, text, tmp_path)
+
+
+def test_imgkit_ci_says_which_secrets_its_logins_need(tmp_path: Path) -> None:
+    said = imgkit_ci("github", "--cuda", "11.8", "--registry", "registry.example.com/ml",
+                     "--out", str(tmp_path / "a.yml"))
+    assert said.returncode == 0, said.stderr
+    assert "its jobs log in with REGISTRY_USERNAME, REGISTRY_PASSWORD: add them as the " \
+           "repository's secrets" in said.stderr
+    own = imgkit_ci("github", "--cuda", "11.8", "--registry", "ghcr.io/team",
+                    "--out", str(tmp_path / "b.yml"))
+    assert own.returncode == 0 and "log in with" not in own.stderr, own.stderr

@@ -9,21 +9,13 @@ from typing import Any, Callable
 from .. import yamlload
 from .actions import uses, with_releases
 from .jobs import CANDIDATES, NAMED_AFTER_JOB, RELOCK_CRON, SITE, VERDICT_VARIABLE, CiSettings, Job
+from .logins import credentials, github_packages, logins
 
 LOCKS_ARTIFACT = "locks"    # GitHub: the relocked folder, handed to a scheduled run's jobs
 ADVISORIES_CACHE = "imgkit-advisories"   # the advisory database's cache key (GitHub: and the day)
 
 PLATFORMS = ("github", "gitlab")
 PYTHON = "3.11"   # what the bundled images' OS ships; imgkit itself needs >= 3.10
-
-
-def logins(settings: CiSettings) -> list[tuple[str, str]]:
-    """(registry host, secret name prefix): the production registry's credentials are
-    REGISTRY_USERNAME/REGISTRY_PASSWORD, a separate staging host's STAGING_*."""
-    hosts = [(settings.registry.registry, "REGISTRY")]
-    if settings.staging.registry != settings.registry.registry:
-        hosts.append((settings.staging.registry, "STAGING"))
-    return hosts
 
 
 def _header(command: str, settings: CiSettings) -> str:
@@ -104,9 +96,9 @@ def _github_registry_steps(job: Job, settings: CiSettings) -> list[dict[str, Any
         steps.append({"uses": uses("sigstore/cosign-installer")})
     if job.kind in ("build", "verify", "promote", "site", "rescan"):
         for host, secret in logins(settings):
-            steps.append({"name": f"log in to {host}", "uses": uses("docker/login-action"), "with": {
-                "registry": host, "username": f"${{{{ secrets.{secret}_USERNAME }}}}",
-                "password": f"${{{{ secrets.{secret}_PASSWORD }}}}"}})
+            user, password = credentials("github", host, secret)
+            steps.append({"name": f"log in to {host}", "uses": uses("docker/login-action"),
+                          "with": {"registry": host, "username": user, "password": password}})
     return steps
 
 
@@ -242,8 +234,11 @@ def github(jobs: list[Job], settings: CiSettings, command: str) -> str:
         condition = _github_condition(first, locked, settings, rescans)
         if condition:
             spec["if"] = condition
-        if first.kind in ("build", "verify") and settings.keyless:   # the OIDC token Fulcio signs for
-            spec["permissions"] = {"contents": "read", "id-token": "write"}
+        permissions = {**({"id-token": "write"} if first.kind in ("build", "verify")
+                          and settings.keyless else {}),        # the OIDC token Fulcio signs for
+                       **github_packages(first.kind, settings)}  # ghcr.io with the job's token
+        if permissions:
+            spec["permissions"] = {"contents": "read", **permissions}
         env = {**_github_env(first, settings), **(_wave_env(first) if wave else {})}
         if env:
             spec["env"] = env
@@ -406,8 +401,9 @@ def _gitlab_templates(jobs: list[Job], settings: CiSettings) -> dict[str, Any]:
 
 def gitlab(jobs: list[Job], settings: CiSettings, command: str) -> str:
     before = [settings.install_command]
-    before += [f'echo "${secret}_PASSWORD" | docker login --username "${secret}_USERNAME" '
-               f"--password-stdin {host}" for host, secret in logins(settings)]
+    before += [f'echo "{password}" | docker login --username "{user}" --password-stdin {host}'
+               for host, secret in logins(settings)
+               for user, password in [credentials("gitlab", host, secret)]]
     pipeline: dict[str, Any] = {
         "stages": [*(["check"] if any(j.kind in ("check", "rescan") for j in jobs) else []),
                    "build", "verify", "promote", *(["site"] if any(j.kind == "site" for j in jobs) else [])],

@@ -30,6 +30,7 @@ from .k8s import (
     probe_configmap,
     verify_job,
 )
+from .logins import secrets_needed
 from .pipeline_place import PIPELINES, git_top
 
 # a branch name git accepts, and no character YAML or a CI expression would read otherwise
@@ -83,8 +84,17 @@ def ci(selection: Selection, *, platform: str, registry: str | None, staging: st
     if check:
         return pipeline_drift(out, text, command)
     write_output(out, text, "--out", required=True)
-    stderr_line(f"wrote {out}")
+    _say_written(out, platform, settings)
     return EXIT_OK
+
+
+def _say_written(out: Path, platform: str, settings: CiSettings) -> None:
+    """The file written, and the registry credentials the team must add for its logins."""
+    stderr_line(f"wrote {out}")
+    names = secrets_needed(platform, settings)
+    if names:
+        where = "the repository's secrets" if platform == "github" else "masked CI/CD variables"
+        stderr_line(f"its jobs log in with {', '.join(names)}: add them as {where}")
 
 
 def pipeline_drift(out: Path, text: str, command: str) -> int:
