@@ -327,8 +327,8 @@ CiRegistry = Annotated[Optional[str], typer.Option(
     help="Where verified images are promoted (default: the project file's `registry`, or "
          "IMGKIT_REGISTRY).")]
 ReleaseBranch = Annotated[str, typer.Option(
-    "--release-branch", metavar="BRANCH", help="The branch whose pushes build, verify and "
-    "promote (default: main on GitHub, the project's default branch on GitLab).",
+    "--release-branch", metavar="BRANCH", help="The branch whose pushes promote, as well as "
+    "build and verify as every branch's do (default: the repository's default branch).",
     show_default=False)]
 Pages = Annotated[bool, typer.Option(
     "--pages", help="Also publish the verdict site (`imgkit site`) of the release branch's "

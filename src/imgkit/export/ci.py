@@ -217,6 +217,16 @@ def _waves(jobs: list[Job]) -> list[list[Job]]:
     return [*gate, *waves, *[a for a in alone if a not in gate]]
 
 
+def _github_triggers(settings: CiSettings, scheduled: bool) -> dict[str, Any]:
+    """A push to any branch builds and verifies it (promote: the release branch's alone), as
+    on GitLab, and a tag push nothing; in a monorepo, a push that changes neither the
+    project nor the workflow runs nothing. The weekly schedule: the relock or the rescan."""
+    return {"push": {"branches": ["**"],
+                     **({"paths": list(settings.watched)} if settings.watched else {})},
+            "workflow_dispatch": {},
+            **({"schedule": [{"cron": RELOCK_CRON}]} if scheduled else {})}
+
+
 def github(jobs: list[Job], settings: CiSettings, command: str) -> str:
     out: dict[str, Any] = {}
     name_of = {j.name: j.wave or j.name for j in jobs}
@@ -253,11 +263,7 @@ def github(jobs: list[Job], settings: CiSettings, command: str) -> str:
             out["deploy-pages"] = _github_deploy(first.name)
     workflow = {
         "name": "imgkit",
-        # in a monorepo, a push that changes neither the project nor this file runs nothing
-        "on": {"push": {"branches": [settings.release_branch or "main"],
-                        **({"paths": list(settings.watched)} if settings.watched else {})},
-               "workflow_dispatch": {},
-               **({"schedule": [{"cron": RELOCK_CRON}]} if locked or rescans else {})},
+        "on": _github_triggers(settings, scheduled=locked or rescans),
         "permissions": {"contents": "read"},
         # a publish is never cancelled half-way by a newer push
         "concurrency": {"group": "imgkit-${{ github.ref }}", "cancel-in-progress": False},
