@@ -183,6 +183,8 @@ def test_spellings_of_before_the_first_release_are_unknown_options(args: list[st
 @pytest.mark.parametrize("args, said", [
     (["verify", "img:1", "--min", "gemm"], "--min 'gemm': expected KEY=NUMBER"),
     (["verify", "img:1", "--min", "tflops=3"], "KEY one of gemm, conv, amp-speedup"),
+    (["verify", "img:1", "--min", "gemm=100"], "gemm is a share of the GPU's peak, at most 1"),
+    (["verify", "img:1", "--expect", "cuda_version=12.4"], "did you mean --expect cuda=12.4?"),
     (["verify", "img:1", "--shm-size", "lots"], "--shm-size 'lots'"),
     (["check-signed", "reg.example/ml/x:1"], "check-signed needs a public key"),
     (["publish", "--signing-key", "k", "--keyless", "--to", "r.example"], "sign one way"),

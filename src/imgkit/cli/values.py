@@ -54,6 +54,10 @@ def thresholds_of(pairs: list[str]) -> Thresholds:
             raise UsageError(f"--min {pair!r}: {value!r} is not a number") from None
         if number < 0:
             raise UsageError(f"--min {pair!r}: a share or speedup cannot be negative")
+        if number > 1 and key.strip() != "amp-speedup":    # TFLOPS or a percentage, meant
+            raise UsageError(f"--min {pair!r}: {key.strip()} is a share of the GPU's peak, "
+                             f"at most 1 ({value} would ask {value} times the peak)",
+                             hint=f"e.g. --min {key.strip()}=0.6 for 60% of the peak")
         values[SHARES[key.strip()]] = number
     return Thresholds(**values)
 

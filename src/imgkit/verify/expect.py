@@ -90,8 +90,12 @@ def parse_expect_options(options: list[str] | tuple[str, ...]) -> dict[str, str]
     for option in options:
         key, sep, value = option.partition("=")
         if not sep or key not in KEYS:
+            # only on the way out: no pydantic before a run
+            from ..matrix.fields import meant
+            near = meant(key.strip(), list(KEYS)) if sep else ""
             raise UsageError(f"--expect {option!r}: expected KEY=VALUE with KEY one of "
-                             f"{', '.join(KEYS)}")
+                             f"{', '.join(KEYS)}",
+                             hint=f"did you mean --expect {near}={value}?" if near else "")
         pattern, wanted = VALUE_OF[key]
         if not VALUE.match(value) or not pattern.match(value):
             raise UsageError(f"--expect {option!r}: {key} takes {wanted}")
