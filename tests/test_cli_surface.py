@@ -184,6 +184,10 @@ def test_spellings_of_before_the_first_release_are_unknown_options(args: list[st
     (["verify", "img:1", "--min", "gemm"], "--min 'gemm': expected KEY=NUMBER"),
     (["verify", "img:1", "--min", "tflops=3"], "KEY one of gemm, conv, amp-speedup"),
     (["verify", "img:1", "--min", "gemm=100"], "gemm is a share of the GPU's peak, at most 1"),
+    # an unset variable: never the current folder
+    (["site", "--out", ""], "Invalid value for '--out': an empty path"),
+    (["verify", "img:1", "--json", ""], "Invalid value for '--json': an empty path"),
+    (["list", "--images", " "], "(env var: 'IMGKIT_IMAGES'): an empty path"),
     (["verify", "img:1", "--expect", "cuda_version=12.4"], "did you mean --expect cuda=12.4?"),
     (["verify", "img:1", "--shm-size", "lots"], "--shm-size 'lots'"),
     (["check-signed", "reg.example/ml/x:1"], "check-signed needs a public key"),

@@ -183,6 +183,15 @@ def test_a_reference_the_engine_cannot_parse_is_the_users_mistake(engine, refere
     assert said in result.stderr and "Traceback" not in result.stderr
 
 
+def test_an_empty_reference_is_the_users_mistake_not_the_engines_answer(engine):
+    # `imgkit verify "$IMAGE"` with IMAGE unset: the engine answers /images//json with a redirect
+    for command in (["verify", "", "--gpus", "none"], ["outdated", ""]):
+        result = subprocess.run([sys.executable, "-m", "imgkit", *command], capture_output=True,
+                                text=True, timeout=60)
+        assert result.returncode == 2, result.stderr
+        assert "an empty image reference" in result.stderr and "301" not in result.stderr
+
+
 def test_gpus_all_without_nvidia_runtime_is_a_host_error(engine, mini):
     if "nvidia" in json.dumps(engine.client.info().get("Runtimes", {})):
         pytest.skip("this host has the NVIDIA runtime")

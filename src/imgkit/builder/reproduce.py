@@ -62,7 +62,7 @@ def chain_of(plan: Plan, image: str) -> list[Target]:
     """The image and its parents, root first; exit 2 for an image the matrix lacks."""
     by_tag = {t.tag: t for t in plan.targets}
     if image not in by_tag:
-        raise UsageError(f"{image} is not an image of this matrix: reproduce builds an image "
+        raise UsageError(f"{image!r} is not an image of this matrix: reproduce builds an image "
                          "again from the matrix's inputs", hint="`imgkit list` names them")
     return list(reversed(list(lineage(by_tag[image], by_tag))))
 

@@ -7,13 +7,29 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 
 from ..gpus import plain as plain_gpus
 
 WHICH = "Which images"      # the panel --help shows the selection options in
+
+
+def given_path(text: str) -> Path:
+    """A path option's value; an empty one (`--out "$OUT"` with OUT unset) is refused, not
+    read as the current folder."""
+    if not text.strip():
+        raise typer.BadParameter("an empty path (an unset variable?): give a file or folder")
+    return Path(text)
+
+
+def path_option(*names: str, **settings: Any) -> Any:
+    return typer.Option(*names, parser=given_path, **settings)
+
+
+def path_argument(*names: str, **settings: Any) -> Any:
+    return typer.Argument(*names, parser=given_path, **settings)
 
 
 def show_version(value: bool) -> None:
@@ -38,11 +54,11 @@ Platforms = Annotated[list[str], typer.Option(
     "--platform", metavar="PLATFORM", help="Only the images of this platform, linux/amd64 or "
     "linux/arm64 (repeatable; default: every platform the matrix makes each image for).",
     rich_help_panel=WHICH)]
-Images = Annotated[Optional[Path], typer.Option(
+Images = Annotated[Optional[Path], path_option(
     "--images", metavar="DIR", envvar="IMGKIT_IMAGES", show_default=False,
     help="The folder of matrix files (*.yaml) (default: the project file's `images`, else "
          "images/ here).", rich_help_panel=WHICH)]
-Templates = Annotated[Optional[Path], typer.Option(
+Templates = Annotated[Optional[Path], path_option(
     "--templates", metavar="DIR", envvar="IMGKIT_TEMPLATES",
     help="The template folder (default: the project file's `templates`, else templates/ beside "
          "--images, else the templates imgkit ships).", rich_help_panel=WHICH)]
@@ -50,14 +66,14 @@ Namespace = Annotated[Optional[str], typer.Option(
     "--namespace", metavar="NAME", envvar="IMGKIT_NAMESPACE", show_default=False,
     help="Repository prefix of the shared layers (default: the project file's, else imgkit).",
     rich_help_panel=WHICH)]
-Compat = Annotated[Optional[Path], typer.Option(
+Compat = Annotated[Optional[Path], path_option(
     "--compat", metavar="FILE", envvar="IMGKIT_COMPAT",
     help="Your compatibility data (new CUDA releases, framework builds), merged over the "
          "shipped data (default: the project file's `compat`, else compat.yaml in --images).",
     rich_help_panel=WHICH)]
 
 # init
-InitFolder = Annotated[Path, typer.Argument(
+InitFolder = Annotated[Path, path_argument(
     metavar="FOLDER", help="Where the project goes (made if need be; default: here).",
     show_default=False)]
 
@@ -69,9 +85,9 @@ InitRegistry = Annotated[Optional[str], typer.Option(
     show_default=False)]
 
 # Results and hand-overs between CI jobs
-Json = Annotated[Optional[Path], typer.Option(
+Json = Annotated[Optional[Path], path_option(
     "--json", metavar="FILE", help="Also write the result as JSON to FILE.")]
-Candidates = Annotated[Optional[Path], typer.Option(
+Candidates = Annotated[Optional[Path], path_option(
     "--candidates", metavar="DIR", help="The `imgkit publish --candidate --json` files of "
     "earlier CI jobs: an image they staged is taken by its staged digest.")]
 RetryFor = Annotated[float, typer.Option(
@@ -166,12 +182,12 @@ RefreshBase = Annotated[bool, typer.Option(
     "--refresh-base", help="Make each base OS image again, so the chain above it rebuilds on "
                            "today's packages (a family's max_base_age does it when the base "
                            "is older).")]
-BuildCandidates = Annotated[Optional[Path], typer.Option(
+BuildCandidates = Annotated[Optional[Path], path_option(
     "--candidates", metavar="DIR", help="The `imgkit publish --candidate --json` files of "
     "earlier CI jobs: the images they staged are pulled by digest and built on.")]
 
 # render
-ContextsOut = Annotated[Path, typer.Option(
+ContextsOut = Annotated[Path, path_option(
     "--out", metavar="DIR", help="The folder to write one build context per image into.")]
 RenderEngine = Annotated[str, typer.Option(
     "--engine", metavar="auto|docker|buildx",
@@ -200,7 +216,7 @@ LocalImages = Annotated[Optional[list[str]], typer.Argument(
 Stats = Annotated[bool, typer.Option(
     "--stats", help="Instead: what the matrix costs (images, shared layers, bytes, the "
                     "critical path, a build farm, a GPU pool).")]
-FromBuild = Annotated[Optional[Path], typer.Option(
+FromBuild = Annotated[Optional[Path], path_option(
     "--from-build", metavar="FILE", help="With --stats: the sizes and seconds `imgkit build "
                                          "--json FILE` measured (the layer model fills the rest).")]
 Farm = Annotated[list[int], typer.Option(
@@ -229,7 +245,7 @@ Gpus = Annotated[str, typer.Option(
 Expect = Annotated[list[str], typer.Option(
     "--expect", metavar="KEY=VALUE", help="A claim to hold the image to, over its labels and "
     "tag, e.g. cuda=12.4, cudnn=9, tf32=on (repeatable).")]
-Checks = Annotated[Optional[Path], typer.Option(
+Checks = Annotated[Optional[Path], path_option(
     "--checks", metavar="FILE", show_default=False,
     help="Your own checks, in container-structure-test's YAML (schemaVersion 2.0.0): command, "
          "file, file-content and metadata tests, judged in the verdict as `check: NAME`.")]
@@ -241,7 +257,7 @@ ImagePlatform = Annotated[Optional[str], typer.Option(
     "--platform", metavar="PLATFORM", help="The platform the image must be, linux/amd64 or "
     "linux/arm64 (default: whatever it is); another than the host's runs under QEMU, with "
     "--gpus none.")]
-Reference = Annotated[Optional[Path], typer.Option(
+Reference = Annotated[Optional[Path], path_option(
     "--reference", metavar="FILE", help="Also hold the report to this verdict's numbers (the "
     "`imgkit verify --json` of the verdict the image was promoted with): each throughput "
     "within --margin of its share of peak, TF32 in effect where it was. A node that falls "
@@ -257,16 +273,16 @@ Timeout = Annotated[int, typer.Option(
 ShmSize = Annotated[Optional[str], typer.Option(
     "--shm-size", metavar="SIZE", help="/dev/shm of the probe's container, e.g. 8g (Docker's "
                                        "and Podman's default: 64m).")]
-FromReport = Annotated[Optional[Path], typer.Option(
+FromReport = Annotated[Optional[Path], path_option(
     "--from-report", metavar="FILE", help="Judge the probe's report in FILE (the log of a Job "
                                           "of `imgkit export k8s`) instead of running it here.")]
-Report = Annotated[Path, typer.Argument(
+Report = Annotated[Path, path_argument(
     metavar="REPORT", show_default=False,
     help="The probe's report: the log of a Job of `imgkit export k8s`, or what `imgkit probe` "
          "printed inside the image (anything else the image printed around it is ignored).")]
-Junit = Annotated[Optional[Path], typer.Option(
+Junit = Annotated[Optional[Path], path_option(
     "--junit", metavar="FILE", help="Also write the verdict as JUnit XML to FILE.")]
-Markdown = Annotated[Optional[Path], typer.Option(
+Markdown = Annotated[Optional[Path], path_option(
     "--markdown", metavar="FILE", help="Also write the verdict as a Markdown table to FILE "
                                        "(and append it to $GITHUB_STEP_SUMMARY when set).")]
 ScanMetrics = Annotated[Optional[str], typer.Option(
@@ -288,7 +304,7 @@ PublishTo = Annotated[list[str], typer.Option(
 Candidate = Annotated[bool, typer.Option(
     "--candidate", help="Stage: push without the verdict gate, under the id tag only (no "
                         "human tags, no verdict), to verify by digest later.")]
-StagedCandidates = Annotated[Path, typer.Option(
+StagedCandidates = Annotated[Path, path_option(
     "--candidates", metavar="DIR", help="The `imgkit publish --candidate --json` files of "
     "each platform's build job.")]
 Source = Annotated[str, typer.Argument(
@@ -316,7 +332,7 @@ OneImage = Annotated[str, typer.Argument(
     show_default=False)]
 Top = Annotated[int, typer.Option("--top", metavar="N", min=1,
                                   help="How many of the heaviest steps to list.")]
-SbomOut = Annotated[Path, typer.Option("--out", metavar="FILE",
+SbomOut = Annotated[Path, path_option("--out", metavar="FILE",
                                        help="The CycloneDX JSON file to write.")]
 
 # ci
@@ -334,7 +350,7 @@ Pages = Annotated[bool, typer.Option(
     "--pages", help="Also publish the verdict site (`imgkit site`) of the release branch's "
     "runs as the platform's Pages: the verify jobs keep their verdicts, a `pages` job makes "
     "the site of them, failed ones included (GitHub: deployed by actions/deploy-pages).")]
-PipelineOut = Annotated[Optional[Path], typer.Option(
+PipelineOut = Annotated[Optional[Path], path_option(
     "--out", metavar="FILE", help="The pipeline file to write (default: where the platform "
                                   "reads it, at the repository's root: "
                                   ".github/workflows/images.yml or .gitlab-ci.yml).")]
@@ -381,16 +397,16 @@ CiTrustedKey = Annotated[str, typer.Option(
          "URI.")]
 
 # site
-Verdicts = Annotated[Optional[Path], typer.Option(
+Verdicts = Annotated[Optional[Path], path_option(
     "--verdicts", metavar="DIR", help="The folder of `imgkit verify --json` files (searched "
     "recursively); the newest verdict of each image and platform is shown. Default: the "
     "verdicts recorded on this machine, each image judged by the one of the image id its tag "
     "points at now.")]
-Outdated = Annotated[Optional[Path], typer.Option(
+Outdated = Annotated[Optional[Path], path_option(
     "--outdated", metavar="FILE", help="The file `imgkit outdated --json FILE` wrote: each "
     "image's pending security updates in the grid, and every waiting update on its page "
     "(default: not shown).")]
-SiteOut = Annotated[Path, typer.Option("--out", metavar="DIR", help="The folder to write the "
+SiteOut = Annotated[Path, path_option("--out", metavar="DIR", help="The folder to write the "
                                                                       "site into (index.html).")]
 SiteRegistry = Annotated[Optional[str], typer.Option(
     "--registry", metavar="REGISTRY[/NAMESPACE]", help="Where verified images are promoted: "
@@ -408,7 +424,7 @@ ScanImage = Annotated[Optional[str], typer.Argument(
 UpdateDb = Annotated[bool, typer.Option("--update-db", help=(
     "First fetch the scanner's database into the database folder: for osv-scanner, osv.dev's "
     "zips missing or older than a day (PyPI's and the matrix's distributions'); trivy's own."))]
-AdvisoryDb = Annotated[Optional[Path], typer.Option(
+AdvisoryDb = Annotated[Optional[Path], path_option(
     "--db", metavar="DIR", help="The advisory database, in the scanner's own layout: "
     "osv.dev's zips as DIR/osv-scalibr/<Ecosystem>/all.zip, or trivy's DIR/db/trivy.db "
     "(default: IMGKIT_VULNERABILITY_DB, else the project file's vulnerability_db).",

@@ -30,6 +30,9 @@ def _not_a_reference(ref: str, said: str) -> UsageError:
 
 class Images(Client):
     def image(self, ref: str) -> ImageInfo | None:
+        if not ref.strip():      # the engine would answer a redirect for /images//json
+            raise UsageError("an empty image reference (an unset variable?)",
+                             hint="name it as `imgkit list` prints it: [host/]path:tag")
         if self.socket_path is not None:
             try:
                 attrs = self._get_local(f"/images/{quote(ref, safe='/:@')}/json")
