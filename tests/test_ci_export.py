@@ -421,6 +421,8 @@ def imgkit_ci(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
     (["github", "--registry", "r.example.com", "--images", "/abs/images"], "relative to its root"),
     (["github", "--registry", "r.example.com", "--only", "nope*"], "'nope*'"),
     (["gitlab", "--registry", "r.example.com", "--compression", "xz"], "--compression 'xz'"),
+    (["github", "--registry", "r.example.com", "--gpu-runner", ""], "--gpu-runner '' is not a runner"),
+    (["gitlab", "--registry", "r.example.com", "--cpu-runner", "big box"], "'big box' is not a runner"),
 ])
 def test_bad_ci_options_are_exit_2_with_the_option_named(args: list[str], message: str,
                                                           tmp_path: Path) -> None:

@@ -51,6 +51,7 @@ def ci(selection: Selection, *, platform: str, registry: str | None, staging: st
     if platform not in PLATFORMS:
         raise UsageError(f"no pipeline for {platform!r}", hint=f"one of: {', '.join(PLATFORMS)}")
     _check_ci_options(selection, release_branch, signing_key, trusted_key)
+    _check_runners(gpu_runner, gpu_arm64_runner, cpu_runner, arm64_runner)
     production = parse_destination(_registry(registry), "--registry")     # bad: exit 2
     staged = (parse_destination(staging, "--staging") if staging else Destination(
         production.registry, "/".join(filter(None, (production.namespace, "staging")))))
@@ -117,6 +118,18 @@ def pipeline_drift(out: Path, text: str, command: str) -> int:
         stderr_line(f"... and {len(diff) - 40} more lines")
     stderr_line(f"write it again: {command}")
     return EXIT_FAILED
+
+
+def _check_runners(gpu: str, gpu_arm64: str, cpu: str, arm64: str) -> None:
+    """A runner label is one word; the GPU runners' must be given (the CPU runners' may be
+    left empty: the platform's hosted ones)."""
+    labels = {"--gpu-runner": gpu, "--gpu-arm64-runner": gpu_arm64, "--cpu-runner": cpu,
+              "--arm64-runner": arm64}
+    for flag, label in labels.items():
+        if (not label.strip() and flag.startswith("--gpu")) or (label and label.split() != [label]):
+            raise UsageError(f"{flag} {label!r} is not a runner label",
+                             hint="the label (GitHub) or tag (GitLab) your runners are registered "
+                                  "with, one word, e.g. gpu")
 
 
 def _check_ci_options(selection: Selection, release_branch: str, signing_key: str,
