@@ -920,21 +920,42 @@ def test_with_max_age_each_verify_job_may_keep_the_signed_verdict_its_image_carr
 @pytest.mark.parametrize("platform, host", [("github", "ghcr.io"), ("gitlab", "registry.gitlab.com")])
 def test_the_platforms_own_registry_is_logged_in_with_the_jobs_token(
         platform: str, host: str, tmp_path: Path) -> None:
-    """GHCR on GitHub and gitlab.com's registry on GitLab need no secret: each job logs in
-    with the token the platform gives it (GitHub: with the `packages` permission it needs,
-    write where it pushes, read where it pulls). A staging registry elsewhere keeps its own."""
+    """GHCR on GitHub and GitLab's own registry need no secret: each job logs in with the
+    token the platform gives it (GitHub: with the `packages` permission it needs, write where
+    it pushes, read where it pulls; GitLab: where the host is $CI_REGISTRY, known only when
+    the job runs, and the team set no variables of its own). A staging registry elsewhere
+    keeps its own."""
     own = CiSettings(registry=parse_destination(f"{host}/team/images"),
                      staging=parse_destination(f"{host}/team/images/staging"),
                      advisories="security/advisories")
     text = RENDERERS[platform](jobs(bundled_plan(cuda="11.8"), own), own, "imgkit ci")
     secret = re.compile(r"(?<![A-Z_])(REGISTRY|STAGING)_(USERNAME|PASSWORD)")
-    assert not secret.search(text), text
     passes_schema_and_zizmor(platform, text, tmp_path)
     if platform == "gitlab":
         before = yaml.safe_load(text)[".imgkit"]["before_script"]
-        assert 'echo "$CI_REGISTRY_PASSWORD" | docker login --username "$CI_REGISTRY_USER" ' \
-               f"--password-stdin {host}" in before
+        logins = [line for line in before if "docker login" in line]
+        assert len(logins) == 1
+        # the line as a runner's shell runs it, with a docker that says how it was called
+        fake = tmp_path / "bin"
+        fake.mkdir()
+        (fake / "docker").write_text('#!/bin/sh\nread -r password\necho "$* as $password"\n')
+        (fake / "docker").chmod(0o755)
+
+        def logged_in(**env: str) -> str:
+            done = subprocess.run(["sh", "-euc", logins[0]], capture_output=True, text=True,
+                                  env={"PATH": f"{fake}:/usr/bin:/bin", **env})
+            assert done.returncode == 0, done.stderr
+            return done.stdout.strip()
+        job = {"CI_REGISTRY_USER": "gitlab-ci-token", "CI_REGISTRY_PASSWORD": "job-token"}
+        assert logged_in(CI_REGISTRY=host, **job) == \
+            f"login --username gitlab-ci-token --password-stdin {host} as job-token"
+        team = {"REGISTRY_USERNAME": "deploy", "REGISTRY_PASSWORD": "tok"}
+        assert logged_in(CI_REGISTRY=host, **job, **team) == \
+            f"login --username deploy --password-stdin {host} as tok"       # theirs win
+        assert logged_in(CI_REGISTRY="registry.other.example", **job, **team) == \
+            f"login --username deploy --password-stdin {host} as tok"
     else:
+        assert not secret.search(text), text
         document = yaml.safe_load(text)
         assert document["permissions"] == {"contents": "read"}     # no write for the workflow
         for name, job in document["jobs"].items():
@@ -948,7 +969,7 @@ def test_the_platforms_own_registry_is_logged_in_with_the_jobs_token(
     # production there, staging on another host: that one's own secrets
     split = replace(own, staging=parse_destination("registry.example.com/staging"))
     text = RENDERERS[platform](jobs(bundled_plan(cuda="11.8"), split), split, "imgkit ci")
-    assert {m.group(0) for m in secret.finditer(text)} == {"STAGING_USERNAME", "STAGING_PASSWORD"}
+    assert {m.group(0) for m in secret.finditer(text)} >= {"STAGING_USERNAME", "STAGING_PASSWORD"}
     passes_schema_and_zizmor(platform, text, tmp_path)
 
 

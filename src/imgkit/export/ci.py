@@ -9,7 +9,7 @@ from typing import Any, Callable
 from .. import yamlload
 from .actions import uses, with_releases
 from .jobs import CANDIDATES, NAMED_AFTER_JOB, RELOCK_CRON, SITE, VERDICT_VARIABLE, CiSettings, Job
-from .logins import credentials, github_packages, logins
+from .logins import github_credentials, github_packages, gitlab_login, logins
 
 LOCKS_ARTIFACT = "locks"    # GitHub: the relocked folder, handed to a scheduled run's jobs
 ADVISORIES_CACHE = "imgkit-advisories"   # the advisory database's cache key (GitHub: and the day)
@@ -96,7 +96,7 @@ def _github_registry_steps(job: Job, settings: CiSettings) -> list[dict[str, Any
         steps.append({"uses": uses("sigstore/cosign-installer")})
     if job.kind in ("build", "verify", "promote", "site", "rescan"):
         for host, secret in logins(settings):
-            user, password = credentials("github", host, secret)
+            user, password = github_credentials(host, secret)
             steps.append({"name": f"log in to {host}", "uses": uses("docker/login-action"),
                           "with": {"registry": host, "username": user, "password": password}})
     return steps
@@ -407,9 +407,7 @@ def _gitlab_templates(jobs: list[Job], settings: CiSettings) -> dict[str, Any]:
 
 def gitlab(jobs: list[Job], settings: CiSettings, command: str) -> str:
     before = [settings.install_command]
-    before += [f'echo "{password}" | docker login --username "{user}" --password-stdin {host}'
-               for host, secret in logins(settings)
-               for user, password in [credentials("gitlab", host, secret)]]
+    before += [gitlab_login(host, secret) for host, secret in logins(settings)]
     pipeline: dict[str, Any] = {
         "stages": [*(["check"] if any(j.kind in ("check", "rescan") for j in jobs) else []),
                    "build", "verify", "promote", *(["site"] if any(j.kind == "site" for j in jobs) else [])],

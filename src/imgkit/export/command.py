@@ -94,7 +94,8 @@ def _say_written(out: Path, platform: str, settings: CiSettings) -> None:
     stderr_line(f"wrote {out}")
     names = secrets_needed(platform, settings)
     if names:
-        where = "the repository's secrets" if platform == "github" else "masked CI/CD variables"
+        where = ("the repository's secrets" if platform == "github" else "masked CI/CD "
+                 "variables (none for this GitLab's own registry, $CI_REGISTRY: the job's token)")
         stderr_line(f"its jobs log in with {', '.join(names)}: add them as {where}")
 
 

@@ -1,7 +1,9 @@
 """Who a pipeline's jobs log in to registries as. A registry the CI platform runs gives each
 job a token for it, so a team adds no secret: GitHub's ghcr.io (the workflow's GITHUB_TOKEN,
-with the job's `packages` permission) and gitlab.com's registry (the job's
-CI_REGISTRY_USER/CI_REGISTRY_PASSWORD, for the project's own registry). Any other registry
+with the job's `packages` permission), and on GitLab the instance's own registry
+($CI_REGISTRY: registry.gitlab.com, or a self-managed instance's host, known only when the
+job runs), with the job's CI_REGISTRY_USER/CI_REGISTRY_PASSWORD where the team gave no
+variables of its own (a deploy token, for another project's registry). Any other registry
 takes the repository's secrets: REGISTRY_USERNAME/REGISTRY_PASSWORD for production, STAGING_*
 for a staging registry on another host."""
 from __future__ import annotations
@@ -26,17 +28,27 @@ def logins(settings: CiSettings) -> list[tuple[str, str]]:
     return hosts
 
 
-def credentials(platform: str, host: str, secret: str) -> tuple[str, str]:
-    """(user, password) as the platform's pipeline file writes them, for `host`."""
-    if host in OWN_TOKEN[platform]:
-        return OWN_TOKEN[platform][host]
-    if platform == "github":
-        return f"${{{{ secrets.{secret}_USERNAME }}}}", f"${{{{ secrets.{secret}_PASSWORD }}}}"
-    return f"${secret}_USERNAME", f"${secret}_PASSWORD"
+def github_credentials(host: str, secret: str) -> tuple[str, str]:
+    """(username, password) of docker/login-action for `host`."""
+    if host in OWN_TOKEN["github"]:
+        return OWN_TOKEN["github"][host]
+    return f"${{{{ secrets.{secret}_USERNAME }}}}", f"${{{{ secrets.{secret}_PASSWORD }}}}"
+
+
+def gitlab_login(host: str, secret: str) -> str:
+    """The before_script line logging in to `host`: with the team's variables where it gave
+    them, else, where `host` is the instance's own registry, with the job's token."""
+    def login(user: str, password: str) -> str:
+        return f'echo "{password}" | docker login --username "{user}" --password-stdin {host}'
+    token = login("$CI_REGISTRY_USER", "$CI_REGISTRY_PASSWORD")
+    given = login(f"${secret}_USERNAME", f"${secret}_PASSWORD")
+    return (f'if [ -z "${{{secret}_USERNAME:-}}" ] && [ "${{CI_REGISTRY:-}}" = "{host}" ]; '
+            f"then {token}; else {given}; fi")
 
 
 def secrets_needed(platform: str, settings: CiSettings) -> list[str]:
-    """The secrets (GitHub) or CI/CD variables (GitLab) a team must add for the logins."""
+    """The secrets (GitHub) or CI/CD variables (GitLab) a team must add for the logins
+    (GitLab: unless the host is the instance's own registry, which the job's token reaches)."""
     return [f"{secret}_{part}" for host, secret in logins(settings)
             if host not in OWN_TOKEN[platform] for part in ("USERNAME", "PASSWORD")]
 
