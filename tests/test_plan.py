@@ -242,3 +242,19 @@ def test_an_extension_narrowed_to_impossible_points_alone_is_not_refused_again()
     good = parse_family("team.yaml", {**TEAM, "axes": {**TEAM["axes"], "cuda": ["12.8"]}})
     with pytest.raises(SpecError, match="narrows team to no image"):
         make_plan(Spec((good, nowhere)), load())
+
+
+def test_only_ships_what_it_names_and_builds_the_family_images_below_it() -> None:
+    # an extension on the image a CUDA stack family names: --only the extension builds that
+    # image (a parent) but neither publishes nor verifies it as one of the slice's finals
+    stack = parse_family("cuda.yaml", {"family": "cuda", "cuda_libs": ["cudart"],
+                                       "axes": {"cuda": ["12.8"]}})
+    tools = parse_family("tools.yaml", {"family": "tools", "extends": {"family": "cuda"},
+                                        "repository": "team/tools", "tag": "{parent_tag}",
+                                        "apt": ["jq"]})
+    plan = make_plan(Spec((stack, tools)), load())
+    parent = next(t for t in plan.finals if t.startswith("imgkit/cuda:"))
+    only = select(plan, only=("team/tools:*",))
+    assert [t for t in only.finals] == [f"team/tools:{parent.split(':', 1)[1]}"]
+    assert parent in {t.tag for t in only.targets}              # still built, below it
+    assert parent in select(plan, cuda="12.8").finals and parent in select(plan).finals

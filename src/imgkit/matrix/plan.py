@@ -373,9 +373,11 @@ def select(plan: Plan, cuda: str | None = None, only: Sequence[str] = (),
             raise CompatError(f"the selection makes no image for {', '.join(on)}",
                               hint="its platforms: " + ", ".join(sorted(
                                   {p for t in wanted for p in t.platforms})))
+    # --only names what is shipped: a family's image it stands on is built, not a final
+    asked = {t.tag for t in wanted} if only else set(needed)
     return Plan(targets=tuple(replace(t, platforms=tuple(sorted(needed[t.tag])))
                               for t in plan.targets if t.tag in needed),
-                finals=tuple(f for f in plan.finals if f in needed),
+                finals=tuple(f for f in plan.finals if f in needed and f in asked),
                 named=tuple(t.tag for t in wanted if t.tag in needed))
 
 
