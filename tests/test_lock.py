@@ -172,3 +172,28 @@ def test_what_the_index_holds_instead_of_a_missing_pin_in_words() -> None:
     assert nearest("einops==0.1", offered) == "the newest release the index holds is 0.8.2"
     assert nearest("einops==1.0", ("1.1rc1",)) == (
         "the index holds no release of it for this python and platform")
+
+
+def test_a_stale_lock_says_what_the_matrix_asks_for_that_it_lacks(tmp_path: Path) -> None:
+    plan = plan_of()
+    target = cuda_target(plan)
+    wanted = next(r for r in target.packages if r.startswith("nvidia-cuda-runtime"))
+    path = lock_path(tmp_path, target.tag)
+    path.parent.mkdir(parents=True)
+
+    def stale_with(*pins: Pinned) -> str:
+        path.write_text(render_lock(target, "f" * 64, list(pins), "2.36"))   # other inputs
+        return next(s.problem for s in lock_states(tmp_path, plan) if s.tag == target.tag)
+    older = stale_with(Pinned("nvidia-cuda-runtime-cu12", "12.8.57", (H1,)))
+    assert older == ("stale: the matrix changed since it was locked (it has "
+                     f"nvidia-cuda-runtime-cu12==12.8.57, the matrix {wanted})")
+    assert stale_with().endswith(f"({wanted} is not in it)")
+    # what it pins is what the matrix asks (the python or the platforms moved): no words
+    assert stale_with(Pinned("nvidia_cuda_runtime_cu12", wanted.split("==")[1], (H1,))) == \
+        "stale: the matrix changed since it was locked"
+    # its pins are right, but the lock below it is stale: that one is named
+    python = next(t for t in plan.targets if t.layer == "python")
+    lock_path(tmp_path, python.tag).write_text(render_lock(python, "e" * 64, [], "2.36",
+                                                           apt={"python3": "3.11.2-1+b1"}))
+    assert stale_with(Pinned("nvidia-cuda-runtime-cu12", wanted.split("==")[1], (H1,))).endswith(
+        f"(the lock below it, of {python.tag}, changed)")

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Mapping, Sequence
 
 from ..errors import SpecError
+from ..matrix.extension import canonical
 from ..matrix.plan import Plan, Target, lineage
 from ..matrix.targets import given_base
 
@@ -129,19 +130,41 @@ class LockState:
     expected: str               # the inputs digest the matrix gives now
     found: str | None           # the lock's, None when there is no lock
     content: bytes | None = None
+    moved: str = ""             # what the matrix asks for now that the lock lacks, in words
 
     @property
     def problem(self) -> str:
         if self.found is None:
             return "no lock"
-        return "" if self.found == self.expected else "stale: the matrix changed since it was locked"
+        if self.found == self.expected:
+            return ""
+        return "stale: the matrix changed since it was locked" + (f" ({self.moved})" if self.moved else "")
+
+
+def what_moved(target: Target, content: str, below: str | None) -> str:
+    """What a stale lock lacks that the matrix asks for now: a pin it has not, or at another
+    version, an apt package; else the stale lock `below` it; "" when none of those."""
+    pins = {canonical(p.name): p.version for p in parse_lock("", content)[1]}
+    said = []
+    for wanted in requirements(target):
+        name, _, version = wanted.partition("==")
+        locked = pins.get(canonical(name))
+        if locked is None:
+            said.append(f"{wanted} is not in it")
+        elif version and locked != version:
+            said.append(f"it has {name}=={locked}, the matrix {wanted}")
+    apt = {line.split("=", 1)[0] for line in apt_pins(content)}
+    said += [f"apt {name} is not in it" for name in apt_requests(target) if name not in apt]
+    if not said and below:
+        said.append(f"the lock below it, of {below}, changed")
+    return "; ".join(said[:3]) + ("; ..." if len(said) > 3 else "")
 
 
 def lock_states(images: Path, plan: Plan) -> list[LockState]:
     """Every image with an apt or pip step, parents first: its lock and whether it matches
     the matrix."""
     contents: dict[str, bytes | None] = {}
-    states = []
+    states: list[LockState] = []
     for target in plan.targets:
         path = lock_path(images, target.tag)
         contents[target.tag] = path.read_bytes() if path.is_file() else None
@@ -151,8 +174,16 @@ def lock_states(images: Path, plan: Plan) -> list[LockState]:
         expected = inputs_digest(target, plan, parent)
         content = contents[target.tag]
         found = parse_lock(str(path), content.decode())[0] if content is not None else None
-        states.append(LockState(target.tag, path, expected, found, content))
+        moved = (what_moved(target, content.decode(), _stale_below(target, states))
+                 if content is not None and found != expected else "")
+        states.append(LockState(target.tag, path, expected, found, content, moved))
     return states
+
+
+def _stale_below(target: Target, states: list[LockState]) -> str | None:
+    """The parent, when its own lock is stale (its state comes first: parents first)."""
+    parent = next((s for s in states if s.tag == target.parent), None)
+    return parent.tag if parent is not None and parent.found not in (None, parent.expected) else None
 
 
 def read_locks(images: Path, plan: Plan) -> dict[str, bytes]:
