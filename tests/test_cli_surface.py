@@ -188,6 +188,9 @@ def test_spellings_of_before_the_first_release_are_unknown_options(args: list[st
     (["site", "--out", ""], "Invalid value for '--out': an empty path"),
     (["verify", "img:1", "--json", ""], "Invalid value for '--json': an empty path"),
     (["list", "--images", " "], "(env var: 'IMGKIT_IMAGES'): an empty path"),
+    # a file it could not write: said before the work (a GPU verify), not after it
+    (["verify", "img:1", "--json", "/proc/nope/v.json"], "/proc/nope/v.json: cannot make its folder"),
+    (["verify", "img:1", "--gpus", "none", "--junit", "/tmp"], "/tmp is a folder: name a file in it"),
     (["verify", "img:1", "--expect", "cuda_version=12.4"], "did you mean --expect cuda=12.4?"),
     (["verify", "img:1", "--shm-size", "lots"], "--shm-size 'lots'"),
     (["check-signed", "reg.example/ml/x:1"], "check-signed needs a public key"),

@@ -61,6 +61,12 @@ def parse_plain_verify(args: list[str]) -> tuple[str, str, str | None, str | Non
         i += 1
     if image is None:
         return None
+    if "--json" in given:            # one it cannot write: the CLI says so, before any work
+        from pathlib import Path
+
+        from .outputs import unwritable
+        if unwritable(Path(given["--json"])):
+            return None
     # docker's spelling (count=2, device=0,1) read as the CLI reads it
     from .gpus import plain
     return image, plain(given.get("--gpus", DEFAULTS.gpus)), given.get("--checks"), given.get("--json")

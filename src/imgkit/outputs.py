@@ -25,6 +25,20 @@ def write_output(path: Path, text: str | bytes, option: str, required: bool = Fa
                          ("" if required else f", or leave out {option}"))
 
 
+def unwritable(path: Path) -> str:
+    """Why the file `path` cannot be written ("" when it can), its folder made if missing:
+    asked when the command starts, so that a bad --json fails before the work, not after."""
+    if path.is_dir():
+        return f"{path} is a folder: name a file in it"
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        return f"{path}: cannot make its folder ({exc.strerror or exc})"
+    if not os.access(path.parent, os.W_OK | os.X_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        return f"{path}: this user cannot write it"
+    return ""
+
+
 def output_folder(path: Path, option: str) -> Path:
     """The folder the user gave `option` to write into, made when it is missing; one that
     cannot be made or written is exit 2 naming both, before anything is written there."""

@@ -7,29 +7,14 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Optional
 
 import typer
 
 from ..gpus import plain as plain_gpus
+from .paths import output_option, path_argument, path_option
 
 WHICH = "Which images"      # the panel --help shows the selection options in
-
-
-def given_path(text: str) -> Path:
-    """A path option's value; an empty one (`--out "$OUT"` with OUT unset) is refused, not
-    read as the current folder."""
-    if not text.strip():
-        raise typer.BadParameter("an empty path (an unset variable?): give a file or folder")
-    return Path(text)
-
-
-def path_option(*names: str, **settings: Any) -> Any:
-    return typer.Option(*names, parser=given_path, **settings)
-
-
-def path_argument(*names: str, **settings: Any) -> Any:
-    return typer.Argument(*names, parser=given_path, **settings)
 
 
 def show_version(value: bool) -> None:
@@ -85,7 +70,7 @@ InitRegistry = Annotated[Optional[str], typer.Option(
     show_default=False)]
 
 # Results and hand-overs between CI jobs
-Json = Annotated[Optional[Path], path_option(
+Json = Annotated[Optional[Path], output_option(
     "--json", metavar="FILE", help="Also write the result as JSON to FILE.")]
 Candidates = Annotated[Optional[Path], path_option(
     "--candidates", metavar="DIR", help="The `imgkit publish --candidate --json` files of "
@@ -280,9 +265,9 @@ Report = Annotated[Path, path_argument(
     metavar="REPORT", show_default=False,
     help="The probe's report: the log of a Job of `imgkit export k8s`, or what `imgkit probe` "
          "printed inside the image (anything else the image printed around it is ignored).")]
-Junit = Annotated[Optional[Path], path_option(
+Junit = Annotated[Optional[Path], output_option(
     "--junit", metavar="FILE", help="Also write the verdict as JUnit XML to FILE.")]
-Markdown = Annotated[Optional[Path], path_option(
+Markdown = Annotated[Optional[Path], output_option(
     "--markdown", metavar="FILE", help="Also write the verdict as a Markdown table to FILE "
                                        "(and append it to $GITHUB_STEP_SUMMARY when set).")]
 ScanMetrics = Annotated[Optional[str], typer.Option(
@@ -332,7 +317,7 @@ OneImage = Annotated[str, typer.Argument(
     show_default=False)]
 Top = Annotated[int, typer.Option("--top", metavar="N", min=1,
                                   help="How many of the heaviest steps to list.")]
-SbomOut = Annotated[Path, path_option("--out", metavar="FILE",
+SbomOut = Annotated[Path, output_option("--out", metavar="FILE",
                                        help="The CycloneDX JSON file to write.")]
 
 # ci

@@ -1,0 +1,40 @@
+"""The parsers of path options: an empty value (an unset shell variable) is refused rather
+than read as the current folder, and a file the command writes is checked before any work."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from ..outputs import unwritable
+
+
+def given_path(text: str) -> Path:
+    """A path option's value; an empty one (`--out "$OUT"` with OUT unset) is refused, not
+    read as the current folder."""
+    if not text.strip():
+        raise typer.BadParameter("an empty path (an unset variable?): give a file or folder")
+    return Path(text)
+
+
+def output_file(text: str) -> Path:
+    """A file the command writes (--json, --junit...): its folder is made now, and a path
+    that cannot be written is refused before any work, not after a GPU verify."""
+    path = given_path(text)
+    why = unwritable(path)
+    if why:
+        raise typer.BadParameter(why)
+    return path
+
+
+def path_option(*names: str, **settings: Any) -> Any:
+    return typer.Option(*names, parser=given_path, **settings)
+
+
+def output_option(*names: str, **settings: Any) -> Any:
+    return typer.Option(*names, parser=output_file, **settings)
+
+
+def path_argument(*names: str, **settings: Any) -> Any:
+    return typer.Argument(*names, parser=given_path, **settings)
