@@ -824,7 +824,8 @@ def test_the_github_workflow_promotes_on_its_release_branch_and_nowhere_else(
     workflow = yaml.safe_load(written_pipeline(
         "github", tmp_path, *(["--release-branch", release] if release else [])).read_text())
     branch = release or default
-    assert workflow["on"]["push"]["branches"] == ["**"]          # every branch; no tag
+    # every branch (no tag) but Dependabot's, whose runs get no secrets for the registry
+    assert workflow["on"]["push"]["branches"] == ["**", "!dependabot/**"]
     publish = {"promote", "pages", "deploy-pages"}
     ran = jobs_run(workflow, push_to(branch, default=default))
     assert publish <= ran and any(n.startswith("verify") for n in ran), ran

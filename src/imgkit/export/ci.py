@@ -219,9 +219,10 @@ def _waves(jobs: list[Job]) -> list[list[Job]]:
 
 def _github_triggers(settings: CiSettings, scheduled: bool) -> dict[str, Any]:
     """A push to any branch builds and verifies it (promote: the release branch's alone), as
-    on GitLab, and a tag push nothing; in a monorepo, a push that changes neither the
+    on GitLab, and a tag push nothing; but Dependabot's, whose runs get no secrets and a
+    read-only token (no registry login). In a monorepo, a push that changes neither the
     project nor the workflow runs nothing. The weekly schedule: the relock or the rescan."""
-    return {"push": {"branches": ["**"],
+    return {"push": {"branches": ["**", "!dependabot/**"],
                      **({"paths": list(settings.watched)} if settings.watched else {})},
             "workflow_dispatch": {},
             **({"schedule": [{"cron": RELOCK_CRON}]} if scheduled else {})}
