@@ -357,8 +357,10 @@ def ci(selection: Selection, platform: flags.CiPlatform, out: flags.PipelineOut 
     and platform judges the staged digest and attaches its signed verdict; the promote job
     copies each digest whose signed verdicts verify. GitHub runs them in waves, each a
     matrix job (python roots, CUDA stacks, frameworks, extensions); GitLab jobs extend one
-    template per kind. Credentials: the secrets REGISTRY_USERNAME and REGISTRY_PASSWORD
-    (STAGING_* for a separate staging host)."""
+    template per kind. Every branch's pushes build and verify; the release branch's also
+    promote. Credentials: the secrets REGISTRY_USERNAME and REGISTRY_PASSWORD (STAGING_* for a
+    separate staging host); none for GitHub's ghcr.io or the GitLab instance's own registry,
+    which the job's own token reaches."""
     from ..export.command import ci as run
     seconds_of("--max-age", max_age or None)                  # bad: exit 2
     return run(selection, platform=platform, registry=registry, staging=staging,
