@@ -188,6 +188,7 @@ def test_spellings_of_before_the_first_release_are_unknown_options(args: list[st
     (["site", "--out", ""], "Invalid value for '--out': an empty path"),
     (["verify", "img:1", "--json", ""], "Invalid value for '--json': an empty path"),
     (["list", "--images", " "], "(env var: 'IMGKIT_IMAGES'): an empty path"),
+    (["build", "--namespace", ""], "(env var: 'IMGKIT_NAMESPACE'): an empty prefix"),
     # a file it could not write: said before the work (a GPU verify), not after it
     (["verify", "img:1", "--json", "/proc/nope/v.json"], "/proc/nope/v.json: cannot make its folder"),
     (["verify", "img:1", "--gpus", "none", "--junit", "/tmp"], "/tmp is a folder: name a file in it"),

@@ -47,8 +47,17 @@ Templates = Annotated[Optional[Path], path_option(
     "--templates", metavar="DIR", envvar="IMGKIT_TEMPLATES",
     help="The template folder (default: the project file's `templates`, else templates/ beside "
          "--images, else the templates imgkit ships).", rich_help_panel=WHICH)]
+def given_name(text: str) -> str:
+    """--namespace's value; an empty one (`--namespace "$NS"` with NS unset) is refused, not
+    read as the default (imgkit), where another team's images may be."""
+    if not text.strip():
+        raise typer.BadParameter("an empty prefix (an unset variable?): name one, or leave the "
+                                 "option out for the project file's")
+    return text
+
+
 Namespace = Annotated[Optional[str], typer.Option(
-    "--namespace", metavar="NAME", envvar="IMGKIT_NAMESPACE", show_default=False,
+    "--namespace", metavar="NAME", envvar="IMGKIT_NAMESPACE", show_default=False, parser=given_name,
     help="Repository prefix of the shared layers (default: the project file's, else imgkit).",
     rich_help_panel=WHICH)]
 Compat = Annotated[Optional[Path], path_option(
