@@ -15,6 +15,7 @@ from imgkit.errors import UsageError
 
 def test_the_address_is_read_as_the_docker_cli_reads_it() -> None:
     assert parse("ssh://gpu-box") == SshAddress("gpu-box", None, None)
+    assert parse("ssh://gpu_box_02") == SshAddress("gpu_box_02", None, None)   # an ssh_config alias
     where = parse("ssh://ci@gpu-box:2222/run/user/1000/docker.sock")
     assert where == SshAddress("ci@gpu-box", 2222, "/run/user/1000/docker.sock")
     assert where.command() == ["ssh", "-p", "2222", "-o", "ConnectTimeout=30", "-T", "--", "ci@gpu-box",
@@ -22,7 +23,8 @@ def test_the_address_is_read_as_the_docker_cli_reads_it() -> None:
                                "dial-stdio"]
 
 
-@pytest.mark.parametrize("address", ["ssh://", "ssh://box:port", "tcp://box:2375", "ssh://u:pw@box"])
+@pytest.mark.parametrize("address", ["ssh://", "ssh://box:port", "tcp://box:2375", "ssh://u:pw@box",
+                                     "ssh://gpu box", "ssh://box;reboot"])
 def test_an_address_that_is_not_ssh_is_refused_naming_the_form(address: str) -> None:
     with pytest.raises(UsageError, match="not an ssh address") as info:
         parse(address)

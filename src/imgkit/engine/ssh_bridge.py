@@ -10,6 +10,7 @@ where a no-op build is 0.1 s in all."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -40,13 +41,19 @@ class SshAddress:
                 "docker", *where, "system", "dial-stdio"]
 
 
+# a host, address or ssh_config alias as ssh takes it (`a b`, `host;rm` are none: the
+# user's mistake, exit 2, rather than an engine that cannot be reached)
+HOST = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.:%-]*$")
+
+
 def parse(address: str) -> SshAddress:
     parts = urllib.parse.urlsplit(address)
     try:
         port = parts.port
     except ValueError:
         port = -1
-    if parts.scheme != "ssh" or not parts.hostname or port == -1 or parts.password:
+    if parts.scheme != "ssh" or not parts.hostname or port == -1 or parts.password \
+            or not HOST.match(parts.hostname):
         raise UsageError(f"{address} is not an ssh address of a Docker engine",
                          hint="ssh://[user@]host[:port][/path/to/docker.sock]")
     user = f"{parts.username}@" if parts.username else ""
