@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from .jobs import CiSettings
 
-OWN_TOKEN = {
-    "github": {"ghcr.io": ("${{ github.actor }}", "${{ secrets.GITHUB_TOKEN }}")},
-    "gitlab": {"registry.gitlab.com": ("$CI_REGISTRY_USER", "$CI_REGISTRY_PASSWORD")},
-}
+# the token each job of the platform is given, and the registry it reaches that is known
+# when the file is written (GitLab's own may have another host: $CI_REGISTRY, at run time)
+JOB_TOKEN = {"github": ("${{ github.actor }}", "${{ secrets.GITHUB_TOKEN }}"),
+             "gitlab": ("$CI_REGISTRY_USER", "$CI_REGISTRY_PASSWORD")}
+OWN_REGISTRY = {"github": "ghcr.io", "gitlab": "registry.gitlab.com"}
 # what each kind of job does with the registries: pushes (stages, signs, promotes) or reads
 PUSHES = ("build", "verify", "promote")
 READS = ("site", "rescan")
@@ -30,8 +31,8 @@ def logins(settings: CiSettings) -> list[tuple[str, str]]:
 
 def github_credentials(host: str, secret: str) -> tuple[str, str]:
     """(username, password) of docker/login-action for `host`."""
-    if host in OWN_TOKEN["github"]:
-        return OWN_TOKEN["github"][host]
+    if host == OWN_REGISTRY["github"]:
+        return JOB_TOKEN["github"]
     return f"${{{{ secrets.{secret}_USERNAME }}}}", f"${{{{ secrets.{secret}_PASSWORD }}}}"
 
 
@@ -40,7 +41,7 @@ def gitlab_login(host: str, secret: str) -> str:
     them, else, where `host` is the instance's own registry, with the job's token."""
     def login(user: str, password: str) -> str:
         return f'echo "{password}" | docker login --username "{user}" --password-stdin {host}'
-    token = login("$CI_REGISTRY_USER", "$CI_REGISTRY_PASSWORD")
+    token = login(*JOB_TOKEN["gitlab"])
     given = login(f"${secret}_USERNAME", f"${secret}_PASSWORD")
     return (f'if [ -z "${{{secret}_USERNAME:-}}" ] && [ "${{CI_REGISTRY:-}}" = "{host}" ]; '
             f"then {token}; else {given}; fi")
@@ -50,12 +51,12 @@ def secrets_needed(platform: str, settings: CiSettings) -> list[str]:
     """The secrets (GitHub) or CI/CD variables (GitLab) a team must add for the logins
     (GitLab: unless the host is the instance's own registry, which the job's token reaches)."""
     return [f"{secret}_{part}" for host, secret in logins(settings)
-            if host not in OWN_TOKEN[platform] for part in ("USERNAME", "PASSWORD")]
+            if host != OWN_REGISTRY[platform] for part in ("USERNAME", "PASSWORD")]
 
 
 def github_packages(kind: str, settings: CiSettings) -> dict[str, str]:
     """The `packages` permission a GitHub job needs for ghcr.io with the workflow's token:
     write where it pushes, read where it only pulls; none for another registry."""
-    if not any(host in OWN_TOKEN["github"] for host, _ in logins(settings)):
+    if not any(host == OWN_REGISTRY["github"] for host, _ in logins(settings)):
         return {}
     return {"packages": "write"} if kind in PUSHES else {"packages": "read"} if kind in READS else {}
