@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Mapping, Sequence
 
 from ..errors import SpecError
-from ..matrix.extension import canonical
+from ..matrix.extension import canonical, pins_of
 from ..matrix.plan import Plan, Target, lineage
 from ..matrix.targets import given_base
 
@@ -133,10 +133,15 @@ class LockState:
     moved: str = ""             # what the matrix asks for now that the lock lacks, in words
 
     @property
+    def stale(self) -> bool:
+        """There is a lock, locked from other inputs than the matrix gives now."""
+        return self.found is not None and self.found != self.expected
+
+    @property
     def problem(self) -> str:
         if self.found is None:
             return "no lock"
-        if self.found == self.expected:
+        if not self.stale:
             return ""
         return "stale: the matrix changed since it was locked" + (f" ({self.moved})" if self.moved else "")
 
@@ -146,14 +151,13 @@ def what_moved(target: Target, content: str, below: str | None) -> str:
     version, an apt package; else the stale lock `below` it; "" when none of those."""
     pins = {canonical(p.name): p.version for p in parse_lock("", content)[1]}
     said = []
-    for wanted in requirements(target):
-        name, _, version = wanted.partition("==")
-        locked = pins.get(canonical(name))
+    for name, version in pins_of(requirements(target)).items():
+        locked = pins.get(name)
         if locked is None:
-            said.append(f"{wanted} is not in it")
-        elif version and locked != version:
-            said.append(f"it has {name}=={locked}, the matrix {wanted}")
-    apt = {line.split("=", 1)[0] for line in apt_pins(content)}
+            said.append(f"{name}=={version} is not in it")
+        elif locked != version:
+            said.append(f"it has {name}=={locked}, the matrix {name}=={version}")
+    apt = {m.group(1) for m in APT_LINE.finditer(content)}
     said += [f"apt {name} is not in it" for name in apt_requests(target) if name not in apt]
     if not said and below:
         said.append(f"the lock below it, of {below}, changed")
@@ -174,16 +178,18 @@ def lock_states(images: Path, plan: Plan) -> list[LockState]:
         expected = inputs_digest(target, plan, parent)
         content = contents[target.tag]
         found = parse_lock(str(path), content.decode())[0] if content is not None else None
-        moved = (what_moved(target, content.decode(), _stale_below(target, states))
-                 if content is not None and found != expected else "")
-        states.append(LockState(target.tag, path, expected, found, content, moved))
+        state = LockState(target.tag, path, expected, found, content)
+        if content is not None and state.stale:
+            state = replace(state, moved=what_moved(target, content.decode(),
+                                                    _stale_below(target, states)))
+        states.append(state)
     return states
 
 
 def _stale_below(target: Target, states: list[LockState]) -> str | None:
     """The parent, when its own lock is stale (its state comes first: parents first)."""
     parent = next((s for s in states if s.tag == target.parent), None)
-    return parent.tag if parent is not None and parent.found not in (None, parent.expected) else None
+    return parent.tag if parent is not None and parent.stale else None
 
 
 def read_locks(images: Path, plan: Plan) -> dict[str, bytes]:
@@ -192,7 +198,7 @@ def read_locks(images: Path, plan: Plan) -> dict[str, bytes]:
     states = lock_states(images, plan)
     if all(s.found is None for s in states):
         return {}
-    stale = [s for s in states if s.found is not None and s.problem]
+    stale = [s for s in states if s.stale]
     if stale:
         raise SpecError(str(stale[0].path), "inputs", f"the lock of {stale[0].tag} is {stale[0].problem}",
                         hint="run `imgkit lock` (with the same --cuda/--only) and review the diff")
