@@ -12,7 +12,7 @@ from typing import Annotated, Optional
 import typer
 
 from ..gpus import plain as plain_gpus
-from .paths import output_option, path_argument, path_option
+from .paths import given_name, output_option, path_argument, path_option
 
 WHICH = "Which images"      # the panel --help shows the selection options in
 
@@ -47,15 +47,6 @@ Templates = Annotated[Optional[Path], path_option(
     "--templates", metavar="DIR", envvar="IMGKIT_TEMPLATES",
     help="The template folder (default: the project file's `templates`, else templates/ beside "
          "--images, else the templates imgkit ships).", rich_help_panel=WHICH)]
-def given_name(text: str) -> str:
-    """--namespace's value; an empty one (`--namespace "$NS"` with NS unset) is refused, not
-    read as the default (imgkit), where another team's images may be."""
-    if not text.strip():
-        raise typer.BadParameter("an empty prefix (an unset variable?): name one, or leave the "
-                                 "option out for the project file's")
-    return text
-
-
 Namespace = Annotated[Optional[str], typer.Option(
     "--namespace", metavar="NAME", envvar="IMGKIT_NAMESPACE", show_default=False, parser=given_name,
     help="Repository prefix of the shared layers (default: the project file's, else imgkit).",

@@ -1,5 +1,6 @@
-"""The parsers of path options: an empty value (an unset shell variable) is refused rather
-than read as the current folder, and a file the command writes is checked before any work."""
+"""The parsers of options whose empty value (an unset shell variable) would be read as a
+default: a path as the current folder, --namespace as imgkit's. Refused instead; and a file
+the command writes is checked before any work."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -38,3 +39,12 @@ def output_option(*names: str, **settings: Any) -> Any:
 
 def path_argument(*names: str, **settings: Any) -> Any:
     return typer.Argument(*names, parser=given_path, **settings)
+
+
+def given_name(text: str) -> str:
+    """--namespace's value; an empty one (`--namespace "$NS"` with NS unset) is refused, not
+    read as the default (imgkit), where another team's images may be."""
+    if not text.strip():
+        raise typer.BadParameter("an empty prefix (an unset variable?): name one, or leave the "
+                                 "option out for the project file's")
+    return text
