@@ -99,3 +99,30 @@ def test_push_bars_add_up_the_layers_of_each_image() -> None:
     bars.update("b:1", "l1", 1, 2)
     assert bars.sent("a:1") == (105, 150) and bars.sent("b:1") == (1, 2)
     assert bars.sent("never") == (0, 0)
+
+
+def test_a_report_judged_elsewhere_is_headed_by_judge_and_says_why_the_gpu_was_not_checked() -> None:
+    """`imgkit judge` of a Job's report made with --no-gpu: its verdict names judge, and the
+    reason the GPU went unchecked is the report's (no --gpus flag was given to judge)."""
+    import copy
+    import json
+
+    from imgkit.engine import ImageInfo
+    from imgkit.options import VerifyOptions
+    from imgkit.probe import channel
+    from imgkit.verify.report import verdict_json, verdict_lines, verdict_markdown, verdict_summary
+    from imgkit.verify.run import judge_report
+
+    from .helpers.reports import GOOD, TAG
+    report = copy.deepcopy(GOOD)
+    report["args"] = {"no_gpu": True}
+    log = "pod started\n" + channel.frame(json.dumps(report), channel.new_token())
+    info = ImageInfo(id="sha256:" + "0" * 64, tags=(TAG,), labels={}, layers=(), size=0,
+                     user="imgkit")
+    verdict = judge_report(None, TAG, log, VerifyOptions(), info=info)
+    assert verdict.command == "judge" and not verdict.gpu_checked
+    assert verdict_lines(verdict)[0].startswith(f"imgkit judge {TAG} ")
+    assert verdict_summary(verdict).endswith("(its probe ran with --no-gpu)")
+    assert "--gpus none" not in "\n".join(verdict_lines(verdict))
+    assert verdict_markdown(verdict).startswith(f"### imgkit judge `{TAG}`")
+    assert json.loads(verdict_json(verdict))["command"] == "judge"

@@ -16,7 +16,7 @@ from .driver_floor import floor_check
 from .expect import Expectations
 from .facts import LibraryCopy, Report
 from .gpu_checks import gpu_checks
-from .verdict import FAIL, INFO, PASS, SKIP, WARN, Check, Verdict
+from .verdict import FAIL, INFO, PASS, SKIP, WARN, Check, Verdict, without_gpu
 
 DOCKER_DEFAULT_SHM = 64 * 1024 * 1024
 PADDLE_BARE_NAMES = ("libcudart.so", "libcublas.so", "libcudnn.so", "libcurand.so",
@@ -300,10 +300,11 @@ def evaluate(image: str, image_id: str, report: Report, exp: Expectations, *, gp
              thresholds: Thresholds = Thresholds(), before: tuple[Check, ...] = (),
              data: Compat | None = None, shm_size: str | None = None,
              parent: tuple[str, dict[str, list[list[str]]] | None] | None = None,
-             platform: str = "") -> Verdict:
+             platform: str = "", command: str = "verify") -> Verdict:
     """Every check of `report`; `before` are checks made outside the probe (the host's);
     `parent`: for an extension image, its parent and the libraries its verdict recorded;
-    `platform`: what the image's config says it is (os/arch)."""
+    `platform`: what the image's config says it is (os/arch); `command`: what judged it
+    (verify, or judge for a report made elsewhere)."""
     data = data or compat.load()
     checks = [*before, Check("python3", PASS, "present", report.system.python)]
     checks += platform_checks(report, platform)
@@ -318,7 +319,7 @@ def evaluate(image: str, image_id: str, report: Report, exp: Expectations, *, gp
     if gpu:
         checks += gpu_checks(report, exp, thresholds)
     else:
-        checks.append(Check("gpu", SKIP, "", "not run (--gpus none)", "the GPU was NOT verified",
-                            required=False))
+        checks.append(Check("gpu", SKIP, "", f"not run ({without_gpu(command)})",
+                            "the GPU was NOT verified", required=False))
     return Verdict(image=image, image_id=image_id, checks=tuple(checks), gpu_checked=gpu,
-                   facts=report)
+                   facts=report, command=command)

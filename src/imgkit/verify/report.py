@@ -38,7 +38,7 @@ def write_verdict(verdict: Verdict, *, json_file: Path | None = None, junit_file
 def _print_table(verdict: Verdict) -> None:
     rows = [(c.name, c.expected, c.measured, f"[{VERDICT_STYLE.get(c.verdict, '')}]{_label(c)}[/]",
              c.diagnosis) for c in verdict.checks]
-    print_table(f"imgkit verify {verdict.image}",
+    print_table(f"imgkit {verdict.command} {verdict.image}",
                 ("check", "expected", "measured", "verdict", "diagnosis"), rows)
     colour = "bold red" if verdict.failed else "bold yellow" if not verdict.gpu_checked else "bold green"
     head, _, rest = verdict_summary(verdict).partition(":")
@@ -51,7 +51,7 @@ def _label(check: Check) -> str:
 
 def verdict_lines(verdict: Verdict) -> list[str]:
     """One line per check: verdict, name, expected, measured, diagnosis."""
-    lines = [f"imgkit verify {verdict.image} ({verdict.image_id[:19]})"]
+    lines = [f"imgkit {verdict.command} {verdict.image} ({verdict.image_id[:19]})"]
     for c in verdict.checks:
         line = (f"{_label(c):<5} {c.name}  expected: {flat(c.expected) or '-'}  "
                 f"measured: {flat(c.measured) or '-'}")
@@ -66,7 +66,7 @@ def verdict_summary(verdict: Verdict) -> str:
         return (f"FAILED: {len(failed)} required check(s); fix {who} first: "
                 + ", ".join(c.name for c in failed))
     if not verdict.gpu_checked:
-        return "PASSED without a GPU: the GPU was NOT verified (--gpus none)"
+        return f"PASSED without a GPU: the GPU was NOT verified ({verdict.without_gpu})"
     return "PASSED: every required check"
 
 
@@ -74,7 +74,7 @@ def verdict_markdown(verdict: Verdict) -> str:
     """A Markdown table of the verdict (GitHub's job summary renders it)."""
     def cell(text: str) -> str:
         return flat(text).replace("|", "\\|") or " "
-    rows = [f"### imgkit verify `{verdict.image}`", "", f"**{verdict_summary(verdict)}**",
+    rows = [f"### imgkit {verdict.command} `{verdict.image}`", "", f"**{verdict_summary(verdict)}**",
             f"(image `{verdict.image_id}`)", "",
             "| check | expected | measured | verdict | diagnosis |", "|---|---|---|---|---|"]
     rows += [f"| {cell(c.name)} | {cell(c.expected)} | {cell(c.measured)} | {cell(_label(c))} | "
@@ -86,6 +86,7 @@ def verdict_json(verdict: Verdict) -> str:
     import json
     from dataclasses import asdict
     doc = {"image": verdict.image, "title": verdict.title, "image_id": verdict.image_id,
+           "command": verdict.command,
            "size": verdict.size, "passed": verdict.passed,
            "gpu_checked": verdict.gpu_checked, "gpu_verified": verdict.gpu_verified,
            "host_failure": verdict.host_failure, "checks": [asdict(c) for c in verdict.checks],
@@ -95,7 +96,7 @@ def verdict_json(verdict: Verdict) -> str:
 
 def verdict_junit(verdict: Verdict) -> str:
     import xml.etree.ElementTree as ET
-    suite = ET.Element("testsuite", name=f"imgkit verify {verdict.image}",
+    suite = ET.Element("testsuite", name=f"imgkit {verdict.command} {verdict.image}",
                        tests=str(len(verdict.checks)),
                        failures=str(sum(c.verdict == "fail" and c.required for c in verdict.checks)),
                        skipped=str(sum(c.verdict == "skip" for c in verdict.checks)))

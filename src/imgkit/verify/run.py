@@ -245,7 +245,7 @@ def judge_report(engine: Engine | None, ref: str, stdout: str, options: VerifyOp
     options = replace(options, gpus="all" if asked_gpu else "none")
     exp = expectations(ref, info.labels, list(options.expect))
     run = ContainerRun(exit_code=0, stdout=stdout, stderr="", stdout_truncated=False, seconds=0.0)
-    return judge_run(engine, ref, info, exp, run, options)
+    return judge_run(engine, ref, info, exp, run, options, command="judge")
 
 
 def inventory(engine: Engine, info: ImageInfo, options: VerifyOptions, name: str) -> Report:
@@ -287,31 +287,33 @@ def _not_started(ref: str, image_id: str, text: str, host: tuple[Check, ...]) ->
 
 def judge_run(engine: Engine | None, ref: str, info: ImageInfo, exp: Expectations, run: ContainerRun,
               options: VerifyOptions, host: tuple[Check, ...] = (),
-              token: str | None = None, stat: StatFiles | None = None) -> Verdict:
+              token: str | None = None, stat: StatFiles | None = None,
+              command: str = "verify") -> Verdict:
     """Whatever the probe printed, a verdict: a report is parsed (the one framed with
     `token`, when this run chose one), checked against the image's files (through `stat`,
     else a container of the image) and evaluated; a hang, a flood, junk or a crash is one
-    failing check that says which."""
+    failing check that says which. `command`: verify ran the probe, judge read its report."""
     from .claims import claim_checks
     from .corroborate import file_checks, user_check
     from .evaluate import evaluate
     from .facts import InvalidReport, parse_output
     broken = _broken_run(run, options.timeout)
     if broken is not None:
-        return failure(ref, info.id, broken, before=host)
+        return failure(ref, info.id, broken, before=host, command=command)
     try:
         report = parse_output(run.stdout, token)
     except InvalidReport as exc:
         return failure(ref, info.id, Check(
             "probe.report", FAIL, "a valid imgkit probe report", "invalid",
-            f"the image's python3 gave no usable report: {exc}"), before=host)
+            f"the image's python3 gave no usable report: {exc}"), before=host, command=command)
     files = (NOT_CORROBORATED if engine is None else
              file_checks(report, stat or (lambda paths: engine.stat_files(info.id, paths))))
     seen = (files, user_check(report, info.user),
             *claim_checks(report, dict(info.env), dict(info.labels)), *reproduced_check(info.id))
     return evaluate(ref, info.id, report, exp, gpu=options.gpus != "none",
                     thresholds=options.thresholds, before=host + seen, shm_size=options.shm_size,
-                    parent=_parent_of_extension(engine, info), platform=info.platform)
+                    parent=_parent_of_extension(engine, info), platform=info.platform,
+                    command=command)
 
 
 def reproduced_check(image_id: str) -> tuple[Check, ...]:

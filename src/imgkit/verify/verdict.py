@@ -48,6 +48,8 @@ class Verdict:
                                 # reference a verify job judged was built as, "" if unlabelled
     size: int | None = None     # bytes the image holds unpacked in the engine (None: judged
                                 # from its registry's description, or not known)
+    command: str = "verify"     # what judged it: verify ran the probe; judge read a report
+                                # a probe printed elsewhere (a Job's log)
 
     @property
     def failed(self) -> list[Check]:
@@ -65,7 +67,17 @@ class Verdict:
     def host_failure(self) -> bool:
         return any(c.scope == HOST for c in self.failed)
 
+    @property
+    def without_gpu(self) -> str:
+        """Why the GPU was not checked, in the words of the command that judged."""
+        return without_gpu(self.command)
 
-def failure(image: str, image_id: str, check: Check, *, before: tuple[Check, ...] = ()) -> Verdict:
+
+def without_gpu(command: str) -> str:
+    return "--gpus none" if command == "verify" else "its probe ran with --no-gpu"
+
+
+def failure(image: str, image_id: str, check: Check, *, before: tuple[Check, ...] = (),
+            command: str = "verify") -> Verdict:
     """The verdict when no report could be judged: one failing check says why."""
-    return Verdict(image=image, image_id=image_id, checks=(*before, check))
+    return Verdict(image=image, image_id=image_id, checks=(*before, check), command=command)
