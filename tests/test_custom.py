@@ -126,7 +126,7 @@ def test_a_framework_familys_own_pip_and_apt_go_into_its_layer_and_its_lock(tmp_
 
 
 @pytest.mark.parametrize("pip, key, said", [
-    ('["six==1.16.0", "Six==1.17.0"]', "pip", "six is pinned twice"),
+    ('["six==1.16.0", "Six==1.17.0"]', "pip[1]", "six is pinned twice"),
     ('["torch==2.4.0"]', "pip[0]", "torch==2.4.0 would replace torch==2.5.1"),
     ('["nvidia-cublas-cu11==11.11.3.6"]', "pip[0]", "is a CUDA 11 wheel"),
 ])

@@ -117,7 +117,8 @@ def test_an_extension_of_a_two_platform_image_is_one_image_for_both(tmp_path: Pa
     ({"ports": [70000]}, "ports[0]", "not a port"),
     ({"framework": "paddle"}, "framework", "not a key of an extension family"),
     ({"tag": "{framework_version}-{nope}"}, "tag", "unknown placeholder {nope}"),
-    ({"pip": ["six==1.16.0", "Six==1.16.0"]}, "pip", "six is pinned twice"),
+    ({"pip": ["six==1.16.0", "Six==1.16.0"]}, "pip[1]",
+     "six is pinned twice: 'six==1.16.0' (pip[0]) and 'Six==1.16.0'"),
     ({"pip": [], "apt": []}, "(top)", "adds something"),
 ])
 def test_bad_extensions_name_the_file_and_key(tmp_path: Path, change: dict[str, Any], key: str,
@@ -127,6 +128,28 @@ def test_bad_extensions_name_the_file_and_key(tmp_path: Path, change: dict[str, 
         plan_of(images)
     assert info.value.file.endswith("ext.yaml"), info.value
     assert info.value.key == key and message in info.value.reason, info.value
+
+
+@pytest.mark.parametrize("line, reason, hint", [
+    ("accelerate==0.34.2 ; python_version >= '3.9'", "has an environment marker",
+     "drop the marker: accelerate==0.34.2"),
+    ("mypkg @ https://example.com/w/mypkg-1.0-py3-none-any.whl", "names a file by URL",
+     "pin mypkg==1.0"),
+    ("mypkg @ git+https://example.com/mypkg.git@v1", "names a file by URL", "pin mypkg==VERSION"),
+    ("einops===0.8.1", "uses ===", "pin it with ==: einops==0.8.1"),
+    ("numpy==1.26.*", "every 1.26 release", "numpy==1.26.N"),
+    ("scipy~=1.14.1", "not pinned to one version", "e.g. scipy==1.14.1"),
+    ("six", "not pinned to one version", "six==VERSION (`pip index versions six`"),
+])
+def test_a_requirement_that_is_not_one_version_says_why_and_what_to_write(
+        tmp_path: Path, line: str, reason: str, hint: str) -> None:
+    """Each way a line misses an exact pin gets its own reason: a hint that repeated the
+    pin already written (a marker's line) or offered a series as a version sent teams round."""
+    images = matrix(tmp_path, {**EXT, "pip": [line]})
+    with pytest.raises(SpecError) as info:
+        plan_of(images)
+    assert info.value.key == "pip[0]" and reason in info.value.reason, info.value
+    assert hint in (info.value.hint or ""), info.value
 
 
 def test_a_placeholder_the_parent_cannot_fill_is_named(tmp_path: Path) -> None:

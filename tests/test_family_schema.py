@@ -145,7 +145,8 @@ def test_a_value_of_another_kind_is_named_as_yaml_read_it_with_how_to_write_it(
     said = {line.split(": ", 2)[1]: line for line in out.splitlines() if "team.yaml:" in line}
     hints = " ".join(out.split())
     assert "got the text '12.8'" in said["axes.cuda"] and 'write it as a list: ["12.8"]' in hints
-    assert "got a yes/no (true)" in said["env.DEBUG"] and "quote it" in hints
+    assert "got a yes/no (true)" in said["env.DEBUG"]
+    assert "quote it as the file spells it, e.g. 'true' or 'yes'" in hints
     assert "write the port unquoted: 8888" in hints
     assert "'/workspace' would do" in hints
     assert 'write a list of words: ["jupyter", "lab", "--no-browser"]' in hints

@@ -91,10 +91,18 @@ def extension_problems(file: str, model: ExtensionFamily) -> list[SpecError]:
 
 
 def pinned_twice(file: str, pip: list[str]) -> list[SpecError]:
-    """A package a family's `pip:` pins more than once."""
-    names = [canonical(Requirement(r).name) for r in pip]
-    return [SpecError(file, "pip", f"{name} is pinned twice")
-            for name in sorted({n for n in names if names.count(n) > 1})]
+    """A package a family's `pip:` pins more than once (names compared as pip does:
+    Pillow and pillow are one), at its second entry, naming the first."""
+    found: list[SpecError] = []
+    first: dict[str, int] = {}
+    for index, line in enumerate(pip):
+        name = canonical(Requirement(line).name)
+        if name in first:
+            found.append(SpecError(file, f"pip[{index}]", f"{name} is pinned twice: "
+                                   f"{pip[first[name]]!r} (pip[{first[name]}]) and {line!r}",
+                                   hint="keep one of them"))
+        first.setdefault(name, index)
+    return found
 
 
 def pins_of(pip: tuple[str, ...]) -> dict[str, str]:

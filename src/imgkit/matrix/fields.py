@@ -102,7 +102,9 @@ def as_list_hint(value: Any, words: bool = True) -> str:
 def _checked_text(value: Any, pattern: re.Pattern[str], what: str, rule: str = "") -> str:
     if isinstance(value, bool):
         raise refusal(f"expected {what}, got {kind_of(value)}: YAML reads an unquoted true, "
-                      "false, yes, no, on or off so", hint="quote it, e.g. 'true'")
+                      "false, yes, no, on or off so",
+                      hint="quote it as the file spells it, e.g. " + (
+                          "'true' or 'yes'" if value else "'false' or 'no'"))
     if value is None:
         raise refusal(f"expected {what}, got nothing", hint="give it a value, or '' for empty")
     if isinstance(value, float):
@@ -318,14 +320,45 @@ def _pinned(value: Any) -> str:
     except InvalidRequirement as exc:
         raise refusal(f"{line!r} is not a requirement: {exc}")
     specs = list(requirement.specifier)
-    if (requirement.url or requirement.marker or len(specs) != 1 or specs[0].operator != "=="
-            or "*" in specs[0].version):
-        floor = next((spec.version for spec in specs if spec.operator in (">=", "~=", "==")), "")
-        raise refusal(f"{line!r} is not pinned to one version",
-                      hint=f"pin it exactly, e.g. {requirement.name}=={floor.rstrip('.*')}"
-                      if floor else f"pin it exactly: {requirement.name}==VERSION (`pip index "
-                      f"versions {requirement.name}` lists them)")
+    if requirement.url or requirement.marker or len(specs) != 1 or specs[0].operator != "==" \
+            or "*" in specs[0].version:
+        raise refusal(*_not_pinned(line, requirement))
     return line
+
+
+def _not_pinned(line: str, requirement: Requirement) -> tuple[str, str]:
+    """Why `line` is not one exact version, and the pin to write instead: each image's
+    packages are locked, scanned and held to its stack by name and version."""
+    name = requirement.name
+    listed = f"{name}==VERSION (`pip index versions {name}` lists them)"
+    specs = list(requirement.specifier)
+    if requirement.url:
+        from packaging.utils import InvalidWheelFilename, parse_wheel_filename
+        try:
+            version = str(parse_wheel_filename(requirement.url.rsplit("/", 1)[-1])[1])
+        except InvalidWheelFilename:
+            version = "VERSION"
+        return (f"{line!r} names a file by URL, not a release: imgkit locks, scans and holds "
+                "to the stack a version from a package index",
+                f"publish it to your index (docs/building.md: a private index) and pin "
+                f"{name}=={version}")
+    exact = [spec.version for spec in specs if spec.operator in ("==", "===")]
+    if requirement.marker and len(specs) == 1 and exact and "*" not in exact[0]:
+        return (f"{line!r} has an environment marker ({requirement.marker}): every image of "
+                "the family gets the same pins, so a marker would leave it out unsaid",
+                f"drop the marker: {name}=={exact[0]} (narrow which images an extension covers "
+                "with `extends: {family: ..., cuda: [...]}`, or give those images a family "
+                "of their own)")
+    if len(specs) == 1 and specs[0].operator == "===":
+        return (f"{line!r} uses ===, which compares text, not versions",
+                f"pin it with ==: {name}=={specs[0].version}")
+    if exact and "*" in exact[0]:
+        series = exact[0].rstrip(".*")
+        return (f"{line!r} is not pinned to one version: {exact[0]} is every {series} release",
+                f"pin one of them: {name}=={series}.N (`pip index versions {name}` lists them)")
+    floor = next((spec.version for spec in specs if spec.operator in (">=", "~=", "==")), "")
+    return (f"{line!r} is not pinned to one version",
+            f"pin it exactly, e.g. {name}=={floor}" if floor else f"pin it exactly: {listed}")
 
 
 Pin = Annotated[str, PlainValidator(_pinned),
