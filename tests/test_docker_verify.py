@@ -130,6 +130,19 @@ def test_the_rest_of_the_stack_is_read_from_each_library_itself(engine, mini, na
         engine, lying)["env NVJPEG_VERSION"]
 
 
+def test_a_search_path_that_takes_in_the_working_directory_is_a_warning(engine, mini, namespace):
+    """`${EXTRA_LIBS}:${LD_LIBRARY_PATH}` with EXTRA_LIBS set nowhere: docker writes a
+    leading ':' into the config, and the loader would search each program's working
+    directory; verify says so, and the image still passes."""
+    ref = derive(engine, namespace, mini, "search-path",
+                 "ENV LD_LIBRARY_PATH=${EXTRA_LIBS}:${LD_LIBRARY_PATH}")
+    verdict = verify(engine, ref, VerifyOptions(gpus="none"))
+    check = next(c for c in verdict.checks if c.name == "search path LD_LIBRARY_PATH")
+    assert (check.verdict, check.measured) == ("warn", ":/opt/imgkit/lib"), check
+    assert check.diagnosis.startswith("an empty entry: its programs look for shared libraries")
+    assert not verdict.failed, verdict.failed
+
+
 def test_unloadable_library_is_named(engine, mini, namespace):
     ref = derive(engine, namespace, mini, "truncated",
                  f"RUN head -c 4096 {CUDART} > /usr/local/lib/libnccl.so.2 && ldconfig")

@@ -297,6 +297,7 @@ def judge_run(engine: Engine | None, ref: str, info: ImageInfo, exp: Expectation
     from .corroborate import file_checks, user_check
     from .evaluate import evaluate
     from .facts import InvalidReport, parse_output
+    from .search_paths import search_path_checks
     broken = _broken_run(run, options.timeout)
     if broken is not None:
         return failure(ref, info.id, broken, before=host, command=command)
@@ -309,7 +310,8 @@ def judge_run(engine: Engine | None, ref: str, info: ImageInfo, exp: Expectation
     files = (NOT_CORROBORATED if engine is None else
              file_checks(report, stat or (lambda paths: engine.stat_files(info.id, paths))))
     seen = (files, user_check(report, info.user),
-            *claim_checks(report, dict(info.env), dict(info.labels)), *reproduced_check(info.id))
+            *claim_checks(report, dict(info.env), dict(info.labels)),
+            *search_path_checks(dict(info.env)), *reproduced_check(info.id))
     return evaluate(ref, info.id, report, exp, gpu=options.gpus != "none",
                     thresholds=options.thresholds, before=host + seen, shm_size=options.shm_size,
                     parent=_parent_of_extension(engine, info), platform=info.platform,
