@@ -149,6 +149,21 @@ def test_an_option_that_takes_one_value_is_refused_when_given_twice(args: list[s
     assert flag in result.output and "given 2 times" in result.output
 
 
+def test_an_option_of_another_command_says_which_takes_it_and_what_this_one_calls_it() -> None:
+    """`publish --registry` (ci's name for a registry) got click's nearest spelling,
+    `--retry-for`; it says who takes --registry and that publish names one with --to."""
+    result = invoke("publish", "--registry", "localhost:5000/team")
+    assert result.exit_code == 2, result.output
+    said = " ".join(result.output.replace("│", " ").split())
+    assert "No such option: --registry. `imgkit ci`," in said, said
+    assert "`imgkit publish` takes --to or --reuse-from" in said and "--retry-for" not in said
+    result = invoke("build", "--gpus", "all")
+    assert "No such option: --gpus. `imgkit attest`, `imgkit verify` take it." in \
+        " ".join(result.output.replace("│", " ").split()), result.output
+    result = invoke("build", "--cudaa", "12.8")                # nowhere: click's near name
+    assert "No such option: --cudaa (Possible options: --cuda)" in result.output, result.output
+
+
 def test_repeatable_options_take_every_value(tmp_path: Path) -> None:
     result = invoke("list", "--only", "paddle:*", "--only", "imgkit/python:*",
                     "--json", str(tmp_path / "plan.json"))

@@ -9,7 +9,7 @@ import functools
 import inspect
 from collections import Counter
 from dataclasses import replace
-from typing import Any, Callable, Mapping, TypeVar
+from typing import Any, Callable, Mapping, TypeVar, cast
 
 import typer
 from typer.core import TyperCommand, TyperGroup
@@ -21,6 +21,8 @@ from . import flags
 from .values import platforms_of
 
 F = TypeVar("F", bound=Callable[..., Any])
+# click's UsageError as typer vendors it (BadParameter's parent): NoSuchOption is one
+USAGE_ERROR = cast("type[Exception]", typer.BadParameter.__mro__[1])
 CONTEXT = {"help_option_names": ["-h", "--help"]}
 
 
@@ -48,7 +50,15 @@ class OneValueCommand(TyperCommand):
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
         if not ctx.resilient_parsing:             # shell completion parses half-typed lines
-            _, _, order = self.make_parser(ctx).parse_args(args=list(args))
+            try:
+                _, _, order = self.make_parser(ctx).parse_args(args=list(args))
+            except USAGE_ERROR as exc:
+                if type(exc).__name__ != "NoSuchOption":
+                    raise
+                name = getattr(exc, "option_name", "")
+                said = elsewhere(ctx, name)               # click's near names only where none is
+                raise type(exc)(name, said or f"No such option: {name}",
+                                None if said else getattr(exc, "possibilities", None), ctx) from None
             counts = Counter(p for p in order if getattr(p, "param_type_name", "") == "option"
                              and not getattr(p, "multiple", False) and not getattr(p, "count", False))
             for param, times in counts.items():
@@ -56,6 +66,32 @@ class OneValueCommand(TyperCommand):
                     raise typer.BadParameter(f"given {times} times, but it takes one value",
                                              ctx=ctx, param_hint=" / ".join(param.opts))
         return super().parse_args(ctx, args)
+
+
+def elsewhere(ctx: Any, name: str) -> str:
+    """`No such option` with where the option is one: the commands that take it, and this
+    command's options for the same kind of value (`publish --registry`: publish names a
+    REGISTRY[/NAMESPACE] with --to, as ci names it with --registry); "" where none takes it."""
+    taken: dict[str, str] = {}              # command path -> the option's metavar there
+    stack = [("imgkit", ctx.find_root().command)]
+    while stack:
+        path, command = stack.pop()
+        for sub, child in sorted(getattr(command, "commands", {}).items()):
+            stack.append((f"{path} {sub}", child))
+        option = next((p for p in getattr(command, "params", ()) if name in p.opts), None)
+        if option is not None:
+            taken[path] = option.metavar or ""
+    if not taken:
+        return ""
+    here = " ".join(["imgkit", *ctx.command_path.split()[1:]])   # the root's name is the program's
+    said = (f"No such option: {name}. {', '.join(f'`{p}`' for p in sorted(taken))} "
+            f"take{'s' if len(taken) == 1 else ''} it")
+    kinds = {kind for kind in taken.values() if kind}
+    same = [p.opts[0] for p in ctx.command.params if p.metavar in kinds and p.opts[0] != name]
+    if same:
+        said += (f"; for a {'/'.join(sorted(kinds))}, `{here}` takes "
+                 f"{' or '.join(same)} (`{here} -h`)")
+    return said + "."
 
 
 class WordyGroup(TyperGroup):
