@@ -139,6 +139,7 @@ def test_bad_extensions_name_the_file_and_key(tmp_path: Path, change: dict[str, 
     ("einops===0.8.1", "uses ===", "pin it with ==: einops==0.8.1"),
     ("numpy==1.26.*", "every 1.26 release", "numpy==1.26.N"),
     ("scipy~=1.14.1", "not pinned to one version", "e.g. scipy==1.14.1"),
+    ("uvicorn[standard]>=0.30", "not pinned to one version", "e.g. uvicorn[standard]==0.30"),
     ("six", "not pinned to one version", "six==VERSION (`pip index versions six`"),
 ])
 def test_a_requirement_that_is_not_one_version_says_why_and_what_to_write(

@@ -329,8 +329,9 @@ def _pinned(value: Any) -> str:
 def _not_pinned(line: str, requirement: Requirement) -> tuple[str, str]:
     """Why `line` is not one exact version, and the pin to write instead: each image's
     packages are locked, scanned and held to its stack by name and version."""
-    name = requirement.name
-    listed = f"{name}==VERSION (`pip index versions {name}` lists them)"
+    index_name = requirement.name
+    name = index_name + (f"[{','.join(sorted(requirement.extras))}]" if requirement.extras else "")
+    listed = f"{name}==VERSION (`pip index versions {index_name}` lists them)"
     specs = list(requirement.specifier)
     if requirement.url:
         from packaging.utils import InvalidWheelFilename, parse_wheel_filename
@@ -355,7 +356,8 @@ def _not_pinned(line: str, requirement: Requirement) -> tuple[str, str]:
     if exact and "*" in exact[0]:
         series = exact[0].rstrip(".*")
         return (f"{line!r} is not pinned to one version: {exact[0]} is every {series} release",
-                f"pin one of them: {name}=={series}.N (`pip index versions {name}` lists them)")
+                f"pin one of them: {name}=={series}.N (`pip index versions {index_name}` lists "
+                "them)")
     floor = next((spec.version for spec in specs if spec.operator in (">=", "~=", "==")), "")
     return (f"{line!r} is not pinned to one version",
             f"pin it exactly, e.g. {name}=={floor}" if floor else f"pin it exactly: {listed}")
