@@ -108,6 +108,34 @@ def test_every_impossible_point_of_a_family_is_said_with_the_exclude_that_leaves
     assert sorted(finals) == ["ml/t:2.10.0-cuda12.8", "ml/t:2.7.0-cuda12.6"]
 
 
+def test_points_impossible_for_one_reason_are_said_once_with_entries_that_leave_all_out(
+        tmp_path: Path) -> None:
+    """An unknown version on four points was said at one of them, with an entry for that
+    one: a team excluded it and met the next on the following run. Now the reason is said
+    once with how many points it holds, and its entries leave them all out, over the fewest
+    axes, never a point that could be built."""
+    images = tmp_path / "images"
+    images.mkdir()
+    (images / "t.yaml").write_text(
+        'family: t\nrepository: ml/t\nframework: torch\ntag: "{framework_version}-cuda{cuda}-{os}"\n'
+        'axes:\n  os: [bookworm, noble]\n  framework_version: ["2.10.0", "2.9.1", "2.7.0"]\n'
+        '  cuda: ["12.8", "12.6"]\n  cudnn: [default]\n  nccl: [default]\n')
+    with pytest.raises(SpecErrors) as info:
+        make_plan(load_spec(images), load())
+    said = {p.reason: (p.key, p.hint) for p in info.value.problems}
+    key, hint = said["unknown torch version '2.9.1'"]
+    assert key.endswith("; 3 more points like it)"), key
+    assert hint.endswith('or leave them out: exclude: [{framework_version: "2.9.1"}]'), hint
+    key, hint = said["torch 2.10.0 is built for CUDA 12.8, not 12.6"]
+    assert hint.endswith('exclude: [{cuda: "12.6", framework_version: "2.10.0"}]'), hint
+    entries = [h.split("exclude: [", 1)[1].rstrip("]") for _, h in said.values()]
+    (images / "t.yaml").write_text((images / "t.yaml").read_text()
+                                   + f"exclude: [{', '.join(entries)}]\n")
+    finals = make_plan(load_spec(images), load()).finals
+    assert sorted(finals) == [f"ml/t:{v}-{os}" for v in ("2.10.0-cuda12.8", "2.7.0-cuda12.6")
+                              for os in ("bookworm", "noble")]
+
+
 def test_unknown_cuda_in_selection_is_refused_with_choices() -> None:
     with pytest.raises(CompatError, match="no image in the matrix has CUDA '99.9'") as info:
         select(bundled(), cuda="99.9")

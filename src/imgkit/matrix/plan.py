@@ -13,6 +13,7 @@ from .chain import chain as point_chain
 from .chain import naming
 from .compat import Compat, version_key
 from .extension import Extension, canonical, pins_of
+from .leave_out import exclude_entries, written
 from .spec import Combo, Family, Spec
 from .targets import (
     CUDA_WHEEL,
@@ -275,13 +276,13 @@ def _family_images(family: Family, compat: Compat, settings: Settings,
     shared layer once): the images it names, and every impossible point (each of its
     problems, the same words once) with the `exclude:` entry that would leave it out."""
     tags = []
-    problems: dict[tuple[str, str], SpecError] = {}
+    problems: dict[tuple[str, str], tuple[CompatError, list[Combo]]] = {}
     for combo in family.combos:
         try:
             chain = point_chain(family, combo, compat, settings)
         except CompatError as exc:
             for said in exc.problems if isinstance(exc, CompatErrors) else (exc,):
-                problems.setdefault((said.message, said.hint), _impossible(family, combo, said))
+                problems.setdefault((said.message, said.hint), (said, []))[1].append(combo)
             continue
         for target in chain:
             _check_reference(family, target)
@@ -300,19 +301,24 @@ def _family_images(family: Family, compat: Compat, settings: Settings,
         if family.pip:      # a framework family's own packages, on what its stack pinned
             _check_pins(family, pins_of(family.pip), chain[-1], by_tag, compat)
         tags.append(chain[-1].tag)
-    return tags, list(problems.values())
+    impossible = {combo for _, combos in problems.values() for combo in combos}
+    return tags, [_impossible(family, combos, said, impossible)
+                  for said, combos in problems.values()]
 
 
-def _impossible(family: Family, combo: Combo, said: CompatError) -> SpecError:
-    """A point the compat data refuses, said at the family's axes; where the family has
-    other points, with the `exclude:` entry that leaves this one out."""
-    point = ", ".join(f"{k}={v}" for k, v in vars(combo).items() if v is not None)
-    varying = [k for k, v in vars(combo).items()
-               if v is not None and len({getattr(c, k) for c in family.combos}) > 1]
-    leave_out = ", ".join(f'{k}: "{getattr(combo, k)}"' for k in varying)
-    hint = "; ".join(filter(None, [said.hint, f"or leave the point out: exclude: "
-                                             f"[{{{leave_out}}}]" if varying else ""]))
-    return SpecError(family.file, f"axes ({point})", said.message, hint=hint)
+def _impossible(family: Family, combos: list[Combo], said: CompatError,
+                impossible: set[Combo]) -> SpecError:
+    """Points the compat data refuses for one reason, said at the family's axes (the first,
+    and how many more); where the family has other points, with the `exclude:` entries that
+    leave out these and nothing that could be built."""
+    point = ", ".join(f"{k}={v}" for k, v in vars(combos[0]).items() if v is not None)
+    more = f"; {len(combos) - 1} more point{'s' if len(combos) > 2 else ''} like it" \
+        if len(combos) > 1 else ""
+    entries = exclude_entries(combos, impossible, family.combos)
+    which = "the point" if len(combos) == 1 else "them"
+    hint = "; ".join(filter(None, [said.hint, f"or leave {which} out: exclude: {written(entries)}"
+                                   if entries else ""]))
+    return SpecError(family.file, f"axes ({point}{more})", said.message, hint=hint)
 
 
 def _one_family_per_image(spec: Spec, named: dict[str, list[str]]) -> list[SpecError]:
