@@ -126,6 +126,17 @@ labels: [a, b]
                    'tag: "{parent_tag}"\nfiles:\n  app/serve.py: /opt/app/serve.py\n'
                    '  conf: /etc/app/conf\n  checks: /etc/app/checks\n'
                    '  checks/serving.yaml: /etc/app/\n',
+    # mistakes in keys that do not decide the points (a workdir, a pin given twice), a CUDA
+    # release YAML read as a number, and points impossible two ways: each said in one run,
+    # and an extension's good pin held to the parent's stack beside its bad one
+    "busy-torch.yaml": 'family: busy-torch\nframework: torch\nrepository: team/bt\n'
+                       'tag: "{framework_version}-cuda{cuda}-{os}"\naxes:\n'
+                       '  os: [bookworm, noble]\n  framework_version: ["2.10.0", "2.9.1"]\n'
+                       '  cuda: ["12.8", 12.6]\n  cudnn: ["9.10"]\n  nccl: [default]\n'
+                       'workdir: /root/work\npip: ["Pillow==10.4.0", "pillow==11.0.0"]\n',
+    "busy-extras.yaml": 'family: busy-extras\nextends: {family: busy-torch}\n'
+                        'repository: team/bx\ntag: "{parent_tag}"\n'
+                        'pip: ["uvicorn>=0.30", "torch==2.5.1"]\nports: ["9090/tcp"]\n',
     # a check file that is not there
     "gone.yaml": 'family: gone\nextends: {family: paddle}\nrepository: team/gone\n'
                  'tag: "{parent_tag}"\napt: [jq]\nchecks: checks/missing.yaml\n',
@@ -172,6 +183,14 @@ EXPECTED = [
     ("typo-extras.yaml", "pip[0]", "torch==2.5.1 would replace torch==2.10.0"),
     ("copies.yaml", "files.app/serve.py", "is not a file"),
     ("copies.yaml", "files.conf", "images/conf is not a file"),
+    ("busy-torch.yaml", "workdir", "/root/work is under /root"),
+    ("busy-torch.yaml", "pip[1]", "pillow is pinned twice"),
+    ("busy-torch.yaml", "axes.cuda[1]", "12.6 was read as a number"),
+    ("busy-torch.yaml", "axes", "3 more points like it): unknown torch version '2.9.1'"),
+    ("busy-torch.yaml", "axes", "torch 2.10.0 is built for CUDA 12.8, not 12.6"),
+    ("busy-extras.yaml", "pip[0]", "'uvicorn>=0.30' is not pinned"),
+    ("busy-extras.yaml", "ports[0]", "'9090/tcp' is not a port"),
+    ("busy-extras.yaml", "pip[1]", "torch==2.5.1 would replace torch==2.10.0"),
     ("copies.yaml", "files.checks", "images/checks is a folder"),
     ("copies.yaml", "files.checks/serving.yaml", "'/etc/app/' is not a valid absolute path"),
 ]
@@ -199,6 +218,8 @@ def test_one_list_names_every_mistake_of_a_broken_matrix(tmp_path: Path) -> None
     assert not missing, (missing, said)
     for bystander in ("jammy-extras.yaml", "loop-c.yaml"):   # its parent's problem is said
         assert bystander not in said, said
+    # four points of one unknown version: one entry leaves them all out
+    assert 'leave them out: exclude: [{framework_version: "2.9.1"}]' in said, said
     # a destination written as a folder: the file's own path in it
     assert "the file's own path in the image: '/etc/app/serving.yaml'" in said, said
     assert len({(f, k) for f, k, _ in EXPECTED}) >= 12

@@ -39,6 +39,7 @@ from .family_model import KINDS, ExtensionFamily, FrameworkFamily, Named, StackF
 from .fields import AXIS_PATTERNS, CUDA_LIBS, REPOSITORY_PATTERN, known_tf32
 from .given_base import base_name
 from .problems import Lines, line_of, problems
+from .stand_in import stand_in_raw
 from .waivers import FILE_NAME as WAIVERS
 from .waivers import load_waivers, waivers_path
 
@@ -96,8 +97,8 @@ class Broken:
     repository: str | None
     extends: str | None
     problems: tuple[SpecError, ...]
-    # the family it declares less its unknown keys, where nothing else is wrong with it: its
-    # points are planned beside the others so that their problems are said in the same run
+    # the family it declares with its mistakes left out, where none decides its points
+    # (stand_in.py): planned beside the others, so that their problems are said in one run
     stand_in: Family | None = None
 
 
@@ -344,22 +345,25 @@ def _broken(file: str, raw: Any, found: list[SpecError],
                   problems=tuple(found), stand_in=stand_in)
 
 
-def _stand_in(file: str, raw: Any) -> Family | None:
-    """The family `raw` declares less its unknown top-level keys (`descripton:`, a key of
-    another tool), when those are all that is wrong with it; else None. An unknown key
-    cannot change the family's points, so the plan may check them in the same run."""
+def _stand_in(file: str, raw: Any, found: list[SpecError],
+              lines: Lines) -> tuple[Family | None, list[SpecError]]:
+    """The family `raw` declares with its mistakes left out (stand_in.py), where none is in
+    what decides its points, else None; and the mistakes only that showed (those a number
+    in an axis hid). Its points are planned beside the others: all said in one run."""
     if not isinstance(raw, dict):
-        return None
-    try:
-        KINDS[kind_of(raw)].model_validate(raw)
-        return None                        # its problems are beyond the shape
-    except ValidationError as error:
-        errors = error.errors()
-    if any(e["type"] != "extra_forbidden" or len(e["loc"]) != 1 for e in errors):
-        return None
-    unknown = {e["loc"][0] for e in errors}
-    family, found = _family(file, {k: v for k, v in raw.items() if k not in unknown}, {})
-    return None if found else family
+        return None, []
+    more: list[SpecError] = []
+    for _ in range(3):                  # each round leaves out what the one before found
+        stood = stand_in_raw(raw, [*found, *more], KINDS[kind_of(raw)].model_fields)
+        family, left = _family(file, stood, lines)
+        said = {(p.key, p.reason) for p in [*found, *more]}
+        new = [p for p in left if (p.key, p.reason) not in said]
+        if family is not None and not left:
+            return family, more
+        if not new:
+            return None, more
+        more += new
+    return None, more
 
 
 def _files(images_dir: Path) -> list[Path]:
@@ -400,8 +404,9 @@ def read_matrix(images_dir: Path) -> Matrix:
         elif isinstance(name, str):
             seen[name] = str(path)
         if family is None or found:
-            stand_in = None if taken or family else _stand_in(str(path), raw)
-            broken.append(_broken(str(path), raw, found, stand_in))
+            stand_in, more = (None, []) if taken or family else _stand_in(str(path), raw, found,
+                                                                         lines)
+            broken.append(_broken(str(path), raw, [*found, *more], stand_in))
             continue
         families.append(family)
     broken = _with_unknown_parents(broken, seen)
