@@ -91,7 +91,7 @@ def test_compat_flag_names_the_file(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("raw,key,reason", [
     ("frameworks: {paddle: {'3.0.0': {pip: 'paddlepaddle-gpu==3.0.0', cuda: '12.6'}}}",
-     "frameworks.paddle.3.0.0.cudnn", "Field required"),
+     "frameworks.paddle.3.0.0.cudnn", "required key is missing"),
     ("cuda: {'12.9': {wheel_suffix: cu12, driver: {toolkit: '575.51.03', minor_compat: '525.60.13'}, "
      "components: {cudart: '12.9.79'}, cudnn: [9.10], nccl: ['2.27.3']}}",
      "cuda.12.9.cudnn[0]", "9.10 was read as a number"),
@@ -103,10 +103,16 @@ def test_compat_flag_names_the_file(tmp_path: Path) -> None:
      "nccl: '>=2', python: ['3.11']}}}", "frameworks.paddle.3.0.0.cuda",
      "CUDA 13.7 is not in the compat data"),
     ("gpus: {}", "gpus", "unknown key"),
+    ("venvs: {}", "venvs", "unknown key hint: did you mean 'venv'?"),
+    ("frameworks: {paddle: {'3.0.0': {pip: 'paddlepaddle-gpu==3.0.0', cuda: '12.6', cudnn: '>=9', "
+     "nccl: '>=2', pythons: ['3.11']}}}", "frameworks.paddle.3.0.0.pythons",
+     "unknown key hint: did you mean 'python'?"),
+    ("cuda: {'12.9': {wheel_sufix: cu12}}", "cuda.12.9.wheel_sufix",
+     "unknown key hint: did you mean 'wheel_suffix'?"),
     ("venv: {'3.12': {pip: {version: '26.4', sha256: 'abc'}, setuptools: {version: '85.0', "
      f"sha256: '{'0' * 64}'}}}}}}", "venv.3.12.pip.sha256", "is not valid here"),
     ("venv: {'3.12': {pip: {version: '26.4', sha256: '" + "0" * 64 + "'}}}",
-     "venv.3.12.setuptools", "Field required"),
+     "venv.3.12.setuptools", "required key is missing"),
     ("cuda: [", "line", "not valid YAML"),
 ])
 def test_a_bad_overlay_is_exit_2_naming_file_and_key(tmp_path: Path, raw: str, key: str, reason: str) -> None:

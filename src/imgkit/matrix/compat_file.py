@@ -12,7 +12,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstra
 
 from .. import yamlload
 from ..errors import SpecError, every_problem
-from .problems import key_of, line_of
+from .problems import key_of, line_of, nearest_key
 
 Dotted = Annotated[str, StringConstraints(pattern=r"^[0-9]+(\.[0-9]+)*$")]
 CudaKey = Annotated[str, StringConstraints(pattern=r"^[0-9]{1,2}\.[0-9]{1,2}$")]
@@ -126,13 +126,16 @@ def _problem(path: Path, error: Any, lines: dict[yamlload.Path_, int]) -> SpecEr
         typed = yamlload.written(number) if isinstance(number, float) else str(number)
         return SpecError(str(path), key, f"{typed} was read as a number", line=line,
                          hint=f"quote versions so YAML keeps them as text: '{typed}'")
-    return SpecError(str(path), key, _reason(error), line=line)
+    hint = nearest_key(CompatDocument, error["loc"]) if error["type"] == "extra_forbidden" else ""
+    return SpecError(str(path), key, _reason(error), line=line, hint=hint)
 
 
 def _reason(error: Any) -> str:
     message = str(error["msg"])
     if error["type"] == "extra_forbidden":
         return "unknown key"
+    if error["type"] == "missing":
+        return "required key is missing"
     if error["type"] == "string_pattern_mismatch":
         return f"{error['input']!r} is not valid here (expected {error['ctx']['pattern']})"
     return message.removeprefix("Value error, ")

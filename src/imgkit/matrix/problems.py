@@ -95,12 +95,25 @@ def keys_at(model: type[BaseModel], loc: tuple[Any, ...]) -> list[str]:
     for part in loc:
         if isinstance(part, int) or part == "[key]":
             continue
+        value = _mapping_value(here)
+        if value is not None:       # a key the file names (a framework, a version): its value
+            here = value
+            continue
         fields = _fields(here)
         field = next((f for name, f in fields.items() if part in (name, f.alias)), None)
         if field is None:
             return []
         here = field.annotation
     return [f.alias or name for name, f in _fields(here).items()]
+
+
+def _mapping_value(annotation: Any) -> Any:
+    """The value type of the mapping `annotation` holds (through Annotated, X | None), or None."""
+    if typing.get_origin(annotation) is dict:
+        return typing.get_args(annotation)[1]
+    if isinstance(annotation, type):
+        return None
+    return next((v for v in map(_mapping_value, typing.get_args(annotation)) if v is not None), None)
 
 
 def _fields(annotation: Any) -> dict[str, Any]:
