@@ -136,6 +136,20 @@ def test_a_refused_name_is_explained_in_words_with_what_would_do(tmp_path: Path)
     assert "'ubuntu22.04' is not a valid os value" in out and "jammy or noble (Ubuntu)" in out
 
 
+def test_a_registry_with_a_port_in_the_repository_says_where_the_registry_goes(
+        tmp_path: Path) -> None:
+    """`repository: registry.corp:5000/ml/torch`, as a team's old Dockerfiles tagged it: the
+    registry is named when the images are pushed."""
+    out = " ".join(listed(tmp_path, 'family: team\nframework: torch\n'
+                                    'repository: registry.corp:5000/ml/torch\n'
+                                    'tag: "{framework_version}"\naxes:\n'
+                                    '  framework_version: ["2.10.0"]\n  cuda: ["12.8"]\n'
+                          ).output.split())
+    assert "'registry.corp:5000/ml/torch' is not a valid image repository" in out, out
+    assert ("imgkit publish --to registry.corp:5000/..., imgkit ci --registry "
+            "registry.corp:5000/...; 'ml/torch' would do") in out, out
+
+
 def test_a_value_of_another_kind_is_named_as_yaml_read_it_with_how_to_write_it(
         tmp_path: Path) -> None:
     out = listed(tmp_path, 'family: team\nframework: torch\nrepository: ml/team\n'

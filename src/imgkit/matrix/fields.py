@@ -132,6 +132,11 @@ def _rule_hint(value: str, pattern: re.Pattern[str], rule: str) -> str:
     """What the value must be, in words where the field has them; and the lower-case
     spelling where that alone would do (`ml/Team`)."""
     hint = rule or f"allowed pattern: {pattern.pattern}"
+    ported = re.match(r"^([a-z0-9.-]+:[0-9]{1,5})/(.+)$", value)
+    if ported and pattern.match(ported.group(2)):   # a registry named in the image's name
+        return (f"name the registry when the images are pushed, not here: imgkit publish "
+                f"--to {ported.group(1)}/..., imgkit ci --registry {ported.group(1)}/...; "
+                f"{ported.group(2)!r} would do")
     for better in (value.lower(), f"/{value}", _codename(value)):   # `ml/Team`; `workspace`
         if better and better != value and pattern.match(better):
             return f"{hint}; {better!r} would do"
