@@ -105,10 +105,16 @@ def test_tag_template_is_checked() -> None:
         parse_family("f.yaml", family(framework="paddle", repository="paddle",
                                       tag="{nope}", axes={"cuda": ["11.8"],
                                                           "framework_version": ["2.6.2"]}))
-    with pytest.raises(SpecError, match="cannot hold"):
+    with pytest.raises(SpecError, match="cannot hold") as info:
         parse_family("f.yaml", family(framework="paddle", repository="paddle",
                                       tag="a b{cuda}", axes={"cuda": ["11.8"],
                                                              "framework_version": ["2.6.2"]}))
+    assert info.value.hint.endswith("'a-b{cuda}' would do"), info.value.hint
+    with pytest.raises(SpecError, match="cannot hold: ':'") as info:     # the repository's ':'
+        parse_family("f.yaml", family(framework="paddle", repository="paddle",
+                                      tag="{framework_version}:{cuda}", axes={
+                                          "cuda": ["11.8"], "framework_version": ["2.6.2"]}))
+    assert info.value.hint.endswith("'{framework_version}-{cuda}' would do"), info.value.hint
 
 
 def test_yaml_syntax_error_names_the_line(tmp_path: Path) -> None:

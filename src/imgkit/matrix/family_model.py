@@ -70,8 +70,16 @@ def _placeholders(fields: tuple[str, ...]) -> Any:
                           + ", ".join(f"{{{u}}}" for u in unknown),
                           hint="; ".join(f"{{{m}}} for {{{u}}}?" for u, m in near if m) or
                           f"placeholders: {', '.join('{' + f + '}' for f in fields)}")
-        if not re.match(r"^[A-Za-z0-9_.-]*$", "".join(literal for literal, *_ in parts)):
-            raise refusal(f"{template!r} has characters a docker tag cannot hold")
+        literals = "".join(literal for literal, *_ in parts)
+        if not re.match(r"^[A-Za-z0-9_.-]*$", literals):
+            wrong = "".join(dict.fromkeys(c for c in literals if not re.match(r"[A-Za-z0-9_.-]", c)))
+            fixed = "".join(literal.translate({ord(c): "-" for c in wrong})
+                            + ("" if field is None else f"{{{field}}}")
+                            for literal, field, *_ in parts)
+            raise refusal(f"{template!r} has characters a docker tag cannot hold: "
+                          f"{' '.join(repr(c) for c in wrong)}",
+                          hint=f"a tag takes letters, digits, '.', '_' and '-' (the repository "
+                               f"is `repository:`, before the ':'); {fixed!r} would do")
         return template
     return AfterValidator(check)
 
