@@ -164,6 +164,20 @@ def test_an_option_of_another_command_says_which_takes_it_and_what_this_one_call
     assert "No such option: --cudaa (Possible options: --cuda)" in result.output, result.output
 
 
+def test_another_tools_word_for_a_command_names_imgkits() -> None:
+    """`imgkit export kubernetes` had no suggestion (no spelling is near `k8s`), and `imgkit
+    test` was offered `attest`."""
+    from imgkit.cli.framework import CALLED_ELSEWHERE
+    names = {name for path, _ in commands() for name in [path.split()[-1]]}
+    assert not {meant for meant in CALLED_ELSEWHERE.values()} - names, names
+    said = {words: " ".join(invoke(*words.split()).output.replace("│", " ").split())
+            for words in ("export kubernetes", "test x", "export ci", "verfy x")}
+    assert "No such command 'kubernetes'. Did you mean 'k8s'?" in said["export kubernetes"]
+    assert "No such command 'test'. Did you mean 'verify'?" in said["test x"]
+    assert "No such command 'ci': it is `imgkit ci`." in said["export ci"]
+    assert "No such command 'verfy'. Did you mean 'verify'?" in said["verfy x"]     # click's own
+
+
 def test_repeatable_options_take_every_value(tmp_path: Path) -> None:
     result = invoke("list", "--only", "paddle:*", "--only", "imgkit/python:*",
                     "--json", str(tmp_path / "plan.json"))

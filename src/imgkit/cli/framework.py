@@ -94,11 +94,41 @@ def elsewhere(ctx: Any, name: str) -> str:
     return said + "."
 
 
+# What other tools (and people) call a command, where no spelling is near imgkit's name:
+# `imgkit export kubernetes` is `export k8s`. tests/test_cli_surface.py holds each to a
+# command there is.
+CALLED_ELSEWHERE = {
+    "kubernetes": "k8s", "kube": "k8s", "job": "k8s", "cronjob": "k8s",
+    "buildx": "bake", "buildkit": "bake",
+    "kyverno": "policy", "gatekeeper": "policy", "admission": "policy",
+    "prometheus": "monitoring", "grafana": "monitoring", "alerts": "monitoring",
+    "test": "verify", "check": "verify", "validate": "list", "ls": "list", "matrix": "list",
+    "dockerfile": "render", "dockerfiles": "render", "pin": "lock", "freeze": "lock",
+    "push": "publish", "release": "promote", "sign": "attest", "cve": "scan", "vulns": "scan",
+    "pipeline": "ci", "workflow": "ci", "pages": "site", "rebuild": "reproduce",
+}
+
+
 class WordyGroup(TyperGroup):
-    """A group of commands whose own options --help shows in words."""
+    """A group of commands whose own options --help shows in words, and whose unknown
+    command names the one another tool's word means (CALLED_ELSEWHERE)."""
 
     def get_params(self, ctx: Any) -> list[Any]:
         return in_words(super().get_params(ctx))
+
+    def resolve_command(self, ctx: Any, args: list[str]) -> Any:
+        try:
+            return super().resolve_command(ctx, args)
+        except USAGE_ERROR as exc:
+            word = args[0].lower() if args else ""
+            meant = CALLED_ELSEWHERE.get(word, "")
+            root = ctx.find_root().command
+            message = getattr(exc, "message", "").split(". Did you mean")[0].rstrip(".")
+            if meant in self.commands:
+                exc.message = f"{message}. Did you mean {meant!r}?"  # type: ignore[attr-defined]
+            elif self is not root and word in getattr(root, "commands", {}):
+                exc.message = f"{message}: it is `imgkit {word}`."  # type: ignore[attr-defined]
+            raise
 
 
 class RootGroup(WordyGroup):
