@@ -423,6 +423,11 @@ def imgkit_ci(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
     (["gitlab", "--registry", "r.example.com", "--compression", "xz"], "--compression 'xz'"),
     (["github", "--registry", "r.example.com", "--gpu-runner", ""], "--gpu-runner '' is not a runner"),
     (["gitlab", "--registry", "r.example.com", "--cpu-runner", "big box"], "'big box' is not a runner"),
+    # GHCR's first path part is an account: ghcr.io/staging is someone else's
+    (["github", "--registry", "ghcr.io"], "candidates would wait in ghcr.io/staging, the GitHub "
+     "user or organisation called 'staging', not yours"),
+    (["github", "--registry", "ghcr.io/imgkit"], "drop 'imgkit/' from the family's repository: "
+     "--registry ghcr.io/imgkit names the GitHub user or organisation already"),
 ])
 def test_bad_ci_options_are_exit_2_with_the_option_named(args: list[str], message: str,
                                                           tmp_path: Path) -> None:

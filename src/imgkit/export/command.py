@@ -14,7 +14,7 @@ from ..matrix.load import load_plan
 from ..outputs import output_folder, write_output
 from ..project import setting_or
 from ..registry.candidates import load as load_candidates
-from ..registry.destination import Destination, check_names, parse_destination
+from ..registry.destination import ACCOUNT_HOSTS, Destination, check_names, parse_destination
 from ..render.bake import slug
 from ..render.command import render_selection
 from ..render.contexts import write_context
@@ -58,6 +58,7 @@ def ci(selection: Selection, *, platform: str, registry: str | None, staging: st
     if staged == production:
         raise UsageError("--staging must differ from --registry: candidates wait apart from "
                          "what was promoted")
+    _check_accounts(production, staging)
     plan = load_plan(selection)                                           # bad matrix: exit 2
     check_names([production, staged], list(plan.finals), "--registry")   # a namespace twice
     if not plan.finals:
@@ -87,6 +88,18 @@ def ci(selection: Selection, *, platform: str, registry: str | None, staging: st
     write_output(out, text, "--out", required=True)
     _say_written(out, platform, settings)
     return EXIT_OK
+
+
+def _check_accounts(production: Destination, staging: str | None) -> None:
+    """A bare `--registry ghcr.io` would stage candidates in ghcr.io/staging: the account
+    called staging, not the team's (the registries ACCOUNT_HOSTS names)."""
+    account = ACCOUNT_HOSTS.get(production.registry)
+    if account and not production.namespace and not staging:
+        raise UsageError(f"--registry {production}: candidates would wait in "
+                         f"{production}/staging, the {account} called 'staging', not yours",
+                         hint=f"name yours: --registry {production}/OWNER (and the families' "
+                              f"repositories without OWNER/), or give --staging "
+                              f"{production}/OWNER/staging")
 
 
 def _say_written(out: Path, platform: str, settings: CiSettings) -> None:

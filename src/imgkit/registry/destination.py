@@ -12,6 +12,15 @@ REGISTRY = re.compile(rf"^{DOMAIN}$")
 NAMESPACE = re.compile(rf"^{PATH_COMPONENT}(?:/{PATH_COMPONENT})*$")
 
 
+# Hosted registries whose first path part is an account, not a folder of yours: a name
+# straight under the host (`ghcr.io/staging`) is someone else's, or nobody's.
+ACCOUNT_HOSTS = {"ghcr.io": "GitHub user or organisation",
+                 "docker.io": "Docker Hub account", "index.docker.io": "Docker Hub account",
+                 "registry-1.docker.io": "Docker Hub account",
+                 "quay.io": "Quay organisation or user", "nvcr.io": "NGC org",
+                 "registry.gitlab.com": "GitLab group or user"}
+
+
 @dataclass(frozen=True)
 class Destination:
     registry: str       # host[:port], as Docker names it
@@ -50,13 +59,15 @@ def check_names(destinations: list[Destination], local_refs: list[str], flag: st
             if twice:
                 name = split_ref(ref)[0]
                 shorter = destination.namespace[:-len(twice)].rstrip("/")
+                drop = f"drop {twice + '/'!r} from the family's repository"
+                account = ACCOUNT_HOSTS.get(destination.registry) if not shorter else None
                 raise UsageError(
                     f"{name} would be pushed to {destination.registry}/"
                     f"{destination.repository(ref)}: {twice!r} is both the end of {flag} "
                     f"{destination} and the start of the repository",
-                    hint=f"use {flag} {destination.registry}{'/' + shorter if shorter else ''} "
-                         f"(the repository names {twice!r}), or drop {twice + '/'!r} from the "
-                         "family's repository")
+                    hint=f"{drop}: {flag} {destination} names the {account} already" if account else
+                         f"use {flag} {destination.registry}{'/' + shorter if shorter else ''} "
+                         f"(the repository names {twice!r}), or {drop}")
 
 
 def split_ref(ref: str) -> tuple[str, str]:
