@@ -52,13 +52,7 @@ def ci(selection: Selection, *, platform: str, registry: str | None, staging: st
         raise UsageError(f"no pipeline for {platform!r}", hint=f"one of: {', '.join(PLATFORMS)}")
     _check_ci_options(selection, release_branch, signing_key, trusted_key)
     _check_runners(gpu_runner, gpu_arm64_runner, cpu_runner, arm64_runner)
-    production = parse_destination(_registry(registry), "--registry")     # bad: exit 2
-    staged = (parse_destination(staging, "--staging") if staging else Destination(
-        production.registry, "/".join(filter(None, (production.namespace, "staging")))))
-    if staged == production:
-        raise UsageError("--staging must differ from --registry: candidates wait apart from "
-                         "what was promoted")
-    _check_accounts(production, staging)
+    production, staged = _destinations(registry, staging)                 # bad: exit 2
     plan = load_plan(selection)                                           # bad matrix: exit 2
     check_names([production, staged], list(plan.finals), "--registry")   # a namespace twice
     if not plan.finals:
@@ -90,9 +84,16 @@ def ci(selection: Selection, *, platform: str, registry: str | None, staging: st
     return EXIT_OK
 
 
-def _check_accounts(production: Destination, staging: str | None) -> None:
-    """A bare `--registry ghcr.io` would stage candidates in ghcr.io/staging: the account
-    called staging, not the team's (the registries ACCOUNT_HOSTS names)."""
+def _destinations(registry: str | None, staging: str | None) -> tuple[Destination, Destination]:
+    """Where images are promoted, and where candidates wait (default: REGISTRY/staging).
+    A bare `--registry ghcr.io` would stage them in ghcr.io/staging: the account called
+    staging, not the team's (the registries ACCOUNT_HOSTS names)."""
+    production = parse_destination(_registry(registry), "--registry")
+    staged = (parse_destination(staging, "--staging") if staging else Destination(
+        production.registry, "/".join(filter(None, (production.namespace, "staging")))))
+    if staged == production:
+        raise UsageError("--staging must differ from --registry: candidates wait apart from "
+                         "what was promoted")
     account = ACCOUNT_HOSTS.get(production.registry)
     if account and not production.namespace and not staging:
         raise UsageError(f"--registry {production}: candidates would wait in "
@@ -100,6 +101,7 @@ def _check_accounts(production: Destination, staging: str | None) -> None:
                          hint=f"name yours: --registry {production}/OWNER (and the families' "
                               f"repositories without OWNER/), or give --staging "
                               f"{production}/OWNER/staging")
+    return production, staged
 
 
 def _say_written(out: Path, platform: str, settings: CiSettings) -> None:
