@@ -326,6 +326,24 @@ def test_publish_refuses_a_doubled_namespace_before_anything_is_pushed(tmp_path:
     assert "use --to 127.0.0.1:1 (the repository names 'mlplatform')" in out
 
 
+@pytest.mark.parametrize("to, ref, said", [
+    ("docker.io", "paddle:1", "paddle would be pushed to docker.io/paddle, the Docker Hub account "
+                              "called 'paddle'"),
+    ("ghcr.io", "x:1", "x would be pushed to ghcr.io/x, the GitHub user or organisation called 'x'"),
+    ("ghcr.io/acme", "acme/x:1", "drop 'acme/' from the family's repository: --to ghcr.io/acme "
+                                 "names the GitHub user or organisation already"),
+])
+def test_an_account_hosts_first_path_part_is_an_account_not_a_name_of_ours(
+        to: str, ref: str, said: str) -> None:
+    """On ghcr.io, Docker Hub, Quay, nvcr.io and gitlab.com an image straight under the host
+    goes to the account of its name; and 'use --to ghcr.io' is no way out of a doubled one."""
+    from imgkit.registry.destination import check_names
+    with pytest.raises(UsageError) as info:
+        check_names([parse_destination(to)], [ref])
+    assert said in f"{info.value.message} hint: {info.value.hint}", info.value
+    check_names([parse_destination("ghcr.io/acme")], ["x:1", "team/x:1"])     # all its own
+
+
 def test_the_engines_own_retry_of_a_layer_stops_the_push_only_past_the_time_allowed() -> None:
     """`publish --retry-for`: the engine retries a failed layer by itself and says when;
     a try that would start past the bound stops the push (the real engine, a registry killed

@@ -55,6 +55,7 @@ def check_names(destinations: list[Destination], local_refs: list[str], flag: st
     `repository:`) is refused, naming the two ways out."""
     for destination in destinations:
         for ref in local_refs:
+            _check_account(destination, ref, flag)
             twice = doubled(destination, ref)
             if twice:
                 name = split_ref(ref)[0]
@@ -68,6 +69,17 @@ def check_names(destinations: list[Destination], local_refs: list[str], flag: st
                     hint=f"{drop}: {flag} {destination} names the {account} already" if account else
                          f"use {flag} {destination.registry}{'/' + shorter if shorter else ''} "
                          f"(the repository names {twice!r}), or {drop}")
+
+
+def _check_account(destination: Destination, local_ref: str, flag: str) -> None:
+    """An image whose whole name would sit straight under an account host (`paddle` to
+    ghcr.io: ghcr.io/paddle) would go to the account of that name."""
+    account = ACCOUNT_HOSTS.get(destination.registry)
+    name = destination.repository(local_ref)
+    if account and "/" not in name:
+        raise UsageError(f"{split_ref(local_ref)[0]} would be pushed to {destination.registry}/"
+                         f"{name}, the {account} called {name!r}",
+                         hint=f"name yours: {flag} {destination.registry}/OWNER")
 
 
 def split_ref(ref: str) -> tuple[str, str]:
