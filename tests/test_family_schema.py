@@ -150,6 +150,23 @@ def test_a_registry_with_a_port_in_the_repository_says_where_the_registry_goes(
             "registry.corp:5000/...; 'ml/torch' would do") in out, out
 
 
+@pytest.mark.parametrize("line, hint", [
+    ("expose: [8888]", "did you mean 'ports'? (Dockerfile's EXPOSE)"),
+    ("copy: {a.py: /a.py}", "did you mean 'files'? (Dockerfile's COPY, a file a line)"),
+    ("from: paddle:2.6.2", "did you mean 'extends'? (Dockerfile's FROM"),
+    ("healthcheck: {test: [CMD, curl]}", "Kubernetes ignores it; give your Deployment a liveness"),
+    ("environment: {A: b}", "did you mean 'env'? (ENV)"),
+    ("arg: {X: 1}", "there are no build arguments to pass"),
+])
+def test_a_dockerfiles_word_for_a_key_names_the_key_it_is_here(
+        tmp_path: Path, line: str, hint: str) -> None:
+    """A team translating its Dockerfiles writes their words; none is near imgkit's key by
+    spelling, so the hint listed every key of the kind."""
+    out = " ".join(listed(tmp_path, 'family: team\nextends: {family: paddle}\nrepository: ml/team\n'
+                                    f'tag: "{{parent_tag}}"\napt: [jq]\n{line}\n').output.split())
+    assert f"{line.split(':')[0]}: unknown key" in out and hint in out, out
+
+
 def test_a_value_of_another_kind_is_named_as_yaml_read_it_with_how_to_write_it(
         tmp_path: Path) -> None:
     out = listed(tmp_path, 'family: team\nframework: torch\nrepository: ml/team\n'

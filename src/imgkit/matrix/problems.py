@@ -188,8 +188,45 @@ def _unknown(kind: str, loc: tuple[Any, ...]) -> tuple[str, str]:
     near = meant(key, list(KINDS[kind].model_fields)) if len(loc) == 1 else ""
     if near:
         return "unknown key", f"did you mean {near!r}?"
+    if len(loc) == 1 and key.lower() in WORDS_OF_OTHER_FILES:
+        return "unknown key", _said_elsewhere(kind, key.lower())
     known = ", ".join(KINDS[kind].model_fields)
     return "unknown key", f"{KIND_WORDS[kind]} has: {known}"
+
+
+# A Dockerfile's, compose file's or requirements file's word for what a family file says
+# another way (a team translating its Dockerfiles writes `expose:`, `copy:`, `from:`): the
+# keys it may be here (the first this kind of family has), and why.
+WORDS_OF_OTHER_FILES: dict[str, tuple[tuple[str, ...], str]] = {
+    "expose": (("ports",), "Dockerfile's EXPOSE"),
+    "copy": (("files",), "Dockerfile's COPY, a file a line"),
+    "add": (("files",), "Dockerfile's ADD, a file a line"),
+    "label": (("labels",), "Dockerfile's LABEL"), "environment": (("env",), "ENV"),
+    "requirements": (("pip",), "exact pins"),
+    "packages": (("pip",), "exact pins; Debian packages are `apt:`"),
+    "from": (("extends", "base"), "Dockerfile's FROM: an extension builds on another family's "
+             "images, a stack or framework family on a base image of yours"),
+    "image": (("repository",), "with `tag:`, the images' names"),
+    "name": (("family",), "the family's name; its images' name is `repository:`"),
+    "arg": ((), "imgkit writes each image's values into its Dockerfile: there are no build "
+            "arguments to pass (a template of your own: docs/your-matrix.md#templates)"),
+    "healthcheck": ((), "imgkit writes no HEALTHCHECK: Kubernetes ignores it; give your "
+                    "Deployment a liveness probe"),
+    "volume": ((), "imgkit writes no VOLUME: mount a volume when the container runs"),
+    "volumes": ((), "imgkit writes no VOLUME: mount a volume when the container runs"),
+}
+
+
+def _said_elsewhere(kind: str, word: str) -> str:
+    """The hint for `word`, another file's name for a key: the key where this kind of
+    family has it, else which kind has it."""
+    keys, why = WORDS_OF_OTHER_FILES[word]
+    here = [key for key in keys if key in KINDS[kind].model_fields]
+    if here:
+        return f"did you mean {here[0]!r}? ({why})"
+    if keys:
+        return f"{why}; `{keys[0]}` belongs to " + " or ".join(KIND_WORDS[h] for h in homes_of(keys[0]))
+    return why
 
 
 def _missing(kind: str, loc: tuple[Any, ...]) -> tuple[str, str]:
