@@ -206,6 +206,10 @@ def test_the_k8s_export_reads_the_project_files_cluster_and_registry(tmp_path: P
     ([], "export k8s needs --registry"),
     (["--registry", "r.example.com", "--fleet"], "--fleet needs [cluster.fleet]"),
     (["--registry", "r.example.com", "--verdicts", "v"], "--verdicts is for a fleet check"),
+    # the names promote gives them, held to the rules ci holds them to
+    (["--registry", "r.example.com/imgkit"], "'imgkit' is both the end of --registry"),
+    (["--registry", "docker.io"], "would be pushed to docker.io/paddle-jupyter, the Docker Hub "
+                                  "account called 'paddle-jupyter'"),
 ])
 def test_bad_k8s_options_are_exit_2(args: list[str], message: str, tmp_path: Path) -> None:
     done = imgkit("export", "k8s", "--cuda", "11.8", "--out", str(tmp_path / "k"), *args,

@@ -287,6 +287,7 @@ def export_k8s(selection: Selection, *, out: Path, registry: str | None = None,
     where = parse_destination(registry, "--registry")                  # bad: exit 2
     plan = load_plan(selection)
     staged = load_candidates(candidates) if candidates is not None else {}
+    check_names([where], [t for t in plan.finals if t not in staged], "--registry")   # as ci
     probe = probe_zip()
     images = {tag: staged[tag].reference if tag in staged else
               f"{where.registry}/{where.repository(tag)}:{tag.rsplit(':', 1)[1]}"
