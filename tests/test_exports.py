@@ -188,7 +188,8 @@ def test_the_k8s_export_reads_the_project_files_cluster_and_registry(tmp_path: P
     imgkit.toml: no flag but --out."""
     assert imgkit("init", str(tmp_path / "p"), "--namespace", "ml").returncode == 0
     project = tmp_path / "p" / "imgkit.toml"
-    project.write_text(project.read_text() + '\nregistry = "registry.example.com/ml"\n'
+    # (registry.example.com/ml would have named ml/ twice: refused, as ci refuses it)
+    project.write_text(project.read_text() + '\nregistry = "registry.example.com/team"\n'
                        + '[cluster]\ngpus_per_job = 2\nruntime_class = "nvidia-cdi"\n')
     done = imgkit("export", "k8s", "--out", "k8s", cwd=tmp_path / "p")
     assert done.returncode == 0, done.stderr
@@ -198,7 +199,7 @@ def test_the_k8s_export_reads_the_project_files_cluster_and_registry(tmp_path: P
         pod = job["spec"]["template"]["spec"]
         assert pod["runtimeClassName"] == "nvidia-cdi"
         assert pod["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] == "2"
-        assert pod["containers"][0]["image"].startswith("registry.example.com/ml/")
+        assert pod["containers"][0]["image"].startswith("registry.example.com/team/ml/")
 
 
 @pytest.mark.parametrize("args, message", [
