@@ -100,7 +100,7 @@ def test_system_pip_into_dist_packages(engine, mini_stack: MiniStack, namespace,
     assert "/usr/local/lib/python3.11/dist-packages/" in good.facts.libraries.copies("cudart")[0].realpath  # type: ignore[union-attr]
     # the same image under a CUDA 12.1 tag fails for the right reason, naming both versions
     wrong = checks(judge(engine, ref, "cuda=12.1"))
-    assert "cudart is 11.8, the tag/labels say 12.1" in wrong["cudart.version"]
+    assert "cudart is 11.8, --expect says 12.1" in wrong["cudart.version"]
     # its driver floor, cuda>=11.8, is right for the 11.8 runtime it holds: not the lie
     assert wrong["env NVIDIA_REQUIRE_CUDA"].startswith("pass")
 
@@ -113,7 +113,7 @@ def test_debian_non_free_packages(engine, mini_stack: MiniStack, namespace):
     assert good.passed, good.failed
     assert "dpkg libcudart11.0 11.8.89~" in cudart_source(good)
     wrong = checks(judge(engine, ref, "cuda=12.1"))
-    assert "cudart is 11.8, the tag/labels say 12.1" in wrong["cudart.version"]
+    assert "cudart is 11.8, --expect says 12.1" in wrong["cudart.version"]
 
 
 def test_toolkit_tree_with_version_json(engine, mini_stack: MiniStack, namespace, wheels):
@@ -201,7 +201,7 @@ def test_runtime_bundled_in_a_framework_wheel(engine, mini_stack: MiniStack, nam
     copy = result.facts.libraries.copies("cudart")[0]  # type: ignore[union-attr]
     assert copy.where == "environment" and copy.owner is not None and copy.owner.name == "bundlefw"
     if verdict == "fail":
-        assert "cudart is 12.4, the tag/labels say 11.8" in cudart
+        assert "cudart is 12.4, its labels say 11.8" in cudart
     if verdict == "skip":
         assert "bundled in bundlefw" in cudart and "GPU" in cudart
 

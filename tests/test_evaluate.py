@@ -34,6 +34,21 @@ def test_without_gpu_says_the_gpu_was_not_verified() -> None:
 def test_version_mismatch_with_tag() -> None:
     verdict = run(GOOD, opts=["cuda=11.8"])
     assert "cudart.version" in names(verdict)
+    said = {c.name: c.diagnosis for c in verdict.failed}
+    assert said["cudart.version"].endswith("--expect says 11.8")       # who claimed it
+    assert said["stack.cublas"].endswith("not CUDA 11.8 as --expect says")
+    from imgkit.verify.evaluate import evaluate
+    tagged = "pytorch:2.5.1-cuda11.8-cudnn9-runtime"
+    verdict = evaluate(tagged, "sha256:" + "0" * 64, parse_report(GOOD),
+                       expectations(tagged, {}, []), gpu=True)
+    assert {c.name: c.diagnosis for c in verdict.failed}["cudart.version"].endswith(
+        "its tag says 11.8")
+
+
+def test_a_cuda_release_with_its_patch_is_held_as_far_as_the_libraries_tell() -> None:
+    """`--expect cuda=12.4.1` (as NVIDIA's CUDA_VERSION spells it): cuBLAS's series says
+    12.4, which is that release; it failed 'cuBLAS belongs to CUDA 12.4, not 12.4.1'."""
+    assert not names(run(GOOD, opts=["cuda=12.4.1"]))
 
 
 def test_two_copies_fail_and_list_both() -> None:

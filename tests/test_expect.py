@@ -20,6 +20,19 @@ def test_a_bad_expectation_is_refused_with_what_its_key_takes(option: str, why: 
         parse_expect_options([option])
 
 
+@pytest.mark.parametrize("option, hint", [
+    ("torch=2.5.1", "--expect framework=torch --expect framework_version=2.5.1"),
+    ("nccl=2.21.5-1+cuda12.4", "--expect nccl=2.21.5"),       # NV_LIBNCCL_PACKAGE's spelling
+    ("cudnn=9.1.0.70-1", "--expect cudnn=9.1.0.70"),
+    ("CUDA=12.4", "did you mean --expect cuda=12.4?"),
+])
+def test_a_claim_written_as_images_and_packages_write_it_gets_the_option_that_takes_it(
+        option: str, hint: str) -> None:
+    with pytest.raises(UsageError) as info:
+        parse_expect_options([option])
+    assert info.value.hint == hint, info.value.hint
+
+
 def test_good_expectations_pass_and_framework_names_are_canonical() -> None:
     assert parse_expect_options(["cuda=12.4", "cudnn=9", "nccl=2.21.5", "python=3.11",
                                  "framework=pytorch", "framework_version=2.5.1+cu124",

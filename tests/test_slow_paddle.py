@@ -76,7 +76,7 @@ def test_bare_name_that_does_not_resolve(engine, slice_built, namespace):
 
 def test_the_paddle_stack_under_another_cuda_names_both(engine, slice_built):
     fails = failed(engine, slice_built, expect=("cuda=12.1",))
-    assert "cudart is 11.8, the tag/labels say 12.1" in fails["cudart.version"]
+    assert "cudart is 11.8, --expect says 12.1" in fails["cudart.version"]
     # cuBLAS says 11.11.3 itself (its wheel is 11.11.3.6): the compat data places it in 11.8
     assert "cuBLAS 11.11.3 " in fails["stack.cublas"]
     assert "belongs to CUDA 11.8, not CUDA 12.1" in fails["stack.cublas"]

@@ -25,8 +25,8 @@ PADDLE_BARE_NAMES = ("libcudart.so", "libcublas.so", "libcudnn.so", "libcurand.s
 
 def library_checks(report: Report, exp: Expectations) -> list[Check]:
     checks = []
-    wanted = {"cudart": exp.get("cuda"), "cublas": exp.get("cublas"),
-              "cudnn": exp.get("cudnn"), "nccl": exp.get("nccl")}
+    keys = {"cudart": "cuda", "cublas": "cublas", "cudnn": "cudnn", "nccl": "nccl"}
+    wanted = {family: exp.get(key) for family, key in keys.items()}
     for family in ("cudart", "cublas", "cublasLt", "cudnn", "nccl"):
         copies = report.libraries.copies(family)
         expected = wanted.get(family)
@@ -63,7 +63,8 @@ def library_checks(report: Report, exp: Expectations) -> list[Check]:
             bad = [v for v in versions_seen.values() if v and not versions.in_series(v, expected)]
             checks.append(Check(f"{family}.version", FAIL if bad else PASS, expected,
                                 ", ".join(sorted({v for v in versions_seen.values() if v})),
-                                f"{family} is {bad[0]}, the tag/labels say {expected}" if bad else ""))
+                                f"{family} is {bad[0]}, {exp.said_by(keys[family])} {expected}"
+                                if bad else ""))
     driver = report.libraries.driver_libs_in_image
     checks.append(Check("driver-libs-not-baked", FAIL if driver else PASS, "none in the image",
                         ", ".join(driver) or "none",
@@ -88,11 +89,13 @@ def stack_checks(report: Report, exp: Expectations, data: Compat) -> list[Check]
                 continue
             judged += 1
             precise = family == "cublas" and home.count(".") == 1
-            if (home != cuda) if precise else (versions.major(home) != versions.major(cuda)):
+            # a release held as far as a library tells it: 11.8.0 is the CUDA 11.8 release
+            if (home != versions.major_minor(cuda)) if precise else \
+                    (versions.major(home) != versions.major(cuda)):
                 wrong.append(f"{label} {copy.version or '?'} ({copy.path}) belongs to CUDA {home}")
         if wrong:
             checks.append(Check(f"stack.{family}", FAIL, f"{label} of CUDA {cuda}", "; ".join(wrong),
-                                f"{wrong[0]}, not CUDA {cuda} as the tag/labels say"))
+                                f"{wrong[0]}, not CUDA {cuda} as {exp.said_by('cuda')}"))
         elif judged:
             checks.append(Check(f"stack.{family}", PASS, f"{label} of CUDA {cuda}",
                                 f"{judged} cop{'y' if judged == 1 else 'ies'} agree"))
@@ -147,7 +150,8 @@ def framework_checks(report: Report, exp: Expectations) -> list[Check]:
         if expected == name and wanted:
             ok = versions.in_series(result.version or "", wanted)
             checks.append(Check(f"{name}.version", PASS if ok else FAIL, wanted, str(result.version),
-                                "" if ok else f"{name} is {result.version}, the tag/labels say {wanted}"))
+                                "" if ok else f"{name} is {result.version}, "
+                                f"{exp.said_by('framework_version')} {wanted}"))
         if not result.compiled_with_cuda:
             checks.append(Check(f"{name}.cuda-build", FAIL, "a CUDA build", "CPU-only build",
                                 f"{name} was built without CUDA: it can only use the CPU"))

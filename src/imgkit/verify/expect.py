@@ -33,6 +33,11 @@ class Expectations:
     def source(self, key: str) -> str:
         return dict(self.sources).get(key, "")
 
+    def said_by(self, key: str) -> str:
+        """Who claims `key`, for a diagnosis: 'the tag says 12.4'."""
+        return {"label": "its labels say", "tag": "its tag says",
+                "--expect": "--expect says"}.get(self.source(key), "the tag/labels say")
+
 
 def from_labels(labels: dict[str, str]) -> dict[str, str]:
     out = {}
@@ -93,12 +98,19 @@ def parse_expect_options(options: list[str] | tuple[str, ...]) -> dict[str, str]
             # only on the way out: no pydantic before a run
             from ..matrix.fields import meant
             near = meant(key.strip(), list(KEYS)) if sep else ""
+            framework = FRAMEWORK_NAMES.get(key.strip().lower())
             raise UsageError(f"--expect {option!r}: expected KEY=VALUE with KEY one of "
                              f"{', '.join(KEYS)}",
-                             hint=f"did you mean --expect {near}={value}?" if near else "")
+                             hint=f"--expect framework={framework} --expect framework_version="
+                                  f"{value}" if framework and sep else
+                                  f"did you mean --expect {near}={value}?" if near else "")
         pattern, wanted = VALUE_OF[key]
         if not VALUE.match(value) or not pattern.match(value):
-            raise UsageError(f"--expect {option!r}: {key} takes {wanted}")
+            # a package's version as NVIDIA's images write it: 2.21.5-1+cuda12.4 is 2.21.5
+            leading = re.match(r"^[0-9]+(?:\.[0-9]+)+", value)
+            raise UsageError(f"--expect {option!r}: {key} takes {wanted}",
+                             hint=f"--expect {key}={leading.group(0)}"
+                             if leading and pattern.match(leading.group(0)) else "")
         out[key] = FRAMEWORK_NAMES[value] if key == "framework" else value
     return out
 
