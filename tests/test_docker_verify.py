@@ -182,6 +182,14 @@ def test_unknown_image_is_usage_error(engine, mini):
     result = subprocess.run([sys.executable, "-m", "imgkit", "verify", other, "--gpus", "none"],
                             capture_output=True, text=True)
     assert result.returncode == 2 and "did you mean" not in result.stderr, result.stderr
+    # that one, and the repository without a tag (`:latest`), get the repository's tags
+    # (others of the session's may be there too)
+    def listed(said: str) -> list[str]:
+        return re.findall(rf"hint: {re.escape(repository)} has: (.*) \(name one: ", said)[0].split(", ")
+    assert tag in listed(result.stderr), result.stderr
+    result = subprocess.run([sys.executable, "-m", "imgkit", "verify", repository, "--gpus", "none"],
+                            capture_output=True, text=True)
+    assert result.returncode == 2 and tag in listed(result.stderr), result.stderr
 
 
 @pytest.mark.parametrize("reference, said", [

@@ -28,6 +28,16 @@ def _not_a_reference(ref: str, said: str) -> UsageError:
                       "name it as `imgkit list` prints it: [host/]path:tag, the path in lowercase")
 
 
+def _near(ref: str, tags: list[str]) -> str:
+    """The tag of `tags` that `ref` misspells (another case, a letter off), or ""."""
+    import difflib
+    same = [t for t in tags if t.lower() == ref.lower()]
+    # another version is another image, not a misspelling (3.12 is no typo of 3.11)
+    spelt = [t for t in tags if re.sub(r"\d", "", t.lower()) != re.sub(r"\d", "", ref.lower())]
+    close = difflib.get_close_matches(ref.lower(), [t.lower() for t in spelt], n=1, cutoff=0.85)
+    return same[0] if same else next((t for t in spelt if close and t.lower() == close[0]), "")
+
+
 class Images(Client):
     def image(self, ref: str) -> ImageInfo | None:
         if not ref.strip():      # the engine would answer a redirect for /images//json
@@ -67,29 +77,31 @@ class Images(Client):
 
     def known(self, ref: str, hint: str = "build it (imgkit build) or pull it first") -> ImageInfo:
         """What the engine says of `ref`; an image it does not hold is a usage error (exit 2)
-        saying what to do (`hint`)."""
+        saying what to do (`hint`): the tag it misspells, or the tags its repository has."""
         info = self.image(ref)
         if info is None:
-            near = self._near(ref)
-            raise UsageError(f"image {ref!r} not found in the local engine",
-                             hint=f"did you mean {near!r}? else {hint}" if near else hint)
+            tags = self._tags()
+            near = _near(ref, tags)
+            name = _name_of(ref)
+            mine = sorted(t[len(name) + 1:] for t in tags if t.rpartition(":")[0] == name)
+            # its own repository's tags before a near name of another's (paddle:...-cudnn9
+            # is not paddle-jupyter:...-cudnn8)
+            said = (f"did you mean {near!r}? else {hint}" if near.lower() == ref.lower() or
+                    (near and not mine) else
+                    f"{name} has: {', '.join(mine[:6])}{', ...' if len(mine) > 6 else ''} "
+                    f"(name one: {name}:{mine[0]})" if mine else hint)
+            raise UsageError(f"image {ref!r} not found in the local engine", hint=said)
         return info
 
-    def _near(self, ref: str) -> str:
-        """The tag the engine holds that `ref` misspells (another case, a letter off), or ""."""
-        import difflib
+    def _tags(self) -> list[str]:
+        """Every name:tag the engine holds ([] where it cannot list them: a hint only)."""
         try:
             listed = (self._get_local("/images/json") if self.socket_path is not None
                       else self.api.images())
         except Exception:  # noqa: BLE001 - a hint only: no list, no hint
-            return ""
-        tags = [t for image in listed or [] for t in image.get("RepoTags") or []
+            return []
+        return [t for image in listed or [] for t in image.get("RepoTags") or []
                 if t != "<none>:<none>"]
-        same = [t for t in tags if t.lower() == ref.lower()]
-        # another version is another image, not a misspelling (3.12 is no typo of 3.11)
-        spelt = [t for t in tags if re.sub(r"\d", "", t.lower()) != re.sub(r"\d", "", ref.lower())]
-        close = difflib.get_close_matches(ref.lower(), [t.lower() for t in spelt], n=1, cutoff=0.85)
-        return same[0] if same else next((t for t in spelt if close and t.lower() == close[0]), "")
 
     def config(self, ref: str) -> ImageConfig:
         """The image's config as the engine reports it (env, entrypoint, cmd, user, workdir,
