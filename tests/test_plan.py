@@ -84,17 +84,24 @@ def test_an_only_that_matches_nothing_says_what_would(cuda: str | None, glob: st
     assert hint in info.value.hint, info.value.hint
 
 
-def test_every_impossible_point_of_a_family_is_said_with_the_exclude_that_leaves_it_out(
-        tmp_path: Path) -> None:
+def torch_family(tmp_path: Path, tag: str, axes: str) -> tuple[Path, list[SpecError]]:
+    """A torch family t on CUDA 12.8 and 12.6 with `axes` besides, in a matrix folder of its
+    own, and the problems its plan is refused with."""
     images = tmp_path / "images"
     images.mkdir()
     (images / "t.yaml").write_text(
-        'family: t\nrepository: ml/t\nframework: torch\ntag: "{framework_version}-cuda{cuda}"\n'
-        'axes:\n  framework_version: ["2.10.0", "2.7.0"]\n  cuda: ["12.8", "12.6"]\n'
-        '  cudnn: [default]\n  nccl: [default]\n')
+        f'family: t\nrepository: ml/t\nframework: torch\ntag: "{tag}"\naxes:\n{axes}'
+        '  cuda: ["12.8", "12.6"]\n  cudnn: [default]\n  nccl: [default]\n')
     with pytest.raises(SpecErrors) as info:
         make_plan(load_spec(images), load())
-    said = sorted((p.reason, p.hint) for p in info.value.problems)
+    return images, list(info.value.problems)
+
+
+def test_every_impossible_point_of_a_family_is_said_with_the_exclude_that_leaves_it_out(
+        tmp_path: Path) -> None:
+    images, problems = torch_family(tmp_path, '{framework_version}-cuda{cuda}',
+                                    '  framework_version: ["2.10.0", "2.7.0"]\n')
+    said = sorted((p.reason, p.hint) for p in problems)
     assert said == [
         ("torch 2.10.0 is built for CUDA 12.8, not 12.6", 'use cuda 12.8 for torch 2.10.0; or leave '
          'the point out: exclude: [{cuda: "12.6", framework_version: "2.10.0"}]'),
@@ -114,15 +121,10 @@ def test_points_impossible_for_one_reason_are_said_once_with_entries_that_leave_
     one: a team excluded it and met the next on the following run. Now the reason is said
     once with how many points it holds, and its entries leave them all out, over the fewest
     axes, never a point that could be built."""
-    images = tmp_path / "images"
-    images.mkdir()
-    (images / "t.yaml").write_text(
-        'family: t\nrepository: ml/t\nframework: torch\ntag: "{framework_version}-cuda{cuda}-{os}"\n'
-        'axes:\n  os: [bookworm, noble]\n  framework_version: ["2.10.0", "2.9.1", "2.7.0"]\n'
-        '  cuda: ["12.8", "12.6"]\n  cudnn: [default]\n  nccl: [default]\n')
-    with pytest.raises(SpecErrors) as info:
-        make_plan(load_spec(images), load())
-    said = {p.reason: (p.key, p.hint) for p in info.value.problems}
+    images, problems = torch_family(tmp_path, '{framework_version}-cuda{cuda}-{os}',
+                                    '  os: [bookworm, noble]\n'
+                                    '  framework_version: ["2.10.0", "2.9.1", "2.7.0"]\n')
+    said = {p.reason: (p.key, p.hint) for p in problems}
     key, hint = said["unknown torch version '2.9.1'"]
     assert key.endswith("; 3 more points like it)"), key
     assert hint.endswith('or leave them out: exclude: [{framework_version: "2.9.1"}]'), hint
