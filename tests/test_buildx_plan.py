@@ -145,6 +145,21 @@ def test_progress_of_a_bake_of_one_image_is_that_images() -> None:
     assert step.startswith("RUN apt-get install") and "exit code: 100" in reason
 
 
+def test_a_failed_pip_step_is_said_in_pips_last_words_not_its_notice() -> None:
+    """pip prints 'ERROR: Ignored the following yanked versions' before why it failed; that
+    notice was the build summary's reason for a pin the index does not have."""
+    progress = BakeProgress({target_name(CUDA118): CUDA118}, {})
+    progress.feed("#7 [2/3] RUN imgkit-build-env pip install einops==99.0.0")
+    progress.feed("#7 3.1 ERROR: Ignored the following yanked versions: 0.6.2rc0")
+    progress.feed("#7 3.1 ERROR: Could not find a version that satisfies the requirement "
+                  "einops==99.0.0 (from versions: 0.8.0, 0.8.1)")
+    progress.feed("#7 3.1 ERROR: No matching distribution found for einops==99.0.0")
+    progress.feed('#7 ERROR: process "/bin/sh -c imgkit-build-env pip install einops==99.0.0" '
+                  'did not complete successfully: exit code: 1')
+    progress.feed("#9 ERROR: failed to solve: process did not complete")   # after the step
+    assert progress.failed[CUDA118][1] == "No matching distribution found for einops==99.0.0"
+
+
 def test_progress_knows_when_each_image_was_named_with_or_without_a_duration() -> None:
     progress = BakeProgress({target_name(CUDA118): CUDA118, target_name(CUDA124): CUDA124}, {})
     progress.feed(f"#20 [{target_name(CUDA118)}] exporting to image")

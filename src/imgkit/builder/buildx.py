@@ -169,6 +169,8 @@ def write_ca_copy(env: BuildEnv, folder: Path) -> Path | None:
 VERTEX = re.compile(r"#(\d+) (?:\d+\.\d+ )?(.*)")
 NAMED = re.compile(r"naming to (\S+)(?: [0-9.]+s)? done")
 RAN = re.compile(r'process ".*" did not complete successfully: (exit code: \d+)$', re.S)
+# ERROR lines a tool prints that are not why it failed (pip lists the releases it skipped)
+NOTICE = re.compile(r"^Ignored the following (yanked )?versions")
 # "[target 2/3] RUN ...", or "[2/3] RUN ..." where a bake of one target names none
 STEP = re.compile(r"\[(?:([A-Za-z0-9_-]+)(?: [^\]]*)?|\d+/\d+)\] (.*)")
 
@@ -197,6 +199,7 @@ class BakeProgress:
     named: dict[str, float] = field(default_factory=dict)   # tag -> seconds it took
     began: dict[str, float] = field(default_factory=dict)   # tag -> its first step's start
     failed: dict[str, tuple[str, str]] = field(default_factory=dict)  # tag -> (step, error)
+    done: set[str] = field(default_factory=set)             # tags whose step has ended in failure
     tail: list[str] = field(default_factory=list)           # the last lines of all
 
     def feed(self, line: str) -> tuple[str, str] | None:
@@ -223,12 +226,22 @@ class BakeProgress:
         self.began.setdefault(tag, now)
         self.logs.setdefault(tag, []).append(text)
         self.logs[tag] = self.logs[tag][-LOG_TAIL:]
-        if text.startswith("ERROR:") and tag not in self.failed:
-            error = text[len("ERROR:"):].strip()
-            ran = RAN.match(error)     # the step names the command: its exit code is news
-            self.failed[tag] = (self.step.get(vertex, "build"),
-                                ran.group(1) if ran and vertex in self.step else error)
+        if text.startswith("ERROR:"):
+            self._failed(tag, vertex, text[len("ERROR:"):].strip())
         return tag, text
+
+    def _failed(self, tag: str, vertex: str, error: str) -> None:
+        """Why `tag` failed: the last ERROR line a tool of the step printed (pip's last one
+        says most: "No matching distribution found for X"), else BuildKit's own line (where
+        the step names the command, only its exit code is news)."""
+        ran = RAN.match(error)
+        step = self.step.get(vertex, "build")
+        if ran is not None or tag in self.done:
+            if tag not in self.failed:
+                self.failed[tag] = (step, ran.group(1) if ran and vertex in self.step else error)
+            self.done.add(tag)
+        elif not NOTICE.match(error):
+            self.failed[tag] = (step, error)
 
     def _labelled(self, target: str | None, step: str) -> str | None:
         """The image a step's first line belongs to; None when not one of ours."""
