@@ -54,3 +54,18 @@ def test_a_failed_steps_output_is_read_into_what_to_change(line: str, said: str)
 
 def test_output_that_says_nothing_known_gets_no_hint() -> None:
     assert failure_hint(["Step 3/4 : RUN make", "make: *** [all] Error 2"]) == ""
+
+
+@pytest.mark.parametrize("lines, said", [
+    (["\x1b[91mE: Unable to locate package python3-opencv2\x1b[0m"],    # the legacy builder's
+     "Unable to locate package python3-opencv2"),
+    (["ERROR: Ignored the following yanked versions: 0.6.2rc0",
+      "ERROR: Could not find a version that satisfies the requirement einops==99.0.0",
+      "ERROR: No matching distribution found for einops==99.0.0"],
+     "No matching distribution found for einops==99.0.0"),
+    (["ERROR: Ignored the following yanked versions: 0.6.2rc0"], ""),   # a notice is no reason
+    (["+ exit 7"], ""),                                   # no tool said why: the exit code will
+])
+def test_a_failed_step_is_said_in_its_tools_last_words(lines: list[str], said: str) -> None:
+    from imgkit.builder.failure_hints import tool_error
+    assert tool_error(["Step 5/7 : RUN apt-get update", *lines]) == said

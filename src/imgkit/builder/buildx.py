@@ -41,7 +41,7 @@ from .bakeplan import plan_bake
 from .buildenv import BuildEnv
 from .chains import by_parent
 from .epoch import build_epochs
-from .failure_hints import failure_hint
+from .failure_hints import NOTICE, TOOL_ERROR, failure_hint
 from .freshness import Freshness, check_freshness
 from .outcome import BUILT, CANCELLED, FAILED, SKIPPED, UP_TO_DATE, WOULD_BUILD, Result, up_to_date
 from .plugins import hidden_buildx
@@ -169,8 +169,6 @@ def write_ca_copy(env: BuildEnv, folder: Path) -> Path | None:
 VERTEX = re.compile(r"#(\d+) (?:\d+\.\d+ )?(.*)")
 NAMED = re.compile(r"naming to (\S+)(?: [0-9.]+s)? done")
 RAN = re.compile(r'process ".*" did not complete successfully: (exit code: \d+)$', re.S)
-# ERROR lines a tool prints that are not why it failed (pip lists the releases it skipped)
-NOTICE = re.compile(r"^Ignored the following (yanked )?versions")
 # "[target 2/3] RUN ...", or "[2/3] RUN ..." where a bake of one target names none
 STEP = re.compile(r"\[(?:([A-Za-z0-9_-]+)(?: [^\]]*)?|\d+/\d+)\] (.*)")
 
@@ -226,14 +224,16 @@ class BakeProgress:
         self.began.setdefault(tag, now)
         self.logs.setdefault(tag, []).append(text)
         self.logs[tag] = self.logs[tag][-LOG_TAIL:]
-        if text.startswith("ERROR:"):
-            self._failed(tag, vertex, text[len("ERROR:"):].strip())
+        said = TOOL_ERROR.match(text)
+        if said is not None:
+            self._failed(tag, vertex, said.group(1).strip())
         return tag, text
 
     def _failed(self, tag: str, vertex: str, error: str) -> None:
-        """Why `tag` failed: the last ERROR line a tool of the step printed (pip's last one
-        says most: "No matching distribution found for X"), else BuildKit's own line (where
-        the step names the command, only its exit code is news)."""
+        """Why `tag` failed: the last error line a tool of the step printed (pip's last one
+        says most: "No matching distribution found for X"; apt's "E: Unable to locate
+        package X"), else BuildKit's own line (where the step names the command, only its
+        exit code is news)."""
         ran = RAN.match(error)
         step = self.step.get(vertex, "build")
         if ran is not None or tag in self.done:

@@ -15,6 +15,24 @@ STALE_CACHE_HINT = ("BuildKit's cache names layers the engine no longer holds (a
                     "`docker buildx prune` leaves it so): empty it with `docker buildx prune "
                     "-af`, then build again")
 
+# A tool's own error line: pip's "ERROR: ...", apt's "E: ..." (as BuildKit's progress and
+# the legacy builder's log give them), and those that are no reason (pip's list of the
+# releases it skipped, printed before why it failed).
+TOOL_ERROR = re.compile(r"^(?:ERROR:|E:)\s(.+)", re.S)
+NOTICE = re.compile(r"^Ignored the following (yanked )?versions")
+COLOUR = re.compile(r"\x1b\[[0-9;]*m")      # the legacy builder colours a step's stderr
+
+
+def tool_error(lines: Iterable[str]) -> str:
+    """Why a step failed in its tool's own words: the last error line it printed that is
+    no notice ("No matching distribution found for X", "Unable to locate package X"), or
+    "" where it printed none (then the step's exit code is all there is)."""
+    plain = (COLOUR.sub("", line).strip() for line in lines)
+    said = [m.group(1).strip() for m in map(TOOL_ERROR.match, plain)
+            if m and not NOTICE.match(m.group(1))]
+    return said[-1] if said else ""
+
+
 # (a sign in one line of the step's output, what it means) in the order they are tried
 SIGNS: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], str]], ...] = (
     (re.compile(r"E: Unable to locate package (\S+)"),

@@ -15,7 +15,7 @@ from ..errors import BuildFailed, Cancelled
 from ..options import BuildOptions
 from .chains import Listener, by_parent
 from .epoch import ARG, build_epochs
-from .failure_hints import failure_hint
+from .failure_hints import failure_hint, tool_error
 from .freshness import Freshness, builds_something, check_freshness
 from .outcome import BUILT, CANCELLED, FAILED, WOULD_BUILD, Result, up_to_date
 
@@ -70,6 +70,7 @@ class Builder:
         except BuildFailed as exc:
             self.engine.remove_made(exc.images)
             exc.hint = exc.hint or failure_hint([exc.reason, *exc.log_tail])
+            exc.reason = tool_error(exc.log_tail) or exc.reason     # as BuildKit's builds say it
             return Result(tag, FAILED, time.monotonic() - start, reason=exc.reason, error=exc)
         except Cancelled as exc:
             self.engine.remove_made(exc.images)
