@@ -136,7 +136,8 @@ labels: [a, b]
                        'workdir: /root/work\npip: ["Pillow==10.4.0", "pillow==11.0.0"]\n',
     "busy-extras.yaml": 'family: busy-extras\nextends: {family: busy-torch}\n'
                         'repository: team/bx\ntag: "{parent_tag}"\n'
-                        'pip: ["uvicorn>=0.30", "torch==2.5.1"]\nports: ["9090/tcp"]\n',
+                        'pip: ["uvicorn>=0.30", "torch==2.5.1"]\nports: ["9090/tcp"]\n'
+                        'run: ["pip install requests && /opt/venv/bin/pip install /opt/app.whl"]\n',
     # a check file that is not there
     "gone.yaml": 'family: gone\nextends: {family: paddle}\nrepository: team/gone\n'
                  'tag: "{parent_tag}"\napt: [jq]\nchecks: checks/missing.yaml\n',
@@ -191,6 +192,7 @@ EXPECTED = [
     ("busy-extras.yaml", "pip[0]", "'uvicorn>=0.30' is not pinned"),
     ("busy-extras.yaml", "ports[0]", "'9090/tcp' is not a port"),
     ("busy-extras.yaml", "pip[1]", "torch==2.5.1 would replace torch==2.10.0"),
+    ("busy-extras.yaml", "run[0]", "installs requests with pip, past the family's `pip:` list"),
     ("copies.yaml", "files.checks", "images/checks is a folder"),
     ("copies.yaml", "files.checks/serving.yaml", "'/etc/app/' is not a valid absolute path"),
 ]

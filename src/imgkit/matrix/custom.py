@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from ..errors import SpecError
 from ..labels import refused
 from .family_model import Custom as Model
+from .run_steps import install_problems
 
 DEFAULT_USER = "imgkit"        # made in the python layer, uid and gid 1000
 # A notebook server is a remote shell: never as root, never without authentication.
@@ -79,4 +80,5 @@ def custom_problems(file: str, model: Model) -> list[SpecError]:
                                f"root may enter: {runs_as} could not reach it by its path",
                                hint=f"use a folder of its own, e.g. /workspace"
                                     f"{model.workdir.removeprefix('/root')}"))
+    found += install_problems(file, list(model.run))
     return found
