@@ -112,6 +112,8 @@ def test_an_extension_of_a_two_platform_image_is_one_image_for_both(tmp_path: Pa
     ({"cmd": ["jupyter", "lab", "--allow-root"]}, "cmd[2]", "as root or without authentication"),
     ({"cmd": ["jupyter", "lab", "--ServerApp.token="]}, "cmd[2]", "without authentication"),
     ({"env": {"JUPYTER_TOKEN": ""}}, "env.JUPYTER_TOKEN", "turns authentication off"),
+    # a PATH that drops the venv: python3 would be the OS's, without the image's packages
+    ({"env": {"PATH": "/opt/tools/bin:/usr/bin:/bin"}}, "env.PATH", "leaves out /opt/venv/bin"),
     ({"files": {"missing.py": "/etc/x.py"}}, "files.missing.py", "is not a file"),
     ({"files": {"../up.py": "/etc/x.py"}}, "files.../up.py", "not a valid relative path"),
     ({"ports": [70000]}, "ports[0]", "not a port"),

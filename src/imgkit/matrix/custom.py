@@ -16,6 +16,7 @@ from .family_model import Custom as Model
 from .run_steps import install_problems
 
 DEFAULT_USER = "imgkit"        # made in the python layer, uid and gid 1000
+VENV = "/opt/venv"             # made in the python layer: every image's python3 and packages
 # A notebook server is a remote shell: never as root, never without authentication.
 UNSAFE_ARGUMENT = re.compile(r"^--(allow-root|(ServerApp|NotebookApp|IdentityProvider)\.token=(''|\"\")?"
                              r"|(ServerApp|NotebookApp)\.(password=(''|\"\")?|allow_root=True|"
@@ -81,4 +82,11 @@ def custom_problems(file: str, model: Model) -> list[SpecError]:
                                hint=f"use a folder of its own, e.g. /workspace"
                                     f"{model.workdir.removeprefix('/root')}"))
     found += install_problems(file, list(model.run))
+    path = model.env.get("PATH")
+    if path is not None and f"{VENV}/bin" not in path.split(":") and not re.search(r"\$\{?PATH\b", path):
+        # the venv every image has: without it `python3` is the OS's, which has none of the
+        # image's packages (a framework then reads as not installed)
+        found.append(SpecError(file, "env.PATH", f"leaves out {VENV}/bin, where the image's "
+                               "python3 and its packages are", hint=f"put yours before the "
+                               f"image's: {path.split(':')[0] or '/opt/tools/bin'}:$PATH"))
     return found

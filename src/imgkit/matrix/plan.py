@@ -12,6 +12,7 @@ from ..registry.reference import problem
 from .chain import chain as point_chain
 from .chain import naming
 from .compat import Compat, version_key
+from .custom import VENV
 from .extension import Extension, canonical, pins_of
 from .leave_out import exclude_entries, written
 from .spec import Combo, Family, Spec
@@ -19,7 +20,6 @@ from .targets import (
     CUDA_WHEEL,
     LAYERS,
     LIB_LINKS,
-    VENV,
     Plan,
     Settings,
     Target,

@@ -23,9 +23,6 @@ LAYERS = ("python", "cuda", "cudnn", "nccl", "framework", "extension")
 CUDA_WHEEL = re.compile(r"^nvidia-[a-z0-9-]+-cu([0-9]+)$")
 
 
-VENV = "/opt/venv"
-
-
 # One directory on LD_LIBRARY_PATH with a link to every NVIDIA wheel library, versioned and
 # unversioned names alike, kept by imgkit-link-libs (wheels pull in dependencies we do
 # not list, e.g. cuDNN 8 needs libnvrtc at run time).
