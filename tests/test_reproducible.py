@@ -183,3 +183,14 @@ def test_an_input_gone_or_moved_is_named_before_anything_is_built() -> None:
         check_inputs(engine, contexts)  # type: ignore[arg-type]
     put(cuda, ("b", "p", "c"))
     assert check_inputs(engine, contexts) == "imgkit/debian:bookworm"  # type: ignore[arg-type]
+
+
+def test_a_host_name_alone_for_on_is_the_users_mistake_with_the_addresses_it_may_mean() -> None:
+    """`--on gpu-box` named no way to reach an engine; docker-py's 'Invalid bind address'
+    came back as the host's fault (exit 3)."""
+    from imgkit.builder.reproduce import elsewhere
+    from imgkit.errors import UsageError
+    with pytest.raises(UsageError) as info:
+        elsewhere("gpu-box", None)
+    assert info.value.hint.startswith("--on ssh://gpu-box (its engine over ssh), or "
+                                      "tcp://gpu-box:2376"), info.value.hint

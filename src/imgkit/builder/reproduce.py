@@ -246,6 +246,10 @@ def elsewhere(on: str | None, builder: str | None) -> Engine | None:
     if builder is not None:
         raise UsageError("--on and --builder: the rebuild on another engine uses that engine's "
                          "own BuildKit", hint="give one of them")
+    if "://" not in on:                  # a host name alone: the user's to complete
+        raise UsageError(f"--on {on}: not an engine's address (it names no way to reach one)",
+                         hint=f"--on ssh://{on} (its engine over ssh), or tcp://{on}:2376 with "
+                              "DOCKER_TLS_VERIFY=1")
     other = Engine(docker_host=on)
     try:
         other.ping()
