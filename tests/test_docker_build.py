@@ -507,7 +507,7 @@ def test_an_image_over_its_size_budget_fails_the_build_naming_budget_and_layers(
     assert sum(s["size"] for s in steps if s["own"]) == leaf_info.size - root_info.size
     out = subprocess.run([sys.executable, "-m", "imgkit", "size", f"{namespace}/none:1"],
                          capture_output=True, text=True)
-    assert out.returncode == 2 and "no local image" in out.stderr
+    assert out.returncode == 2 and "not found in the local engine" in out.stderr
 
 
 def test_an_extension_family_builds_on_its_parent_and_keeps_its_stack(

@@ -11,7 +11,7 @@ from typing import Collection
 from .. import labels, platforms
 from ..console import console, stderr_line
 from ..engine import Engine, connect
-from ..errors import EXIT_FAILED, EXIT_OK, HostError, Inconsistent, UsageError
+from ..errors import EXIT_FAILED, EXIT_OK, HostError, Inconsistent
 from ..matrix.compat import OsRelease
 from ..matrix.load import load_plan
 from ..matrix.plan import Plan
@@ -246,9 +246,7 @@ def over_budget(engine: Engine, results: list[Result], stamps: list[Stamp]) -> b
 def size(*, image: str, top: int, json_file: Path | None = None) -> None:
     """What an image weighs, what its own layers add to its parent, and its heaviest steps."""
     engine = connect()                                        # unreachable: exit 3
-    info = engine.image(image)
-    if info is None:
-        raise UsageError(f"no local image {image!r}", hint="build or pull it first")
+    info = engine.known(image)            # not here: exit 2, with the tags its repository has
     named = info.labels.get(labels.BASE_NAME)
     below = engine.image(named) if named else None
     parent, parent_size = (named, below.size) if below else (None, 0)   # only when it is here

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Literal
 
 from ..engine import Engine
-from ..errors import Inconsistent, RegistryAuthError, RegistryError, RegistryUnreachable, UsageError
+from ..errors import Inconsistent, RegistryAuthError, RegistryError, RegistryUnreachable
 from ..options import PublishOptions
 from ..registry import artifacts, cosign, index, skopeo
 from ..registry.artifacts import Artifact
@@ -176,11 +176,9 @@ class Publisher:
         gated: list[_Pushed] = []
         refused: list[Published] = []
         for item in wanted:
-            info = self.engine.image(item.ref)
-            if info is None:   # bad input, as for verify: exit 2 before anything is pushed
-                raise UsageError(f"no local image {item.ref!r}",
-                                 hint="build it (imgkit build) or pull it first; publish takes "
-                                      "local images by name:tag")
+            # bad input, as for verify: exit 2 before anything is pushed
+            info = self.engine.known(item.ref, "build it (imgkit build) or pull it first; "
+                                     "publish takes local images by name:tag")
             ticket = tickets.lookup(info.id)
             why = None if self.options.candidate else tickets.refusal(
                 item.ref, info.id, ticket, allow_gpu_unverified=self.options.allow_gpu_unverified,
