@@ -121,6 +121,28 @@ def test_a_cst_file_written_as_people_write_them_gets_each_fix_in_one_run(tmp_pa
     assert [p.line for p in caught.value.problems] == sorted(p.line or 0 for p in caught.value.problems)
 
 
+def test_a_bad_pattern_a_relative_path_and_a_chmod_mode_are_said_beside_the_files_other_mistakes(
+        tmp_path: Path) -> None:
+    """They were judged only once the file had the right shape: a team met them on its
+    second run. A mode written as chmod takes it ('644') passed as text and never matched."""
+    text = ('schemaVersion: 2.0.0\ncommandTests:\n  - name: v\n    command: uvicorn --version\n'
+            '    expectedOutput: ["Running uvicorn (.*"]\nfileExistenceTests:\n  - name: app\n'
+            '    path: srv/app/main.py\n    permissions: "644"\nfileContentTests:\n'
+            '  - name: conf\n    path: ./etc/app.conf\n    expectedContents: [ok]\n')
+    with pytest.raises(SpecErrors) as caught:
+        load_checks(write(tmp_path, text))
+    said = {p.key: (p.reason, p.hint) for p in caught.value.problems}
+    assert "commandTests[0].command" in said                      # the shape's own mistake
+    assert said["commandTests[0].expectedOutput[0]"][0].startswith("'Running uvicorn (.*': not a "
+                                                                 "regular expression")
+    assert said["fileExistenceTests[0].path"] == (
+        "'srv/app/main.py' is not an absolute path", "the path in the image: '/srv/app/main.py'")
+    assert said["fileContentTests[0].path"][1] == "the path in the image: '/etc/app.conf'"
+    assert said["fileExistenceTests[0].permissions"] == (
+        "'644' is not a mode as `ls -l` prints it",
+        "a mode as `ls -l` prints it: 'drw-r--r--' for a folder, '-rw-r--r--' for a file")
+
+
 def test_patterns_are_read_as_go_writes_them_and_what_python_cannot_do_is_refused(
         tmp_path: Path) -> None:
     """container-structure-test's patterns are Go's (RE2): POSIX classes, \\z, \\Q..\\E,

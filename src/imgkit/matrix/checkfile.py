@@ -159,11 +159,8 @@ def _hint(error: Any) -> str:
     """The check file's own hint for a problem, where it has one (else plainly's)."""
     if error["type"] == "string_type" and error["loc"][-1:] == ("permissions",):
         given = error.get("input")
-        if isinstance(given, int) and not isinstance(given, bool) and \
-                re.fullmatch("[0-7]{3,4}", str(given)):
-            mode = stat.filemode(int(str(given), 8))[1:]
-            return f"a mode as `ls -l` prints it: 'd{mode}' for a folder, '-{mode}' for a file"
-        return "a mode as `ls -l` prints it, e.g. '-rwxr-xr-x'"
+        return _mode_hint(str(given) if isinstance(given, int) and not isinstance(given, bool)
+                          else "")
     return ""
 
 
@@ -189,32 +186,74 @@ def _command_lines(raw: Any, lines: dict[tuple[Any, ...], int], file: str) -> li
     return found
 
 
+# a mode as `ls -l` prints it (what container-structure-test compares)
+LS_MODE = re.compile(r"^[-dlcbps][-r][-w][-xsS][-r][-w][-xsS][-r][-w][-xtT]$")
 # the keys whose values are regular expressions, by the kind of test that has them
 PATTERNS = {"commandTests": ("expectedOutput", "excludedOutput", "expectedError", "excludedError"),
             "fileContentTests": ("expectedContents", "excludedContents"),
             "serviceTests": ("expectedOutput",), "gpuTests": ("expectedOutput", "excludedOutput")}
 
 
-def _pattern_problems(checks: CheckFile, lines: dict[tuple[Any, ...], int],
-                      file: str) -> list[SpecError]:
-    """Each pattern Python cannot judge (Go's syntax is translated: cst_regex.py), at its line."""
-    places: list[tuple[tuple[Any, ...], str]] = []
+def _pattern_problems(raw: Any, lines: dict[tuple[Any, ...], int], file: str) -> list[SpecError]:
+    """Each pattern Python cannot judge (Go's syntax is translated: cst_regex.py), at its
+    line; read from the file as written, so that they are said with its other problems."""
+    places: list[tuple[tuple[Any, ...], Any]] = []
+    top = raw if isinstance(raw, dict) else {}
     for kind, keys in PATTERNS.items():
-        for i, test in enumerate(getattr(checks, _field(kind))):
+        for i, test in _entries(top.get(kind)):
+            if not isinstance(test, dict):
+                continue
             for key in keys:
-                places += [((kind, i, key, j), p) for j, p in enumerate(getattr(test, _field(key)))]
+                places += [((kind, i, key, j), p) for j, p in _entries(test.get(key))]
+    given = top.get("metadataTest")
+    metadata: dict[str, Any] = given if isinstance(given, dict) else {}
     for kind in ("envVars", "labels"):
-        pairs = getattr(checks.metadata_test, _field(kind)) if checks.metadata_test else []
-        places += [(("metadataTest", kind, i, "value"), pair.value)
-                   for i, pair in enumerate(pairs) if pair.is_regex]
+        places += [(("metadataTest", kind, i, "value"), pair.get("value"))
+                   for i, pair in _entries(metadata.get(kind))
+                   if isinstance(pair, dict) and pair.get("isRegex") is True]
     found = []
     for loc, pattern in places:
+        if not isinstance(pattern, str):
+            continue                            # its shape is said by the model
         try:
             python_pattern(pattern)
         except NotReadable as exc:
             found.append(SpecError(file, key_of(loc), f"{pattern!r}: {exc}", hint=exc.hint,
                                    line=line_of(loc, lines)))
     return found
+
+
+def _path_problems(raw: Any, lines: dict[tuple[Any, ...], int], file: str) -> list[SpecError]:
+    """A file test's path that is not absolute (it is looked up from the image's root), and
+    a mode that is not as `ls -l` prints it ('644' is how chmod takes it)."""
+    top = raw if isinstance(raw, dict) else {}
+    found = []
+    for kind in ("fileExistenceTests", "fileContentTests"):
+        for i, test in _entries(top.get(kind)):
+            if not isinstance(test, dict):
+                continue
+            path, mode = test.get("path"), test.get("permissions")
+            if isinstance(path, str) and path and not path.startswith("/"):
+                found.append(SpecError(file, f"{kind}[{i}].path", f"{path!r} is not an absolute "
+                                       "path", hint=f"the path in the image: '/{path.removeprefix('./')}'",
+                                       line=line_of((kind, i, "path"), lines)))
+            if isinstance(mode, str) and not LS_MODE.match(mode):
+                found.append(SpecError(file, f"{kind}[{i}].permissions", f"{mode!r} is not a mode "
+                                       "as `ls -l` prints it", hint=_mode_hint(mode),
+                                       line=line_of((kind, i, "permissions"), lines)))
+    return found
+
+
+def _mode_hint(given: str) -> str:
+    if re.fullmatch("[0-7]{3,4}", given):
+        mode = stat.filemode(int(given, 8))[1:]
+        return f"a mode as `ls -l` prints it: 'd{mode}' for a folder, '-{mode}' for a file"
+    return "a mode as `ls -l` prints it, e.g. '-rwxr-xr-x'"
+
+
+def _entries(value: Any) -> list[tuple[int, Any]]:
+    """(index, item) of a list the file wrote; the dicts alone where tests are meant."""
+    return [(i, v) for i, v in enumerate(value)] if isinstance(value, list) else []
 
 
 def _field(alias: str) -> str:
@@ -232,7 +271,8 @@ def load_checks(path: Path) -> CheckFile:
         raise SpecError(file, "(file)", "no such check file",
                         hint="a container-structure-test YAML file (schemaVersion: 2.0.0)")
     raw, lines = yamlload.read_with_lines(path)
-    found = _not_yet(raw, lines, file) + _command_lines(raw, lines, file)
+    found = (_not_yet(raw, lines, file) + _command_lines(raw, lines, file)
+             + _pattern_problems(raw, lines, file) + _path_problems(raw, lines, file))
     try:
         checks = CheckFile.model_validate(_stripped(raw))
     except ValidationError as error:
@@ -241,7 +281,6 @@ def load_checks(path: Path) -> CheckFile:
                   for e in error.errors()
                   for reason, hint in [plainly(e, UNKNOWN, CheckFile, WORD_LISTS)]]
         raise every_problem(sorted(found, key=lambda p: p.line or 0)) from None
-    found += _pattern_problems(checks, lines, file)
     if checks.schema_version != SCHEMA_VERSION:
         found.append(SpecError(file, "schemaVersion", f"{checks.schema_version!r} is not a "
                                "schema imgkit reads", hint=f"schemaVersion: {SCHEMA_VERSION}",
