@@ -344,6 +344,13 @@ def test_an_account_hosts_first_path_part_is_an_account_not_a_name_of_ours(
     check_names([parse_destination("ghcr.io/acme")], ["x:1", "team/x:1"])     # all its own
 
 
+def test_a_variable_the_shell_left_as_text_is_named() -> None:
+    """`--registry '$CI_REGISTRY_IMAGE'` run on a laptop (or quoted in a script)."""
+    with pytest.raises(UsageError) as info:
+        parse_destination("${CI_REGISTRY_IMAGE}/ml", "--registry")
+    assert info.value.hint.startswith("$CI_REGISTRY_IMAGE was not expanded"), info.value.hint
+
+
 def test_the_engines_own_retry_of_a_layer_stops_the_push_only_past_the_time_allowed() -> None:
     """`publish --retry-for`: the engine retries a failed layer by itself and says when;
     a try that would start past the bound stops the push (the real engine, a registry killed

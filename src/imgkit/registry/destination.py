@@ -94,7 +94,10 @@ def parse_destination(text: str, flag: str = "--to") -> Destination:
     registry, _, namespace = text.strip().rstrip("/").partition("/")
     if not REGISTRY.match(registry) or not is_registry_host(registry):
         bare = re.sub(r"^[a-z][a-z0-9+.-]*://", "", text.strip(), flags=re.I).rstrip("/")
+        variable = re.search(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)", text)
         hint = (f"without the scheme: {flag} {bare}" if bare != text.strip().rstrip("/") and bare
+                else f"${variable.group(1)} was not expanded (quoted, or not set here): give "
+                     "the registry itself, or run this where the variable is set" if variable
                 else "name the registry as Docker does: host[:port][/namespace], e.g. "
                      "registry.example.com/ml or 127.0.0.1:5000 (Docker Hub: docker.io/NAME)")
         raise UsageError(f"{flag} {text!r}: {registry!r} is not a registry host", hint=hint)
