@@ -197,3 +197,19 @@ def test_a_stale_lock_says_what_the_matrix_asks_for_that_it_lacks(tmp_path: Path
                                                            apt={"python3": "3.11.2-1+b1"}))
     assert stale_with(Pinned("nvidia-cuda-runtime-cu12", wanted.split("==")[1], (H1,))).endswith(
         f"(the lock below it, of {python.tag}, changed)")
+
+
+def test_a_conflict_pip_cannot_resolve_says_what_causes_it() -> None:
+    """pip says the cause at its info level, on stdout ('rich 13.9.4 depends on ...'); the
+    lock said only 'conflicting dependencies; ResolutionImpossible: for help visit ...'."""
+    from imgkit.lock.resolve import _refusal
+    stderr = ("ERROR: Cannot install markdown-it-py==2.0.0 and rich==13.9.4 because these "
+              "package versions have conflicting dependencies.\nERROR: ResolutionImpossible: "
+              "for help visit https://pip.pypa.io/en/latest/topics/dependency-resolution/\n")
+    stdout = ("Collecting rich==13.9.4\n\nThe conflict is caused by:\n"
+              "    The user requested markdown-it-py==2.0.0\n"
+              "    rich 13.9.4 depends on markdown-it-py>=2.2.0\n\nTo fix this you could try to:\n")
+    said = _refusal(stderr, stdout, "x: pip cannot resolve", "x", "family tools's").message  # type: ignore[attr-defined]
+    assert said.endswith("conflicting dependencies: The user requested markdown-it-py==2.0.0; "
+                         "rich 13.9.4 depends on markdown-it-py>=2.2.0"), said
+    assert "for help visit" not in said

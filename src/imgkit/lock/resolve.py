@@ -64,7 +64,9 @@ def wheel_platforms(platform: str, glibc: str) -> list[str]:
 def pip_command(wanted: Sequence[str], constraints: Path, report: Path, python: str,
                 platform: str, glibc: str, target: Path, index_url: str | None,
                 extra_index_url: str | None = None) -> list[str]:
-    command = [sys.executable, "-m", "pip", "install", "--dry-run", "--quiet",
+    # not --quiet: pip says what causes a conflict ("rich 13.9.4 depends on ...") at its
+    # info level, on stdout
+    command = [sys.executable, "-m", "pip", "install", "--dry-run",
                "--ignore-installed", "--only-binary=:all:", "--use-feature=fast-deps",
                "--disable-pip-version-check", "--no-input", "--report", str(report),
                "--target", str(target), "--python-version", python, "--implementation", "cp",
@@ -104,7 +106,7 @@ def resolve(wanted: Sequence[str], below: Sequence[Pinned], *, python: str, plat
         except subprocess.TimeoutExpired:
             raise HostError(f"{what}: pip did not resolve in 30 minutes")
         if done.returncode != 0:
-            raise _refusal(done.stderr, f"{what}: pip cannot resolve {' '.join(wanted)} for "
+            raise _refusal(done.stderr, done.stdout, f"{what}: pip cannot resolve {' '.join(wanted)} for "
                            f"CPython {python} on {platform}", what, whose)
         installs = json.loads(report.read_text()).get("install", [])
     kept = {(p.name.lower().replace("_", "-"), p.version) for p in below}
@@ -124,13 +126,31 @@ def resolve(wanted: Sequence[str], below: Sequence[Pinned], *, python: str, plat
     return out
 
 
-def _refusal(stderr: str, cannot: str, what: str, whose: str) -> Exception:
+def _causes(stderr: str) -> list[str]:
+    """What pip says causes a conflict, a line each ("rich 13.9.4 depends on
+    markdown-it-py>=2.2.0"), from its "The conflict is caused by:" block; [] for none."""
+    lines = stderr.splitlines()
+    start = next((i for i, line in enumerate(lines) if line.strip() == "The conflict is caused by:"),
+                 None)
+    if start is None:
+        return []
+    causes = []
+    for line in lines[start + 1:]:
+        if not line.startswith((" ", "\t")) or not line.strip():
+            break
+        causes.append(line.strip())
+    return causes
+
+
+def _refusal(stderr: str, stdout: str, cannot: str, what: str, whose: str) -> Exception:
     """pip's failure in a line: the index not reached (exit 3), a pin it holds no such
     version of (NoSuchVersion, for the caller to say where the pin was written), or pip's
     last errors with whose pins they are."""
     errors = [line for line in stderr.splitlines()
               if line.startswith("ERROR") or "conflict" in line.lower()]
-    said = "; ".join(errors[-3:]) or stderr.strip()[-500:]
+    causes = _causes(stdout)
+    said = (f"{errors[0].removeprefix('ERROR: ').rstrip('.')}: {'; '.join(causes)}" if causes
+            and errors else "; ".join(errors[-3:]) or stderr.strip()[-500:])
     said = re.sub(r"\(from versions: ([^)]{0,200})[^)]*\)",
                   lambda m: f"(from versions: {m.group(1).rsplit(',', 1)[0]}, ...)"
                   if len(m.group(0)) > 220 else m.group(0), said)
