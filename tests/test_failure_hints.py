@@ -64,6 +64,9 @@ def test_output_that_says_nothing_known_gets_no_hint() -> None:
       "ERROR: No matching distribution found for einops==99.0.0"],
      "No matching distribution found for einops==99.0.0"),
     (["ERROR: Ignored the following yanked versions: 0.6.2rc0"], ""),   # a notice is no reason
+    (["ERROR: Cannot install a==1 and b==2 because these package versions have conflicting "
+      "dependencies.", "ERROR: ResolutionImpossible: for help visit https://pip.pypa.io/"],
+     "Cannot install a==1 and b==2 because these package versions have conflicting dependencies."),
     (["+ exit 7"], ""),                                   # no tool said why: the exit code will
 ])
 def test_a_failed_step_is_said_in_its_tools_last_words(lines: list[str], said: str) -> None:

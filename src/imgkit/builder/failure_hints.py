@@ -17,9 +17,9 @@ STALE_CACHE_HINT = ("BuildKit's cache names layers the engine no longer holds (a
 
 # A tool's own error line: pip's "ERROR: ...", apt's "E: ..." (as BuildKit's progress and
 # the legacy builder's log give them), and those that are no reason (pip's list of the
-# releases it skipped, printed before why it failed).
+# releases it skipped, printed before why it failed; its link to the docs after a conflict).
 TOOL_ERROR = re.compile(r"^(?:ERROR:|E:)\s(.+)", re.S)
-NOTICE = re.compile(r"^Ignored the following (yanked )?versions")
+NOTICE = re.compile(r"^(Ignored the following (yanked )?versions|ResolutionImpossible: for help)")
 COLOUR = re.compile(r"\x1b\[[0-9;]*m")      # the legacy builder colours a step's stderr
 
 
