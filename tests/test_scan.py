@@ -253,3 +253,21 @@ def test_promote_holds_the_newest_signed_scan_of_this_digest(statements: list[St
                                                               said: str | None) -> None:
     why = attested.refusal(statements, "reg/x@sha256:dd", "sha256:" + "d" * 64, "sha256:" + "a" * 64)
     assert (why is None) if said is None else (why is not None and said in why), why
+
+
+def test_a_database_folder_named_one_level_off_says_which_holds_it(tmp_path: Path) -> None:
+    """`--db advisories/osv-scalibr` or a folder beside it: the folder above holds the
+    database; the hint said how to fetch one again."""
+    from imgkit.errors import HostError
+    from imgkit.scan.scanner import database_zips
+    zipped = tmp_path / "advisories" / "osv-scalibr" / "PyPI" / "all.zip"
+    zipped.parent.mkdir(parents=True)
+    zipped.write_bytes(b"")
+    assert database_zips(tmp_path / "advisories") == {"PyPI": zipped}
+    for off in ("advisories/osv-scalibr", "advisories/osv"):
+        with pytest.raises(HostError) as info:
+            database_zips(tmp_path / off)
+        assert info.value.hint == f"did you mean --db {tmp_path / 'advisories'}? it holds one"
+    with pytest.raises(HostError) as info:
+        database_zips(tmp_path / "elsewhere")
+    assert info.value.hint.startswith(f"fetch it: imgkit scan --update-db --db {tmp_path}/elsewhere")

@@ -46,9 +46,12 @@ def database_zips(db: Path) -> dict[str, Path]:
     to get them."""
     held = {p.parent.name: p for p in sorted((db / DB_LAYOUT).glob("*/all.zip"))}
     if not held:
+        near = next((d for d in (db.parent, db.parent.parent) if holds(d) and d != db), None)
         raise HostError(f"no advisory database at {db} (looked for {db}/{DB_LAYOUT}/<Ecosystem>/all.zip)",
-                        hint=f"fetch it: imgkit scan --update-db --db {db}; offline, copy "
-                             f"osv.dev's zips in as {fetch_command(db)} does (docs/vulnerabilities.md)")
+                        hint=f"did you mean --db {near}? it holds one" if near else
+                             f"fetch it: imgkit scan --update-db --db {db}; offline, fetch "
+                             f"osv.dev's zips where the network allows: {fetch_command(db)} "
+                             "(docs/vulnerabilities.md)")
     return held
 
 
