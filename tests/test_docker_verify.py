@@ -219,6 +219,8 @@ def test_gpus_all_without_nvidia_runtime_is_a_host_error(engine, mini):
     with pytest.raises(HostError) as info:
         verify(engine, mini, VerifyOptions(gpus="all"))
     assert "NVIDIA Container Toolkit" in info.value.hint
+    assert info.value.hint.endswith("on a machine with no NVIDIA GPU, verify without one: "
+                                    "--gpus none (the verdict says the GPU was not verified)")
     assert no_verify_containers(engine) == []
     result = subprocess.run([sys.executable, "-m", "imgkit", "verify", mini],
                             capture_output=True, text=True)
