@@ -102,7 +102,7 @@ CALLED_ELSEWHERE = {
     "buildx": "bake", "buildkit": "bake",
     "kyverno": "policy", "gatekeeper": "policy", "admission": "policy",
     "prometheus": "monitoring", "grafana": "monitoring", "alerts": "monitoring",
-    "test": "verify", "check": "verify", "validate": "list", "ls": "list", "matrix": "list",
+    "test": "verify", "validate": "list", "ls": "list", "matrix": "list",
     "dockerfile": "render", "dockerfiles": "render", "pin": "lock", "freeze": "lock",
     "push": "publish", "release": "promote", "sign": "attest", "cve": "scan", "vulns": "scan",
     "pipeline": "ci", "workflow": "ci", "pages": "site", "rebuild": "reproduce",
