@@ -62,6 +62,18 @@ def test_init_never_overwrites(tmp_path: Path) -> None:
     assert not (tmp_path / "imgkit.toml").exists()          # nothing half-written
 
 
+def test_family_files_already_in_the_folder_are_named_as_read_with_the_starters(
+        tmp_path: Path) -> None:
+    """A team's own files in images/ stay, and `imgkit list` (the first step it is told to
+    run) reads them too: said, so that their mistakes are not taken for the starter's."""
+    (tmp_path / "images").mkdir()
+    (tmp_path / "images" / "team.yaml").write_text("family: mine\n")
+    result = runner.invoke(app, ["init", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    assert ("(images/ held team.yaml already: `imgkit list` reads it with the starter's "
+            "families)") in " ".join(result.output.split())
+
+
 def test_a_bad_namespace_is_refused(tmp_path: Path) -> None:
     result = runner.invoke(app, ["init", str(tmp_path), "--namespace", "Team ML"])
     assert result.exit_code == 2 and "--namespace 'Team ML'" in result.output

@@ -21,6 +21,8 @@ def init(folder: Path, given_namespace: str | None, *, ci: str | None = None,
     placed = Path(os.path.normpath(folder / pipeline)) if pipeline else None
     there = {p for p in (folder, *folder.parents, folder / "images",
                          *(placed.parents if placed else ())) if p.exists()}
+    # family files already in images/ are read with the starter's from now on
+    held = sorted(p.name for p in (folder / "images").glob("*.y*ml")) if folder.is_dir() else []
     written = init_project(folder, namespace, registry)
     if ci is not None and registry is not None and pipeline is not None:
         try:
@@ -32,6 +34,9 @@ def init(folder: Path, given_namespace: str | None, *, ci: str | None = None,
     print(f"imgkit project in {folder}:")
     for path in written:
         print(f"  {path}")
+    if held:
+        print(f"  (images/ held {', '.join(held)} already: `imgkit list` reads "
+              f"{'them' if len(held) > 1 else 'it'} with the starter's families)")
     steps = [("imgkit list", "the images, parents first"),
              (f"imgkit build --only '{namespace}/cuda:12.8-cudart-*'", "the small CUDA image, in minutes"),
              (f"imgkit verify {namespace}/cuda:12.8-cudart-py3.11-bookworm --gpus none",
