@@ -133,7 +133,10 @@ labels: [a, b]
                        'tag: "{framework_version}-cuda{cuda}-{os}"\naxes:\n'
                        '  os: [bookworm, noble]\n  framework_version: ["2.10.0", "2.9.1"]\n'
                        '  cuda: ["12.8", 12.6]\n  cudnn: ["9.10"]\n  nccl: [default]\n'
-                       'workdir: /root/work\npip: ["Pillow==10.4.0", "pillow==11.0.0"]\n',
+                       'workdir: /root/work\npip: ["Pillow==10.4.0", "pillow==11.0.0"]\n'
+                       'checks: checks/busy.yaml\n',
+    "checks/busy.yaml": "schemaVersion: 2.0.0\ncommandTests:\n  - name: v\n"
+                        "    command: uvicorn --version\n",
     "busy-extras.yaml": 'family: busy-extras\nextends: {family: busy-torch}\n'
                         'repository: team/bx\ntag: "{parent_tag}"\n'
                         'pip: ["uvicorn>=0.30", "torch==2.5.1"]\nports: ["9090/tcp"]\n'
@@ -185,6 +188,7 @@ EXPECTED = [
     ("copies.yaml", "files.app/serve.py", "is not a file"),
     ("copies.yaml", "files.conf", "images/conf is not a file"),
     ("busy-torch.yaml", "workdir", "/root/work is under /root"),
+    ("checks/busy.yaml", "commandTests[0].command", "is a command line"),
     ("busy-torch.yaml", "pip[1]", "pillow is pinned twice"),
     ("busy-torch.yaml", "axes.cuda[1]", "12.6 was read as a number"),
     ("busy-torch.yaml", "axes", "3 more points like it): unknown torch version '2.9.1'"),

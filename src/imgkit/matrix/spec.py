@@ -354,10 +354,13 @@ def _stand_in(file: str, raw: Any, found: list[SpecError],
         return None, []
     more: list[SpecError] = []
     for _ in range(3):                  # each round leaves out what the one before found
-        stood = stand_in_raw(raw, [*found, *more], KINDS[kind_of(raw)].model_fields)
+        # a problem of another file (its check file) is one of the key that names it
+        here = [p if p.file == file else SpecError(file, "checks", p.reason)
+                for p in [*found, *more]]
+        stood = stand_in_raw(raw, here, KINDS[kind_of(raw)].model_fields)
         family, left = _family(file, stood, lines)
-        said = {(p.key, p.reason) for p in [*found, *more]}
-        new = [p for p in left if (p.key, p.reason) not in said]
+        said = {(p.file, p.key, p.reason) for p in [*found, *more]}
+        new = [p for p in left if (p.file, p.key, p.reason) not in said]
         if family is not None and not left:
             return family, more
         if not new:
