@@ -230,6 +230,10 @@ def test_bake_tags_images_in_the_registry_given_yet_builds_on_named_parents(tmp_
     (parent, source), = paddle["contexts"].items()
     assert parent.startswith("imgkit/cuda:") and source.startswith("target:")  # FROM's own name
     assert document["group"]["default"]["targets"] == ["paddle-2-6-2-gpu-cuda11-8-cudnn8"]
+    # the names held to the rules publish holds them to: imgkit/ said twice is refused
+    twice = imgkit("export", "bake", "--only", "paddle:*", "--push-to", "r.example.com/imgkit",
+                   "--out", str(tmp_path / "twice"))
+    assert twice.returncode == 2 and "'imgkit' is both the end of --push-to" in twice.stderr
 
 
 def test_a_selection_of_shared_layers_bakes_them_by_default_and_is_no_pipeline(tmp_path: Path) -> None:

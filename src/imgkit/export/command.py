@@ -259,6 +259,8 @@ def export_bake(selection: Selection, *, out: Path, push_to: str | None = None) 
     its images tagged for `push_to` when given."""
     where = parse_destination(push_to, "--push-to") if push_to else None     # bad: exit 2
     plan = load_plan(selection)
+    if where is not None:                           # the names publish would give them
+        check_names([where], [t.tag for t in plan.targets], "--push-to")
     contexts = render_selection(selection, plan, buildkit=True)
     output_folder(out, "--out")
     for context in contexts:
