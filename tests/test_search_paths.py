@@ -31,6 +31,11 @@ def test_an_entry_that_is_not_an_absolute_directory_is_a_warning(value: str, sai
         check.diagnosis
 
 
+def test_a_pythonpath_with_an_empty_entry_searches_the_working_directory_for_modules() -> None:
+    [check] = search_path_checks({"PYTHONPATH": "/opt/app:"})     # /opt/app:${PYTHONPATH}
+    assert check.name == "search path PYTHONPATH" and "look for Python modules" in check.diagnosis
+
+
 @pytest.mark.parametrize("env", [
     {},
     {"LD_LIBRARY_PATH": ""},                            # set empty: the loader ignores it

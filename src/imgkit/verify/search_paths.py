@@ -1,14 +1,16 @@
-"""The search paths an image's config sets, PATH and LD_LIBRARY_PATH: an empty entry (a
-leading, trailing or doubled ':') or a relative one makes every program of the image look
-for commands or shared libraries in its working directory, whatever directory that is. The
-usual cause is `ENV LD_LIBRARY_PATH=/opt/lib:${LD_LIBRARY_PATH}` on a parent that sets
-none: the line ends in ':'. Pure logic over the image's config (known without a probe).
+"""The search paths an image's config sets, PATH, LD_LIBRARY_PATH and PYTHONPATH: an empty
+entry (a leading, trailing or doubled ':') or a relative one makes every program of the
+image look for commands, shared libraries or Python modules in its working directory,
+whatever directory that is. The usual cause is `ENV LD_LIBRARY_PATH=/opt/lib:${LD_LIBRARY_PATH}`
+on a parent that sets none: the line ends in ':'. Pure logic over the image's config
+(known without a probe).
 """
 from __future__ import annotations
 
 from .verdict import WARN, Check
 
-SEARCHED = {"PATH": "commands", "LD_LIBRARY_PATH": "shared libraries"}
+SEARCHED = {"PATH": "commands", "LD_LIBRARY_PATH": "shared libraries",
+            "PYTHONPATH": "Python modules"}
 
 
 def search_path_checks(env: dict[str, str]) -> list[Check]:
