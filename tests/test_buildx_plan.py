@@ -158,6 +158,16 @@ def test_a_failed_pip_step_is_said_in_pips_last_words_not_its_notice() -> None:
                   'did not complete successfully: exit code: 1')
     progress.feed("#9 ERROR: failed to solve: process did not complete")   # after the step
     assert progress.failed[CUDA118][1] == "No matching distribution found for einops==99.0.0"
+    # an error line of a step that passed is no reason for the next step's failure
+    progress = BakeProgress({target_name(CUDA118): CUDA118}, {})
+    progress.feed("#7 [2/3] RUN imgkit-build-env pip install rich==13.9.4")
+    progress.feed("#7 3.1 ERROR: Ignored the following versions that require a different python")
+    progress.feed("#7 3.2 ERROR: some tool said this, and went on")
+    progress.feed("#7 DONE 4.0s")
+    progress.feed("#8 [3/3] RUN imgkit-link-libs")
+    progress.feed('#8 ERROR: process "/bin/sh -c imgkit-link-libs" did not complete '
+                  'successfully: exit code: 7')
+    assert progress.failed[CUDA118][1] == "exit code: 7"
 
 
 def test_progress_knows_when_each_image_was_named_with_or_without_a_duration() -> None:

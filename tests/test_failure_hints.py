@@ -68,6 +68,11 @@ def test_output_that_says_nothing_known_gets_no_hint() -> None:
       "dependencies.", "ERROR: ResolutionImpossible: for help visit https://pip.pypa.io/"],
      "Cannot install a==1 and b==2 because these package versions have conflicting dependencies."),
     (["+ exit 7"], ""),                                   # no tool said why: the exit code will
+    # an earlier step's error line, which did not fail the build, is no reason for this one
+    (["E: Conflicting values set for option Signed-By", "Step 6/7 : RUN imgkit-link-libs",
+      "+ exit 7"], ""),
+    (["ERROR: pip's dependency resolver does not currently take into account all the packages "
+      "that are installed."], ""),
 ])
 def test_a_failed_step_is_said_in_its_tools_last_words(lines: list[str], said: str) -> None:
     from imgkit.builder.failure_hints import tool_error

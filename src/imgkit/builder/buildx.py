@@ -213,6 +213,8 @@ class BakeProgress:
             if owner is not None:
                 self.owner[vertex] = owner
                 self.step[vertex] = step_words(step.group(2))
+                if owner not in self.done:      # an error line of a step that passed is no reason
+                    self.failed.pop(owner, None)
         now = time.monotonic()
         named = NAMED.search(text)
         if named and short_ref(named.group(1)) in self.targets.values():

@@ -17,18 +17,24 @@ STALE_CACHE_HINT = ("BuildKit's cache names layers the engine no longer holds (a
 
 # A tool's own error line: pip's "ERROR: ...", apt's "E: ..." (as BuildKit's progress and
 # the legacy builder's log give them), and those that are no reason (pip's list of the
-# releases it skipped, printed before why it failed; its link to the docs after a conflict).
+# releases it skipped, printed before why it failed; its link to the docs after a conflict;
+# its resolver's note on what was installed before, printed when the install goes on).
 TOOL_ERROR = re.compile(r"^(?:ERROR:|E:)\s(.+)", re.S)
-NOTICE = re.compile(r"^(Ignored the following (yanked )?versions|ResolutionImpossible: for help)")
+NOTICE = re.compile(r"^(Ignored the following (yanked )?versions|ResolutionImpossible: for help|"
+                    r"pip's dependency resolver does not currently take into account)")
 COLOUR = re.compile(r"\x1b\[[0-9;]*m")      # the legacy builder colours a step's stderr
+LEGACY_STEP = re.compile(r"^Step \d+/\d+ : ")   # the legacy builder's line that starts a step
 
 
 def tool_error(lines: Iterable[str]) -> str:
     """Why a step failed in its tool's own words: the last error line it printed that is
     no notice ("No matching distribution found for X", "Unable to locate package X"), or
-    "" where it printed none (then the step's exit code is all there is)."""
-    plain = (COLOUR.sub("", line).strip() for line in lines)
-    said = [m.group(1).strip() for m in map(TOOL_ERROR.match, plain)
+    "" where it printed none (then the step's exit code is all there is). `lines` are a
+    build's last; an earlier step's error lines, which did not fail it, are no reason."""
+    plain = [COLOUR.sub("", line).strip() for line in lines]
+    starts = [i for i, line in enumerate(plain) if LEGACY_STEP.match(line)]
+    failing = plain[starts[-1]:] if starts else plain      # the step that failed, alone
+    said = [m.group(1).strip() for m in map(TOOL_ERROR.match, failing)
             if m and not NOTICE.match(m.group(1))]
     return said[-1] if said else ""
 
