@@ -38,6 +38,21 @@ def _near(ref: str, tags: list[str]) -> str:
     return same[0] if same else next((t for t in spelt if close and t.lower() == close[0]), "")
 
 
+def _missing_hint(ref: str, tags: list[str], hint: str) -> str:
+    """What to say of `ref`, which the engine lacks: the tag it misspells, else its own
+    repository's tags (before a near name of another's: paddle:...-cudnn9 is not
+    paddle-jupyter:...-cudnn8), else `hint`."""
+    near = _near(ref, tags)
+    name = _name_of(ref)
+    mine = sorted(t[len(name) + 1:] for t in tags if t.rpartition(":")[0] == name)
+    if near and (near.lower() == ref.lower() or not mine):
+        return f"did you mean {near!r}? else {hint}"
+    if mine:
+        return (f"{name} has: {', '.join(mine[:6])}{', ...' if len(mine) > 6 else ''} "
+                f"(name one: {name}:{mine[0]})")
+    return hint
+
+
 class Images(Client):
     def image(self, ref: str) -> ImageInfo | None:
         if not ref.strip():      # the engine would answer a redirect for /images//json
@@ -80,17 +95,8 @@ class Images(Client):
         saying what to do (`hint`): the tag it misspells, or the tags its repository has."""
         info = self.image(ref)
         if info is None:
-            tags = self._tags()
-            near = _near(ref, tags)
-            name = _name_of(ref)
-            mine = sorted(t[len(name) + 1:] for t in tags if t.rpartition(":")[0] == name)
-            # its own repository's tags before a near name of another's (paddle:...-cudnn9
-            # is not paddle-jupyter:...-cudnn8)
-            said = (f"did you mean {near!r}? else {hint}" if near.lower() == ref.lower() or
-                    (near and not mine) else
-                    f"{name} has: {', '.join(mine[:6])}{', ...' if len(mine) > 6 else ''} "
-                    f"(name one: {name}:{mine[0]})" if mine else hint)
-            raise UsageError(f"image {ref!r} not found in the local engine", hint=said)
+            raise UsageError(f"image {ref!r} not found in the local engine",
+                             hint=_missing_hint(ref, self._tags(), hint))
         return info
 
     def _tags(self) -> list[str]:
