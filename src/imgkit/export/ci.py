@@ -9,7 +9,7 @@ from typing import Any, Callable
 from .. import yamlload
 from .actions import uses, with_releases
 from .jobs import CANDIDATES, NAMED_AFTER_JOB, RELOCK_CRON, SITE, VERDICT_VARIABLE, CiSettings, Job
-from .logins import github_credentials, github_packages, gitlab_login, logins
+from .logins import PUSHES, READS, github_credentials, github_packages, gitlab_login, logins
 
 LOCKS_ARTIFACT = "locks"    # GitHub: the relocked folder, handed to a scheduled run's jobs
 ADVISORIES_CACHE = "imgkit-advisories"   # the advisory database's cache key (GitHub: and the day)
@@ -94,7 +94,7 @@ def _github_registry_steps(job: Job, settings: CiSettings) -> list[dict[str, Any
     steps: list[dict[str, Any]] = []
     if job.kind in ("build", "verify", "promote", "site"):
         steps.append({"uses": uses("sigstore/cosign-installer")})
-    if job.kind in ("build", "verify", "promote", "site", "rescan"):
+    if job.kind in PUSHES + READS:
         for host, secret in logins(settings):
             user, password = github_credentials(host, secret)
             steps.append({"name": f"log in to {host}", "uses": uses("docker/login-action"),
