@@ -252,13 +252,8 @@ def _mode_hint(given: str) -> str:
 
 
 def _entries(value: Any) -> list[tuple[int, Any]]:
-    """(index, item) of a list the file wrote; the dicts alone where tests are meant."""
+    """(index, item) of a list the file wrote; none for anything else."""
     return [(i, v) for i, v in enumerate(value)] if isinstance(value, list) else []
-
-
-def _field(alias: str) -> str:
-    """The model's name of a key the file writes in camelCase (expectedOutput)."""
-    return re.sub(r"(?<!^)([A-Z])", r"_\1", alias).lower()
 
 
 def load_checks(path: Path) -> CheckFile:

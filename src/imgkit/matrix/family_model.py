@@ -71,8 +71,8 @@ def _placeholders(fields: tuple[str, ...]) -> Any:
                           hint="; ".join(f"{{{m}}} for {{{u}}}?" for u, m in near if m) or
                           f"placeholders: {', '.join('{' + f + '}' for f in fields)}")
         literals = "".join(literal for literal, *_ in parts)
-        if not re.match(r"^[A-Za-z0-9_.-]*$", literals):
-            wrong = "".join(dict.fromkeys(c for c in literals if not re.match(r"[A-Za-z0-9_.-]", c)))
+        wrong = "".join(dict.fromkeys(re.sub(r"[A-Za-z0-9_.-]", "", literals)))
+        if wrong:
             fixed = "".join(literal.translate({ord(c): "-" for c in wrong})
                             + ("" if field is None else f"{{{field}}}")
                             for literal, field, *_ in parts)
