@@ -25,9 +25,12 @@ class Diagnosis:
 
 KNOWN: tuple[tuple[str, Diagnosis], ...] = (
     (r'could not select device driver "[^"]*" with capabilities: \[\[gpu\]\]',
+     # (the first `imgkit verify IMAGE` on a laptop meets it: --gpus all is the default)
      Diagnosis("toolkit-missing", HOST, "Docker has no NVIDIA runtime on this host",
                "install the NVIDIA Container Toolkit (nvidia-container-toolkit), run "
-               "`sudo nvidia-ctk runtime configure --runtime=docker` and restart dockerd")),
+               "`sudo nvidia-ctk runtime configure --runtime=docker` and restart dockerd; on a "
+               "machine with no NVIDIA GPU, verify without one: --gpus none (the verdict says "
+               "the GPU was not verified)")),
     (r"unsatisfied condition: cuda\s*>=\s*[0-9.]+",
      Diagnosis("driver-too-old-require", HOST,
                "the host driver is older than the image's NVIDIA_REQUIRE_CUDA",

@@ -281,10 +281,7 @@ def _not_started(ref: str, image_id: str, text: str, host: tuple[Check, ...]) ->
             before=host)
     diag = diagnose(text)
     if diag is not None and diag.scope == HOST:
-        # the first `imgkit verify IMAGE` on a laptop: --gpus all is the default
-        without = ("; on a machine with no NVIDIA GPU, verify without one: --gpus none (the "
-                   "verdict says the GPU was not verified)") if diag.key == "toolkit-missing" else ""
-        raise HostError(f"{diag.summary}: {text.strip()[:300]}", hint=diag.fix + without)
+        raise HostError(f"{diag.summary}: {text.strip()[:300]}", hint=diag.fix)
     raise HostError(f"the container could not start: {text.strip()[:300]}")
 
 
