@@ -126,10 +126,10 @@ def resolve(wanted: Sequence[str], below: Sequence[Pinned], *, python: str, plat
     return out
 
 
-def _causes(stderr: str) -> list[str]:
+def _causes(output: str) -> list[str]:
     """What pip says causes a conflict, a line each ("rich 13.9.4 depends on
     markdown-it-py>=2.2.0"), from its "The conflict is caused by:" block; [] for none."""
-    lines = stderr.splitlines()
+    lines = output.splitlines()
     start = next((i for i, line in enumerate(lines) if line.strip() == "The conflict is caused by:"),
                  None)
     if start is None:
