@@ -233,3 +233,21 @@ def test_bad_combinations_exit_2_naming_the_option(args: list[str], said: str) -
                                                       "DOCKER_HOST": "unix:///nonexistent.sock"})
     assert result.returncode == 2, result.stdout + result.stderr
     assert said in " ".join(result.stderr.split()) and "Traceback" not in result.stderr
+
+
+def test_every_default_passes_its_own_parser() -> None:
+    """click hands a parameter's default through the parser as it would a value given: a
+    parser that took only text broke `imgkit init` with no folder (a traceback)."""
+    for name, command in commands():
+        context = command.context_class(command, info_name=name)
+        for param in command.params:
+            if param.default is None or callable(param.default):
+                continue
+            param.process_value(context, param.default)   # raises where the parser cannot
+
+
+def test_init_with_no_folder_starts_the_project_here(tmp_path: Path) -> None:
+    result = subprocess.run([sys.executable, "-m", "imgkit", "init"], cwd=tmp_path,
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "imgkit.toml").is_file() and (tmp_path / "images").is_dir()

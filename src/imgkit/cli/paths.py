@@ -11,15 +11,18 @@ import typer
 from ..outputs import unwritable
 
 
-def given_path(text: str) -> Path:
+def given_path(text: str | Path) -> Path:
     """A path option's value; an empty one (`--out "$OUT"` with OUT unset) is refused, not
-    read as the current folder."""
+    read as the current folder. click hands a parameter's default through the parser too,
+    already a Path (`imgkit init` with no folder), and that is taken as it is."""
+    if isinstance(text, Path):
+        return text
     if not text.strip():
         raise typer.BadParameter("an empty path (an unset variable?): give a file or folder")
     return Path(text)
 
 
-def output_file(text: str) -> Path:
+def output_file(text: str | Path) -> Path:
     """A file the command writes (--json, --junit...): its folder is made now, and a path
     that cannot be written is refused before any work, not after a GPU verify."""
     path = given_path(text)
