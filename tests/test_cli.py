@@ -125,6 +125,22 @@ def test_an_output_files_folder_is_made_and_an_unwritable_one_is_said(tmp_path: 
     assert "Traceback" not in refused.stderr and "paddle" not in refused.stdout   # no work done
 
 
+def test_dash_is_stdout_and_the_words_go_to_stderr(tmp_path: Path) -> None:
+    """`--json -` as with curl or jq: `imgkit list --json - | jq` reads JSON alone, the listing
+    goes to stderr, and no file named '-' is left; two outputs cannot both take stdout."""
+    done = imgkit("list", "--images", str(ROOT / "images"), "--cuda", "11.8", "--json", "-",
+                  cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    tags = [image["tag"] for image in json.loads(done.stdout)["images"]]
+    assert "paddle:2.6.2-gpu-cuda11.8-cudnn8" in tags
+    assert "paddle:2.6.2-gpu-cuda11.8-cudnn8" in done.stderr       # the listing, for a person
+    assert not (tmp_path / "-").exists()
+    both = imgkit("verify", "img:1", "--json", "-", "--junit", "-", cwd=tmp_path)
+    assert both.returncode == 2, both.stdout + both.stderr
+    assert "another output already writes to stdout" in " ".join(
+        both.stderr.replace("│", " ").split())
+
+
 @pytest.mark.parametrize("command, said", [
     (("render", "--cuda", "11.8", "--out", "/proc/imgkit"), "--out /proc/imgkit: cannot make"),
     (("export", "bake", "--cuda", "11.8", "--out", "/proc/imgkit"), "--out /proc/imgkit: cannot"),

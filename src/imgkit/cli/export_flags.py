@@ -7,8 +7,10 @@ from typing import Annotated, Optional
 
 import typer
 
-ExportOut = Annotated[Path, typer.Option("--out", metavar="DIR",
-                                         help="The folder to write the files into.")]
+from .paths import path_option
+
+ExportOut = Annotated[Path, path_option("--out", metavar="DIR",
+                                        help="The folder to write the files into.")]
 Margin = Annotated[float, typer.Option(
     "--margin", metavar="SHARE", min=0.01, max=0.9, help="Alert when a throughput falls more "
     "than this share under the best the same image reached on the same GPU model (0.1: 10%).")]

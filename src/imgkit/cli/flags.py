@@ -71,7 +71,8 @@ InitRegistry = Annotated[Optional[str], typer.Option(
 
 # Results and hand-overs between CI jobs
 Json = Annotated[Optional[Path], output_option(
-    "--json", metavar="FILE", help="Also write the result as JSON to FILE.")]
+    "--json", metavar="FILE", help="Also write the result as JSON to FILE ('-': to stdout, "
+    "and what is said to a person goes to stderr).")]
 Candidates = Annotated[Optional[Path], path_option(
     "--candidates", metavar="DIR", help="The `imgkit publish --candidate --json` files of "
     "earlier CI jobs: an image they staged is taken by its staged digest.")]
@@ -266,10 +267,12 @@ Report = Annotated[Path, path_argument(
     help="The probe's report: the log of a Job of `imgkit export k8s`, or what `imgkit probe` "
          "printed inside the image (anything else the image printed around it is ignored).")]
 Junit = Annotated[Optional[Path], output_option(
-    "--junit", metavar="FILE", help="Also write the verdict as JUnit XML to FILE.")]
+    "--junit", metavar="FILE", help="Also write the verdict as JUnit XML to FILE ('-': to "
+    "stdout).")]
 Markdown = Annotated[Optional[Path], output_option(
     "--markdown", metavar="FILE", help="Also write the verdict as a Markdown table to FILE "
-                                       "(and append it to $GITHUB_STEP_SUMMARY when set).")]
+                                       "('-': stdout; and append it to $GITHUB_STEP_SUMMARY "
+                                       "when set).")]
 ScanMetrics = Annotated[Optional[str], typer.Option(
     "--metrics", metavar="FILE|URL", help="Also write the scan as Prometheus metrics (findings "
     "by severity and gate verdict): into FILE, replaced whole, or pushed to the Pushgateway "
@@ -318,7 +321,7 @@ OneImage = Annotated[str, typer.Argument(
 Top = Annotated[int, typer.Option("--top", metavar="N", min=1,
                                   help="How many of the heaviest steps to list.")]
 SbomOut = Annotated[Path, output_option("--out", metavar="FILE",
-                                       help="The CycloneDX JSON file to write.")]
+                                       help="The CycloneDX JSON file to write ('-': stdout).")]
 
 # ci
 CiPlatform = Annotated[str, typer.Argument(metavar="github|gitlab", help="The CI it is for.",

@@ -8,7 +8,7 @@ from typing import Any
 
 import typer
 
-from ..outputs import unwritable
+from ..outputs import STDOUT, claim_stdout, unwritable
 
 
 def given_path(text: str | Path) -> Path:
@@ -24,8 +24,14 @@ def given_path(text: str | Path) -> Path:
 
 def output_file(text: str | Path) -> Path:
     """A file the command writes (--json, --junit...): its folder is made now, and a path
-    that cannot be written is refused before any work, not after a GPU verify."""
+    that cannot be written is refused before any work, not after a GPU verify. `-` is
+    stdout (outputs.claim_stdout)."""
     path = given_path(text)
+    if path == STDOUT:
+        if not claim_stdout():
+            raise typer.BadParameter("another output already writes to stdout ('-'): name a "
+                                     "file for one of them")
+        return path
     why = unwritable(path)
     if why:
         raise typer.BadParameter(why)

@@ -13,7 +13,7 @@ from ..console import stderr_line
 from ..engine import Engine, ImageInfo, connect
 from ..errors import EXIT_FAILED, EXIT_OK, Inconsistent, UsageError
 from ..options import PUBLISH_DEFAULTS, Signer, Trust, VerifyOptions
-from ..outputs import write_output
+from ..outputs import STDOUT, write_output
 from ..registry.reference import remote_ref
 from .command import Outputs, declared_file, keep_ticket, named, verdict_of, written
 from .run import inventory
@@ -131,7 +131,8 @@ def sbom(*, image: str, out: Path, timeout: int) -> None:
     engine = connect()                                        # unreachable: exit 3
     document = sbom_document(engine, image, engine.known(image), timeout)
     write_output(out, document, "--out", required=True)
-    stderr_line(f"wrote {out}")
+    if out != STDOUT:
+        stderr_line(f"wrote {out}")
 
 
 def attach(engine: Engine, subject: Subject, verdict: Verdict, document: VerdictRecord,
