@@ -64,6 +64,7 @@ def test_plain_verify_is_parsed(args: list[str], expected: tuple[str, str, str |
     ["img", "--expect", "cuda=12.4"], [""], ["img", "--checks"], ["img", "--checks="],
     ["img", "--checks", "a.yaml", "--checks", "b.yaml"], ["img", "--json", "a", "--json", "b"],
     ["img", "--json"], ["img", "--json="], ["img", "--json", "v.json", "--metrics", "m.prom"],
+    ["img", "--json=-"], ["img", "--json", "-"],
 ])
 def test_any_other_verify_goes_to_the_cli(args: list[str]) -> None:
     assert parse_plain_verify(args) is None

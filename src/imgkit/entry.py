@@ -51,7 +51,7 @@ def parse_plain_verify(args: list[str]) -> tuple[str, str, str | None, str | Non
                     return None
                 value = args[i + 1]
                 i += 1
-            if not value:
+            if not value or value == "-":    # stdout: the CLI says how (outputs.py)
                 return None
             given[flag] = value
         elif args[i].startswith("-") or image is not None or not args[i]:
