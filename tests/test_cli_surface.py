@@ -149,6 +149,15 @@ def test_an_option_that_takes_one_value_is_refused_when_given_twice(args: list[s
     assert flag in result.output and "given 2 times" in result.output
 
 
+def test_two_cuda_releases_or_two_images_say_one_per_run() -> None:
+    """What a person meant by a second value: --cuda twice, or `verify A B`."""
+    said = " ".join(invoke("build", "--cuda", "11.8", "--cuda", "12.4").output
+                    .replace("│", " ").split())
+    assert "one CUDA release per run" in said, said
+    said = " ".join(invoke("verify", "a:1", "b:1").output.replace("│", " ").split())
+    assert "(b:1): `imgkit verify` takes one IMAGE; for several, run it once for each" in said
+
+
 def test_an_option_of_another_command_says_which_takes_it_and_what_this_one_calls_it() -> None:
     """`publish --registry` (ci's name for a registry) got click's nearest spelling,
     `--retry-for`; it says who takes --registry and that publish names one with --to."""

@@ -144,6 +144,18 @@ def test_unknown_cuda_in_selection_is_refused_with_choices() -> None:
     assert "11.8" in info.value.hint
 
 
+@pytest.mark.parametrize("cuda, hint", [
+    ("11.8.0", "the matrix names CUDA releases by major.minor: --cuda 11.8"),
+    ("cu118", "--cuda 11.8"), ("cuda12.4", "--cuda 12.4"),
+    ("11.8,12.4", "one CUDA release per run: --cuda 11.8, then --cuda 12.4"),
+    ("11.8 12.4", "one CUDA release per run"),
+])
+def test_a_cuda_spelt_otherwise_names_the_release_meant(cuda: str, hint: str) -> None:
+    with pytest.raises(CompatError) as info:
+        select(bundled(), cuda=cuda)
+    assert hint in info.value.hint, info.value.hint
+
+
 @pytest.mark.parametrize("axes, message", [
     ({"cuda": ["12.4"], "framework_version": ["2.6.2"], "cudnn": ["8"], "nccl": ["default"]},
      "paddle 2.6.2 is built for CUDA 11.8, not 12.4"),

@@ -40,6 +40,11 @@ def no_type(ctx: Any) -> None:
     return None
 
 
+# What to do instead, where a second value is what a person meant
+ONE_VALUE_WHY = {"cuda": "one CUDA release per run (run once per release, or leave --cuda out "
+                         "for every image)"}
+
+
 class OneValueCommand(TyperCommand):
     """A command that refuses an option given twice unless it is repeatable (click keeps
     the last value silently: `--cuda 11.8 --cuda 12.4` would build 12.4 alone), and shows
@@ -63,9 +68,20 @@ class OneValueCommand(TyperCommand):
                              and not getattr(p, "multiple", False) and not getattr(p, "count", False))
             for param, times in counts.items():
                 if times > 1:
-                    raise typer.BadParameter(f"given {times} times, but it takes one value",
+                    why = ONE_VALUE_WHY.get(param.name or "", "")
+                    raise typer.BadParameter(f"given {times} times, but it takes one value"
+                                             + (f": {why}" if why else ""),
                                              ctx=ctx, param_hint=" / ".join(param.opts))
-        return super().parse_args(ctx, args)
+        try:
+            return super().parse_args(ctx, args)
+        except USAGE_ERROR as exc:
+            message = getattr(exc, "message", "")
+            takes = [p.metavar or p.name for p in self.params if p.param_type_name == "argument"]
+            if message.startswith("Got unexpected extra argument") and len(takes) == 1:
+                here = " ".join(["imgkit", *ctx.command_path.split()[1:]])
+                exc.message = (f"{message}: `{here}` takes one {takes[0]}; "  # type: ignore[attr-defined]
+                               f"for several, run it once for each")
+            raise
 
 
 def elsewhere(ctx: Any, name: str) -> str:

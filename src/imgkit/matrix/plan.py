@@ -28,7 +28,7 @@ from .targets import (
     matches,
     tag_fields,
 )
-from .unmatched import unmatched_hint
+from .unmatched import cuda_hint, unmatched_hint
 
 # What the rest of imgkit names through this module (the plan's own types live in targets.py)
 __all__ = ["LIB_LINKS", "VENV", "Plan", "Settings", "Target", "base_ref", "lineage", "make_plan",
@@ -360,7 +360,7 @@ def select(plan: Plan, cuda: str | None = None, only: Sequence[str] = (),
     if cuda is not None and not any(t.cuda == cuda for t in plan.targets):
         known = sorted({t.cuda for t in plan.targets if t.cuda}, key=version_key)
         raise CompatError(f"no image in the matrix has CUDA {cuda!r}",
-                          hint=f"CUDA versions in the matrix: {', '.join(known)}")
+                          hint=cuda_hint(cuda, known))
     in_cuda = _with_ancestors(plan, [t for t in plan.targets if cuda is None or t.cuda == cuda])
     for glob in only:
         if not any(matches(t, glob) for t in in_cuda):

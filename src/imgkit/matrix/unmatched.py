@@ -1,8 +1,10 @@
-"""What an --only glob that matches nothing meant, in a hint: the images it matches in
+"""What a --cuda that no image has meant (`11.8.0`, `cu118`, two at once), and what an
+--only glob that matches nothing meant, in a hint: the images it matches in
 other CUDA releases, the glob of a repository named alone (`--only paddle`), a space at
 its end, a misspelt repository, a tag without its `*`, or the tags the repository has."""
 from __future__ import annotations
 
+import re
 from typing import Collection, Sequence
 
 from .compat import version_key
@@ -10,6 +12,22 @@ from .fields import meant
 from .targets import Target, matches
 
 GENERIC = "--only takes tags or globs of tags, as `imgkit list` prints them (e.g. 'ml/pytorch:*')"
+
+
+def cuda_hint(cuda: str, known: Sequence[str]) -> str:
+    """The release meant by a --cuda no image has, as the matrix writes it, else the list."""
+    listed = f"CUDA versions in the matrix: {', '.join(known)}"
+    several = [v for v in re.split(r"[\s,;]+", cuda) if v]
+    if len(several) > 1:
+        return (f"one CUDA release per run: --cuda {several[0]}, then --cuda {several[1]} "
+                f"(or every image: leave --cuda out); {listed}")
+    digits = re.sub(r"^(?:cuda|cu)[-_]?", "", cuda.strip().lower())
+    if re.fullmatch(r"\d{3,4}", digits):                   # cu118, cu128: PyTorch's index names
+        digits = f"{digits[:-1]}.{digits[-1]}"
+    release = ".".join(digits.split(".")[:2])             # 11.8.0: the matrix says 11.8
+    if release != cuda and release in known:
+        return f"the matrix names CUDA releases by major.minor: --cuda {release}"
+    return listed
 
 
 def unmatched_hint(targets: Sequence[Target], finals: Collection[str], glob: str,
