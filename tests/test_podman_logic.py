@@ -86,7 +86,6 @@ def conf(path: Path, text: str) -> None:
 
 def test_podmans_cdi_folders_are_containers_confs_the_last_file_that_sets_them_wins(
         tmp_path: Path) -> None:
-    pytest.importorskip("tomllib")
     home = tmp_path / "home"
     assert podman_spec_dirs(None, {}, tmp_path, home) == (list(PODMAN_SPEC_DIRS), True)
     conf(tmp_path / "usr/share/containers/containers.conf",
@@ -108,7 +107,6 @@ def test_podmans_cdi_folders_are_containers_confs_the_last_file_that_sets_them_w
 
 def test_a_containers_conf_that_is_not_toml_leaves_the_folders_unsure(tmp_path: Path) -> None:
     """Unsure: imgkit then names no device as missing and lets Podman say what it lacks."""
-    pytest.importorskip("tomllib")
     conf(tmp_path / "etc/containers/containers.conf", "[engine\ncdi_spec_dirs = \n")
     assert podman_spec_dirs(None, {}, tmp_path, tmp_path) == (list(PODMAN_SPEC_DIRS), False)
 

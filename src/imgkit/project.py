@@ -30,7 +30,6 @@ Standard library only: the no-op build's fast path reads it too."""
 from __future__ import annotations
 
 import os
-import sys
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
@@ -109,13 +108,10 @@ def _table(path: Path) -> tuple[dict[str, object], str] | None:
 
 
 def _parsed(path: Path, text: str) -> dict[str, object]:
-    if sys.version_info >= (3, 11):   # imported only when there is a TOML file to read
-        import tomllib
-    else:  # pragma: no cover - Python 3.10
-        import tomli as tomllib  # type: ignore[import-not-found, unused-ignore]
+    from . import tomlfile  # imported only when there is a TOML file to read
     try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
+        return tomlfile.loads(text)
+    except tomlfile.TOMLDecodeError as exc:
         raise UsageError(f"{path}: not valid TOML: {exc}")
 
 

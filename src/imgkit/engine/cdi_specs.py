@@ -21,18 +21,15 @@ def podman_spec_dirs(socket_path: str | None, env: Mapping[str, str] = os.enviro
     """The folders a Podman service reads CDI specs from: `engine.cdi_spec_dirs` of the last
     containers.conf file that sets it, in the order containers.conf(5) reads them (the
     rootless service's user's own files last), and whether that is known for sure (not
-    when a file cannot be read as TOML, or this Python has no TOML reader)."""
-    try:
-        import tomllib  # type: ignore[import-not-found]  # 3.11 and later
-    except ImportError:               # Python 3.10
-        return list(PODMAN_SPEC_DIRS), False
+    when a file cannot be read as TOML)."""
+    from .. import tomlfile
     found = ROOTLESS_SOCKET.match(socket_path or "")
     uid = int(found.group(1)) if found else None
     dirs, sure = list(PODMAN_SPEC_DIRS), True
     for path in _conf_files(uid, env, root, home):
         try:
-            engine = tomllib.loads(path.read_text()).get("engine") or {}
-        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+            engine = tomlfile.loads(path.read_text()).get("engine") or {}
+        except (OSError, UnicodeDecodeError, tomlfile.TOMLDecodeError):
             sure = False
             continue
         given = engine.get("cdi_spec_dirs") if isinstance(engine, dict) else None
