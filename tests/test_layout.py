@@ -193,7 +193,7 @@ def test_the_pure_stages_never_reach_the_engine_even_indirectly() -> None:
 def test_the_no_op_build_path_loads_only_the_standard_library() -> None:
     path = reach("imgkit.builder.noopcache")      # what entry.py loads for it
     assert path <= {"imgkit.builder.noopcache", "imgkit.localhttp", "imgkit.cache", "imgkit",
-                    "imgkit.builder"}, path
+                    "imgkit.builder", "imgkit.docker_context"}, path
 
 
 def test_package_folders_form_no_cycle() -> None:

@@ -34,6 +34,7 @@ import time
 
 from .. import localhttp
 from ..cache import cache_root
+from ..docker_context import current_name
 
 TYPE_CHECKING = False   # typing's import would cost the replay a tenth of its time
 if TYPE_CHECKING:
@@ -95,12 +96,13 @@ def plain_build(argv: list[str]) -> list[list[str]] | None:
 
 def entry_name(asked: list[list[str]]) -> str:
     """What chose the selection, hashed: the selection options as given (plain_build), the
-    current folder, the variables, the Python and imgkit, and the project files from here
-    up."""
+    current folder, the variables, the docker CLI's context, the Python and imgkit, and the
+    project files from here up."""
     here = os.path.realpath(os.getcwd())
     variables = sorted((k, v) for k, v in os.environ.items() if k.startswith(("IMGKIT_", "DOCKER_")))
+    context = current_name(os.environ)          # `docker context use` moves to another engine
     digest = hashlib.sha256(json.dumps([f"imgkit-noop-{FORMAT}", sys.version, __file__,
-                                        asked, here, variables]).encode())
+                                        asked, here, variables, context]).encode())
     folder = here
     while True:
         for name in PROJECT_FILES:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 from ..errors import HostError
-from .address import PODMAN, engine_host, wants_podman
+from .address import PODMAN, engine_host, engine_source, wants_podman
 from .auth import Registries, docker_credentials
 from .build import Builds
 from .client import Client
@@ -33,12 +33,13 @@ class Engine(Images, Builds, Containers, Registries):
 
 def connect(timeout: int = 120, chosen: str | None = None) -> Engine:
     """An Engine for the daemon DOCKER_HOST points at, else Podman's socket when the user
-    chose Podman (`chosen`: the command's own --engine; else IMGKIT_ENGINE), else Docker's
-    default socket (address.py); checked now, so an unreachable engine is one clear error
-    (exit 3) before any work starts."""
+    chose Podman (`chosen`: the command's own --engine; else IMGKIT_ENGINE), else the docker
+    CLI's current context's, else Docker's default socket (address.py); checked now, so an
+    unreachable engine is one clear error (exit 3) before any work starts."""
     podman = wants_podman(os.environ, chosen)
     engine = Engine(timeout, engine_host(os.environ, os.getuid(), chosen),
-                    podman_chosen=podman and not os.environ.get("DOCKER_HOST"))
+                    podman_chosen=podman and not os.environ.get("DOCKER_HOST"),
+                    said_by=engine_source(os.environ, chosen))
     engine.ping()
     if podman and engine.product() != PODMAN:
         raise HostError(f"Podman was chosen, and the engine at {os.environ.get('DOCKER_HOST')} "

@@ -1,10 +1,17 @@
 """Which engine imgkit talks to: DOCKER_HOST when it is set (a Docker engine or Podman's
 Docker-compatible socket, told apart by what the engine says it is), else Podman's own
-socket when the user chose Podman (`--engine podman`, IMGKIT_ENGINE=podman), else Docker's
-default socket. Pure: the environment and the user id come in as data."""
+socket when the user chose Podman (`--engine podman`, IMGKIT_ENGINE=podman), else the
+docker CLI's current context (DOCKER_CONTEXT, else `docker context use`'s choice: rootless
+Docker, Docker Desktop, colima), else Docker's default socket: the engine `docker` itself
+talks to, which is also the one imgkit's buildx builds run on. Pure: the environment and the
+user id come in as data; the context is read from the docker CLI's files. Standard library
+only (the no-op build's path reads it too)."""
 from __future__ import annotations
 
 from typing import Mapping
+
+from .. import docker_context
+from ..errors import UsageError
 
 PODMAN = "podman"
 ENGINE_VARIABLE = "IMGKIT_ENGINE"
@@ -35,4 +42,36 @@ def engine_host(environ: Mapping[str, str], uid: int, chosen: str | None = None)
         return environ["DOCKER_HOST"]
     if wants_podman(environ, chosen):
         return "unix://" + podman_socket(uid, environ)
-    return None
+    return context_host(environ)
+
+
+def engine_source(environ: Mapping[str, str], chosen: str | None = None) -> str:
+    """Where engine_host's address comes from, as messages name it ("" for the defaults)."""
+    if environ.get("DOCKER_HOST"):
+        return "DOCKER_HOST"
+    if wants_podman(environ, chosen):
+        return ""
+    name = docker_context.current_name(environ)
+    return "" if name == "default" else f"the Docker context {name!r}"
+
+
+def context_host(environ: Mapping[str, str]) -> str | None:
+    """The Docker endpoint of the current context other than "default" (None: default)."""
+    name = docker_context.current_name(environ)
+    if name == "default":
+        return None
+    said = "DOCKER_CONTEXT" if environ.get("DOCKER_CONTEXT") else "`docker context use`"
+    host, tls, exists = docker_context.endpoint(environ, name)
+    if not exists:
+        raise UsageError(f"the Docker context {name!r} ({said}) does not exist",
+                         hint="`docker context ls` lists them: `docker context use default`, "
+                              "or set DOCKER_HOST")
+    if host is None:
+        raise UsageError(f"the Docker context {name!r} ({said}) names no Docker endpoint",
+                         hint=f"`docker context inspect {name}`; or set DOCKER_HOST")
+    if tls:
+        raise UsageError(f"the Docker context {name!r} ({said}) reaches {host} with TLS files "
+                         "imgkit does not read from a context",
+                         hint=f"set DOCKER_HOST={host}, DOCKER_TLS_VERIFY=1 and DOCKER_CERT_PATH "
+                              "to a folder of its ca.pem, cert.pem and key.pem")
+    return host
