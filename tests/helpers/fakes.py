@@ -44,6 +44,9 @@ class FakeEngine:
         self.images[ref] = info
         return info
 
+    def refuse_containerd_store(self, what: str) -> None:
+        """The classic image store's engine, as the tests' own: nothing refused."""
+
     # -- what the scheduler asks
     def image(self, ref: str) -> ImageInfo | None:
         return self.images.get(ref)

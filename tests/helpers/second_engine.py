@@ -57,11 +57,12 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def second_engine(data: Path | None = None) -> Iterator[SecondEngine]:
+def second_engine(data: Path | None = None, features: tuple[str, ...] = ()) -> Iterator[SecondEngine]:
     """A running second engine, on a unix socket and on TCP at 127.0.0.1. Needs root (as
     the first engine's set-up does). Stopped, and its bridge, rules and folders removed,
     whatever happens; but for `data`, a data-root the caller keeps (and removes) to start
-    an engine on it again."""
+    an engine on it again. `features`: dockerd's --feature switches turned on (e.g.
+    containerd-snapshotter, the containerd image store)."""
     if os.geteuid() != 0:
         if os.environ.get("CI"):
             pytest.fail("a second engine needs root")
@@ -90,7 +91,8 @@ def second_engine(data: Path | None = None) -> Iterator[SecondEngine]:
         process = subprocess.Popen(
             [binary, "--data-root", str(data), "--exec-root", str(run), "--pidfile",
              str(run / "dockerd.pid"), "-H", unix, "-H", tcp, "--tls=false", "--bridge", bridge,
-             "--iptables=false", "--ip6tables=false"],
+             "--iptables=false", "--ip6tables=false",
+             *(f"--feature={name}=true" for name in features)],
             stdout=subprocess.DEVNULL, stderr=(run / "dockerd.log").open("w"),
             env={**os.environ, "PATH": path})
         _wait_for(unix, process, run / "dockerd.log")

@@ -200,6 +200,7 @@ def reproduce(selection: Selection, image: str, *, builder: str | None = None,
     engine = connect()
     refuse_podman(engine, "imgkit reproduce", "run it where a Docker engine holds the image "
                   "(docs/reproducible.md): Podman's builder is not one it compares with")
+    engine.refuse_containerd_store("imgkit reproduce")
     other = elsewhere(on, builder)
     if other is None and driver_of(builder) != "docker":
         raise HostError("reproduce builds with the engine's own BuildKit (the `docker` driver), "

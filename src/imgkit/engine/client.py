@@ -17,7 +17,7 @@ import threading
 from typing import TYPE_CHECKING, Any, Callable, Iterator, TypedDict, TypeVar, cast
 
 from .. import localhttp
-from ..errors import EngineUnavailable, ImgkitError, first_line
+from ..errors import EngineUnavailable, HostError, ImgkitError, first_line
 from .address import PODMAN_START_HINT
 
 if TYPE_CHECKING:
@@ -27,6 +27,10 @@ if TYPE_CHECKING:
 
 DEFAULT_SOCKET = "/var/run/docker.sock"
 START_HINT = "start it (e.g. `sudo dockerd &` or `systemctl start docker`) or set DOCKER_HOST"
+CONTAINERD_STORE_HINT = ("turn the containerd image store off for the engine imgkit uses: "
+                         '"features": {"containerd-snapshotter": false} in /etc/docker/daemon.json, '
+                         "restart dockerd and build the images again (docs/runtimes.md, "
+                         "\"The containerd image store\")")
 ADDRESS_FORMS = ("unix:///var/run/docker.sock, tcp://HOST:2375 (tcp://HOST:2376 with "
                  "DOCKER_TLS_VERIFY=1), or ssh://USER@HOST")
 Answer = TypeVar("Answer")   # what a localhttp call returns: (status, body) or (status, headers)
@@ -71,6 +75,7 @@ class Client:
         self._client: docker.DockerClient | None = None
         self._bridge: SshBridge | None = None
         self._product: str | None = None
+        self._containerd_store: bool | None = None
         self._lock = threading.Lock()
 
     @property
@@ -171,6 +176,28 @@ class Client:
             return dirs, None
         devices = found.get("DiscoveredDevices") or []     # null when none were found
         return dirs, [str(d.get("ID")) for d in devices if d.get("Source") == "cdi" and d.get("ID")]
+
+    def containerd_store(self) -> bool:
+        """Whether the engine keeps its images in containerd's image store (Docker 29's
+        default for a new install; `"containerd-snapshotter": true` before): its image ids
+        are then a manifest's or an index's digest, not the image config's."""
+        if self._containerd_store is None:
+            found = (self._get_local("/info") if self.socket_path is not None
+                     else self.client.info())
+            status = found.get("DriverStatus") if isinstance(found, dict) else None
+            self._containerd_store = any(
+                isinstance(pair, list) and pair[1:2] == ["io.containerd.snapshotter.v1"]
+                for pair in status or [])
+        return self._containerd_store
+
+    def refuse_containerd_store(self, what: str) -> None:
+        """`what` names an image by its config digest, in a registry and in verdicts, which
+        the containerd store's image ids are not: said before any work (exit 3)."""
+        if self.product() != "podman" and self.containerd_store():
+            raise HostError(f"{what} is not supported yet on an engine that keeps images in the "
+                            "containerd image store: imgkit names an image by its config's "
+                            "digest, and this store's image ids are a manifest's or an index's",
+                            hint=CONTAINERD_STORE_HINT)
 
     def ping(self) -> None:
         if self.socket_path is not None:

@@ -79,10 +79,13 @@ class Images(Client):
                     raise _not_a_reference(ref, str(exc.explanation or exc)) from None
                 raise
         config = attrs.get("Config") or {}
+        size = int(attrs.get("Size") or 0)
+        if "Descriptor" in attrs:    # the containerd image store: Size is what it holds packed
+            size = sum(step.size for step in self.history(str(attrs["Id"]))) or size
         return ImageInfo(id=attrs["Id"], tags=tuple(attrs.get("RepoTags") or ()),
                          labels=dict(config.get("Labels") or {}),
                          layers=tuple(attrs.get("RootFS", {}).get("Layers") or ()),
-                         size=int(attrs.get("Size") or 0), user=str(config.get("User") or ""),
+                         size=size, user=str(config.get("User") or ""),
                          platform="/".join(str(attrs[k]) for k in ("Os", "Architecture", "Variant")
                                            if attrs.get(k)),
                          env=tuple((name, value) for name, _, value in

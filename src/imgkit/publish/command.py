@@ -53,6 +53,7 @@ def publish(selection: Selection, *, tags: list[str], to: list[str], options: Pu
     names = [w.index or w.ref for w in wanted]                     # the matrix's tags
     check_names(destinations, names)                               # a namespace twice: exit 2
     engine = connect()                                                         # no engine: exit 3
+    engine.refuse_containerd_store("imgkit publish")
     reused: list[Published] = []
     if reuse_from is not None and needed_by:
         keep = needed(engine, reuse_from, selection, tuple(dict.fromkeys(names)), needed_by)

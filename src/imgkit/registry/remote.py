@@ -25,6 +25,7 @@ def fetch(engine: Engine, remote: RemoteRef, *, retry_for: float,
     the manifest's config. An index resolves to its image of `platform` (default: this
     host's), whose digest is the one judged and attested. Returns the reference with its
     digest and local name, and what the engine says of the pulled image."""
+    engine.refuse_containerd_store(f"pulling a registry image ({remote})")
     with _client(engine, remote.registry, retry_for) as client:
         manifest = _image_manifest(client, remote, platform)
     by_digest = f"{remote.registry}/{remote.repository}@{manifest.digest}"

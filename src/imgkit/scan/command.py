@@ -20,6 +20,7 @@ from ..matrix.waivers import load_waivers, waivers_path
 from ..outputs import write_output
 from ..project import scan_required, selection_from, setting_or
 from . import record, report
+from .archive import scannable
 from .findings import LEVELS, Finding, Scan, Unreadable
 from .gate import FAILED, decide
 from .origin import layer_origins
@@ -116,6 +117,7 @@ def scanned(engine: Engine, info: ImageInfo, chosen: Scanner, tool: Path,
         with archive.open("wb") as out:
             for chunk in engine.save(info.id):
                 out.write(chunk)
+        archive = scannable(archive)          # the containerd store's mixed layers made alike
         try:
             findings = chosen.findings(tool, archive, database, Path(work), info.layers)
         except Unreadable as exc:
