@@ -15,7 +15,6 @@ import hashlib
 import io
 import json
 import tarfile
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Callable, Iterable, Iterator
@@ -25,6 +24,7 @@ from ..engine import Engine
 from ..errors import Inconsistent
 from ..registry.client import RegistryClient
 from ..registry.reference import DIGEST
+from ..scratch import scratch
 
 OCI_MANIFEST = "application/vnd.oci.image.manifest.v1+json"
 OCI_CONFIG = "application/vnd.oci.image.config.v1+json"
@@ -58,9 +58,9 @@ def push(engine: Engine, client: RegistryClient, repository: str, tag: str, imag
     if info is None:
         raise Inconsistent(f"the engine no longer holds {image_id}")
     diff_ids = list(info.layers)
-    with tempfile.TemporaryDirectory(prefix="imgkit-zstd-") as scratch:
+    with scratch("imgkit-zstd-", 0, f"compressing {image_id[:19]}'s layers with zstd") as folder:
         config, packed = _pack(engine.save(image_id, CHUNK), image_id, set(diff_ids),
-                               Path(scratch), _held_by(client, repository))
+                               folder, _held_by(client, repository))
         if config is None:
             raise Inconsistent(f"the engine saved {image_id} without its config")
         if json.loads(config)["rootfs"]["diff_ids"] != diff_ids:

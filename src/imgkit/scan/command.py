@@ -8,7 +8,6 @@ scanner failing)."""
 from __future__ import annotations
 
 import datetime as dt
-import tempfile
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -19,6 +18,7 @@ from ..errors import EXIT_FAILED, EXIT_OK, CompatError, HostError, SpecError, Us
 from ..matrix.waivers import load_waivers, waivers_path
 from ..outputs import write_output
 from ..project import scan_required, selection_from, setting_or
+from ..scratch import scratch
 from . import record, report
 from .archive import scannable
 from .findings import LEVELS, Finding, Scan, Unreadable
@@ -112,14 +112,15 @@ def scanned(engine: Engine, info: ImageInfo, chosen: Scanner, tool: Path,
             database: Path) -> list[Finding]:
     """The scanner's findings in the image as the engine saves it, each with the layer (and
     the image of its chain) that brought it."""
-    with tempfile.TemporaryDirectory(prefix="imgkit-scan-") as work:
-        archive = Path(work) / "image.tar"
+    with scratch("imgkit-scan-", info.size, f"saving {info.tags[0] if info.tags else info.id[:19]} "
+                 "for the scanner") as work:
+        archive = work / "image.tar"
         with archive.open("wb") as out:
             for chunk in engine.save(info.id):
                 out.write(chunk)
         archive = scannable(archive)          # the containerd store's mixed layers made alike
         try:
-            findings = chosen.findings(tool, archive, database, Path(work), info.layers)
+            findings = chosen.findings(tool, archive, database, work, info.layers)
         except Unreadable as exc:
             raise HostError(f"{chosen.name}'s output is not what it writes: {exc}") from None
     origins = layer_origins(engine, info)
