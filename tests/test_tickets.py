@@ -75,3 +75,19 @@ def test_a_run_judged_by_expect_overrides_never_replaces_a_plain_ticket() -> Non
     overridden = tickets.record(verdict(A, passed=False), ("cuda=12.4",))
     assert overridden is not None and overridden.overrides == ("cuda=12.4",)
     assert tickets.record(verdict(A)) is not None and not tickets.lookup(A).overrides  # type: ignore[union-attr]
+
+
+def test_a_cache_this_user_cannot_write_is_said_and_the_verdict_stands(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """HOME a folder that does not exist (system users), a read-only home (locked-down pods):
+    the ticket is not kept, which is said with where to point IMGKIT_CACHE_DIR; no traceback."""
+    from imgkit.errors import HostError
+    from imgkit.options import DEFAULTS
+    from imgkit.verify.command import keep_ticket_or_say
+    monkeypatch.setenv("IMGKIT_CACHE_DIR", "/proc/imgkit-cache")
+    with pytest.raises(HostError, match="cannot write imgkit's cache at /proc/imgkit-cache") as said:
+        tickets.record(verdict(A))
+    assert "IMGKIT_CACHE_DIR" in said.value.hint
+    keep_ticket_or_say(verdict(A), DEFAULTS)
+    warned = capsys.readouterr().err
+    assert "not recorded as the ticket of sha256:aaaaaaaaaaaa" in warned and "IMGKIT_CACHE_DIR" in warned

@@ -21,13 +21,3 @@ def cache_root() -> str:
 def cache_dir() -> Path:
     from pathlib import Path
     return Path(cache_root())
-
-
-def write_whole(path: Path, text: str) -> None:
-    """Write a cache file so that readers (another imgkit at the same time) see the old file
-    or the new one, never half of it. Raises OSError as open() does."""
-    import tempfile  # here: the no-op build imports this module, not this
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.NamedTemporaryFile("w", dir=path.parent, delete=False, suffix=".tmp") as out:
-        out.write(text)
-    os.replace(out.name, path)

@@ -10,7 +10,8 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from .cache import cache_dir, write_whole
+from .cache import cache_dir
+from .cachefile import write_whole
 
 CHECK = "reproduced"     # the verdict's check that says it
 

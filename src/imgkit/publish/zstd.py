@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Callable, Iterable, Iterator
 
-from ..cache import cache_dir, write_whole
+from ..cache import cache_dir
+from ..cachefile import write_whole
 from ..engine import Engine
 from ..errors import Inconsistent
 from ..registry.client import RegistryClient

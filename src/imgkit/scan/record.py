@@ -13,7 +13,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from ..cache import cache_dir, write_whole
+from ..cache import cache_dir
+from ..cachefile import write_whole
 from .scanners import SCANNERS
 
 FORMAT = 1

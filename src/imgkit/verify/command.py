@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .. import labels
-from ..console import Activity, stderr_line
+from ..console import Activity, print_warning, stderr_line
 from ..engine import Engine
-from ..errors import EXIT_FAILED, EXIT_HOST, EXIT_OK, Inconsistent, UsageError
+from ..errors import EXIT_FAILED, EXIT_HOST, EXIT_OK, HostError, Inconsistent, UsageError
 from ..options import PUBLISH_DEFAULTS, VerifyOptions
 from .run import judge_report
 from .run import verify as run_verify
@@ -51,7 +51,7 @@ def verify(*, image: str, options: VerifyOptions, outputs: Outputs = Outputs(),
     verdict = verdict_of(engine, subject, options, None, declared=declared,
                          with_inventory=outputs.json is not None)
     verdict = named(verdict, subject)
-    keep_ticket(verdict, options)
+    keep_ticket_or_say(verdict, options)
     return written(verdict, outputs, subject)
 
 
@@ -74,7 +74,7 @@ def judge(*, image: str, report_file: Path, options: VerifyOptions, outputs: Out
         verdict = replace(verdict, checks=verdict.checks + tuple(fleet_checks(
             verdict, held_to, margin)))
     verdict = named(verdict, subject)
-    keep_ticket(verdict, options)
+    keep_ticket_or_say(verdict, options)
     return written(verdict, outputs, subject)
 
 
@@ -133,6 +133,16 @@ def verdict_of(engine: Engine | None, subject: Subject, options: VerifyOptions,
         from .declared.checks import with_declared
         verdict = with_declared(engine, verdict, declared, options.timeout)
     return verdict
+
+
+def keep_ticket_or_say(verdict: Verdict, options: VerifyOptions) -> None:
+    """keep_ticket, where a cache this user cannot write is a warning: the verdict stands,
+    and is printed and written all the same (a judge in a locked-down pod)."""
+    try:
+        keep_ticket(verdict, options)
+    except HostError as exc:
+        print_warning(f"not recorded as the ticket of {verdict.image_id[:19]}: {exc.message}",
+                      exc.hint)
 
 
 def keep_ticket(verdict: Verdict, options: VerifyOptions) -> VerdictRecord:

@@ -13,7 +13,8 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from ..cache import cache_dir, write_whole
+from ..cache import cache_dir
+from ..cachefile import write_whole
 from .attestation import CheckRecord, VerdictRecord, record_of
 from .verdict import Verdict
 
