@@ -1,4 +1,5 @@
-"""Verdicts as tickets for one image id (pure logic and files): what publishing will accept."""
+"""Verdicts as tickets for one image id (pure logic and files): what publishing will accept;
+and a verdict or a scan that cannot be kept, said."""
 from __future__ import annotations
 
 import time
@@ -91,3 +92,14 @@ def test_a_cache_this_user_cannot_write_is_said_and_the_verdict_stands(
     keep_ticket_or_say(verdict(A), DEFAULTS)
     warned = capsys.readouterr().err
     assert "not recorded as the ticket of sha256:aaaaaaaaaaaa" in warned and "IMGKIT_CACHE_DIR" in warned
+
+
+def test_a_scan_that_cannot_be_kept_is_said_and_stands(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    from imgkit.scan import record
+    monkeypatch.setenv("IMGKIT_CACHE_DIR", "/proc/imgkit-cache")
+    record.keep_or_say(record.ScanRecord(
+        image_id=A, image="ml/x:1", failed=False, failing=[], fail_on="high",
+        scanner="osv-scanner 2.6.0", database_age_days=0, recorded_at=0.0, database="/db"), "{}")
+    warned = capsys.readouterr().err
+    assert "not kept as the scan of sha256:aaaaaaaaaaaa: cannot write imgkit's cache" in warned

@@ -79,7 +79,7 @@ def scan(*, image: str | None, db: Path | None = None, fail_on: str | None = Non
                     f"published since is not in this scan (fetch it again: docs/vulnerabilities.md)")
     document = report.document(result, decision, threshold, {
         "path": str(database), "ecosystems": ecosystems, "age_days": age, "stale": stale})
-    record.keep(record.ScanRecord(
+    record.keep_or_say(record.ScanRecord(
         image_id=info.id, image=image, failed=decision.failed, fail_on=threshold,
         failing=[f"{j.finding.id} {j.finding.package} {j.finding.installed}"
                  for j in decision.judged if j.verdict == FAILED],

@@ -15,6 +15,8 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ..cache import cache_dir
 from ..cachefile import write_whole
+from ..console import print_warning
+from ..errors import HostError
 from .scanners import SCANNERS
 
 FORMAT = 1
@@ -48,6 +50,15 @@ def keep(record: ScanRecord, document: str) -> None:
     """Keep the scan of `record.image_id`: its ticket, and its JSON (`scan --json`'s)."""
     write_whole(file_of(record.image_id), document)
     write_whole(path_of(record.image_id), record.model_dump_json(indent=1))
+
+
+def keep_or_say(record: ScanRecord, document: str) -> None:
+    """keep, where a cache this user cannot write is a warning: the scan stands, printed and
+    written where asked, but publish will not find it."""
+    try:
+        keep(record, document)
+    except HostError as exc:
+        print_warning(f"not kept as the scan of {record.image_id[:19]}: {exc.message}", exc.hint)
 
 
 def vuln_predicate(image_id: str) -> bytes | None:
