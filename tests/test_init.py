@@ -129,3 +129,14 @@ def test_a_pipeline_that_cannot_be_written_leaves_nothing(tmp_path: Path, args: 
     result = runner.invoke(app, ["init", str(tmp_path / "here" / "team"), *args])
     assert result.exit_code == 2 and said in " ".join(result.output.split()), result.output
     assert list((tmp_path / "here").iterdir()) == []
+
+
+def test_init_with_ci_in_a_project_says_imgkit_ci_writes_its_pipeline(tmp_path: Path) -> None:
+    """A team that started without a pipeline and reaches for `init --ci` again."""
+    init(tmp_path)
+    again = CliRunner().invoke(app, ["init", str(tmp_path), "--ci", "gitlab",
+                                     "--registry", "registry.gitlab.com/acme/ml"])
+    said = " ".join(again.output.split())
+    assert again.exit_code == 2 and "nothing was written" in said, said
+    assert "`imgkit ci gitlab --registry registry.gitlab.com/acme/ml` in it writes its pipeline" in said
+    assert not (tmp_path / ".gitlab-ci.yml").exists()

@@ -23,7 +23,13 @@ def init(folder: Path, given_namespace: str | None, *, ci: str | None = None,
                          *(placed.parents if placed else ())) if p.exists()}
     # family files already in images/ are read with the starter's from now on
     held = sorted(p.name for p in (folder / "images").glob("*.y*ml")) if folder.is_dir() else []
-    written = init_project(folder, namespace, registry)
+    try:
+        written = init_project(folder, namespace, registry)
+    except UsageError as exc:
+        if ci is None or not (folder / "imgkit.toml").exists():
+            raise
+        raise UsageError(exc.message, hint=f"this folder is an imgkit project already: `imgkit "
+                         f"ci {ci} --registry {registry}` in it writes its pipeline") from None
     if ci is not None and registry is not None and pipeline is not None:
         try:
             _write_pipeline(folder, ci, registry, pipeline)
