@@ -6,11 +6,9 @@ yet (publish, reproduce, a registry image pulled to judge) is refused before any
 saying how to turn the store off."""
 from __future__ import annotations
 
-import io
 import json
 import os
 import subprocess
-import tarfile
 from pathlib import Path
 from typing import Iterator
 
@@ -19,22 +17,13 @@ import pytest
 from imgkit.engine import Engine
 
 from .helpers.cli import imgkit
+from .helpers.images import tar_of
 from .helpers.scanner import advisory_database, metadata, osv_scanner, outside_the_tests_project
 from .helpers.second_engine import second_engine
 
 pytestmark = pytest.mark.docker
 SITE = "/opt/venv/lib/python3.11/site-packages"
 IMAGE = "imgkit-test/containerd-store:1"
-
-
-def tar_of(files: dict[str, bytes]) -> bytes:
-    packed = io.BytesIO()
-    with tarfile.open(fileobj=packed, mode="w") as archive:
-        for name, data in files.items():
-            entry = tarfile.TarInfo(name)
-            entry.size = len(data)
-            archive.addfile(entry, io.BytesIO(data))
-    return packed.getvalue()
 
 
 @pytest.fixture(scope="module")
