@@ -15,7 +15,7 @@ from typing import TextIO
 from .errors import UsageError
 
 STDOUT = Path("-")
-# stdout as the command found it, once an output named `-` took it; None until then
+# stdout as the command found it, once an output named `-` took it (empty until then)
 _data_stream: list[TextIO] = []
 
 

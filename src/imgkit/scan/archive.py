@@ -1,6 +1,7 @@
 """The image as both scanners read it: the engine's `docker save`, as is, unless its layers
 mix plain tars and compressed ones. The containerd image store saves each layer as its store
-holds it: the base imgkit imports (`docker import`) plain, the layers built on it gzipped.
+holds it: the base imgkit loads (a `docker save` archive of its root filesystem) plain, the
+layers built on it gzipped.
 osv-scanner and trivy read such an archive through go-containerregistry, which takes every
 layer to be compressed as its first one is, and fails on the rest ("archive/tar: invalid
 tar header"). Then the plain layers are gzipped into a copy, so all are alike; a layer's
@@ -40,7 +41,8 @@ def scannable(saved: Path) -> Path:
 def _layers(archive: tarfile.TarFile) -> list[str]:
     """The layer files manifest.json names (none where there is no manifest.json)."""
     try:
-        entries = json.load(archive.extractfile("manifest.json") or b"[]")  # type: ignore[arg-type]
+        handle = archive.extractfile("manifest.json")
+        entries = json.load(handle) if handle is not None else []
     except (KeyError, ValueError):
         return []
     return [str(name) for entry in entries if isinstance(entry, dict)
