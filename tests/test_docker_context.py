@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from imgkit.builder.noopcache import entry_name
-from imgkit.engine.address import engine_host, engine_source
+from imgkit.engine.address import engine_address
 from imgkit.errors import UsageError
 
 from .helpers.background import missing
@@ -36,22 +36,21 @@ def config(tmp_path: Path) -> Path:
 
 def test_the_context_docker_uses_is_the_engine_imgkit_uses(config: Path) -> None:
     environ = {"DOCKER_CONFIG": str(config)}
-    assert engine_host(environ, 1000) is None                       # created, not chosen
+    assert engine_address(environ, 1000) == (None, None)                   # created, not chosen
     docker_cli(config, "context", "use", "laptop")
-    assert engine_host(environ, 1000) == "unix:///tmp/laptop.sock"
-    assert engine_source(environ) == "the Docker context 'laptop'"
-    assert engine_host({**environ, "DOCKER_CONTEXT": "default"}, 1000) is None
-    assert engine_host({**environ, "DOCKER_HOST": "tcp://h:2375"}, 1000) == "tcp://h:2375"
-    assert engine_host({**environ, "IMGKIT_ENGINE": "podman"}, 0) == "unix:///run/podman/podman.sock"
+    assert engine_address(environ, 1000) == ("unix:///tmp/laptop.sock", "laptop")
+    assert engine_address({**environ, "DOCKER_CONTEXT": "default"}, 1000)[0] is None
+    assert engine_address({**environ, "DOCKER_HOST": "tcp://h:2375"}, 1000)[0] == "tcp://h:2375"
+    assert engine_address({**environ, "IMGKIT_ENGINE": "podman"}, 0)[0] == "unix:///run/podman/podman.sock"
     home = config.parent / "home"                           # ~/.docker when DOCKER_CONFIG is unset
     shutil.copytree(config, home / ".docker")
-    assert engine_host({"HOME": str(home)}, 1000) == "unix:///tmp/laptop.sock"
+    assert engine_address({"HOME": str(home)}, 1000)[0] == "unix:///tmp/laptop.sock"
 
 
 def test_a_context_that_does_not_exist_or_needs_tls_files_says_what_to_set(config: Path,
                                                                            tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="the Docker context 'gone' .DOCKER_CONTEXT. does not exist"):
-        engine_host({"DOCKER_CONFIG": str(config), "DOCKER_CONTEXT": "gone"}, 1000)
+        engine_address({"DOCKER_CONFIG": str(config), "DOCKER_CONTEXT": "gone"}, 1000)
     subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
                     "-subj", "/CN=engine", "-keyout", tmp_path / "key.pem",
                     "-out", tmp_path / "cert.pem"], check=True, capture_output=True, timeout=60)
@@ -60,7 +59,7 @@ def test_a_context_that_does_not_exist_or_needs_tls_files_says_what_to_set(confi
                f"host=tcp://10.0.0.9:2376,ca={tmp_path}/ca.pem,cert={tmp_path}/cert.pem,"
                f"key={tmp_path}/key.pem")
     with pytest.raises(UsageError, match="reaches tcp://10.0.0.9:2376 with TLS files") as said:
-        engine_host({"DOCKER_CONFIG": str(config), "DOCKER_CONTEXT": "remote"}, 1000)
+        engine_address({"DOCKER_CONFIG": str(config), "DOCKER_CONTEXT": "remote"}, 1000)
     assert "DOCKER_TLS_VERIFY=1" in said.value.hint
 
 

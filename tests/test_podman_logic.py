@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from imgkit.engine.address import engine_host, podman_socket
+from imgkit.engine.address import engine_address, podman_socket
 from imgkit.engine.build import BuildLog
 from imgkit.engine.cdi_specs import PODMAN_SPEC_DIRS, device_names, podman_spec_dirs
 from imgkit.engine.podman_build import SECRET_PREFIX, context_tar
@@ -35,7 +35,7 @@ NVIDIA = ["nvidia.com/gpu=0", "nvidia.com/gpu=1", "nvidia.com/gpu=all"]
 ])
 def test_the_engine_address(environ: dict[str, str], uid: int, chosen: str | None,
                             host: str | None) -> None:
-    assert engine_host(environ, uid, chosen) == host
+    assert engine_address(environ, uid, chosen)[0] == host
 
 
 def test_a_rootless_users_socket_without_xdg_runtime_dir() -> None:

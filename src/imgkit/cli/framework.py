@@ -78,10 +78,15 @@ class OneValueCommand(TyperCommand):
             message = getattr(exc, "message", "")
             takes = [p.metavar or p.name for p in self.params if p.param_type_name == "argument"]
             if message.startswith("Got unexpected extra argument") and len(takes) == 1:
-                here = " ".join(["imgkit", *ctx.command_path.split()[1:]])
-                exc.message = (f"{message}: `{here}` takes one {takes[0]}; "  # type: ignore[attr-defined]
+                exc.message = (f"{message}: `{typed(ctx)}` takes one {takes[0]}; "  # type: ignore[attr-defined]
                                f"for several, run it once for each")
             raise
+
+
+def typed(ctx: Any) -> str:
+    """The command as a person typed it, `imgkit export k8s` (the root's name is the
+    program's, which a test runner calls otherwise)."""
+    return " ".join(["imgkit", *ctx.command_path.split()[1:]])
 
 
 def elsewhere(ctx: Any, name: str) -> str:
@@ -99,7 +104,7 @@ def elsewhere(ctx: Any, name: str) -> str:
             taken[path] = option.metavar or ""
     if not taken:
         return ""
-    here = " ".join(["imgkit", *ctx.command_path.split()[1:]])   # the root's name is the program's
+    here = typed(ctx)
     said = (f"No such option: {name}. {', '.join(f'`{p}`' for p in sorted(taken))} "
             f"take{'s' if len(taken) == 1 else ''} it")
     kinds = {kind for kind in taken.values() if kind}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 from ..errors import HostError
-from .address import PODMAN, engine_host, engine_source, wants_podman
+from .address import PODMAN, engine_address, wants_podman
 from .auth import Registries, docker_credentials
 from .build import Builds
 from .client import Client
@@ -37,9 +37,9 @@ def connect(timeout: int = 120, chosen: str | None = None) -> Engine:
     CLI's current context's, else Docker's default socket (address.py); checked now, so an
     unreachable engine is one clear error (exit 3) before any work starts."""
     podman = wants_podman(os.environ, chosen)
-    engine = Engine(timeout, engine_host(os.environ, os.getuid(), chosen),
-                    podman_chosen=podman and not os.environ.get("DOCKER_HOST"),
-                    said_by=engine_source(os.environ, chosen))
+    host, context = engine_address(os.environ, os.getuid(), chosen)
+    engine = Engine(timeout, host, podman_chosen=podman and not os.environ.get("DOCKER_HOST"),
+                    context=context)
     engine.ping()
     if podman and engine.product() != PODMAN:
         raise HostError(f"Podman was chosen, and the engine at {os.environ.get('DOCKER_HOST')} "

@@ -36,30 +36,20 @@ def podman_socket(uid: int, environ: Mapping[str, str]) -> str:
     return f"{runtime_dir}/podman/podman.sock"
 
 
-def engine_host(environ: Mapping[str, str], uid: int, chosen: str | None = None) -> str | None:
-    """The DOCKER_HOST-style address to connect to (None: Docker's default socket)."""
+def engine_address(environ: Mapping[str, str], uid: int,
+                   chosen: str | None = None) -> tuple[str | None, str | None]:
+    """The DOCKER_HOST-style address to connect to (None: Docker's default socket), and the
+    docker CLI context that named it (None: DOCKER_HOST, Podman's socket or the default)."""
     if environ.get("DOCKER_HOST"):
-        return environ["DOCKER_HOST"]
+        return environ["DOCKER_HOST"], None
     if wants_podman(environ, chosen):
-        return "unix://" + podman_socket(uid, environ)
-    return context_host(environ)
-
-
-def engine_source(environ: Mapping[str, str], chosen: str | None = None) -> str:
-    """Where engine_host's address comes from, as messages name it ("" for the defaults)."""
-    if environ.get("DOCKER_HOST"):
-        return "DOCKER_HOST"
-    if wants_podman(environ, chosen):
-        return ""
+        return "unix://" + podman_socket(uid, environ), None
     name = docker_context.current_name(environ)
-    return "" if name == "default" else f"the Docker context {name!r}"
+    return (None, None) if name == "default" else (context_host(environ, name), name)
 
 
-def context_host(environ: Mapping[str, str]) -> str | None:
-    """The Docker endpoint of the current context other than "default" (None: default)."""
-    name = docker_context.current_name(environ)
-    if name == "default":
-        return None
+def context_host(environ: Mapping[str, str], name: str) -> str:
+    """The Docker endpoint of the context `name` (one other than "default")."""
     said = "DOCKER_CONTEXT" if environ.get("DOCKER_CONTEXT") else "`docker context use`"
     host, tls, exists = docker_context.endpoint(environ, name)
     if not exists:

@@ -62,13 +62,13 @@ class Client:
     """The engine's connection; the other parts of Engine build on it."""
 
     def __init__(self, timeout: int = 120, docker_host: str | None = None,
-                 podman_chosen: bool = False, said_by: str = "DOCKER_HOST") -> None:
+                 podman_chosen: bool = False, context: str | None = None) -> None:
         """`podman_chosen`: the user asked for Podman (address.py chose its socket), so an
-        engine that does not answer is Podman's service to start. `said_by`: what named
-        `docker_host` (DOCKER_HOST, a Docker context), for the messages."""
+        engine that does not answer is Podman's service to start. `context`: the docker
+        CLI context that named `docker_host`, for the messages (None: DOCKER_HOST did)."""
         self.timeout = timeout
         self.docker_host = docker_host
-        self.said_by = said_by
+        self.context = context
         self.socket_path = unix_socket(docker_host)
         # DOCKER_HOST at Podman's socket is Podman's service too, for what the errors say
         self.podman_chosen = podman_chosen or "/podman/" in (self.socket_path or "")
@@ -129,9 +129,10 @@ class Client:
     def start_hint(self) -> str:
         if self.podman_chosen:
             return PODMAN_START_HINT
-        if self.docker_host and self.said_by.startswith("the Docker context"):
-            return (f"{self.said_by} points at {self.docker_host}: start the engine there, or "
-                    "`docker context use default` (or set DOCKER_HOST) for another")
+        if self.context is not None:
+            return (f"the Docker context {self.context!r} points at {self.docker_host}: start "
+                    "the engine there, or `docker context use default` (or set DOCKER_HOST) for "
+                    "another")
         if self.docker_host and self.socket_path != DEFAULT_SOCKET:
             return (f"DOCKER_HOST is {self.docker_host}: start the engine there, or unset "
                     f"DOCKER_HOST to use this host's {DEFAULT_SOCKET}")
